@@ -1,0 +1,220 @@
+"""Streaming metrics: memory that does not grow with simulated time.
+
+* :class:`LogHistogram`: log-linear latency bins in whole nanoseconds (exact
+  below 128 ns, then 128 linear bins per power of two), so any percentile is
+  within 0.4 % of the true sample value (half a bin's width).
+* :class:`RunMetrics`: what one run measured, as numpy arrays an engine fills
+  and :mod:`pathsel.results` reads: histograms overall, per op and per path;
+  per-path counters; per-interval time series; time integrals of I/Os in
+  flight (for Little's law); I/O accounting; policy events.
+* :class:`Recorder`: the bookkeeping a Python engine calls at issue, path
+  start, path end and completion.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["LogHistogram", "RunMetrics", "Recorder", "bin_index", "bin_value", "NBINS"]
+
+SUB_BITS = 7
+SUB = 1 << SUB_BITS
+MAX_EXP = 48  # 2^48 ns is about 78 hours; longer latencies land in the last bin
+NBINS = SUB + (MAX_EXP - SUB_BITS) * SUB
+
+
+def bin_index(ns: int) -> int:
+    """Histogram bin of a latency in nanoseconds."""
+    if ns < SUB:
+        return ns if ns > 0 else 0
+    e = ns.bit_length() - 1
+    if e >= MAX_EXP:
+        return NBINS - 1
+    return SUB + (e - SUB_BITS) * SUB + ((ns >> (e - SUB_BITS)) - SUB)
+
+
+def bin_value(i: int) -> float:
+    """The midpoint (in ns) of bin ``i``: the value reported for samples in it."""
+    if i < SUB:
+        return float(i)
+    k, sub = divmod(i - SUB, SUB)
+    shift = k  # e - SUB_BITS
+    lo = (SUB + sub) << shift
+    return lo + ((1 << shift) - 1) / 2.0
+
+
+_BIN_VALUES = np.array([bin_value(i) for i in range(NBINS)])
+
+
+class LogHistogram:
+    """Counts of latencies (ns) in log-linear bins, with exact count, sum, min, max."""
+
+    __slots__ = ("counts", "n", "total", "lo", "hi")
+
+    def __init__(self) -> None:
+        self.counts = np.zeros(NBINS, dtype=np.int64)
+        self.n = 0
+        self.total = 0.0  # seconds, exact
+        self.lo = math.inf
+        self.hi = 0.0
+
+    def add(self, seconds: float) -> None:
+        self.counts[bin_index(int(seconds * 1e9))] += 1
+        self.n += 1
+        self.total += seconds
+        if seconds < self.lo:
+            self.lo = seconds
+        if seconds > self.hi:
+            self.hi = seconds
+
+    def merge(self, other: LogHistogram) -> None:
+        self.counts += other.counts
+        self.n += other.n
+        self.total += other.total
+        self.lo = min(self.lo, other.lo)
+        self.hi = max(self.hi, other.hi)
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.n if self.n else math.nan
+
+    def percentile(self, q: float) -> float:
+        """Seconds at or below which ``q`` percent of samples lie (nearest rank)."""
+        if self.n == 0:
+            return math.nan
+        rank = max(1, math.ceil(q / 100.0 * self.n))
+        i = int(np.searchsorted(np.cumsum(self.counts), rank))
+        value = _BIN_VALUES[min(i, NBINS - 1)] / 1e9
+        return min(max(value, self.lo), self.hi)
+
+    def summary_us(self) -> dict[str, float]:
+        """mean, p50, p99, p99.9 and max in microseconds (the JSON contract's keys)."""
+        if self.n == 0:
+            return {k: 0.0 for k in ("mean", "p50", "p99", "p999", "max")}
+        return {
+            "mean": self.mean * 1e6,
+            "p50": self.percentile(50) * 1e6,
+            "p99": self.percentile(99) * 1e6,
+            "p999": self.percentile(99.9) * 1e6,
+            "max": self.hi * 1e6,
+        }
+
+
+@dataclass
+class RunMetrics:
+    """Everything one run measured. Engines fill it; results read it."""
+
+    n_paths: int
+    n_bins: int
+    interval: float
+    window: tuple[float, float]  # statistics cover completions in [start, end)
+    overall: LogHistogram = field(default_factory=LogHistogram)
+    by_op: dict[str, LogHistogram] = field(default_factory=lambda: {"read": LogHistogram(), "write": LogHistogram()})
+    bytes_by_op: dict[str, int] = field(default_factory=lambda: {"read": 0, "write": 0})
+    path_hist: list[LogHistogram] = field(default_factory=list)
+    path_bytes: np.ndarray = field(default=None)  # type: ignore[assignment]
+    # time series over the whole run, ramp included: one row per interval
+    ts_ios: np.ndarray = field(default=None)  # type: ignore[assignment]
+    ts_bytes: np.ndarray = field(default=None)  # type: ignore[assignment]
+    ts_latency_sum: np.ndarray = field(default=None)  # type: ignore[assignment]
+    ts_latency_max: np.ndarray = field(default=None)  # type: ignore[assignment]
+    ts_path_ios: np.ndarray = field(default=None)  # type: ignore[assignment]
+    # time integrals over the window, for Little's law
+    in_flight_area: float = 0.0
+    path_in_flight_area: np.ndarray = field(default=None)  # type: ignore[assignment]
+    # accounting over the whole run
+    issued: int = 0
+    completed: int = 0
+    failed: int = 0
+    retried: int = 0
+    events: list[dict[str, Any]] = field(default_factory=list)
+    config_strings: dict[str, str] = field(default_factory=dict)
+    trace: list[tuple] | None = None  # per-I/O records, only when asked for
+
+    def __post_init__(self) -> None:
+        P, B = self.n_paths, self.n_bins
+        if not self.path_hist:
+            self.path_hist = [LogHistogram() for _ in range(P)]
+        for name, shape, dtype in (
+            ("path_bytes", (P,), np.int64),
+            ("ts_ios", (B,), np.int64),
+            ("ts_bytes", (B,), np.int64),
+            ("ts_latency_sum", (B,), np.float64),
+            ("ts_latency_max", (B,), np.float64),
+            ("ts_path_ios", (B, P), np.int64),
+            ("path_in_flight_area", (P,), np.float64),
+        ):
+            if getattr(self, name) is None:
+                setattr(self, name, np.zeros(shape, dtype=dtype))
+
+    @property
+    def in_flight(self) -> int:
+        return self.issued - self.completed - self.failed
+
+
+class Recorder:
+    """Bookkeeping for a Python engine: call it at each step of an I/O's life."""
+
+    def __init__(self, metrics: RunMetrics) -> None:
+        self.m = metrics
+        self.start, self.end = metrics.window
+        self._in_flight = 0
+        self._last_t = 0.0
+        self._path_out = [0] * metrics.n_paths
+        self._path_last = [0.0] * metrics.n_paths
+
+    def _clip(self, t0: float, t1: float) -> float:
+        """Length of [t0, t1] inside the statistics window."""
+        return max(0.0, min(t1, self.end) - max(t0, self.start))
+
+    def issue(self, now: float) -> None:
+        self.m.issued += 1
+        self.m.in_flight_area += self._in_flight * self._clip(self._last_t, now)
+        self._in_flight += 1
+        self._last_t = now
+
+    def path_start(self, now: float, path: int) -> None:
+        self.m.path_in_flight_area[path] += self._path_out[path] * self._clip(self._path_last[path], now)
+        self._path_out[path] += 1
+        self._path_last[path] = now
+
+    def path_end(self, now: float, path: int) -> None:
+        self.m.path_in_flight_area[path] += self._path_out[path] * self._clip(self._path_last[path], now)
+        self._path_out[path] -= 1
+        self._path_last[path] = now
+
+    def complete(self, now: float, op: str, size: int, latency: float, path: int, path_latency: float) -> None:
+        m = self.m
+        m.completed += 1
+        m.in_flight_area += self._in_flight * self._clip(self._last_t, now)
+        self._in_flight -= 1
+        self._last_t = now
+        b = min(int(now / m.interval), m.n_bins - 1)
+        m.ts_ios[b] += 1
+        m.ts_bytes[b] += size
+        m.ts_latency_sum[b] += latency
+        if latency > m.ts_latency_max[b]:
+            m.ts_latency_max[b] = latency
+        m.ts_path_ios[b, path] += 1
+        if self.start <= now < self.end:
+            m.overall.add(latency)
+            m.by_op[op].add(latency)
+            m.bytes_by_op[op] += size
+            m.path_hist[path].add(path_latency)
+            m.path_bytes[path] += size
+
+    def fail(self, now: float) -> None:
+        self.m.failed += 1
+        self.m.in_flight_area += self._in_flight * self._clip(self._last_t, now)
+        self._in_flight -= 1
+        self._last_t = now
+
+    def close(self, now: float) -> None:
+        """Finish the integrals at the end of the run."""
+        self.m.in_flight_area += self._in_flight * self._clip(self._last_t, now)
+        for p in range(self.m.n_paths):
+            self.m.path_in_flight_area[p] += self._path_out[p] * self._clip(self._path_last[p], now)

@@ -1,0 +1,183 @@
+"""What a path-selection policy sees and what it must do.
+
+A policy is a small class: :meth:`Policy.select` picks a path for one I/O;
+:meth:`Policy.on_complete` and :meth:`Policy.on_path_change` let it learn.
+It sees the device's paths through :class:`PathView` objects, which are
+read-only windows on state the engine keeps (up/down, ALUA state, I/Os and
+bytes in flight). It never sees an engine, so the same policy runs on any.
+
+Writing your own::
+
+    import pathsel
+
+    class LeastPending(pathsel.Policy):
+        name = "least-pending"
+
+        def select(self, io):
+            usable = pathsel.alua_working_set(self.device.paths)
+            return min(usable, key=lambda p: p.outstanding, default=None)
+
+    pathsel.simulate("sims/esxi-latency-testdrive.toml", policies=[LeastPending])
+
+One instance serves one device (one host's view of the volume); the engine
+makes a fresh copy for every device and every run, so instance state is safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = ["Policy", "PathView", "DeviceView", "IORequest", "PathTable", "alua_working_set", "USABLE_STATES"]
+
+# ALUA states in which a path accepts I/O. Standby and unavailable ports reject
+# commands (SPC-4 5.16.2), so no policy may use them.
+USABLE_STATES = ("AO", "ANO")
+
+
+@dataclass(slots=True)
+class IORequest:
+    """One I/O as the host issues it. ``seq`` is unique within a run."""
+
+    seq: int
+    job: int
+    op: str  # "read" | "write"
+    size: int  # bytes
+    issued_at: float  # seconds
+    attempts: int = 0
+
+    @property
+    def is_write(self) -> bool:
+        return self.op == "write"
+
+
+class PathTable:
+    """Per-path state, owned and updated by the engine; policies read it through views."""
+
+    def __init__(self, names: Sequence[str], arrays: Sequence[str], alua: Sequence[str], bandwidth: Sequence[float | None]):
+        n = len(names)
+        self.names = list(names)
+        self.arrays = list(arrays)
+        self.bandwidth = list(bandwidth)
+        self.alua = list(alua)
+        self.up = [True] * n
+        self.outstanding = [0] * n
+        self.outstanding_bytes = [0] * n
+
+
+class PathView:
+    """Read-only view of one path."""
+
+    __slots__ = ("_t", "index")
+
+    def __init__(self, table: PathTable, index: int) -> None:
+        self._t = table
+        self.index = index  # position in the run's path table
+
+    @property
+    def name(self) -> str:
+        """Runtime name, e.g. ``vmhba1:C0:T3:L1``."""
+        return self._t.names[self.index]
+
+    @property
+    def array(self) -> str:
+        return self._t.arrays[self.index]
+
+    @property
+    def alua(self) -> str:
+        """AO, ANO, standby or unavailable."""
+        return self._t.alua[self.index]
+
+    @property
+    def is_up(self) -> bool:
+        return self._t.up[self.index]
+
+    @property
+    def usable(self) -> bool:
+        """Up and in an ALUA state that accepts I/O (AO or ANO)."""
+        t = self._t
+        return t.up[self.index] and t.alua[self.index] in USABLE_STATES
+
+    @property
+    def outstanding(self) -> int:
+        """I/Os issued on this path and not yet completed."""
+        return self._t.outstanding[self.index]
+
+    @property
+    def outstanding_bytes(self) -> int:
+        return self._t.outstanding_bytes[self.index]
+
+    @property
+    def bandwidth(self) -> float | None:
+        """Link speed in bytes per second (None: not modelled)."""
+        return self._t.bandwidth[self.index]
+
+    def __repr__(self) -> str:
+        state = "up" if self.is_up else "down"
+        return f"<path {self.name} -> {self.array} {self.alua} {state} pending={self.outstanding}>"
+
+
+class DeviceView:
+    """One host's view of the volume: its paths, the clock, and an event log."""
+
+    def __init__(
+        self,
+        name: str,
+        paths: Sequence[PathView],
+        clock: Callable[[], float],
+        log: Callable[[str, dict[str, Any]], None],
+    ) -> None:
+        self.name = name
+        self.paths: tuple[PathView, ...] = tuple(paths)
+        self._clock = clock
+        self._log = log
+
+    @property
+    def now(self) -> float:
+        """Simulated seconds since the start of the run."""
+        return self._clock()
+
+    def record(self, event: str, **details: Any) -> None:
+        """Add a policy event (an evaluation, a path-set change) to the run's results."""
+        self._log(event, details)
+
+
+def alua_working_set(paths: Sequence[PathView], use_ano: bool = False) -> list[PathView]:
+    """The paths an ALUA-aware policy may use, in path order.
+
+    Usable AO paths; ANO paths only when no AO path is usable, or always when
+    ``use_ano`` (ESXi's useANO=1 and NVMe's non-optimized fallback read the same).
+    """
+    if use_ano:
+        return [p for p in paths if p.usable]
+    ao = [p for p in paths if p.usable and p.alua == "AO"]
+    return ao if ao else [p for p in paths if p.usable and p.alua == "ANO"]
+
+
+class Policy:
+    """Base class of every path-selection policy. Override :meth:`select`."""
+
+    name = "custom"
+    device: DeviceView
+    rng: np.random.Generator
+
+    def bind(self, device: DeviceView, rng: np.random.Generator) -> None:
+        """Called once before the run; ``rng`` is this policy's own random stream."""
+        self.device = device
+        self.rng = rng
+
+    def select(self, io: IORequest) -> PathView | None:
+        """The path for this I/O, or None when no path can take it (the I/O waits)."""
+        raise NotImplementedError
+
+    def on_complete(self, path: PathView, io: IORequest, latency: float) -> None:
+        """An I/O finished on ``path``; ``latency`` is its time on that path in seconds."""
+
+    def on_path_change(self, path: PathView) -> None:
+        """``path`` went up or down, or its ALUA state changed."""
+
+    def config_string(self) -> str:
+        """The device config as the OS would print it (esxcli's form for ESXi policies)."""
+        return f"{{policy={self.name}}}"

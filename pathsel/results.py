@@ -1,0 +1,296 @@
+"""Results: what a run measured, as numbers, tidy DataFrames, JSON and a table.
+
+``Result`` holds one :class:`RunResult` per compared policy. DataFrames are in
+long (tidy) form so ``groupby`` and ``plotly.express`` work directly:
+``summary()`` one row per policy; ``paths()`` one row per policy x path;
+``timeseries()`` one row per policy x interval (``path_share()`` per path);
+``events()`` one row per policy event or fault.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .metrics import RunMetrics
+from .model import Model
+
+__all__ = ["Result", "RunResult"]
+
+
+@dataclass
+class RunResult:
+    """One policy's run."""
+
+    label: str
+    policy: str
+    engine: str
+    model: Model
+    metrics: RunMetrics
+    expect_iops: float | None = None
+    expect_tolerance: float = 0.15
+    expect_source: str = ""
+
+    # -- headline numbers --------------------------------------------------
+    @property
+    def duration(self) -> float:
+        return self.model.duration
+
+    @property
+    def ios(self) -> int:
+        return self.metrics.overall.n
+
+    @property
+    def iops(self) -> float:
+        return self.ios / self.duration
+
+    @property
+    def mbps(self) -> float:
+        return sum(self.metrics.bytes_by_op.values()) / self.duration / 1e6
+
+    @property
+    def latency_us(self) -> dict[str, float]:
+        return self.metrics.overall.summary_us()
+
+    @property
+    def little(self) -> dict[str, float]:
+        """Little's law, overall: time-average I/Os in flight vs IOPS x mean latency."""
+        m = self.metrics
+        mean_s = m.overall.mean if m.overall.n else 0.0
+        return {"in_flight_mean": m.in_flight_area / self.duration, "iops_x_latency": self.iops * mean_s}
+
+    @property
+    def accounting(self) -> dict[str, int]:
+        m = self.metrics
+        return {"issued": m.issued, "completed": m.completed, "failed": m.failed, "in_flight": m.in_flight, "retried": m.retried}
+
+    @property
+    def expectation_error(self) -> float | None:
+        if self.expect_iops is None:
+            return None
+        return self.iops / self.expect_iops - 1.0
+
+    def paths(self) -> list[dict[str, Any]]:
+        m, model = self.metrics, self.model
+        total = max(self.ios, 1)
+        alua = {e["path"]: e["alua"] for e in m.events if "alua" in e and "path" in e}
+        out = []
+        for p in model.paths:
+            h = m.path_hist[p.index]
+            s = h.summary_us()
+            out.append(
+                {
+                    "name": p.name,
+                    "host": model.hosts[p.host],
+                    "array": model.arrays[p.array].name,
+                    "alua": alua.get(p.name, p.alua),
+                    "ios": h.n,
+                    "share": h.n / total,
+                    "iops": h.n / self.duration,
+                    "latency_us": {"mean": s["mean"], "p99": s["p99"]},
+                    "in_flight_mean": m.path_in_flight_area[p.index] / self.duration,
+                }
+            )
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """This run in the JSON contract (extra keys beyond the contract are allowed)."""
+        by_op = {}
+        for op in ("read", "write"):
+            h = self.metrics.by_op[op]
+            if h.n:
+                by_op[op] = {
+                    "iops": h.n / self.duration,
+                    "mbps": self.metrics.bytes_by_op[op] / self.duration / 1e6,
+                    "latency_us": h.summary_us(),
+                }
+        d: dict[str, Any] = {
+            "policy": self.label,
+            "spec": self.policy,
+            "iops": self.iops,
+            "mbps": self.mbps,
+            "latency_us": self.latency_us,
+            "ops": by_op,
+            "paths": [
+                {k: v for k, v in p.items() if k in ("name", "array", "alua", "ios", "share", "latency_us")}
+                for p in self.paths()
+            ],
+            "little": self.little,
+            "accounting": self.accounting,
+            "device_config": self.metrics.config_strings,
+            "events": _jsonable(self.metrics.events),
+        }
+        if self.expect_iops is not None:
+            d["expected"] = {
+                "iops": self.expect_iops,
+                "error": self.expectation_error,
+                "tolerance": self.expect_tolerance,
+                "within_tolerance": abs(self.expectation_error or 0.0) <= self.expect_tolerance,
+                "source": self.expect_source,
+            }
+        return d
+
+    def timeseries(self) -> pd.DataFrame:
+        m = self.metrics
+        t = [i * m.interval for i in range(m.n_bins)]
+        ios = m.ts_ios
+        mean_us = [(s / n * 1e6) if n else math.nan for s, n in zip(m.ts_latency_sum, ios)]
+        return pd.DataFrame(
+            {
+                "policy": self.label,
+                "t_s": t,
+                "iops": ios / m.interval,
+                "mbps": m.ts_bytes / m.interval / 1e6,
+                "latency_mean_us": mean_us,
+                "latency_max_us": m.ts_latency_max * 1e6,
+                "in_window": [self.model.ramp <= x < self.model.end for x in t],
+            }
+        )
+
+    def path_share(self) -> pd.DataFrame:
+        """Per interval and path: I/Os completed and their share of the interval's I/Os."""
+        m = self.metrics
+        rows = []
+        for b in range(m.n_bins):
+            total = int(m.ts_ios[b])
+            for p in self.model.paths:
+                n = int(m.ts_path_ios[b, p.index])
+                rows.append((self.label, b * m.interval, p.name, self.model.arrays[p.array].name, n, n / total if total else 0.0))
+        return pd.DataFrame(rows, columns=["policy", "t_s", "path", "array", "ios", "share"])
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return value
+
+
+@dataclass
+class Result:
+    """The comparison: one RunResult per policy, all on the same scenario and seed."""
+
+    scenario: str
+    source: str
+    engine: str
+    seed: int
+    duration_s: float
+    ramp_s: float
+    runs: list[RunResult] = field(default_factory=list)
+
+    def __getitem__(self, label: str) -> RunResult:
+        for r in self.runs:
+            if r.label == label or r.policy == label:
+                return r
+        raise KeyError(label)
+
+    def summary(self) -> pd.DataFrame:
+        rows = []
+        for r in self.runs:
+            lat = r.latency_us
+            rows.append(
+                {
+                    "policy": r.label,
+                    "iops": r.iops,
+                    "mbps": r.mbps,
+                    "mean_us": lat["mean"],
+                    "p50_us": lat["p50"],
+                    "p99_us": lat["p99"],
+                    "p999_us": lat["p999"],
+                    "max_us": lat["max"],
+                    "paths_used": sum(1 for p in r.paths() if p["share"] >= 0.005),
+                    "expected_iops": r.expect_iops,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def paths(self) -> pd.DataFrame:
+        rows = []
+        for r in self.runs:
+            for p in r.paths():
+                rows.append(
+                    {
+                        "policy": r.label,
+                        "path": p["name"],
+                        "host": p["host"],
+                        "array": p["array"],
+                        "alua": p["alua"],
+                        "ios": p["ios"],
+                        "share": p["share"],
+                        "iops": p["iops"],
+                        "mean_us": p["latency_us"]["mean"],
+                        "p99_us": p["latency_us"]["p99"],
+                        "in_flight_mean": p["in_flight_mean"],
+                    }
+                )
+        return pd.DataFrame(rows)
+
+    def timeseries(self) -> pd.DataFrame:
+        return pd.concat([r.timeseries() for r in self.runs], ignore_index=True)
+
+    def path_share(self) -> pd.DataFrame:
+        return pd.concat([r.path_share() for r in self.runs], ignore_index=True)
+
+    def events(self) -> pd.DataFrame:
+        rows = [{"policy": r.label, **e} for r in self.runs for e in r.metrics.events]
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "source": self.source,
+            "engine": self.engine,
+            "seed": self.seed,
+            "duration_s": self.duration_s,
+            "ramp_s": self.ramp_s,
+            "runs": [r.to_dict() for r in self.runs],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(_jsonable(self.to_dict()), indent=indent)
+
+    def table(self) -> str:
+        """The comparison a person reads: one row per policy."""
+        head = f"{self.scenario}\n  engine={self.engine}  seed={self.seed}  measured {self.duration_s:g}s after {self.ramp_s:g}s ramp\n"
+        cols = ["policy", "IOPS", "MB/s", "mean ms", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "paths used", "measured IOPS"]
+        rows = []
+        for r in self.runs:
+            lat = r.latency_us
+            used = [p for p in r.paths() if p["share"] >= 0.005]
+            arrays = sorted({p["array"] for p in used})
+            expected = ""
+            if r.expect_iops is not None:
+                err = r.expectation_error or 0.0
+                mark = "ok" if abs(err) <= r.expect_tolerance else "OUTSIDE"
+                expected = f"{r.expect_iops:,.0f} ({err:+.1%}, {mark} at ±{r.expect_tolerance:.0%})"
+            rows.append(
+                [
+                    r.label,
+                    f"{r.iops:,.0f}",
+                    f"{r.mbps:,.1f}",
+                    f"{lat['mean'] / 1e3:.3f}",
+                    f"{lat['p50'] / 1e3:.3f}",
+                    f"{lat['p99'] / 1e3:.3f}",
+                    f"{lat['p999'] / 1e3:.3f}",
+                    f"{lat['max'] / 1e3:.3f}",
+                    f"{len(used)} ({', '.join(arrays)})",
+                    expected,
+                ]
+            )
+        widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(cols)]
+        right = {1, 2, 3, 4, 5, 6, 7}
+
+        def fmt(row: list[str]) -> str:
+            return "  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths))).rstrip()
+
+        lines = [fmt(cols), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+        return head + "\n" + "\n".join(lines) + "\n"

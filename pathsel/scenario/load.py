@@ -1,0 +1,252 @@
+"""Reading scenario files: TOML -> validated, cross-checked :class:`Scenario`.
+
+Every problem becomes one :class:`~pathsel.errors.ScenarioError` naming the
+file, the place (``paths[3].one_way_latency``) and the problem. The first
+problem found is reported; fixing it and loading again shows the next.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import ScenarioError
+from ..policies.spec import PolicySpec, parse_spec
+from .schema import ScenarioModel
+
+__all__ = ["Scenario", "RunSpec", "load_scenario", "loads_scenario", "default_scenario", "DEFAULT_SCENARIO_NAME"]
+
+DEFAULT_SCENARIO_NAME = "esxi-latency-testdrive.toml"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One policy to run: what the comparison table calls a row."""
+
+    label: str
+    policy: Any  # a PolicySpec for built-in policies, or a user's Policy class/instance
+    preferred_array: str | None = None  # None: as the hosts say; "none": no preference
+    expect_iops: float | None = None
+    expect_tolerance: float = 0.15
+    expect_source: str = ""
+
+    @property
+    def builtin(self) -> bool:
+        return isinstance(self.policy, PolicySpec)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario and where it came from."""
+
+    model: ScenarioModel
+    source: str
+    runs: tuple[RunSpec, ...]
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    def with_policies(self, specs: list[str]) -> Scenario:
+        """The same scenario with other policies (``--policy`` on the command line)."""
+        runs = tuple(_run_from_entry(self.model, {"spec": s}, f"--policy {s!r}", None) for s in specs)
+        return Scenario(self.model, self.source, runs)
+
+    def with_runs(self, runs: tuple[RunSpec, ...]) -> Scenario:
+        return Scenario(self.model, self.source, runs)
+
+
+def _place(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _problem(err: dict[str, Any]) -> str:
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required key is missing"
+    msg = str(err["msg"])
+    if msg.startswith("Value error, "):
+        return msg[len("Value error, ") :]
+    msg = msg.replace("Input should be", "must be")
+    if kind in ("literal_error", "int_type", "int_parsing", "float_type", "string_type", "bool_type", "tuple_type"):
+        msg += f", got {err.get('input')!r}"
+    return msg
+
+
+def _model_error(source: str, exc: ValidationError) -> ScenarioError:
+    err = exc.errors()[0]
+    loc = tuple(p for p in err["loc"] if p not in ("function-plain[parse_delay()]",))
+    problem = _problem(err)
+    if err["type"] == "extra_forbidden" and loc:
+        problem = f"unknown key {loc[-1]!r}"
+    more = len(exc.errors()) - 1
+    if more:
+        problem += f" (and {more} more problem{'s' if more > 1 else ''})"
+    return ScenarioError(source, _place(loc), problem)
+
+
+def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, source: str | None) -> RunSpec:
+    """Parse a policy entry (from the file or the command line) into a RunSpec."""
+    src = source or "command line"
+    extra = {k: v for k, v in entry.items() if k not in ("spec", "label", "preferred_array", "expect")}
+    try:
+        spec, run_opts = parse_spec(entry["spec"], extra)
+    except ValueError as e:
+        raise ScenarioError(src, place, str(e)) from None
+    preferred = entry.get("preferred_array", run_opts.get("preferred_array"))
+    label = entry.get("label") or run_opts.get("label")
+    if preferred is not None and preferred != "none":
+        pair = model.replication.arrays if model.replication else ()
+        if preferred not in pair:
+            raise ScenarioError(
+                src,
+                place,
+                f"preferred_array {preferred!r} is not in the replication pair ({', '.join(pair) or 'no [replication] section'})",
+            )
+    if spec.name == "fixed" and spec["preferred"]:
+        names = {n for group in model.paths for n in group.names()}
+        if spec["preferred"] not in names:
+            raise ScenarioError(src, place, f"fixed: preferred path {spec['preferred']!r} is not a path of this scenario")
+    if not label:
+        label = spec.text + (f" (preferred array {preferred})" if preferred and preferred != "none" else "")
+    expect = entry.get("expect")
+    return RunSpec(
+        label=label,
+        policy=spec,
+        preferred_array=preferred,
+        expect_iops=getattr(expect, "iops", None),
+        expect_tolerance=getattr(expect, "tolerance", 0.15),
+        expect_source=getattr(expect, "source", ""),
+    )
+
+
+def _check_references(m: ScenarioModel, source: str) -> None:
+    def fail(place: str, problem: str) -> None:
+        raise ScenarioError(source, place, problem)
+
+    def unique(items: list[str], section: str) -> None:
+        seen: set[str] = set()
+        for i, name in enumerate(items):
+            if name in seen:
+                fail(f"{section}[{i}].name", f"duplicate name {name!r}")
+            seen.add(name)
+
+    arrays = [a.name for a in m.arrays]
+    hosts = [h.name for h in m.hosts]
+    unique(arrays, "arrays")
+    unique(hosts, "hosts")
+    unique([w.name for w in m.workloads], "workloads")
+
+    def host_of(section: str, i: int, host: str | None) -> str:
+        if host is None:
+            if len(hosts) > 1:
+                fail(f"{section}[{i}].host", f"required when there is more than one host ({', '.join(hosts)})")
+            return hosts[0]
+        if host not in hosts:
+            fail(f"{section}[{i}].host", f"no host named {host!r} (hosts: {', '.join(hosts)})")
+        return host
+
+    if m.replication is not None:
+        for j, a in enumerate(m.replication.arrays):
+            if a not in arrays:
+                fail(f"replication.arrays[{j}]", f"no array named {a!r} (arrays: {', '.join(arrays)})")
+        if m.replication.arrays[0] == m.replication.arrays[1]:
+            fail("replication.arrays", "the two arrays must differ")
+    for i, h in enumerate(m.hosts):
+        if h.preferred_array is not None:
+            pair = m.replication.arrays if m.replication else ()
+            if h.preferred_array not in pair:
+                fail(
+                    f"hosts[{i}].preferred_array",
+                    f"{h.preferred_array!r} is not in the replication pair ({', '.join(pair) or 'no [replication] section'})",
+                )
+
+    names_by_host: dict[str, set[str]] = {h: set() for h in hosts}
+    for i, g in enumerate(m.paths):
+        if g.array not in arrays:
+            fail(f"paths[{i}].array", f"no array named {g.array!r} (arrays: {', '.join(arrays)})")
+        host = host_of("paths", i, g.host)
+        if g.count > 1 and "{i}" not in g.name:
+            fail(f"paths[{i}].name", f"count = {g.count} needs {{i}} in the name to give each path its own name")
+        for name in g.names():
+            if name in names_by_host[host]:
+                fail(f"paths[{i}].name", f"duplicate path name {name!r} on host {host!r}")
+            names_by_host[host].add(name)
+    for i, w in enumerate(m.workloads):
+        host = host_of("workloads", i, w.host)
+        if not names_by_host[host]:
+            fail(f"workloads[{i}].host", f"host {host!r} has no paths")
+    for i, f in enumerate(m.faults):
+        host = host_of("faults", i, f.host)
+        if f.path not in names_by_host[host]:
+            fail(f"faults[{i}].path", f"no path named {f.path!r} on host {host!r}")
+        if f.what == "alua" and f.state is None:
+            fail(f"faults[{i}].state", "an alua change needs the new state (AO, ANO, standby or unavailable)")
+        if f.what != "alua" and f.state is not None:
+            fail(f"faults[{i}].state", f"only an alua change takes a state, not {f.what}")
+
+
+def _build(data: dict[str, Any], source: str) -> Scenario:
+    try:
+        model = ScenarioModel.model_validate(data)
+    except ValidationError as e:
+        raise _model_error(source, e) from None
+    _check_references(model, source)
+    runs = []
+    for i, entry in enumerate(model.policies):
+        raw = {"spec": entry.spec, **entry.extra_params}
+        if entry.label:
+            raw["label"] = entry.label
+        if entry.preferred_array is not None:
+            raw["preferred_array"] = entry.preferred_array
+        if entry.expect is not None:
+            raw["expect"] = entry.expect
+        runs.append(_run_from_entry(model, raw, f"policies[{i}]", source))
+    return Scenario(model=model, source=source, runs=tuple(runs))
+
+
+def loads_scenario(text: str, source: str = "<string>") -> Scenario:
+    """Parse scenario TOML text. ``source`` names it in error messages."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        place = ""
+        if "(at line" in msg:
+            msg, _, where = msg.partition(" (at ")
+            place = where.rstrip(")")
+        raise ScenarioError(source, place, f"not valid TOML: {msg}") from None
+    return _build(data, source)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(source, "", "no such file") from None
+    except IsADirectoryError:
+        raise ScenarioError(source, "", "is a directory, not a scenario file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(source, "", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    return loads_scenario(text, source)
+
+
+def default_scenario() -> Scenario:
+    """The embedded default: seed 004's ESXi latency round robin test drive."""
+    text = resources.files("pathsel.data").joinpath(DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8")
+    return loads_scenario(text, f"<default: {DEFAULT_SCENARIO_NAME}>")

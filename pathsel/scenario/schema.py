@@ -1,0 +1,239 @@
+"""The scenario file, validated: hosts, arrays, replication, paths, workloads, policies.
+
+Field names are the words users already know: fio's for workloads (``rw``,
+``rwmixread``, ``bs``, ``iodepth``, ``numjobs``, ``ramp_time``), esxcli's for
+policies, ALUA's for path states. Every model is frozen and rejects unknown
+keys. Cross-references (a path's array, a host's preferred array) are checked
+in :mod:`pathsel.scenario.load`, which knows the file name for the message.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, WithJsonSchema
+
+from ..distributions import Constant, Distribution, parse_delay
+from ..units import parse_bandwidth, parse_duration, parse_size
+
+__all__ = [
+    "ScenarioModel",
+    "ArrayConfig",
+    "ServiceTime",
+    "ReplicationConfig",
+    "HostConfig",
+    "PathGroup",
+    "WorkloadConfig",
+    "PolicyEntry",
+    "Expectation",
+    "FaultConfig",
+    "ALUA_STATES",
+    "RW_MODES",
+]
+
+ALUA_STATES = ("AO", "ANO", "standby", "unavailable")
+RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
+
+_DELAY_SCHEMA = {
+    "anyOf": [
+        {"type": "string", "description": "a duration such as \"50us\" or \"1ms\" (constant)"},
+        {
+            "type": "object",
+            "properties": {"dist": {"enum": ["constant", "exponential", "uniform"]}},
+            "required": ["dist"],
+        },
+    ]
+}
+
+
+def _positive_duration(value: Any) -> float:
+    seconds = parse_duration(value)
+    if seconds <= 0:
+        raise ValueError("must be > 0")
+    return seconds
+
+
+def _non_negative_duration(value: Any) -> float:
+    seconds = parse_duration(value)
+    if seconds < 0:
+        raise ValueError("must be >= 0")
+    return seconds
+
+
+def _positive_bandwidth(value: Any) -> float:
+    rate = parse_bandwidth(value)
+    if rate <= 0:
+        raise ValueError("must be > 0")
+    return rate
+
+
+def _block_sizes(value: Any) -> tuple[tuple[int, float], ...]:
+    """fio ``bs``: ``"32k"`` or a split ``"4k/50:64k/50"`` -> ((size, percent), ...).
+
+    As in fio's bssplit, entries without a percentage share what is left of 100.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise ValueError(f"expected a block size such as \"4k\" or \"4k/50:64k/50\", got {value!r}")
+    parts = []
+    for item in value.split(":"):
+        size_text, slash, pct_text = item.partition("/")
+        size = parse_size(size_text)
+        if size <= 0:
+            raise ValueError("block size must be > 0")
+        if slash:
+            try:
+                pct = float(pct_text)
+            except ValueError:
+                raise ValueError(f"{item!r}: percentage {pct_text!r} is not a number") from None
+            if pct < 0:
+                raise ValueError(f"{item!r}: percentage must be >= 0")
+            parts.append((size, pct))
+        else:
+            parts.append((size, None))
+    given = sum(p for _, p in parts if p is not None)
+    if given > 100 + 1e-9:
+        raise ValueError(f"bs split percentages add up to {given:g}, more than 100")
+    blanks = [s for s, p in parts if p is None]
+    share = (100.0 - given) / len(blanks) if blanks else 0.0
+    out = tuple((s, share if p is None else p) for s, p in parts)
+    if sum(p for _, p in out) <= 0:
+        raise ValueError("bs split percentages must add up to more than 0")
+    return out
+
+
+Delay = Annotated[Distribution, PlainValidator(parse_delay), WithJsonSchema(_DELAY_SCHEMA)]
+ServiceDelay = Annotated[
+    Distribution, PlainValidator(lambda v: parse_delay(v, allow_zero=True)), WithJsonSchema(_DELAY_SCHEMA)
+]
+PositiveDuration = Annotated[float, BeforeValidator(_positive_duration), WithJsonSchema({"type": "string"})]
+NonNegativeDuration = Annotated[float, BeforeValidator(_non_negative_duration), WithJsonSchema({"type": "string"})]
+Bandwidth = Annotated[float, BeforeValidator(_positive_bandwidth), WithJsonSchema({"type": "string"})]
+BlockSizes = Annotated[tuple[tuple[int, float], ...], BeforeValidator(_block_sizes), WithJsonSchema({"type": "string"})]
+Name = Annotated[str, Field(min_length=1)]
+AluaState = Literal["AO", "ANO", "standby", "unavailable"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+
+class ServiceTime(_Strict):
+    """Time an array spends on one I/O once it holds one of its slots, by op."""
+
+    read: ServiceDelay = Constant(100e-6)
+    write: ServiceDelay = Constant(100e-6)
+
+
+class ArrayConfig(_Strict):
+    name: Name
+    service_time: ServiceTime = ServiceTime()
+    concurrency: int = Field(64, ge=1, description="I/Os the array serves in parallel; more wait in a FIFO queue")
+
+
+class ReplicationConfig(_Strict):
+    """Synchronous active-active replication between two arrays (uniform host access)."""
+
+    arrays: tuple[Name, Name]
+    one_way_latency: Delay
+    bandwidth: Bandwidth | None = None
+
+
+class HostConfig(_Strict):
+    name: Name
+    preferred_array: str | None = Field(
+        None,
+        description="Pure ActiveCluster preferred array / NetApp host proximity: that array's paths are AO, the peer's ANO",
+    )
+
+
+class PathGroup(_Strict):
+    """One path, or ``count`` similar paths named from a template with ``{i}``."""
+
+    name: Name
+    array: Name
+    host: str | None = None
+    count: int = Field(1, ge=1)
+    start: int = Field(0, ge=0)
+    one_way_latency: Delay
+    bandwidth: Bandwidth | None = None
+    alua: AluaState | None = None
+
+    def names(self) -> list[str]:
+        return [self.name.replace("{i}", str(self.start + k)) for k in range(self.count)]
+
+
+class WorkloadConfig(_Strict):
+    """A fio job: ``numjobs`` copies each keeping ``iodepth`` I/Os outstanding (closed loop)."""
+
+    name: Name = "job"
+    host: str | None = None
+    rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"] = "randread"
+    rwmixread: int = Field(50, ge=0, le=100)
+    bs: BlockSizes = ((4096, 100.0),)
+    iodepth: int = Field(1, ge=1, le=65536)
+    numjobs: int = Field(1, ge=1, le=4096)
+    ramp_time: NonNegativeDuration = 0.0
+
+    @property
+    def read_fraction(self) -> float:
+        if self.rw in ("read", "randread"):
+            return 1.0
+        if self.rw in ("write", "randwrite"):
+            return 0.0
+        return self.rwmixread / 100.0
+
+
+class Expectation(_Strict):
+    """A measured figure the run should reproduce (shown beside the simulated one)."""
+
+    iops: float | None = Field(None, gt=0)
+    tolerance: float = Field(0.15, gt=0, le=1)
+    source: str = ""
+
+
+def _policy_entry(value: Any) -> Any:
+    return {"spec": value} if isinstance(value, str) else value
+
+
+class PolicyEntry(BaseModel):
+    """A policy to compare. Keys beside ``spec`` are policy parameters (checked by name)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    spec: Name
+    label: str | None = None
+    preferred_array: str | None = None
+    expect: Expectation | None = None
+
+    @property
+    def extra_params(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class FaultConfig(_Strict):
+    """A change at a given time: a path goes down or up, or its ALUA state changes."""
+
+    at: NonNegativeDuration
+    what: Literal["path_down", "path_up", "alua"]
+    path: Name
+    host: str | None = None
+    state: AluaState | None = None
+
+
+class ScenarioModel(_Strict):
+    name: Name = "scenario"
+    description: str = ""
+    source: str = Field("", description="where the scenario's figures come from")
+    seed: int = Field(0, ge=0)
+    duration: PositiveDuration = 10.0
+    interval: PositiveDuration = 1.0
+    protocol: Literal["scsi", "nvme"] = "scsi"
+    arrays: tuple[ArrayConfig, ...] = Field(min_length=1)
+    replication: ReplicationConfig | None = None
+    hosts: tuple[HostConfig, ...] = (HostConfig(name="host"),)
+    paths: tuple[PathGroup, ...] = Field(min_length=1)
+    workloads: tuple[WorkloadConfig, ...] = Field(min_length=1)
+    policies: tuple[Annotated[PolicyEntry, BeforeValidator(_policy_entry)], ...] = (PolicyEntry(spec="rr"),)
+    faults: tuple[FaultConfig, ...] = ()

@@ -1,0 +1,40 @@
+"""The project keeps its promises: README commands, CI, embedded default, public API."""
+
+from __future__ import annotations
+
+import re
+
+import pathsel
+
+from .conftest import ROOT
+
+
+def _readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    return re.findall(r"```sh\n(.+?)\n```", text)
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    commands = _readme_commands()
+    assert len(commands) >= 2
+    install_and_run, install_and_test = commands[0], commands[1]
+    assert "pathsel simulate" in install_and_run
+    assert "pytest" in install_and_test
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert install_and_test in ci
+
+
+def test_embedded_default_is_the_sims_testdrive():
+    embedded = (ROOT / "pathsel" / "data" / "esxi-latency-testdrive.toml").read_text()
+    assert embedded == (ROOT / "sims" / "esxi-latency-testdrive.toml").read_text()
+
+
+def test_public_api_is_curated():
+    assert sorted(pathsel.__all__) == sorted(
+        [
+            "simulate", "load_scenario", "loads_scenario", "default_scenario", "Scenario", "ScenarioError",
+            "Result", "RunResult", "Policy", "PathView", "DeviceView", "IORequest", "alua_working_set", "__version__",
+        ]
+    )
+    for name in pathsel.__all__:
+        assert hasattr(pathsel, name)
