@@ -95,6 +95,10 @@ class Uniform:
 _KEYS = {"constant": {"value"}, "exponential": {"mean"}, "uniform": {"low", "high"}}
 
 
+def _a(kind: str) -> str:
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
+
+
 def parse_delay(value: Any, *, allow_zero: bool = False) -> Distribution:
     """A duration string or a ``{dist = ...}`` table -> a distribution.
 
@@ -105,14 +109,16 @@ def parse_delay(value: Any, *, allow_zero: bool = False) -> Distribution:
         return value
     if isinstance(value, dict):
         kind = value.get("dist")
+        if kind is None:
+            raise ValueError(f"a delay table needs dist ({', '.join(sorted(_KEYS))})")
         if kind not in _KEYS:
             raise ValueError(f"dist must be one of {', '.join(sorted(_KEYS))}, got {kind!r}")
         extra = set(value) - _KEYS[kind] - {"dist"}
         if extra:
-            raise ValueError(f"unknown key {sorted(extra)[0]!r} for a {kind} distribution")
+            raise ValueError(f"unknown key {sorted(extra)[0]!r} for {_a(kind)} distribution")
         missing = _KEYS[kind] - set(value)
         if missing:
-            raise ValueError(f"a {kind} distribution needs {sorted(missing)[0]!r}")
+            raise ValueError(f"{_a(kind)} distribution needs {sorted(missing)[0]!r}")
         if kind == "constant":
             dist: Distribution = Constant(parse_duration(value["value"]))
         elif kind == "exponential":

@@ -14,11 +14,13 @@ scenario loader adds the file and the place.
 
 from __future__ import annotations
 
+import math
 import re
 
 __all__ = ["parse_duration", "parse_size", "parse_bandwidth", "format_duration", "format_size"]
 
-_NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+# A sign is accepted so that "-5us" is refused by the caller's range check ("must be > 0").
+_NUMBER = r"([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 
 _DURATION_UNITS = {
     "ns": 1e-9,
@@ -68,7 +70,7 @@ _BANDWIDTH_BYTE_UNITS = {"kb/s": 1e3, "mb/s": 1e6, "gb/s": 1e9, "kib/s": 1024.0,
 
 def _split(text: str, what: str, example: str) -> tuple[float, str]:
     m = re.fullmatch(_NUMBER + r"\s*([A-Za-zµ/]*)", text.strip())
-    if not m:
+    if not m or not math.isfinite(float(m.group(1))):
         raise ValueError(f"{text!r} is not a {what} (write it like {example})")
     return float(m.group(1)), m.group(2)
 
@@ -109,9 +111,13 @@ def parse_size(value: object) -> int:
 
 def parse_bandwidth(value: object) -> float:
     """``"16Gbit"`` -> 2e9 bytes per second."""
-    if isinstance(value, bool) or not isinstance(value, str):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise ValueError(f"{value!r} has no unit (write it like \"{value}Gbit\" or \"{value}MB/s\")")
+    if not isinstance(value, str):
         raise ValueError(f"expected a link speed such as \"16Gbit\" or \"1600MB/s\", got {value!r}")
     number, unit = _split(value, "link speed", '"16Gbit", "25GbE" or "1600MB/s"')
+    if unit == "":
+        raise ValueError(f"{value!r} has no unit (write it like \"{value}Gbit\" or \"{value}MB/s\")")
     if unit in ("MB/s", "GB/s", "KB/s") or unit.lower() in ("mib/s", "gib/s", "kib/s"):
         return number * _BANDWIDTH_BYTE_UNITS[unit.lower()]
     factor = _BANDWIDTH_UNITS.get(unit.lower())

@@ -37,6 +37,7 @@ import simpy
 from ..metrics import Recorder, RunMetrics
 from ..model import JobModel, Model
 from ..policies import DeviceView, IORequest, PathTable, PathView, build_policy
+from .streams import make_streams
 
 __all__ = ["run_reference"]
 
@@ -52,16 +53,8 @@ class _Simulation:
         self.model = model
         self.env = simpy.Environment()
         self.progress = progress
-        # One SeedSequence, fixed spawn order: every random element has its own
-        # stream, so two policies on one seed see the same workload (common
-        # random numbers: a job's k-th I/O has the same op and size).
-        root = np.random.SeedSequence(model.seed)
-        ss_jobs, ss_arrays, ss_paths, ss_repl, ss_policies = root.spawn(5)
-        self.job_rng = [np.random.default_rng(s) for s in ss_jobs.spawn(len(model.jobs))]
-        self.array_rng = [np.random.default_rng(s) for s in ss_arrays.spawn(len(model.arrays))]
-        self.path_rng = [np.random.default_rng(s) for s in ss_paths.spawn(len(model.paths))]
-        self.repl_rng = np.random.default_rng(ss_repl)
-        policy_rngs = [np.random.default_rng(s) for s in ss_policies.spawn(len(model.hosts))]
+        self.streams = make_streams(model)  # see streams.py: common random numbers across policies
+        policy_rngs = self.streams.policies
 
         self.table = PathTable(
             [p.name for p in model.paths],
@@ -92,7 +85,7 @@ class _Simulation:
 
     def _logger(self, device: str):
         def log(event: str, details: dict[str, Any]) -> None:
-            self.metrics.events.append({"t": self.env.now, "device": device, "event": event, **details})
+            self.metrics.events.append({"t": float(self.env.now), "device": device, "event": event, **details})
 
         return log
 
@@ -103,7 +96,7 @@ class _Simulation:
             yield from self.io_life(self.new_io(job))
 
     def new_io(self, job: JobModel) -> IORequest:
-        rng = self.job_rng[job.index]
+        rng = self.streams.jobs[job.index]
         op = "read" if rng.random() < job.read_fraction else "write"
         size = job.sizes[0]
         if len(job.sizes) > 1:
@@ -171,7 +164,7 @@ class _Simulation:
         """One frame over path ``p``: queue for the link, serialise, propagate."""
         path = self.model.paths[p]
         now = self.env.now
-        delay = path.one_way_latency.sample(self.path_rng[p])
+        delay = path.one_way_latency.sample(self.streams.paths[p])
         if nbytes and path.bandwidth:
             start = max(now, self.link_free[p][direction])
             done = start + nbytes / path.bandwidth
@@ -185,10 +178,10 @@ class _Simulation:
     def serve(self, array: int, op: str) -> Iterator[Any]:
         """Wait for one of the array's slots (FIFO), then the service time."""
         a = self.model.arrays[array]
-        service = a.read_service if op == "read" else a.write_service
+        service, rng = (a.read_service, 0) if op == "read" else (a.write_service, 1)
         with self.slots[array].request() as slot:
             yield slot
-            yield self.env.timeout(service.sample(self.array_rng[array]))
+            yield self.env.timeout(service.sample(self.streams.service[array][rng]))
 
     def store(self, array: int, io: IORequest) -> Iterator[Any]:
         """Persist a write; on a replicated volume, mirror it in parallel."""
@@ -206,7 +199,7 @@ class _Simulation:
         assert repl is not None
         direction = 0 if array == repl.arrays[0] else 1
         now = self.env.now
-        delay = repl.one_way_latency.sample(self.repl_rng)
+        delay = repl.one_way_latency.sample(self.streams.replication)
         if repl.bandwidth:
             start = max(now, self.repl_free[direction])
             done = start + io.size / repl.bandwidth
@@ -214,7 +207,7 @@ class _Simulation:
             delay += done - now
         yield self.env.timeout(delay)
         yield from self.serve(peer, "write")
-        yield self.env.timeout(repl.one_way_latency.sample(self.repl_rng))
+        yield self.env.timeout(repl.one_way_latency.sample(self.streams.replication))
 
     # -- the timeline ------------------------------------------------------
     def fault_timeline(self) -> Iterator[Any]:
@@ -231,7 +224,7 @@ class _Simulation:
             else:
                 table.alua[p] = f.state
             self.metrics.events.append(
-                {"t": self.env.now, "device": self.model.hosts[self.model.paths[p].host], "event": f.what,
+                {"t": float(self.env.now), "device": self.model.hosts[self.model.paths[p].host], "event": f.what,
                  "path": table.names[p], "alua": table.alua[p], "up": table.up[p]}
             )
             self.policies[self.model.paths[p].host].on_path_change(self.views[p])

@@ -150,7 +150,8 @@ class LatencyRoundRobin(Policy):
        AO paths; ANO too with ``use_ano=1``; ANO only when no AO is usable).
        The next ``num_sampling_cycles`` x (number of candidates) issued I/Os
        are sample I/Os sent round robin, one per candidate per cycle (ESXi's
-       ``curSamplingCycle`` counter; HPP's "sample IOs issued on each path").
+       ``curSamplingCycle`` counter; HPP's "sample IOs issued on each path");
+       a candidate that has left the working set meanwhile is skipped.
        I/Os issued after the samples and before the last sample completes go
        to the paths in use before the window (all candidates at first).
     2. **Size weighting.** A sample's latency is normalised to a 4 KiB I/O by
@@ -164,8 +165,12 @@ class LatencyRoundRobin(Policy):
        sampled path and sends each I/O to the argmin of
        ``average x (pending + 1)`` (idle slow paths wait; under load they
        take the overflow), ties to the earlier path.
-    4. A path that goes down leaves the sets; if none of the chosen paths is
-       usable a new window opens at once.
+    4. A path that leaves the working set (down, standby or unavailable, or
+       ANO while an AO path is usable and ``use_ano=0``) leaves the sets at
+       once and is not evaluated; if none of the chosen paths is in the
+       working set a new window opens at once (so after falling back to ANO
+       paths the policy returns to AO paths as soon as one is usable, as RR
+       does).
 
     With seed 004's paths the default drops every remote path at the first
     evaluation (~50 ms into the run). The seed saw the 8 ms+ paths dropped at
@@ -211,17 +216,19 @@ class LatencyRoundRobin(Policy):
         self._counts = {p.index: 0 for p in working}
         self.device.record("sampling_started", candidates=[p.name for p in working])
 
-    def _sample_path(self) -> PathView | None:
+    def _sample_path(self, working: list[PathView]) -> PathView | None:
         total = self.cycles * len(self._candidates)
+        ids = {p.index for p in working}
         while self._samples_issued < total:
             p = self._candidates[self._samples_issued % len(self._candidates)]
             self._samples_issued += 1
-            if p.usable:
+            if p.index in ids:
                 return p
         return None
 
     def _evaluate(self) -> None:
-        sampled = [p for p in self._candidates if self._counts.get(p.index, 0) > 0 and p.usable]
+        working = {p.index for p in alua_working_set(self.device.paths, self.use_ano)}
+        sampled = [p for p in self._candidates if self._counts.get(p.index, 0) > 0 and p.index in working]
         self._sampling = False
         self._next_eval = self.device.now + self.eval_time
         if not sampled:
@@ -254,10 +261,12 @@ class LatencyRoundRobin(Policy):
         working = alua_working_set(self.device.paths, self.use_ano)
         if not working:
             return None
-        if not self._sampling and (self.device.now >= self._next_eval or not any(p.usable for p in self._active)):
+        ids = {p.index for p in working}
+        in_use = [p for p in self._active if p.index in ids]
+        if not self._sampling and (self.device.now >= self._next_eval or not in_use):
             self._open_window(working)
         if self._sampling:
-            p = self._sample_path()
+            p = self._sample_path(working)
             if p is not None:
                 self._pending[io.seq] = p.index
                 self._last = p
@@ -265,7 +274,7 @@ class LatencyRoundRobin(Policy):
             if not self._pending:  # every sample path failed before it was used
                 self._evaluate()
                 return self.select(io)
-        in_use = [p for p in self._active if p.usable] or working
+        in_use = in_use or working
         if self.variant == "score" and not self._sampling:
             avg = self._average
             p = min(in_use, key=lambda q: avg.get(q.index, 0.0) * (q.outstanding + 1))

@@ -16,12 +16,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Param", "PolicyDef", "PolicySpec", "POLICY_DEFS", "parse_spec", "RUN_KEYS"]
+__all__ = ["Param", "PolicyDef", "PolicySpec", "POLICY_DEFS", "parse_spec", "SpecError", "RUN_KEYS"]
 
 INT32_MAX = 2147483647
 
 # Keys in a spec that configure the run rather than the policy.
 RUN_KEYS = ("preferred_array", "label")
+
+
+class SpecError(ValueError):
+    """A bad policy spec; ``key`` is the (normalised) parameter at fault, None for the spec as a whole."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 @dataclass(frozen=True)
@@ -45,12 +57,12 @@ class Param:
             raw = int(raw)
         try:
             value = self.kind(raw)
-            if self.kind is int and isinstance(raw, (float, str)) and float(raw) != value:
+            if self.kind is int and isinstance(raw, float) and raw != value:
                 raise ValueError
         except (TypeError, ValueError):
             raise ValueError(f"{self.name} must be {'an integer' if self.kind is int else 'a number'}, got {raw!r}") from None
-        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
-            raise ValueError(f"{self.name} must be in {self.low:g}..{self.high:g}, got {value!r}")
+        if (self.low is not None and not value >= self.low) or (self.high is not None and not value <= self.high):
+            raise ValueError(f"{self.name} must be in {_num(self.low)}..{_num(self.high)}, got {value!r}")
         return value
 
 
@@ -160,10 +172,10 @@ def parse_spec(text: str, extra: dict[str, Any] | None = None) -> tuple[PolicySp
     """``"rr:iops=1,preferred_array=local"`` -> (PolicySpec, {"preferred_array": "local"}).
 
     ``extra`` holds parameters given as TOML keys beside ``spec``. Raises
-    ValueError with a message that names the bad key or value.
+    SpecError (a ValueError) with a message that names the bad key or value.
     """
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("a policy spec must be a non-empty string such as \"rr:iops=1\"")
+        raise SpecError("a policy spec must be a non-empty string such as \"rr:iops=1\"")
     name, _, rest = text.strip().partition(":")
     name = name.strip()
     raw: dict[str, Any] = {}
@@ -171,7 +183,7 @@ def parse_spec(text: str, extra: dict[str, Any] | None = None) -> tuple[PolicySp
         for item in rest.split(","):
             key, eq, value = item.partition("=")
             if not eq or not key.strip():
-                raise ValueError(f"{item.strip()!r} in policy spec {text!r} is not key=value")
+                raise SpecError(f"{item.strip()!r} in policy spec {text!r} is not key=value")
             raw[_norm_key(key)] = value.strip()
     for key, value in (extra or {}).items():
         raw[_norm_key(key)] = value
@@ -180,7 +192,7 @@ def parse_spec(text: str, extra: dict[str, Any] | None = None) -> tuple[PolicySp
         canonical = "latency"
         raw.pop("type")
     if canonical not in POLICY_DEFS:
-        raise ValueError(f"unknown policy {name!r} (known: {', '.join(POLICY_DEFS)})")
+        raise SpecError(f"unknown policy {name!r} (known: {', '.join(POLICY_DEFS)})")
     d = POLICY_DEFS[canonical]
     run_opts = {k: raw.pop(k) for k in RUN_KEYS if k in raw}
     if canonical == "rr" and "type" not in raw:
@@ -189,7 +201,10 @@ def parse_spec(text: str, extra: dict[str, Any] | None = None) -> tuple[PolicySp
     for key in raw:
         if d.param(key) is None:
             known = ", ".join(p.name for p in d.params) or "none"
-            raise ValueError(f"{canonical} has no parameter {key!r} (parameters: {known})")
+            raise SpecError(f"{canonical} has no parameter {key!r} (parameters: {known})", key)
     for p in d.params:
-        params.append((p.name, p.coerce(raw[p.name]) if p.name in raw else p.default))
+        try:
+            params.append((p.name, p.coerce(raw[p.name]) if p.name in raw else p.default))
+        except ValueError as e:
+            raise SpecError(str(e), p.name) from None
     return PolicySpec(canonical, tuple(params)), run_opts

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ScenarioError
-from ..policies.spec import PolicySpec, parse_spec
+from ..policies.spec import PolicySpec, _norm_key, parse_spec
 from .schema import ScenarioModel
 
 __all__ = ["Scenario", "RunSpec", "load_scenario", "loads_scenario", "default_scenario", "DEFAULT_SCENARIO_NAME"]
@@ -71,28 +71,51 @@ def _place(loc: tuple[Any, ...]) -> str:
     return out
 
 
+_SECTIONS = {"arrays": "[[arrays]]", "paths": "[[paths]]", "workloads": "[[workloads]]"}
+
+
 def _problem(err: dict[str, Any]) -> str:
     kind = err["type"]
     if kind == "extra_forbidden":
         return "unknown key"
     if kind == "missing":
+        if len(err["loc"]) == 1 and err["loc"][0] in _SECTIONS:
+            return f"required section is missing (add at least one {_SECTIONS[err['loc'][0]]} table)"
         return "required key is missing"
+    if kind in ("too_short", "string_too_short"):
+        n = err.get("ctx", {}).get("min_length", 1)
+        return "must not be empty" if n == 1 else f"needs at least {n} entries"
+    if kind == "too_long":
+        return f"must have at most {err['ctx']['max_length']} entries, got {err['ctx'].get('actual_length')}"
+    if kind == "model_type":
+        return f"must be a table, got {err.get('input')!r}"
+    if kind == "tuple_type":
+        return f"must be a list, got {err.get('input')!r}"
     msg = str(err["msg"])
     if msg.startswith("Value error, "):
         return msg[len("Value error, ") :]
-    msg = msg.replace("Input should be", "must be")
-    if kind in ("literal_error", "int_type", "int_parsing", "float_type", "string_type", "bool_type", "tuple_type"):
+    msg = msg.replace("Input should be", "must be").split(", unable to parse")[0].split(", got a number")[0]
+    if kind in (
+        "literal_error", "int_type", "int_parsing", "int_from_float", "float_type", "float_parsing", "string_type",
+        "bool_type", "bool_parsing", "greater_than", "greater_than_equal", "less_than", "less_than_equal",
+    ):
         msg += f", got {err.get('input')!r}"
     return msg
 
 
 def _model_error(source: str, exc: ValidationError) -> ScenarioError:
-    err = exc.errors()[0]
+    errors = exc.errors()
+    # A list whose item is bad is also reported as too short (the bad item was dropped): not a second problem.
+    errors = [
+        e for e in errors
+        if not (e["type"] == "too_short" and any(o is not e and o["loc"][: len(e["loc"])] == e["loc"] for o in errors))
+    ]
+    err = errors[0]
     loc = tuple(p for p in err["loc"] if p not in ("function-plain[parse_delay()]",))
     problem = _problem(err)
     if err["type"] == "extra_forbidden" and loc:
         problem = f"unknown key {loc[-1]!r}"
-    more = len(exc.errors()) - 1
+    more = len(errors) - 1
     if more:
         problem += f" (and {more} more problem{'s' if more > 1 else ''})"
     return ScenarioError(source, _place(loc), problem)
@@ -102,10 +125,18 @@ def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, sou
     """Parse a policy entry (from the file or the command line) into a RunSpec."""
     src = source or "command line"
     extra = {k: v for k, v in entry.items() if k not in ("spec", "label", "preferred_array", "expect")}
+
+    def at(key: str | None) -> str:
+        """The place of a parameter: the TOML key beside ``spec`` that gave it, else ``spec`` itself."""
+        if source is None:
+            return place
+        given = next((k for k in extra if key is not None and _norm_key(k) == key), "spec")
+        return f"{place}.{given}"
+
     try:
         spec, run_opts = parse_spec(entry["spec"], extra)
     except ValueError as e:
-        raise ScenarioError(src, place, str(e)) from None
+        raise ScenarioError(src, at(getattr(e, "key", None)), str(e)) from None
     preferred = entry.get("preferred_array", run_opts.get("preferred_array"))
     label = entry.get("label") or run_opts.get("label")
     if preferred is not None and preferred != "none":
@@ -113,13 +144,15 @@ def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, sou
         if preferred not in pair:
             raise ScenarioError(
                 src,
-                place,
+                f"{place}.preferred_array" if source and "preferred_array" in entry else at("preferred_array"),
                 f"preferred_array {preferred!r} is not in the replication pair ({', '.join(pair) or 'no [replication] section'})",
             )
     if spec.name == "fixed" and spec["preferred"]:
         names = {n for group in model.paths for n in group.names()}
         if spec["preferred"] not in names:
-            raise ScenarioError(src, place, f"fixed: preferred path {spec['preferred']!r} is not a path of this scenario")
+            raise ScenarioError(
+                src, at("preferred"), f"fixed: preferred path {spec['preferred']!r} is not a path of this scenario"
+            )
     if not label:
         label = spec.text + (f" (preferred array {preferred})" if preferred and preferred != "none" else "")
     expect = entry.get("expect")
@@ -164,7 +197,7 @@ def _check_references(m: ScenarioModel, source: str) -> None:
             if a not in arrays:
                 fail(f"replication.arrays[{j}]", f"no array named {a!r} (arrays: {', '.join(arrays)})")
         if m.replication.arrays[0] == m.replication.arrays[1]:
-            fail("replication.arrays", "the two arrays must differ")
+            fail("replication.arrays", f"names {m.replication.arrays[0]!r} twice: the two arrays must differ")
     for i, h in enumerate(m.hosts):
         if h.preferred_array is not None:
             pair = m.replication.arrays if m.replication else ()
@@ -241,8 +274,11 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(source, "", "no such file") from None
     except IsADirectoryError:
         raise ScenarioError(source, "", "is a directory, not a scenario file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(source, "", f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    except UnicodeDecodeError as e:
+        line = e.object[: e.start].count(b"\n") + 1
+        raise ScenarioError(source, f"line {line}", f"not UTF-8 text (byte 0x{e.object[e.start]:02x})") from None
+    except OSError as e:
+        raise ScenarioError(source, "", f"cannot read: {e.strerror or e}") from None
     return loads_scenario(text, source)
 
 

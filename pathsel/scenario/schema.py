@@ -9,6 +9,7 @@ in :mod:`pathsel.scenario.load`, which knows the file name for the message.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, WithJsonSchema
@@ -86,7 +87,9 @@ def _block_sizes(value: Any) -> tuple[tuple[int, float], ...]:
             try:
                 pct = float(pct_text)
             except ValueError:
-                raise ValueError(f"{item!r}: percentage {pct_text!r} is not a number") from None
+                pct = math.nan
+            if not math.isfinite(pct):
+                raise ValueError(f"{item!r}: percentage {pct_text!r} is not a number")
             if pct < 0:
                 raise ValueError(f"{item!r}: percentage must be >= 0")
             parts.append((size, pct))
@@ -129,13 +132,13 @@ class ServiceTime(_Strict):
 class ArrayConfig(_Strict):
     name: Name
     service_time: ServiceTime = ServiceTime()
-    concurrency: int = Field(64, ge=1, description="I/Os the array serves in parallel; more wait in a FIFO queue")
+    concurrency: int = Field(64, ge=1, strict=True, description="I/Os the array serves in parallel; more wait in a FIFO queue")
 
 
 class ReplicationConfig(_Strict):
     """Synchronous active-active replication between two arrays (uniform host access)."""
 
-    arrays: tuple[Name, Name]
+    arrays: Annotated[tuple[Name, Name], BeforeValidator(_array_pair)]
     one_way_latency: Delay
     bandwidth: Bandwidth | None = None
 
@@ -154,8 +157,8 @@ class PathGroup(_Strict):
     name: Name
     array: Name
     host: str | None = None
-    count: int = Field(1, ge=1)
-    start: int = Field(0, ge=0)
+    count: int = Field(1, ge=1, strict=True)
+    start: int = Field(0, ge=0, strict=True)
     one_way_latency: Delay
     bandwidth: Bandwidth | None = None
     alua: AluaState | None = None
@@ -170,10 +173,10 @@ class WorkloadConfig(_Strict):
     name: Name = "job"
     host: str | None = None
     rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"] = "randread"
-    rwmixread: int = Field(50, ge=0, le=100)
+    rwmixread: int = Field(50, ge=0, le=100, strict=True)
     bs: BlockSizes = ((4096, 100.0),)
-    iodepth: int = Field(1, ge=1, le=65536)
-    numjobs: int = Field(1, ge=1, le=4096)
+    iodepth: int = Field(1, ge=1, le=65536, strict=True)
+    numjobs: int = Field(1, ge=1, le=4096, strict=True)
     ramp_time: NonNegativeDuration = 0.0
 
     @property
@@ -188,13 +191,23 @@ class WorkloadConfig(_Strict):
 class Expectation(_Strict):
     """A measured figure the run should reproduce (shown beside the simulated one)."""
 
-    iops: float | None = Field(None, gt=0)
-    tolerance: float = Field(0.15, gt=0, le=1)
+    iops: float | None = Field(None, gt=0, strict=True)
+    tolerance: float = Field(0.15, gt=0, le=1, strict=True)
     source: str = ""
 
 
+def _array_pair(value: Any) -> Any:
+    if isinstance(value, (list, tuple)) and len(value) != 2:
+        raise ValueError(f"must name exactly two arrays, got {list(value)!r}")
+    return value
+
+
 def _policy_entry(value: Any) -> Any:
-    return {"spec": value} if isinstance(value, str) else value
+    if isinstance(value, str):
+        return {"spec": value}
+    if not isinstance(value, (dict, PolicyEntry)):
+        raise ValueError(f"must be a spec string such as \"rr:iops=1\" or a table with a spec key, got {value!r}")
+    return value
 
 
 class PolicyEntry(BaseModel):
@@ -226,14 +239,16 @@ class ScenarioModel(_Strict):
     name: Name = "scenario"
     description: str = ""
     source: str = Field("", description="where the scenario's figures come from")
-    seed: int = Field(0, ge=0)
+    seed: int = Field(0, ge=0, strict=True)
     duration: PositiveDuration = 10.0
     interval: PositiveDuration = 1.0
     protocol: Literal["scsi", "nvme"] = "scsi"
     arrays: tuple[ArrayConfig, ...] = Field(min_length=1)
     replication: ReplicationConfig | None = None
-    hosts: tuple[HostConfig, ...] = (HostConfig(name="host"),)
+    hosts: tuple[HostConfig, ...] = Field((HostConfig(name="host"),), min_length=1)
     paths: tuple[PathGroup, ...] = Field(min_length=1)
     workloads: tuple[WorkloadConfig, ...] = Field(min_length=1)
-    policies: tuple[Annotated[PolicyEntry, BeforeValidator(_policy_entry)], ...] = (PolicyEntry(spec="rr"),)
+    policies: tuple[Annotated[PolicyEntry, BeforeValidator(_policy_entry)], ...] = Field(
+        (PolicyEntry(spec="rr"),), min_length=1
+    )
     faults: tuple[FaultConfig, ...] = ()

@@ -1,0 +1,141 @@
+"""The docs and notebooks run, so they cannot drift from the code.
+
+* Every notebook in ``notebooks/`` is executed top to bottom in a fresh
+  kernel (nbclient), from its own folder as Jupyter would run it. Skipped
+  when nbclient, nbformat or ipykernel is not installed.
+* Notebooks are committed without outputs.
+* The fenced ``python`` blocks of docs/getting-started.md are executed in
+  order, in one namespace, from the repository root (as the page says).
+* The fenced ``toml`` blocks of every docs page are valid: complete scenarios
+  load; fragments validate against the scenario schema.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import pathsel
+from pathsel.policies import parse_spec
+from pathsel.scenario import ScenarioModel
+
+from .conftest import ROOT
+
+DOCS = ROOT / "docs"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOK_TIMEOUT_S = 300  # per cell; the notebooks take seconds
+
+
+def fenced_blocks(path: Path, lang: str) -> list[tuple[int, str]]:
+    """(line of the first code line, dedented code) of every ```lang block, indented ones included."""
+    text = path.read_text(encoding="utf-8")
+    pattern = re.compile(
+        rf"^(?P<indent>[ \t]*)```{lang}[ \t]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.MULTILINE | re.DOTALL
+    )
+    return [(text.count("\n", 0, m.start("body")) + 1, textwrap.dedent(m.group("body"))) for m in pattern.finditer(text)]
+
+
+# -- notebooks -------------------------------------------------------------
+
+
+def test_there_are_notebooks():
+    assert [p.name for p in NOTEBOOKS][:2] == ["01-quickstart.ipynb", "02-seed-004-test-drive.ipynb"]
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_is_committed_without_outputs(notebook: Path):
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    dirty = [
+        i
+        for i, c in enumerate(cells)
+        if c["cell_type"] == "code" and (c.get("outputs") or c.get("execution_count") is not None)
+    ]
+    assert not dirty, f"{notebook.name}: clear the outputs of cells {dirty} before committing"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_runs_from_a_clean_kernel(notebook: Path):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    nb = nbformat.read(notebook, as_version=4)
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=NOTEBOOK_TIMEOUT_S,
+        kernel_name="python3",  # ipykernel's own kernel: this interpreter, where pathsel is installed
+        resources={"metadata": {"path": str(notebook.parent)}},
+    )
+    client.execute()  # raises CellExecutionError naming the cell on any error
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors
+
+
+# -- docs --------------------------------------------------------------------
+
+
+def test_getting_started_python_examples_run(monkeypatch: pytest.MonkeyPatch):
+    page = DOCS / "getting-started.md"
+    blocks = fenced_blocks(page, "python")
+    assert len(blocks) >= 5
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    for line, code in blocks:
+        # Pad with newlines so that a traceback points at the line in the page.
+        exec(compile("\n" * (line - 1) + code, str(page), "exec"), namespace)
+
+
+# A scenario that a fragment's sections replace, so that fragments validate on their own.
+_BASE = {
+    "arrays": [{"name": "local"}, {"name": "remote"}],
+    "replication": {"arrays": ["local", "remote"], "one_way_latency": "1ms"},
+    "paths": [{"name": "p0", "array": "local", "one_way_latency": "50us"}],
+    "workloads": [{}],
+}
+_COMPLETE = {"arrays", "paths", "workloads"}
+
+
+def _toml_blocks() -> list:
+    return [
+        pytest.param(page.name, line, code, id=f"{page.name}:{line}")
+        for page in sorted(DOCS.glob("*.md"))
+        for line, code in fenced_blocks(page, "toml")
+    ]
+
+
+@pytest.mark.parametrize("page,line,code", _toml_blocks())
+def test_docs_toml_examples_are_valid(page: str, line: int, code: str):
+    data = tomllib.loads(code)
+    if _COMPLETE <= data.keys():
+        scenario = pathsel.loads_scenario(code, f"docs/{page}:{line}")
+        assert scenario.runs
+        return
+    model = ScenarioModel.model_validate({**_BASE, **data})
+    for entry in model.policies:
+        parse_spec(entry.spec, entry.extra_params)
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.MULTILINE | re.DOTALL)
+    headings = re.findall(r"^#{1,6} +(.+?) *$", text, re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+
+
+def test_docs_links_point_at_existing_pages_and_headings():
+    pages = {p.name: p for p in DOCS.glob("*.md")}
+    assert {
+        "index.md", "getting-started.md", "model.md", "scenario-reference.md", "policies.md", "cli.md", "validation.md",
+    } <= pages.keys()
+    for page in pages.values():
+        for target, anchor in re.findall(r"\]\(([\w.-]*\.md)?(?:#([\w-]+))?\)", page.read_text(encoding="utf-8")):
+            if not target and not anchor:
+                continue
+            linked = pages.get(target) if target else page
+            assert linked is not None, f"{page.name} links to a missing page {target}"
+            if anchor:
+                assert anchor in _anchors(linked), f"{page.name} links to a missing heading {target}#{anchor}"

@@ -1,0 +1,397 @@
+"""Properties of every run, on small random scenarios (Hypothesis).
+
+A drawn scenario has 1-2 arrays (optionally replicated), 1-6 paths with
+latencies between 10 us and 2 ms in random ALUA states, a read/write mix,
+block sizes, iodepth 1-16, SCSI or NVMe, one built-in policy, and optionally
+path faults. The measured time is sized so a run completes a few thousand
+I/Os at most, which keeps each example well under a second.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass
+
+import hypothesis.strategies as st
+from hypothesis import HealthCheck, given, settings
+
+import pathsel
+from pathsel.policies import LatencyRoundRobin, build_policy
+
+# PATHSEL_EXAMPLES=1000 for a longer search; the default keeps the suite quick.
+SETTINGS = settings(
+    max_examples=int(os.environ.get("PATHSEL_EXAMPLES", "25")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+ALUA = ["AO", "ANO", "standby", "unavailable"]
+BS = ["512", "4k", "32k", "128k", "4k/50:64k/50", "4k:16k:1m"]
+
+
+@dataclass(frozen=True)
+class Case:
+    toml: str
+    policy: object  # spec string or a Policy instance
+    population: int  # sum of iodepth x numjobs
+    faults: int
+    duration: float
+    ramp: float
+
+    def __repr__(self) -> str:  # what Hypothesis prints for a failing example
+        return f"Case(policy={self.policy!r}, population={self.population}, duration={self.duration})\n{self.toml}"
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:.3f}us"
+
+
+POLICY_SPECS = [
+    "fixed",
+    "fixed:preferred={path}",
+    "mru",
+    "rr",
+    "rr:iops=1",
+    "rr:iops=3",
+    "rr:type=bytes,bytes=65536",
+    "rr:iops=1,use_ano=1",
+    "latency",
+    "latency:variant=score",
+    "latency:use_ano=1,tolerance=0.5",
+    "short-eval-latency",  # LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=2): re-evaluates often
+    "short-eval-latency-score",
+]
+
+
+@st.composite
+def cases(draw, faults_allowed=True, policy=None):
+    n_arrays = draw(st.integers(1, 2))
+    replicated = n_arrays == 2 and draw(st.booleans())
+    protocol = draw(st.sampled_from(["scsi", "nvme"]))
+    lines = [f'name = "prop"', f'seed = {draw(st.integers(0, 2**16))}', f'protocol = "{protocol}"']
+
+    arrays = []
+    service_mean = []
+    for a in range(n_arrays):
+        svc = draw(st.floats(10e-6, 300e-6))
+        service_mean.append(svc)
+        conc = draw(st.integers(1, 16))
+        arrays.append(
+            f'[[arrays]]\nname = "a{a}"\nconcurrency = {conc}\n'
+            f'service_time = {{ read = {{ dist = "exponential", mean = "{_us(svc)}" }}, '
+            f'write = {{ dist = "exponential", mean = "{_us(svc)}" }} }}'
+        )
+    repl = []
+    repl_lat = 0.0
+    if replicated:
+        repl_lat = draw(st.floats(10e-6, 1e-3))
+        repl.append(f'[replication]\narrays = ["a0", "a1"]\none_way_latency = "{_us(repl_lat)}"')
+        if draw(st.booleans()):
+            repl.append('bandwidth = "10Gbit"')
+
+    hosts = ['[[hosts]]\nname = "h"']
+    if replicated and draw(st.booleans()):
+        hosts.append(f'preferred_array = "a{draw(st.integers(0, 1))}"')
+
+    n_paths = draw(st.integers(1, 6))
+    paths = []
+    lat_min = math.inf
+    for i in range(n_paths):
+        lat = draw(st.floats(10e-6, 2e-3))
+        lat_min = min(lat_min, lat)
+        jitter = draw(st.booleans())
+        delay = f'{{ dist = "uniform", low = "{_us(lat)}", high = "{_us(lat * 1.5)}" }}' if jitter else f'"{_us(lat)}"'
+        block = f'[[paths]]\nname = "vmhba{i % 2}:C0:T{i}:L0"\narray = "a{draw(st.integers(0, n_arrays - 1))}"\none_way_latency = {delay}'
+        if draw(st.booleans()):
+            block += f'\nbandwidth = "{draw(st.sampled_from(["1Gbit", "16Gbit", "100Gbit"]))}"'
+        state = draw(st.one_of(st.none(), st.sampled_from(ALUA)))
+        if state is not None:
+            block += f'\nalua = "{state}"'
+        paths.append(block)
+
+    rw = draw(st.sampled_from(["randread", "randwrite", "randrw"]))
+    iodepth = draw(st.integers(1, 16))
+    numjobs = draw(st.integers(1, 2))
+    work = f'[[workloads]]\nrw = "{rw}"\nrwmixread = {draw(st.integers(0, 100))}\nbs = "{draw(st.sampled_from(BS))}"\niodepth = {iodepth}\nnumjobs = {numjobs}'
+    population = iodepth * numjobs
+
+    # Size the run: an I/O takes at least 2 x the fastest leg + the fastest service
+    # (the fastest path is 10 us, so at most ~32 / 30 us ~ 1e6 IOPS); aim for <= ~5000 I/Os
+    # (the reference engine runs ~40,000 I/Os a second).
+    fastest_io = 2 * lat_min + min(service_mean)
+    iops_bound = population / fastest_io
+    duration = min(max(5000.0 / iops_bound, 2e-3), 0.5)
+    ramp = draw(st.sampled_from([0.0, 0.0, duration / 4]))
+    if ramp:
+        work += f'\nramp_time = "{_us(ramp)}"'
+    lines.append(f'duration = "{_us(duration)}"')
+    lines.append(f'interval = "{_us((duration + ramp) / 5)}"')
+
+    faults = []
+    if faults_allowed:
+        for _ in range(draw(st.integers(0, 3))):
+            what = draw(st.sampled_from(["path_down", "path_up", "alua"]))
+            at = draw(st.floats(0.0, 1.0)) * (duration + ramp)
+            f = f'[[faults]]\nat = "{_us(at)}"\nwhat = "{what}"\npath = "vmhba{(k := draw(st.integers(0, n_paths - 1))) % 2}:C0:T{k}:L0"'
+            if what == "alua":
+                f += f'\nstate = "{draw(st.sampled_from(ALUA))}"'
+            faults.append(f)
+
+    spec = policy if policy is not None else draw(st.sampled_from(POLICY_SPECS))
+    if spec == "fixed:preferred={path}":
+        k = draw(st.integers(0, n_paths - 1))
+        spec = f"fixed:preferred=vmhba{k % 2}:C0:T{k}:L0"
+    elif spec == "short-eval-latency":
+        spec = LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=2)
+    elif spec == "short-eval-latency-score":
+        spec = LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=2, variant="score")
+
+    toml = "\n".join(lines) + "\n\n" + "\n\n".join(arrays + ["\n".join(repl)] * bool(repl) + ["\n".join(hosts)] + paths + [work] + faults) + "\n"
+    return Case(toml, spec, population, len(faults), duration, ramp)
+
+
+def _simulate(case: Case, **kw):
+    return pathsel.simulate(pathsel.loads_scenario(case.toml), policies=[case.policy], **kw)
+
+
+# ---------------------------------------------------------------------------
+@SETTINGS
+@given(cases())
+def test_accounting_and_every_io_completes_exactly_once(case):
+    res = _simulate(case, trace=True)
+    run = res.runs[0]
+    m = run.metrics
+    acc = run.accounting
+    assert acc["issued"] == acc["completed"] + acc["failed"] + acc["in_flight"]
+    assert acc["failed"] == 0  # the reference engine retries, never fails
+    # closed loop: every slot always holds exactly one I/O, so at the end all of them are in flight
+    assert acc["in_flight"] == case.population
+    assert acc["issued"] == acc["completed"] + case.population
+    if case.faults == 0:
+        assert acc["retried"] == 0
+    # exactly once: the trace has one record per completed I/O, seqs unique and issued
+    trace = m.trace
+    assert trace is not None and len(trace) == acc["completed"]
+    seqs = [t[0] for t in trace]
+    assert len(set(seqs)) == len(seqs)
+    assert all(1 <= s <= acc["issued"] for s in seqs)
+    # every record is consistent: completed after issue, within the run, on a known path
+    names = {p.name for p in run.model.paths}
+    end = run.model.end
+    for seq, job, op, size, issued_at, done, path, attempts in trace:
+        assert 0.0 <= issued_at <= done < end + 1e-12
+        assert op in ("read", "write") and size > 0 and path in names and attempts >= 1
+    # completed counters agree with the time series and the histograms
+    assert int(m.ts_ios.sum()) == acc["completed"]
+    assert int(m.ts_path_ios.sum()) == acc["completed"]
+    in_window = [t for t in trace if run.model.ramp <= t[5] < end]
+    assert m.overall.n == len(in_window) == sum(h.n for h in m.path_hist)
+    assert m.by_op["read"].n + m.by_op["write"].n == m.overall.n
+    assert sum(m.bytes_by_op.values()) == sum(t[3] for t in in_window) == int(m.path_bytes.sum())
+    # no path that was never usable carried I/O
+    usable_ever = {p.name for p in run.model.paths if p.alua in ("AO", "ANO")}
+    if case.faults == 0:
+        assert {t[6] for t in trace} <= usable_ever
+
+
+def _edges(run, trace, population_by_job):
+    """Little's law edge terms, computed exactly from the trace.
+
+    Over the window [r, e) of length T, the time integral of I/Os in flight is
+    L x T = sum over I/Os of the part of [issued, done] inside the window, and
+    lambda x W x T = sum of the latencies of I/Os completing inside it. They
+    differ only by the I/Os straddling an edge: minus the age at r of those in
+    flight at r that complete in the window, plus the in-window part of those
+    still in flight at e. In a closed loop the issue times of the I/Os still in
+    flight are known: every completion issues the job's next I/O at the same
+    instant, so they are {0 x iodepth per job} + {completion times} - {issue times}.
+
+    Returns (start edge by path, start edge total, end edge total), in seconds.
+    """
+    r, e = run.model.ramp, run.model.end
+    pending: Counter = Counter()
+    for job, n in population_by_job.items():
+        pending[(job, 0.0)] += n
+    start_by_path: dict[str, float] = {}
+    for seq, job, op, size, a, d, path, attempts in trace:
+        pending[(job, d)] += 1
+        pending[(job, a)] -= 1
+        if a < r <= d < e:
+            start_by_path[path] = start_by_path.get(path, 0.0) + (r - a)
+    assert all(v >= 0 for v in pending.values())
+    in_flight_at_end = [a for (job, a), n in pending.items() for _ in range(n)]
+    end_edge = sum(max(0.0, e - max(a, r)) for a in in_flight_at_end)
+    return start_by_path, sum(start_by_path.values()), end_edge
+
+
+@SETTINGS
+@given(cases(faults_allowed=False))
+def test_littles_law_overall_and_per_path(case):
+    res = _simulate(case, trace=True)
+    run = res.runs[0]
+    m = run.metrics
+    trace = m.trace
+    N = case.population
+    T = run.duration
+    little = run.little
+    # exact: in a closed loop the time-average in flight is the population
+    assert math.isclose(little["in_flight_mean"], N, rel_tol=1e-9)
+    # exact: lambda x W is the sum of in-window latencies over the window length
+    in_window = [t for t in trace if run.model.ramp <= t[5] < run.model.end]
+    assert math.isclose(little["iops_x_latency"], sum(t[5] - t[4] for t in in_window) / T, rel_tol=1e-9, abs_tol=1e-12)
+    # exact: L - lambda W is the edge terms and nothing else
+    jobs = {j.index: j.iodepth for j in run.model.jobs}
+    start_by_path, start_edge, end_edge = _edges(run, trace, jobs)
+    gap = little["in_flight_mean"] - little["iops_x_latency"]
+    assert math.isclose(gap, (end_edge - start_edge) / T, rel_tol=1e-6, abs_tol=1e-9 * N)
+    # Sampling error. The edge terms have opposite signs and, in steady state,
+    # the same expectation (N x the mean age of an I/O in flight), so the gap is
+    # of the order of one latency over T, i.e. N / completions. With >= 2000
+    # I/Os completed over N <= 32 slots that is <= 1.6 %; 5 % leaves room for
+    # latencies up to 3x the mean at the edges (exponential service, mixed paths).
+    if len(in_window) >= 2000:
+        assert abs(little["iops_x_latency"] / little["in_flight_mean"] - 1) <= 0.05
+    # Per path. With no faults and a usable path from the start nothing ever
+    # waits for a path, so the per-path means add up to N exactly.
+    if not any(p.alua in ("AO", "ANO") for p in run.model.paths):
+        assert m.completed == 0
+        return
+    rows = run.paths()
+    assert math.isclose(sum(r["in_flight_mean"] for r in rows), N, rel_tol=1e-9)
+    # L_p - lambda_p W_p is path p's own edge terms: its start edge is known exactly,
+    # its end edge is at most the end edge of all paths together.
+    for row in rows:
+        lam_w = row["iops"] * (row["latency_us"]["mean"] * 1e-6 if row["ios"] else 0.0)
+        gap_p = row["in_flight_mean"] - lam_w
+        assert -start_by_path.get(row["name"], 0.0) / T - 1e-9 <= gap_p <= end_edge / T + 1e-9, row
+
+
+@SETTINGS
+@given(cases())
+def test_same_seed_same_json(case):
+    a = _simulate(case).to_json()
+    b = _simulate(case).to_json()
+    assert a == b
+    json.loads(a)  # valid JSON (no NaN, no numpy types)
+
+
+def test_different_seed_can_differ():
+    text = """
+name = "seeds"
+duration = "50ms"
+[[arrays]]
+name = "a"
+service_time = { read = { dist = "exponential", mean = "100us" }, write = { dist = "exponential", mean = "100us" } }
+[[paths]]
+name = "p{i}"
+count = 2
+array = "a"
+one_way_latency = "50us"
+[[workloads]]
+rw = "randrw"
+bs = "4k/50:64k/50"
+iodepth = 4
+"""
+    sc = pathsel.loads_scenario(text)
+    a = pathsel.simulate(sc, policies=["rr:iops=1"], seed=1)
+    b = pathsel.simulate(sc, policies=["rr:iops=1"], seed=2)
+    assert a.seed == 1 and b.seed == 2
+    assert a.to_json() != b.to_json()
+    assert a.runs[0].latency_us != b.runs[0].latency_us
+    assert pathsel.simulate(sc, policies=["rr:iops=1"], seed=1).to_json() == a.to_json()
+
+
+def _per_job_prefix(trace, issued):
+    """For each job, (op, size) of its I/Os in issue order, up to the first I/O not yet completed.
+
+    seqs are numbered in issue order across jobs; only completed I/Os are in the
+    trace, so the sequence is known exactly up to the first missing seq.
+    """
+    by_seq = {t[0]: t for t in trace}
+    out: dict[int, list[tuple[str, int]]] = {}
+    for s in range(1, issued + 1):
+        t = by_seq.get(s)
+        if t is None:
+            break
+        out.setdefault(t[1], []).append((t[2], t[3]))
+    return out
+
+
+POLICY_PAIRS = [("rr:iops=1", "fixed"), ("mru", "latency"), ("rr:type=bytes,bytes=65536", "latency:variant=score"), ("fixed", "rr:iops=1,use_ano=1")]
+
+
+@SETTINGS
+@given(cases(faults_allowed=False, policy="rr"), st.sampled_from(POLICY_PAIRS))
+def test_common_random_numbers_across_policies(case, pair):
+    sc = pathsel.loads_scenario(case.toml)
+    res = pathsel.simulate(sc, policies=list(pair), trace=True)
+    prefixes = [_per_job_prefix(r.metrics.trace, r.metrics.issued) for r in res.runs]
+    jobs = set(prefixes[0]) & set(prefixes[1])
+    checked = 0
+    for job in jobs:
+        k = min(len(prefixes[0][job]), len(prefixes[1][job]))
+        assert prefixes[0][job][:k] == prefixes[1][job][:k], job
+        checked += k
+    # when both runs completed anything, some I/Os were compared
+    if all(r.metrics.completed >= 10 * case.population for r in res.runs):
+        assert checked > 0
+
+
+class Checked(pathsel.Policy):
+    """Wraps a built-in policy and checks every choice it makes inside the engine."""
+
+    name = "checked"
+
+    def __init__(self, spec, ao_first: bool) -> None:
+        self.inner = build_policy(spec)
+        self.ao_first = ao_first
+
+    def bind(self, device, rng) -> None:
+        super().bind(device, rng)
+        self.inner.bind(device, rng)
+
+    def select(self, io):
+        p = self.inner.select(io)
+        usable = [q.name for q in self.device.paths if q.usable]
+        if p is None:
+            assert not usable, f"t={self.device.now}: no path chosen while {usable} usable"
+            return None
+        assert p.usable, f"t={self.device.now}: chose {p!r}, not usable"
+        if self.ao_first and any(q.usable and q.alua == "AO" for q in self.device.paths):
+            assert p.alua == "AO", f"t={self.device.now}: chose ANO {p!r} while an AO path is usable"
+        return p
+
+    def on_complete(self, path, io, latency) -> None:
+        self.inner.on_complete(path, io, latency)
+
+    def on_path_change(self, path) -> None:
+        self.inner.on_path_change(path)
+
+    def config_string(self) -> str:
+        return self.inner.config_string()
+
+
+@SETTINGS
+@given(cases(), st.sampled_from([s for s in POLICY_SPECS if "{path}" not in s and "short" not in s]))
+def test_policies_choose_only_usable_paths_and_ao_first(case, spec):
+    """Inside the engine, with faults: never a down/standby/unavailable path, None only
+    when nothing is usable, and (useANO=0, not FIXED) no ANO path while an AO path is usable."""
+    ao_first = not spec.startswith("fixed") and "use_ano=1" not in spec
+    res = pathsel.simulate(pathsel.loads_scenario(case.toml), policies=[Checked(spec, ao_first)], trace=True)
+    run = res.runs[0]
+    # completions never happen on a path while it is down
+    down: dict[str, list[tuple[float, float]]] = {}
+    state: dict[str, float] = {}
+    for ev in run.metrics.events:
+        if ev["event"] == "path_down" and ev["path"] not in state:
+            state[ev["path"]] = ev["t"]
+        elif ev["event"] == "path_up" and ev["path"] in state:
+            down.setdefault(ev["path"], []).append((state.pop(ev["path"]), ev["t"]))
+    for name, t0 in state.items():
+        down.setdefault(name, []).append((t0, math.inf))
+    for seq, job, op, size, a, d, path, attempts in run.metrics.trace:
+        for t0, t1 in down.get(path, ()):
+            assert not (t0 < d < t1), (seq, path, d, (t0, t1))
