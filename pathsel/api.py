@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, Iterable
 
-from .engine import ENGINES
+from .engine import ENGINES, supports
 from .errors import ScenarioError
 from .model import compile_model
 from .policies import PolicySpec, policy_label
@@ -48,7 +49,7 @@ def simulate(
     policies: Iterable[Any] | None = None,
     duration: float | None = None,
     seed: int | None = None,
-    engine: str = "reference",
+    engine: str = "auto",
     trace: bool = False,
     progress: bool = False,
 ) -> Result:
@@ -59,10 +60,22 @@ def simulate(
     policies: spec strings (``"rr:iops=1"``), Policy subclasses or instances.
     ``duration`` (seconds, after the ramp) and ``seed`` override the file's.
     ``trace=True`` keeps a per-I/O record in each run's ``metrics.trace``.
+    ``engine``: ``"auto"`` (the fast engine when every policy is built in,
+    else the reference engine), ``"fast"`` or ``"reference"``; both give the
+    same numbers for the same seed.
     """
     sc = _runs(resolve_scenario(scenario), policies)
-    if engine not in ENGINES:
-        raise ScenarioError("command line", "engine", f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
+    if engine not in ("auto", *ENGINES):
+        raise ScenarioError("command line", "engine", f"unknown engine {engine!r} (engines: auto, {', '.join(ENGINES)})")
+    custom = [run.label for run in sc.runs if not supports(run.policy)]
+    if engine == "fast" and custom:
+        raise ScenarioError(
+            "command line", "engine", f"the fast engine runs built-in policies only; {custom[0]!r} needs engine='reference'"
+        )
+    if engine == "auto":
+        engine = "fast" if not custom else "reference"
+        if custom:
+            warnings.warn(f"pathsel: {custom[0]!r} is a Python policy: running on the reference engine", stacklevel=2)
     if duration is not None and duration <= 0:
         raise ScenarioError("command line", "duration", "must be > 0")
     if seed is not None and seed < 0:

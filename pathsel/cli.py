@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -91,11 +92,15 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
 def _cmd_policies(args: argparse.Namespace) -> int:
     for d in POLICY_DEFS.values():
         print(f"{d.name:10s} {d.summary}")
         for p in d.params:
-            rng = f" [{p.low:g}..{p.high:g}]" if p.low is not None else (f" [{'|'.join(p.choices)}]" if p.choices else "")
+            rng = f" [{_num(p.low)}..{_num(p.high)}]" if p.low is not None else (f" [{'|'.join(p.choices)}]" if p.choices else "")
             print(f"{'':12s}{p.name}={p.default}{rng}  {p.doc}")
     return 0
 
@@ -115,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--policy", action="append", metavar="SPEC", help="policy to run instead of the file's, e.g. rr:iops=1, latency:num_sampling_cycles=32 (repeatable)")
     sim.add_argument("--duration", type=_duration, help="measured time after the ramp, e.g. 30s")
     sim.add_argument("--seed", type=_seed, help="random seed (same seed, same results)")
-    sim.add_argument("--engine", default="reference", help="simulation engine (reference)")
+    sim.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="fast (numba), reference (SimPy), or auto: fast when every policy is built in (default)")
     sim.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     sim.add_argument("--paths", action="store_true", help="also print per-path shares and latencies")
     sim.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -140,6 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("pathsel: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `pathsel schema | head`: the reader left; not an error of ours
+        sys.stderr = open(os.devnull, "w")
+        return 0
 
 
 if __name__ == "__main__":

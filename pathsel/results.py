@@ -77,7 +77,8 @@ class RunResult:
     def paths(self) -> list[dict[str, Any]]:
         m, model = self.metrics, self.model
         total = max(self.ios, 1)
-        alua = {e["path"]: e["alua"] for e in m.events if "alua" in e and "path" in e}
+        # the state after the last fault on each path (path names are unique per host only)
+        alua = {(e["device"], e["path"]): e["alua"] for e in m.events if "alua" in e and "path" in e}
         out = []
         for p in model.paths:
             h = m.path_hist[p.index]
@@ -87,7 +88,7 @@ class RunResult:
                     "name": p.name,
                     "host": model.hosts[p.host],
                     "array": model.arrays[p.array].name,
-                    "alua": alua.get(p.name, p.alua),
+                    "alua": alua.get((model.hosts[p.host], p.name), p.alua),
                     "ios": h.n,
                     "share": h.n / total,
                     "iops": h.n / self.duration,

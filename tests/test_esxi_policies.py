@@ -942,7 +942,6 @@ host = "h2"
 """
 
 
-@pytest.mark.xfail(strict=True, reason="results.py RunResult.paths(): ALUA from fault events is keyed by path name only, not (host, name)")
 def test_paths_report_alua_per_host():
     run = pathsel.simulate(pathsel.loads_scenario(MULTI_HOST), policies=["rr:iops=1"]).runs[0]
     rows = {(r["host"], r["name"]): r for r in run.paths()}

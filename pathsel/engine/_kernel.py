@@ -1,0 +1,1210 @@
+"""The fast engine's compiled loop (numba). Read reference.py first: this is the same model.
+
+It emulates the reference engine event for event. SimPy orders simultaneous
+events by (time, priority, event id): URGENT process starts before NORMAL
+events, then creation order. Here real timeouts live in a binary heap keyed
+by (time, id); zero-delay events (a granted array slot, a released slot, a
+mirror process starting or ending, a path-change wake-up) are created "now"
+and so come after every heap event already due now, in creation order: they
+live in two FIFOs, urgent and normal. An array's slots follow simpy.Resource
+exactly: a request joins a FIFO and only the head is examined on each
+trigger; a release takes effect at once but wakes the queue only when its
+own (zero-delay) event is processed.
+
+All state is in arrays (``Params`` and ``State``), so the loop can stop and
+resume anywhere between events: to refill the blocks of pre-drawn random
+variates, to report progress, or to empty the event and trace buffers.
+Policies are the built-in ones, reimplemented with the same arithmetic as
+their Python classes in pathsel.policies.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numba as nb
+import numpy as np
+from numba.core import types
+from numba.experimental import structref
+
+# -- event kinds --------------------------------------------------------
+EV_INIT, EV_LEG, EV_GRANT_MAIN, EV_SVC_MAIN, EV_RELEASE = 0, 1, 2, 3, 4
+EV_MIRROR_INIT, EV_M_FWD, EV_GRANT_MIRROR, EV_M_SVC, EV_M_ACK, EV_M_END = 5, 6, 7, 8, 9, 10
+EV_FAULT_INIT, EV_FAULT, EV_PATH_CHANGED = 11, 12, 13
+
+# -- stages of an I/O's main process ------------------------------------
+ST_R_CMD, ST_R_SVC, ST_R_DATA = 0, 1, 2
+ST_W_CMD, ST_W_XFER, ST_W_DATA, ST_W_SVC, ST_W_MIRROR_WAIT, ST_W_STATUS = 3, 4, 5, 6, 7, 8
+ST_APD = 9
+
+# mirror process states
+M_NONE, M_RUNNING, M_END_SCHEDULED, M_PROCESSED = 0, 1, 2, 3
+
+# distributions
+D_CONST, D_EXP, D_UNIFORM = 0, 1, 2
+
+# policies
+POL_FIXED, POL_MRU, POL_RR, POL_LATENCY = 0, 1, 2, 3
+
+# event log kinds
+LOG_SAMPLING, LOG_EVALUATION, LOG_PATH_DOWN, LOG_PATH_UP, LOG_ALUA = 0, 1, 2, 3, 4
+
+# return codes
+DONE, PAUSED, REFILL, BUFFERS_FULL = 0, 1, 2, 3
+
+# integer scalars in State.si
+I_EID, I_SEQ, I_ISSUED, I_COMPLETED, I_FAILED, I_RETRIED, I_INFLIGHT = 0, 1, 2, 3, 4, 5, 6
+I_HEAPN, I_UF_HEAD, I_UF_TAIL, I_NF_HEAD, I_NF_TAIL = 7, 8, 9, 10, 11
+I_FAULT_NEXT, I_APD_GEN, I_APD_HEAD, I_APD_TAIL, I_NEV, I_NTRACE, I_REFILL = 12, 13, 14, 15, 16, 17, 18
+N_SI = 19
+# float scalars in State.sf
+F_NOW, F_AREA, F_LAST_T = 0, 1, 2
+N_SF = 3
+
+# histogram rows: 0 overall, 1 read, 2 write, 3 + p per path
+H_OVERALL, H_READ, H_WRITE, H_PATH0 = 0, 1, 2, 3
+
+SUB_BITS = 7
+SUB = 1 << SUB_BITS
+MAX_EXP = 48
+NBINS = SUB + (MAX_EXP - SUB_BITS) * SUB
+
+Params = namedtuple(
+    "Params",
+    [
+        "protocol",  # i64[1]: 0 scsi, 1 nvme
+        "window",  # f64[4]: ramp, end, interval, margin
+        "p_array", "p_host", "p_local", "p_lat_kind", "p_lat_a", "p_lat_b", "p_bw",
+        "a_conc", "a_peer", "a_svc_kind", "a_svc_a", "a_svc_b",  # a_svc_*: [A, 2] (read, write)
+        "r_arrays", "r_lat", "r_bw",  # r_lat: f64[3] kind, a, b
+        "j_host", "j_readfrac", "j_nsizes", "j_sizes", "j_cumw",
+        "s_job0",  # i64[N]: job of each slot
+        "h_paths", "h_np",
+        "f_time", "f_what", "f_path", "f_state",
+        "pol_i",  # i64[8]: kind, rr type, rr limit, use_ano, cycles, variant, -, -
+        "pol_f",  # f64[4]: eval_time (s), tolerance
+        "h_pref",  # i64[H]: fixed's preferred local path index
+        "str_job", "str_path", "str_svc", "str_repl",  # stream ids
+        "trace_on",
+    ],
+)
+
+State = namedtuple(
+    "State",
+    [
+        "si", "sf",
+        "h_time", "h_eid", "h_kind", "h_arg",
+        "uf_kind", "uf_arg", "nf_kind", "nf_arg",
+        "s_seq", "s_op", "s_size", "s_issued", "s_attempts", "s_path", "s_started", "s_stage", "s_epoch",
+        "s_mstate", "s_mwait", "s_sample", "s_apd_gen",
+        "up", "alua", "out", "out_bytes", "epoch", "link_free",
+        "rec_pout", "rec_plast",
+        "users", "aq_slot", "aq_mirror", "aq_head", "aq_tail",
+        "repl_free",
+        "apd_slot", "apd_gen",
+        "rnd", "rpos", "rmargin",
+        "hist", "h_n", "h_total", "h_lo", "h_hi",
+        "bytes_op", "path_bytes", "ts_ios", "ts_bytes", "ts_lat_sum", "ts_lat_max", "ts_path_ios", "path_area",
+        "ev_t", "ev_host", "ev_kind", "ev_path", "ev_a", "ev_b", "ev_mask", "ev_avg",
+        "tr_seq", "tr_job", "tr_op", "tr_size", "tr_issued", "tr_done", "tr_path", "tr_attempts",
+        # policy state per host
+        "ps_cur", "ps_count", "ps_sampling", "ps_cand", "ps_ncand", "ps_incand", "ps_issued", "ps_pending",
+        "ps_sums", "ps_counts", "ps_active", "ps_nactive", "ps_avg", "ps_next_eval", "ps_rot", "ps_last",
+        "tmp",  # i64[MP] scratch: a working set (local indices)
+        "tmp2",  # i64[MP] scratch: the paths in use
+        "wmask",  # i64[MP] scratch: 1 where a local path is in the working set
+    ],
+)
+
+_jit = nb.njit(cache=True, nogil=True, error_model="numpy")
+
+
+# -- structrefs: the compiled helpers take pointers, not 100-field tuples ----
+# (numba passes a tuple by value and types every call with it: compiling the
+# kernel with tuples took minutes; with structrefs, seconds). Python builds the
+# namedtuples above; run_kernel wraps them once per call.
+_I1, _F1 = types.int64[::1], types.float64[::1]
+_I2, _F2, _B2 = types.int64[:, ::1], types.float64[:, ::1], types.int8[:, ::1]
+
+
+@structref.register
+class ParamsType(types.StructRef):
+    pass
+
+
+@structref.register
+class StateType(types.StructRef):
+    pass
+
+
+PARAMS_T = ParamsType([
+    ("protocol", _I1),
+    ("window", _F1),
+    ("p_array", _I1),
+    ("p_host", _I1),
+    ("p_local", _I1),
+    ("p_lat_kind", _I1),
+    ("p_lat_a", _F1),
+    ("p_lat_b", _F1),
+    ("p_bw", _F1),
+    ("a_conc", _I1),
+    ("a_peer", _I1),
+    ("a_svc_kind", _I2),
+    ("a_svc_a", _F2),
+    ("a_svc_b", _F2),
+    ("r_arrays", _I1),
+    ("r_lat", _F1),
+    ("r_bw", _F1),
+    ("j_host", _I1),
+    ("j_readfrac", _F1),
+    ("j_nsizes", _I1),
+    ("j_sizes", _I2),
+    ("j_cumw", _F2),
+    ("s_job0", _I1),
+    ("h_paths", _I2),
+    ("h_np", _I1),
+    ("f_time", _F1),
+    ("f_what", _I1),
+    ("f_path", _I1),
+    ("f_state", _I1),
+    ("pol_i", _I1),
+    ("pol_f", _F1),
+    ("h_pref", _I1),
+    ("str_job", _I1),
+    ("str_path", _I1),
+    ("str_svc", _I2),
+    ("str_repl", _I1),
+    ("trace_on", _I1),
+])
+STATE_T = StateType([
+    ("si", _I1),
+    ("sf", _F1),
+    ("h_time", _F1),
+    ("h_eid", _I1),
+    ("h_kind", _I1),
+    ("h_arg", _I1),
+    ("uf_kind", _I1),
+    ("uf_arg", _I1),
+    ("nf_kind", _I1),
+    ("nf_arg", _I1),
+    ("s_seq", _I1),
+    ("s_op", _I1),
+    ("s_size", _I1),
+    ("s_issued", _F1),
+    ("s_attempts", _I1),
+    ("s_path", _I1),
+    ("s_started", _F1),
+    ("s_stage", _I1),
+    ("s_epoch", _I1),
+    ("s_mstate", _I1),
+    ("s_mwait", _I1),
+    ("s_sample", _I1),
+    ("s_apd_gen", _I1),
+    ("up", _I1),
+    ("alua", _I1),
+    ("out", _I1),
+    ("out_bytes", _I1),
+    ("epoch", _I1),
+    ("link_free", _F2),
+    ("rec_pout", _I1),
+    ("rec_plast", _F1),
+    ("users", _I1),
+    ("aq_slot", _I2),
+    ("aq_mirror", _I2),
+    ("aq_head", _I1),
+    ("aq_tail", _I1),
+    ("repl_free", _F1),
+    ("apd_slot", _I1),
+    ("apd_gen", _I1),
+    ("rnd", _F2),
+    ("rpos", _I1),
+    ("rmargin", _I1),
+    ("hist", _I2),
+    ("h_n", _I1),
+    ("h_total", _F1),
+    ("h_lo", _F1),
+    ("h_hi", _F1),
+    ("bytes_op", _I1),
+    ("path_bytes", _I1),
+    ("ts_ios", _I1),
+    ("ts_bytes", _I1),
+    ("ts_lat_sum", _F1),
+    ("ts_lat_max", _F1),
+    ("ts_path_ios", _I2),
+    ("path_area", _F1),
+    ("ev_t", _F1),
+    ("ev_host", _I1),
+    ("ev_kind", _I1),
+    ("ev_path", _I1),
+    ("ev_a", _I1),
+    ("ev_b", _I1),
+    ("ev_mask", _B2),
+    ("ev_avg", _F2),
+    ("tr_seq", _I1),
+    ("tr_job", _I1),
+    ("tr_op", _I1),
+    ("tr_size", _I1),
+    ("tr_issued", _F1),
+    ("tr_done", _F1),
+    ("tr_path", _I1),
+    ("tr_attempts", _I1),
+    ("ps_cur", _I1),
+    ("ps_count", _I1),
+    ("ps_sampling", _I1),
+    ("ps_cand", _I2),
+    ("ps_ncand", _I1),
+    ("ps_incand", _I2),
+    ("ps_issued", _I1),
+    ("ps_pending", _I1),
+    ("ps_sums", _F2),
+    ("ps_counts", _I2),
+    ("ps_active", _I2),
+    ("ps_nactive", _I1),
+    ("ps_avg", _F2),
+    ("ps_next_eval", _F1),
+    ("ps_rot", _I1),
+    ("ps_last", _I1),
+    ("tmp", _I1),
+    ("tmp2", _I1),
+    ("wmask", _I1),
+])
+
+
+@_jit
+def to_params(t):
+    p = structref.new(PARAMS_T)
+    p.protocol = t.protocol
+    p.window = t.window
+    p.p_array = t.p_array
+    p.p_host = t.p_host
+    p.p_local = t.p_local
+    p.p_lat_kind = t.p_lat_kind
+    p.p_lat_a = t.p_lat_a
+    p.p_lat_b = t.p_lat_b
+    p.p_bw = t.p_bw
+    p.a_conc = t.a_conc
+    p.a_peer = t.a_peer
+    p.a_svc_kind = t.a_svc_kind
+    p.a_svc_a = t.a_svc_a
+    p.a_svc_b = t.a_svc_b
+    p.r_arrays = t.r_arrays
+    p.r_lat = t.r_lat
+    p.r_bw = t.r_bw
+    p.j_host = t.j_host
+    p.j_readfrac = t.j_readfrac
+    p.j_nsizes = t.j_nsizes
+    p.j_sizes = t.j_sizes
+    p.j_cumw = t.j_cumw
+    p.s_job0 = t.s_job0
+    p.h_paths = t.h_paths
+    p.h_np = t.h_np
+    p.f_time = t.f_time
+    p.f_what = t.f_what
+    p.f_path = t.f_path
+    p.f_state = t.f_state
+    p.pol_i = t.pol_i
+    p.pol_f = t.pol_f
+    p.h_pref = t.h_pref
+    p.str_job = t.str_job
+    p.str_path = t.str_path
+    p.str_svc = t.str_svc
+    p.str_repl = t.str_repl
+    p.trace_on = t.trace_on
+    return p
+
+
+@_jit
+def to_state(t):
+    s = structref.new(STATE_T)
+    s.si = t.si
+    s.sf = t.sf
+    s.h_time = t.h_time
+    s.h_eid = t.h_eid
+    s.h_kind = t.h_kind
+    s.h_arg = t.h_arg
+    s.uf_kind = t.uf_kind
+    s.uf_arg = t.uf_arg
+    s.nf_kind = t.nf_kind
+    s.nf_arg = t.nf_arg
+    s.s_seq = t.s_seq
+    s.s_op = t.s_op
+    s.s_size = t.s_size
+    s.s_issued = t.s_issued
+    s.s_attempts = t.s_attempts
+    s.s_path = t.s_path
+    s.s_started = t.s_started
+    s.s_stage = t.s_stage
+    s.s_epoch = t.s_epoch
+    s.s_mstate = t.s_mstate
+    s.s_mwait = t.s_mwait
+    s.s_sample = t.s_sample
+    s.s_apd_gen = t.s_apd_gen
+    s.up = t.up
+    s.alua = t.alua
+    s.out = t.out
+    s.out_bytes = t.out_bytes
+    s.epoch = t.epoch
+    s.link_free = t.link_free
+    s.rec_pout = t.rec_pout
+    s.rec_plast = t.rec_plast
+    s.users = t.users
+    s.aq_slot = t.aq_slot
+    s.aq_mirror = t.aq_mirror
+    s.aq_head = t.aq_head
+    s.aq_tail = t.aq_tail
+    s.repl_free = t.repl_free
+    s.apd_slot = t.apd_slot
+    s.apd_gen = t.apd_gen
+    s.rnd = t.rnd
+    s.rpos = t.rpos
+    s.rmargin = t.rmargin
+    s.hist = t.hist
+    s.h_n = t.h_n
+    s.h_total = t.h_total
+    s.h_lo = t.h_lo
+    s.h_hi = t.h_hi
+    s.bytes_op = t.bytes_op
+    s.path_bytes = t.path_bytes
+    s.ts_ios = t.ts_ios
+    s.ts_bytes = t.ts_bytes
+    s.ts_lat_sum = t.ts_lat_sum
+    s.ts_lat_max = t.ts_lat_max
+    s.ts_path_ios = t.ts_path_ios
+    s.path_area = t.path_area
+    s.ev_t = t.ev_t
+    s.ev_host = t.ev_host
+    s.ev_kind = t.ev_kind
+    s.ev_path = t.ev_path
+    s.ev_a = t.ev_a
+    s.ev_b = t.ev_b
+    s.ev_mask = t.ev_mask
+    s.ev_avg = t.ev_avg
+    s.tr_seq = t.tr_seq
+    s.tr_job = t.tr_job
+    s.tr_op = t.tr_op
+    s.tr_size = t.tr_size
+    s.tr_issued = t.tr_issued
+    s.tr_done = t.tr_done
+    s.tr_path = t.tr_path
+    s.tr_attempts = t.tr_attempts
+    s.ps_cur = t.ps_cur
+    s.ps_count = t.ps_count
+    s.ps_sampling = t.ps_sampling
+    s.ps_cand = t.ps_cand
+    s.ps_ncand = t.ps_ncand
+    s.ps_incand = t.ps_incand
+    s.ps_issued = t.ps_issued
+    s.ps_pending = t.ps_pending
+    s.ps_sums = t.ps_sums
+    s.ps_counts = t.ps_counts
+    s.ps_active = t.ps_active
+    s.ps_nactive = t.ps_nactive
+    s.ps_avg = t.ps_avg
+    s.ps_next_eval = t.ps_next_eval
+    s.ps_rot = t.ps_rot
+    s.ps_last = t.ps_last
+    s.tmp = t.tmp
+    s.tmp2 = t.tmp2
+    s.wmask = t.wmask
+    return s
+
+
+# -- histogram ------------------------------------------------------------
+@_jit
+def bin_index(ns):
+    if ns < SUB:
+        return ns if ns > 0 else 0
+    e = 0
+    v = ns
+    while v >= 256:
+        v >>= 8
+        e += 8
+    while v > 1:
+        v >>= 1
+        e += 1
+    if e >= MAX_EXP:
+        return NBINS - 1
+    return SUB + (e - SUB_BITS) * SUB + ((ns >> (e - SUB_BITS)) - SUB)
+
+
+@_jit
+def hist_add(S, row, seconds):
+    S.hist[row, bin_index(np.int64(seconds * 1e9))] += 1
+    S.h_n[row] += 1
+    S.h_total[row] += seconds
+    if seconds < S.h_lo[row]:
+        S.h_lo[row] = seconds
+    if seconds > S.h_hi[row]:
+        S.h_hi[row] = seconds
+
+
+# -- scheduling ------------------------------------------------------------
+@_jit
+def heap_push(S, t, kind, arg):
+    eid = S.si[I_EID]
+    S.si[I_EID] = eid + 1
+    i = S.si[I_HEAPN]
+    S.si[I_HEAPN] = i + 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        pt = S.h_time[parent]
+        if pt < t or (pt == t and S.h_eid[parent] < eid):
+            break
+        S.h_time[i] = pt
+        S.h_eid[i] = S.h_eid[parent]
+        S.h_kind[i] = S.h_kind[parent]
+        S.h_arg[i] = S.h_arg[parent]
+        i = parent
+    S.h_time[i] = t
+    S.h_eid[i] = eid
+    S.h_kind[i] = kind
+    S.h_arg[i] = arg
+
+
+@_jit
+def heap_pop(S):
+    kind = S.h_kind[0]
+    arg = S.h_arg[0]
+    n = S.si[I_HEAPN] - 1
+    S.si[I_HEAPN] = n
+    if n > 0:
+        t = S.h_time[n]
+        eid = S.h_eid[n]
+        k = S.h_kind[n]
+        a = S.h_arg[n]
+        i = 0
+        while True:
+            c = 2 * i + 1
+            if c >= n:
+                break
+            if c + 1 < n and (S.h_time[c + 1] < S.h_time[c] or (S.h_time[c + 1] == S.h_time[c] and S.h_eid[c + 1] < S.h_eid[c])):
+                c += 1
+            if S.h_time[c] > t or (S.h_time[c] == t and S.h_eid[c] > eid):
+                break
+            S.h_time[i] = S.h_time[c]
+            S.h_eid[i] = S.h_eid[c]
+            S.h_kind[i] = S.h_kind[c]
+            S.h_arg[i] = S.h_arg[c]
+            i = c
+        S.h_time[i] = t
+        S.h_eid[i] = eid
+        S.h_kind[i] = k
+        S.h_arg[i] = a
+    return kind, arg
+
+
+@_jit
+def push_urgent(S, kind, arg):
+    cap = S.uf_kind.shape[0]
+    tail = S.si[I_UF_TAIL]
+    S.uf_kind[tail % cap] = kind
+    S.uf_arg[tail % cap] = arg
+    S.si[I_UF_TAIL] = tail + 1
+    S.si[I_EID] += 1
+
+
+@_jit
+def push_normal(S, kind, arg):
+    cap = S.nf_kind.shape[0]
+    tail = S.si[I_NF_TAIL]
+    S.nf_kind[tail % cap] = kind
+    S.nf_arg[tail % cap] = arg
+    S.si[I_NF_TAIL] = tail + 1
+    S.si[I_EID] += 1
+
+
+@_jit
+def timeout(S, delay, kind, arg):
+    now = S.sf[F_NOW]
+    t = now + delay
+    if t == now:  # a zero (or absorbed) delay: due now, after everything already due
+        push_normal(S, kind, arg)
+    else:
+        heap_push(S, t, kind, arg)
+
+
+# -- random variates ---------------------------------------------------------
+@_jit
+def draw_std(S, stream):
+    pos = S.rpos[stream]
+    v = S.rnd[stream, pos]
+    S.rpos[stream] = pos + 1
+    if pos + 1 > S.rnd.shape[1] - S.rmargin[0]:
+        S.si[I_REFILL] = 1
+    return v
+
+
+@_jit
+def sample(S, stream, kind, a, b):
+    if kind == D_CONST:
+        return a
+    v = draw_std(S, stream)
+    if kind == D_EXP:
+        return a * v
+    return a + (b - a) * v
+
+
+# -- recorder (same arithmetic as metrics.Recorder) --------------------------
+@_jit
+def clip(P, t0, t1):
+    return max(0.0, min(t1, P.window[1]) - max(t0, P.window[0]))
+
+
+@_jit
+def rec_issue(P, S, now):
+    S.si[I_ISSUED] += 1
+    S.sf[F_AREA] += S.si[I_INFLIGHT] * clip(P, S.sf[F_LAST_T], now)
+    S.si[I_INFLIGHT] += 1
+    S.sf[F_LAST_T] = now
+
+
+@_jit
+def rec_path(P, S, now, p, delta):
+    S.path_area[p] += S.rec_pout[p] * clip(P, S.rec_plast[p], now)
+    S.rec_pout[p] += delta
+    S.rec_plast[p] = now
+
+
+@_jit
+def rec_complete(P, S, now, op, size, latency, p, path_latency):
+    S.si[I_COMPLETED] += 1
+    S.sf[F_AREA] += S.si[I_INFLIGHT] * clip(P, S.sf[F_LAST_T], now)
+    S.si[I_INFLIGHT] -= 1
+    S.sf[F_LAST_T] = now
+    nb_ = S.ts_ios.shape[0]
+    b = min(np.int64(now / P.window[2]), nb_ - 1)
+    S.ts_ios[b] += 1
+    S.ts_bytes[b] += size
+    S.ts_lat_sum[b] += latency
+    if latency > S.ts_lat_max[b]:
+        S.ts_lat_max[b] = latency
+    S.ts_path_ios[b, p] += 1
+    if P.window[0] <= now < P.window[1]:
+        hist_add(S, H_OVERALL, latency)
+        hist_add(S, H_READ + op, latency)
+        S.bytes_op[op] += size
+        hist_add(S, H_PATH0 + p, path_latency)
+        S.path_bytes[p] += size
+
+
+# -- event log ---------------------------------------------------------------
+@_jit
+def log_event(S, now, h, kind, p, a, b):
+    e = S.si[I_NEV]
+    S.si[I_NEV] = e + 1
+    S.ev_t[e] = now
+    S.ev_host[e] = h
+    S.ev_kind[e] = kind
+    S.ev_path[e] = p
+    S.ev_a[e] = a
+    S.ev_b[e] = b
+    return e
+
+
+# -- policies ----------------------------------------------------------------
+@_jit
+def usable(S, p):
+    return S.up[p] == 1 and S.alua[p] <= 1
+
+
+@_jit
+def working_set(P, S, h, use_ano, out):
+    """alua_working_set: local indices into out; returns the count."""
+    n = 0
+    npaths = P.h_np[h]
+    if use_ano:
+        for k in range(npaths):
+            if usable(S, P.h_paths[h, k]):
+                out[n] = k
+                n += 1
+        return n
+    for k in range(npaths):
+        p = P.h_paths[h, k]
+        if usable(S, p) and S.alua[p] == 0:
+            out[n] = k
+            n += 1
+    if n == 0:
+        for k in range(npaths):
+            p = P.h_paths[h, k]
+            if usable(S, p) and S.alua[p] == 1:
+                out[n] = k
+                n += 1
+    return n
+
+
+@_jit
+def in_set(k, out, n):
+    for i in range(n):
+        if out[i] == k:
+            return True
+    return False
+
+
+@_jit
+def next_after(P, h, cur, out, n):
+    if cur < 0:
+        return out[0]
+    npaths = P.h_np[h]
+    for step in range(1, npaths + 1):
+        cand = (cur + step) % npaths
+        if in_set(cand, out, n):
+            return cand
+    return out[0]
+
+
+@_jit
+def select_fixed(P, S, h):
+    pref = P.h_pref[h]
+    if usable(S, P.h_paths[h, pref]):
+        S.ps_cur[h] = pref
+    elif S.ps_cur[h] < 0 or not usable(S, P.h_paths[h, S.ps_cur[h]]):
+        n = working_set(P, S, h, False, S.tmp)
+        S.ps_cur[h] = S.tmp[0] if n > 0 else -1
+    return S.ps_cur[h]
+
+
+@_jit
+def select_mru(P, S, h):
+    cur = S.ps_cur[h]
+    if cur >= 0 and usable(S, P.h_paths[h, cur]):
+        if S.alua[P.h_paths[h, cur]] == 0:
+            return cur
+        any_ao = False
+        for k in range(P.h_np[h]):
+            p = P.h_paths[h, k]
+            if usable(S, p) and S.alua[p] == 0:
+                any_ao = True
+        if not any_ao:
+            return cur
+    n = working_set(P, S, h, False, S.tmp)
+    S.ps_cur[h] = S.tmp[0] if n > 0 else -1
+    return S.ps_cur[h]
+
+
+@_jit
+def select_rr(P, S, h, size):
+    n = working_set(P, S, h, P.pol_i[3] != 0, S.tmp)
+    if n == 0:
+        return -1
+    cur = S.ps_cur[h]
+    if cur < 0 or not in_set(cur, S.tmp, n) or S.ps_count[h] >= P.pol_i[2]:
+        cur = next_after(P, h, cur, S.tmp, n)
+        S.ps_count[h] = 0
+    S.ps_cur[h] = cur
+    S.ps_count[h] += 1 if P.pol_i[1] == 0 else size
+    return cur
+
+
+@_jit
+def lat_open_window(P, S, h, n, now):
+    S.ps_sampling[h] = 1
+    S.ps_ncand[h] = n
+    S.ps_incand[h, :] = 0
+    for i in range(n):
+        S.ps_cand[h, i] = S.tmp[i]
+        S.ps_incand[h, S.tmp[i]] = 1
+    S.ps_issued[h] = 0
+    # forget samples of the previous window still in flight (the dict is cleared)
+    for s in range(S.s_sample.shape[0]):
+        if P.j_host[P.s_job0[s]] == h:
+            S.s_sample[s] = -1
+    S.ps_pending[h] = 0
+    S.ps_sums[h, :] = 0.0
+    S.ps_counts[h, :] = 0
+    e = log_event(S, now, h, LOG_SAMPLING, -1, 0, 0)
+    S.ev_mask[e, :] = 0
+    for i in range(n):
+        S.ev_mask[e, P.h_paths[h, S.tmp[i]]] = 1
+
+
+@_jit
+def working_mask(P, S, h):
+    """wmask[k] = 1 for the local paths in the ALUA working set; returns the count."""
+    n = working_set(P, S, h, P.pol_i[3] != 0, S.tmp)
+    S.wmask[: P.h_np[h]] = 0
+    for i in range(n):
+        S.wmask[S.tmp[i]] = 1
+    return n
+
+
+@_jit
+def lat_sample_path(P, S, h):
+    """The next sample target still in the working set (wmask), or -1."""
+    nc = S.ps_ncand[h]
+    total = P.pol_i[4] * nc
+    while S.ps_issued[h] < total:
+        k = S.ps_cand[h, S.ps_issued[h] % nc]
+        S.ps_issued[h] += 1
+        if S.wmask[k] == 1:
+            return k
+    return -1
+
+
+@_jit
+def lat_evaluate(P, S, h, now):
+    nc = S.ps_ncand[h]
+    working_mask(P, S, h)
+    S.ps_sampling[h] = 0
+    S.ps_next_eval[h] = now + P.pol_f[0]
+    nsampled = 0
+    for i in range(nc):
+        k = S.ps_cand[h, i]
+        if S.ps_counts[h, k] > 0 and S.wmask[k] == 1:
+            nsampled += 1
+    if nsampled == 0:
+        S.ps_nactive[h] = 0
+        return
+    best = np.inf
+    S.ps_avg[h, :] = np.nan
+    for i in range(nc):
+        k = S.ps_cand[h, i]
+        if S.ps_counts[h, k] > 0 and S.wmask[k] == 1:
+            avg = S.ps_sums[h, k] / S.ps_counts[h, k]
+            S.ps_avg[h, k] = avg
+            if avg < best:
+                best = avg
+    na = 0
+    for i in range(nc):
+        k = S.ps_cand[h, i]
+        avg = S.ps_avg[h, k]
+        if avg == avg:  # sampled
+            if P.pol_i[5] == 1 or avg <= best * (1.0 + P.pol_f[1]):
+                S.ps_active[h, na] = k
+                na += 1
+    S.ps_nactive[h] = na
+    S.ps_rot[h] = 0
+    e = log_event(S, now, h, LOG_EVALUATION, -1, 0, 0)
+    S.ev_mask[e, :] = 0
+    S.ev_avg[e, :] = np.nan
+    for i in range(nc):
+        k = S.ps_cand[h, i]
+        p = P.h_paths[h, k]
+        S.ev_mask[e, p] = 2  # candidate, dropped unless chosen below
+        S.ev_avg[e, p] = S.ps_avg[h, k]
+    for i in range(na):
+        S.ev_mask[e, P.h_paths[h, S.ps_active[h, i]]] = 1
+
+
+@_jit
+def select_latency(P, S, h, s, now):
+    while True:
+        n = working_mask(P, S, h)
+        if n == 0:
+            return -1
+        # in use: the chosen paths still in the working set
+        m = 0
+        for i in range(S.ps_nactive[h]):
+            k = S.ps_active[h, i]
+            if S.wmask[k] == 1:
+                S.tmp2[m] = k
+                m += 1
+        if S.ps_sampling[h] == 0 and (now >= S.ps_next_eval[h] or m == 0):
+            lat_open_window(P, S, h, n, now)
+        if S.ps_sampling[h] == 1:
+            k = lat_sample_path(P, S, h)
+            if k >= 0:
+                if S.s_sample[s] < 0:  # a dict entry per I/O: a retried sample replaces its own
+                    S.ps_pending[h] += 1
+                S.s_sample[s] = P.h_paths[h, k]
+                S.ps_last[h] = k
+                return k
+            if S.ps_pending[h] == 0:
+                lat_evaluate(P, S, h, now)
+                continue
+        if m == 0:
+            for i in range(n):
+                S.tmp2[i] = S.tmp[i]
+            m = n
+        if P.pol_i[5] == 1 and S.ps_sampling[h] == 0:
+            best_k = -1
+            best = 0.0
+            for i in range(m):
+                k = S.tmp2[i]
+                p = P.h_paths[h, k]
+                avg = S.ps_avg[h, k]
+                if avg != avg:
+                    avg = 0.0
+                score = avg * (S.out[p] + 1)
+                if best_k < 0 or score < best:
+                    best_k = k
+                    best = score
+            k = best_k
+        else:
+            k = S.tmp2[S.ps_rot[h] % m]
+            S.ps_rot[h] += 1
+        S.ps_last[h] = k
+        return k
+
+
+@_jit
+def lat_on_complete(P, S, h, s, p, size, latency, now):
+    expected = S.s_sample[s]
+    if expected < 0:
+        return
+    S.s_sample[s] = -1
+    S.ps_pending[h] -= 1
+    k = P.p_local[p]
+    if expected == p and S.ps_incand[h, k] == 1:
+        bw = P.p_bw[p]
+        value = latency
+        if bw > 0.0:
+            value = max(latency - (size - 4096) / bw, 0.0)
+        S.ps_sums[h, k] += value
+        S.ps_counts[h, k] += 1
+    if S.ps_sampling[h] == 1 and S.ps_pending[h] == 0 and S.ps_issued[h] >= P.pol_i[4] * S.ps_ncand[h]:
+        lat_evaluate(P, S, h, now)
+
+
+@_jit
+def lat_on_path_change(P, S, h, p, now):
+    if not usable(S, p) and S.ps_sampling[h] == 1:
+        for s in range(S.s_sample.shape[0]):
+            if S.s_sample[s] == p:
+                S.s_sample[s] = -1
+                S.ps_pending[h] -= 1
+        if S.ps_pending[h] == 0 and S.ps_issued[h] >= P.pol_i[4] * S.ps_ncand[h]:
+            lat_evaluate(P, S, h, now)
+
+
+@_jit
+def select(P, S, h, s, now):
+    """The policy's choice for slot s's I/O: a global path index, or -1."""
+    kind = P.pol_i[0]
+    if kind == POL_RR:
+        k = select_rr(P, S, h, S.s_size[s])
+    elif kind == POL_LATENCY:
+        k = select_latency(P, S, h, s, now)
+    elif kind == POL_FIXED:
+        k = select_fixed(P, S, h)
+    else:
+        k = select_mru(P, S, h)
+    return -1 if k < 0 else P.h_paths[h, k]
+
+
+# -- the life of one I/O -------------------------------------------------------
+@_jit
+def leg(P, S, s, p, direction, nbytes):
+    now = S.sf[F_NOW]
+    delay = sample(S, P.str_path[p], P.p_lat_kind[p], P.p_lat_a[p], P.p_lat_b[p])
+    bw = P.p_bw[p]
+    if nbytes != 0 and bw > 0.0:
+        start = max(now, S.link_free[p, direction])
+        done = start + nbytes / bw
+        S.link_free[p, direction] = done
+        delay += done - now
+    S.s_epoch[s] = S.epoch[p]
+    timeout(S, delay, EV_LEG, s)
+
+
+@_jit
+def trigger_put(S, a, conc):
+    head = S.aq_head[a]
+    if head < S.aq_tail[a] and S.users[a] < conc:
+        cap = S.aq_slot.shape[1]
+        slot = S.aq_slot[a, head % cap]
+        mirror = S.aq_mirror[a, head % cap]
+        S.aq_head[a] = head + 1
+        S.users[a] += 1
+        push_normal(S, EV_GRANT_MIRROR if mirror else EV_GRANT_MAIN, slot)
+
+
+@_jit
+def request(P, S, a, s, mirror):
+    cap = S.aq_slot.shape[1]
+    tail = S.aq_tail[a]
+    S.aq_slot[a, tail % cap] = s
+    S.aq_mirror[a, tail % cap] = mirror
+    S.aq_tail[a] = tail + 1
+    trigger_put(S, a, P.a_conc[a])
+
+
+@_jit
+def release(S, a):
+    S.users[a] -= 1
+    push_normal(S, EV_RELEASE, a)
+
+
+@_jit
+def begin_attempt(P, S, s):
+    """The top of io_life's loop: ask the policy, then send the first frame."""
+    now = S.sf[F_NOW]
+    h = P.j_host[P.s_job0[s]]
+    p = select(P, S, h, s, now)
+    if p < 0:  # no usable path: wait for the next path change
+        S.s_stage[s] = ST_APD
+        cap = S.apd_slot.shape[0]
+        tail = S.si[I_APD_TAIL]
+        S.apd_slot[tail % cap] = s
+        S.apd_gen[tail % cap] = S.si[I_APD_GEN]
+        S.si[I_APD_TAIL] = tail + 1
+        return
+    S.s_attempts[s] += 1
+    if S.s_attempts[s] > 1:
+        S.si[I_RETRIED] += 1
+    S.s_started[s] = now
+    S.s_path[s] = p
+    S.out[p] += 1
+    S.out_bytes[p] += S.s_size[s]
+    rec_path(P, S, now, p, 1)
+    if S.s_op[s] == 0:
+        S.s_stage[s] = ST_R_CMD
+        leg(P, S, s, p, 0, 0)
+    elif P.protocol[0] == 0:
+        S.s_stage[s] = ST_W_CMD
+        leg(P, S, s, p, 0, 0)
+    else:
+        S.s_stage[s] = ST_W_DATA
+        leg(P, S, s, p, 0, S.s_size[s])
+
+
+@_jit
+def new_io(P, S, s):
+    now = S.sf[F_NOW]
+    j = P.s_job0[s]
+    st = P.str_job[j]
+    u = draw_std(S, st)
+    op = 0 if u < P.j_readfrac[j] else 1
+    size = P.j_sizes[j, 0]
+    if P.j_nsizes[j] > 1:
+        u2 = draw_std(S, st)
+        acc = 0.0
+        for k in range(P.j_nsizes[j]):
+            size = P.j_sizes[j, k]
+            acc += P.j_cumw[j, k]
+            if u2 < acc:
+                break
+    S.si[I_SEQ] += 1
+    S.s_seq[s] = S.si[I_SEQ]
+    S.s_op[s] = op
+    S.s_size[s] = size
+    S.s_issued[s] = now
+    S.s_attempts[s] = 0
+    S.s_mstate[s] = M_NONE
+    rec_issue(P, S, now)
+    begin_attempt(P, S, s)
+
+
+@_jit
+def end_attempt(P, S, s, p):
+    now = S.sf[F_NOW]
+    S.out[p] -= 1
+    S.out_bytes[p] -= S.s_size[s]
+    rec_path(P, S, now, p, -1)
+
+
+@_jit
+def complete(P, S, s):
+    now = S.sf[F_NOW]
+    p = S.s_path[s]
+    end_attempt(P, S, s, p)
+    on_path = now - S.s_started[s]
+    h = P.j_host[P.s_job0[s]]
+    if P.pol_i[0] == POL_LATENCY:
+        lat_on_complete(P, S, h, s, p, S.s_size[s], on_path, now)
+    rec_complete(P, S, now, S.s_op[s], S.s_size[s], now - S.s_issued[s], p, on_path)
+    if P.trace_on[0]:
+        t = S.si[I_NTRACE]
+        S.si[I_NTRACE] = t + 1
+        S.tr_seq[t] = S.s_seq[s]
+        S.tr_job[t] = P.s_job0[s]
+        S.tr_op[t] = S.s_op[s]
+        S.tr_size[t] = S.s_size[s]
+        S.tr_issued[t] = S.s_issued[s]
+        S.tr_done[t] = now
+        S.tr_path[t] = p
+        S.tr_attempts[t] = S.s_attempts[s]
+    new_io(P, S, s)
+
+
+@_jit
+def status_leg(P, S, s):
+    S.s_stage[s] = ST_W_STATUS
+    leg(P, S, s, S.s_path[s], 1, 0)
+
+
+@_jit
+def on_leg(P, S, s):
+    p = S.s_path[s]
+    if S.epoch[p] != S.s_epoch[s] or S.up[p] == 0:  # the frame was lost: retry
+        end_attempt(P, S, s, p)
+        begin_attempt(P, S, s)
+        return
+    stage = S.s_stage[s]
+    a = P.p_array[p]
+    if stage == ST_R_CMD:
+        S.s_stage[s] = ST_R_SVC
+        request(P, S, a, s, 0)
+    elif stage == ST_W_CMD:
+        S.s_stage[s] = ST_W_XFER
+        leg(P, S, s, p, 1, 0)
+    elif stage == ST_W_XFER:
+        S.s_stage[s] = ST_W_DATA
+        leg(P, S, s, p, 0, S.s_size[s])
+    elif stage == ST_W_DATA:
+        if P.a_peer[a] >= 0:
+            S.s_mstate[s] = M_RUNNING
+            S.s_mwait[s] = 0
+            push_urgent(S, EV_MIRROR_INIT, s)
+        S.s_stage[s] = ST_W_SVC
+        request(P, S, a, s, 0)
+    else:  # ST_R_DATA or ST_W_STATUS: done
+        complete(P, S, s)
+
+
+@_jit
+def on_service_done(P, S, s):
+    p = S.s_path[s]
+    a = P.p_array[p]
+    release(S, a)
+    if S.s_op[s] == 0:
+        S.s_stage[s] = ST_R_DATA
+        leg(P, S, s, p, 1, S.s_size[s])
+    elif P.a_peer[a] >= 0 and S.s_mstate[s] != M_PROCESSED:
+        S.s_stage[s] = ST_W_MIRROR_WAIT
+        S.s_mwait[s] = 1
+    else:
+        status_leg(P, S, s)
+
+
+@_jit
+def mirror_direction(P, a):
+    return 0 if a == P.r_arrays[0] else 1
+
+
+@_jit
+def on_mirror_init(P, S, s):
+    now = S.sf[F_NOW]
+    a = P.p_array[S.s_path[s]]
+    d = mirror_direction(P, a)
+    delay = sample(S, P.str_repl[0], np.int64(P.r_lat[0]), P.r_lat[1], P.r_lat[2])
+    bw = P.r_bw[0]
+    if bw > 0.0:
+        start = max(now, S.repl_free[d])
+        done = start + S.s_size[s] / bw
+        S.repl_free[d] = done
+        delay += done - now
+    timeout(S, delay, EV_M_FWD, s)
+
+
+@_jit
+def apply_fault(P, S, f):
+    now = S.sf[F_NOW]
+    p = P.f_path[f]
+    what = P.f_what[f]
+    if what == 0:
+        S.up[p] = 0
+        S.epoch[p] += 1
+    elif what == 1:
+        S.up[p] = 1
+    else:
+        S.alua[p] = P.f_state[f]
+    h = P.p_host[p]
+    log_event(S, now, h, LOG_PATH_DOWN + what, p, S.alua[p], S.up[p])
+    if P.pol_i[0] == POL_LATENCY:
+        lat_on_path_change(P, S, h, p, now)
+    push_normal(S, EV_PATH_CHANGED, S.si[I_APD_GEN])
+    S.si[I_APD_GEN] += 1
+
+
+@_jit
+def fault_loop(P, S):
+    """The fault timeline process: apply every fault due now, then wait for the next."""
+    nf = P.f_time.shape[0]
+    while S.si[I_FAULT_NEXT] < nf:
+        f = S.si[I_FAULT_NEXT]
+        now = S.sf[F_NOW]
+        if P.f_time[f] > now:
+            timeout(S, P.f_time[f] - now, EV_FAULT, f)
+            return
+        S.si[I_FAULT_NEXT] = f + 1
+        apply_fault(P, S, f)
+
+
+@_jit
+def dispatch(P, S, kind, arg):
+    if kind == EV_LEG:
+        on_leg(P, S, arg)
+    elif kind == EV_GRANT_MAIN:
+        p = S.s_path[arg]
+        a = P.p_array[p]
+        op = S.s_op[arg]
+        st = P.str_svc[a, op]
+        timeout(S, sample(S, st, P.a_svc_kind[a, op], P.a_svc_a[a, op], P.a_svc_b[a, op]), EV_SVC_MAIN, arg)
+    elif kind == EV_SVC_MAIN:
+        on_service_done(P, S, arg)
+    elif kind == EV_RELEASE:
+        trigger_put(S, arg, P.a_conc[arg])
+    elif kind == EV_MIRROR_INIT:
+        on_mirror_init(P, S, arg)
+    elif kind == EV_M_FWD:
+        request(P, S, P.a_peer[P.p_array[S.s_path[arg]]], arg, 1)
+    elif kind == EV_GRANT_MIRROR:
+        peer = P.a_peer[P.p_array[S.s_path[arg]]]
+        timeout(S, sample(S, P.str_svc[peer, 1], P.a_svc_kind[peer, 1], P.a_svc_a[peer, 1], P.a_svc_b[peer, 1]), EV_M_SVC, arg)
+    elif kind == EV_M_SVC:
+        release(S, P.a_peer[P.p_array[S.s_path[arg]]])
+        timeout(S, sample(S, P.str_repl[0], np.int64(P.r_lat[0]), P.r_lat[1], P.r_lat[2]), EV_M_ACK, arg)
+    elif kind == EV_M_ACK:  # the mirror process returns: its own event is scheduled
+        S.s_mstate[arg] = M_END_SCHEDULED
+        push_normal(S, EV_M_END, arg)
+    elif kind == EV_M_END:
+        S.s_mstate[arg] = M_PROCESSED
+        if S.s_mwait[arg] == 1:
+            S.s_mwait[arg] = 0
+            status_leg(P, S, arg)
+    elif kind == EV_INIT:
+        new_io(P, S, arg)
+    elif kind == EV_FAULT_INIT:
+        fault_loop(P, S)
+    elif kind == EV_FAULT:
+        S.si[I_FAULT_NEXT] = arg + 1
+        apply_fault(P, S, arg)
+        fault_loop(P, S)
+    elif kind == EV_PATH_CHANGED:
+        cap = S.apd_slot.shape[0]
+        while S.si[I_APD_HEAD] < S.si[I_APD_TAIL] and S.apd_gen[S.si[I_APD_HEAD] % cap] == arg:
+            s = S.apd_slot[S.si[I_APD_HEAD] % cap]
+            S.si[I_APD_HEAD] += 1
+            begin_attempt(P, S, s)
+
+
+@_jit
+def _loop(P, S, t_stop, ev_room, trace_room):
+    """Process events until the end of the run, ``t_stop``, or a buffer needs Python."""
+    end = P.window[1]
+    ucap = S.uf_kind.shape[0]
+    ncap = S.nf_kind.shape[0]
+    while True:
+        if S.si[I_REFILL] != 0:
+            return REFILL
+        if S.si[I_NEV] > ev_room or S.si[I_NTRACE] > trace_room:
+            return BUFFERS_FULL
+        now = S.sf[F_NOW]
+        if S.si[I_UF_HEAD] < S.si[I_UF_TAIL]:
+            i = S.si[I_UF_HEAD] % ucap
+            S.si[I_UF_HEAD] += 1
+            dispatch(P, S, S.uf_kind[i], S.uf_arg[i])
+        elif S.si[I_HEAPN] > 0 and S.h_time[0] == now:
+            kind, arg = heap_pop(S)
+            dispatch(P, S, kind, arg)
+        elif S.si[I_NF_HEAD] < S.si[I_NF_TAIL]:
+            i = S.si[I_NF_HEAD] % ncap
+            S.si[I_NF_HEAD] += 1
+            dispatch(P, S, S.nf_kind[i], S.nf_arg[i])
+        elif S.si[I_HEAPN] > 0:
+            t = S.h_time[0]
+            if t >= end:
+                return DONE
+            if t >= t_stop:
+                return PAUSED
+            S.sf[F_NOW] = t
+            kind, arg = heap_pop(S)
+            dispatch(P, S, kind, arg)
+        else:
+            return DONE
+
+
+@_jit
+def run_kernel(params, state, t_stop, ev_room, trace_room):
+    """Process events until the end of the run, ``t_stop``, or a buffer needs Python."""
+    return _loop(to_params(params), to_state(state), t_stop, ev_room, trace_room)

@@ -1,0 +1,408 @@
+"""The fast engine: the reference model compiled with numba, for sweeps and long runs.
+
+Same model, same random streams, same event order as the reference engine
+(``_kernel.py`` says how), so a run gives the same numbers on either engine;
+only built-in policies run here. This module lays the compiled :class:`Model`
+out as arrays, feeds the kernel blocks of pre-drawn random variates, and turns
+its arrays back into :class:`RunMetrics`.
+
+Memory is fixed by the model's size (paths, slots, histogram bins) plus one
+row per time-series interval; it does not grow with the number of I/Os.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from ..distributions import Constant, Exponential, Uniform
+from ..metrics import LogHistogram, RunMetrics
+from ..model import Model
+from ..policies import PolicySpec, parse_spec
+from . import _kernel as K
+from .streams import make_streams
+
+__all__ = ["run_fast", "supports"]
+
+_ALUA = {"AO": 0, "ANO": 1, "standby": 2, "unavailable": 3}
+_ALUA_NAMES = {v: k for k, v in _ALUA.items()}
+_POLICY = {"fixed": K.POL_FIXED, "mru": K.POL_MRU, "rr": K.POL_RR, "latency": K.POL_LATENCY}
+_FAULT = {"path_down": 0, "path_up": 1, "alua": 2}
+_LOG_NAMES = {K.LOG_PATH_DOWN: "path_down", K.LOG_PATH_UP: "path_up", K.LOG_ALUA: "alua"}
+BLOCK = 8192
+EVENT_CAP = 4096
+TRACE_CAP = 1 << 16
+
+
+def supports(policy: Any) -> bool:
+    """True when the fast engine has this policy built in."""
+    if isinstance(policy, str):
+        try:
+            policy = parse_spec(policy)[0]
+        except ValueError:
+            return False
+    return isinstance(policy, PolicySpec) and policy.name in _POLICY
+
+
+def _dist(d) -> tuple[int, float, float]:
+    if isinstance(d, Constant):
+        return K.D_CONST, d.value, 0.0
+    if isinstance(d, Exponential):
+        return K.D_EXP, d.mean_value, 0.0
+    if isinstance(d, Uniform):
+        return K.D_UNIFORM, d.low, d.high
+    raise TypeError(f"the fast engine has no sampler for {type(d).__name__}")
+
+
+def _build(model: Model, spec: PolicySpec, trace: bool):
+    P, A, J, H = len(model.paths), len(model.arrays), len(model.jobs), len(model.hosts)
+    host_paths = [model.host_paths(h) for h in range(H)]
+    MP = max(1, max(len(hp) for hp in host_paths))
+    slots = [j.index for j in model.jobs for _ in range(j.iodepth)]
+    N = len(slots)
+    S_max = max(len(j.sizes) for j in model.jobs)
+
+    i64, f64 = np.int64, np.float64
+    p_lat = np.array([_dist(p.one_way_latency) for p in model.paths], dtype=f64).reshape(P, 3)
+    svc = np.array([[_dist(a.read_service), _dist(a.write_service)] for a in model.arrays], dtype=f64).reshape(A, 2, 3)
+    repl = model.replication
+    r_lat = np.array(_dist(repl.one_way_latency) if repl else (K.D_CONST, 0.0, 0.0), dtype=f64)
+
+    # stream ids: jobs, then paths, then (array, op) service, then replication
+    str_job = np.arange(J, dtype=i64)
+    str_path = J + np.arange(P, dtype=i64)
+    str_svc = (J + P + np.arange(2 * A, dtype=i64)).reshape(A, 2)
+    str_repl = np.array([J + P + 2 * A], dtype=i64)
+    n_streams = J + P + 2 * A + 1
+
+    h_paths = np.full((H, MP), -1, dtype=i64)
+    h_np = np.zeros(H, dtype=i64)
+    p_local = np.zeros(P, dtype=i64)
+    for h, hp in enumerate(host_paths):
+        h_np[h] = len(hp)
+        for k, p in enumerate(hp):
+            h_paths[h, k] = p.index
+            p_local[p.index] = k
+
+    params = spec.as_dict()
+    pol_i = np.zeros(8, dtype=i64)
+    pol_f = np.zeros(4, dtype=f64)
+    pol_i[0] = _POLICY[spec.name]
+    h_pref = np.zeros(H, dtype=i64)
+    if spec.name == "rr":
+        pol_i[1] = 0 if params["type"] == "iops" else 1
+        pol_i[2] = params["iops"] if params["type"] == "iops" else params["bytes"]
+        pol_i[3] = params["use_ano"]
+    elif spec.name == "latency":
+        pol_i[3] = params["use_ano"]
+        pol_i[4] = params["num_sampling_cycles"]
+        pol_i[5] = 0 if params["variant"] == "min-set" else 1
+        pol_f[0] = params["latency_eval_time"] / 1000.0
+        pol_f[1] = params["tolerance"]
+    elif spec.name == "fixed":
+        for h, hp in enumerate(host_paths):
+            named = [k for k, p in enumerate(hp) if p.name == params["preferred"]]
+            ao = [k for k, p in enumerate(hp) if p.alua == "AO"]
+            h_pref[h] = named[0] if named else (ao[0] if ao else 0)
+
+    n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
+    faults = model.faults
+    prm = K.Params(
+        protocol=np.array([0 if model.protocol == "scsi" else 1], dtype=i64),
+        window=np.array([model.ramp, model.end, model.interval, 0.0], dtype=f64),
+        p_array=np.array([p.array for p in model.paths], dtype=i64),
+        p_host=np.array([p.host for p in model.paths], dtype=i64),
+        p_local=p_local,
+        p_lat_kind=p_lat[:, 0].astype(i64),
+        p_lat_a=p_lat[:, 1].copy(),
+        p_lat_b=p_lat[:, 2].copy(),
+        p_bw=np.array([p.bandwidth or 0.0 for p in model.paths], dtype=f64),
+        a_conc=np.array([a.concurrency for a in model.arrays], dtype=i64),
+        a_peer=np.array([-1 if a.peer is None else a.peer for a in model.arrays], dtype=i64),
+        a_svc_kind=svc[:, :, 0].astype(i64),
+        a_svc_a=svc[:, :, 1].copy(),
+        a_svc_b=svc[:, :, 2].copy(),
+        r_arrays=np.array(repl.arrays if repl else (-1, -1), dtype=i64),
+        r_lat=r_lat,
+        r_bw=np.array([(repl.bandwidth or 0.0) if repl else 0.0], dtype=f64),
+        j_host=np.array([j.host for j in model.jobs], dtype=i64),
+        j_readfrac=np.array([j.read_fraction for j in model.jobs], dtype=f64),
+        j_nsizes=np.array([len(j.sizes) for j in model.jobs], dtype=i64),
+        j_sizes=np.array([list(j.sizes) + [0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=i64),
+        j_cumw=np.array([list(j.size_weights) + [0.0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=f64),
+        s_job0=np.array(slots, dtype=i64),
+        h_paths=h_paths,
+        h_np=h_np,
+        f_time=np.array([f.at for f in faults], dtype=f64),
+        f_what=np.array([_FAULT[f.what] for f in faults], dtype=i64),
+        f_path=np.array([f.path for f in faults], dtype=i64),
+        f_state=np.array([_ALUA.get(f.state or "AO", 0) for f in faults], dtype=i64),
+        pol_i=pol_i,
+        pol_f=pol_f,
+        h_pref=h_pref,
+        str_job=str_job,
+        str_path=str_path,
+        str_svc=str_svc,
+        str_repl=str_repl,
+        trace_on=np.array([1 if trace else 0], dtype=i64),
+    )
+
+    heap_cap = 2 * N + 16
+    fifo_cap = 8 * N + 64
+    margin = 2 * N + 16
+    block = max(BLOCK, 4 * margin)
+    tcap = TRACE_CAP if trace else 1
+    st = K.State(
+        si=np.zeros(K.N_SI, dtype=i64),
+        sf=np.zeros(K.N_SF, dtype=f64),
+        h_time=np.zeros(heap_cap, dtype=f64),
+        h_eid=np.zeros(heap_cap, dtype=i64),
+        h_kind=np.zeros(heap_cap, dtype=i64),
+        h_arg=np.zeros(heap_cap, dtype=i64),
+        uf_kind=np.zeros(fifo_cap, dtype=i64),
+        uf_arg=np.zeros(fifo_cap, dtype=i64),
+        nf_kind=np.zeros(fifo_cap, dtype=i64),
+        nf_arg=np.zeros(fifo_cap, dtype=i64),
+        s_seq=np.zeros(N, dtype=i64),
+        s_op=np.zeros(N, dtype=i64),
+        s_size=np.zeros(N, dtype=i64),
+        s_issued=np.zeros(N, dtype=f64),
+        s_attempts=np.zeros(N, dtype=i64),
+        s_path=np.zeros(N, dtype=i64),
+        s_started=np.zeros(N, dtype=f64),
+        s_stage=np.zeros(N, dtype=i64),
+        s_epoch=np.zeros(N, dtype=i64),
+        s_mstate=np.zeros(N, dtype=i64),
+        s_mwait=np.zeros(N, dtype=i64),
+        s_sample=np.full(N, -1, dtype=i64),
+        s_apd_gen=np.zeros(N, dtype=i64),
+        up=np.ones(P, dtype=i64),
+        alua=np.array([_ALUA[p.alua] for p in model.paths], dtype=i64),
+        out=np.zeros(P, dtype=i64),
+        out_bytes=np.zeros(P, dtype=i64),
+        epoch=np.zeros(P, dtype=i64),
+        link_free=np.zeros((P, 2), dtype=f64),
+        rec_pout=np.zeros(P, dtype=i64),
+        rec_plast=np.zeros(P, dtype=f64),
+        users=np.zeros(A, dtype=i64),
+        aq_slot=np.zeros((A, 2 * N + 4), dtype=i64),
+        aq_mirror=np.zeros((A, 2 * N + 4), dtype=i64),
+        aq_head=np.zeros(A, dtype=i64),
+        aq_tail=np.zeros(A, dtype=i64),
+        repl_free=np.zeros(2, dtype=f64),
+        apd_slot=np.zeros(4 * N + 8, dtype=i64),
+        apd_gen=np.zeros(4 * N + 8, dtype=i64),
+        rnd=np.zeros((n_streams, block), dtype=f64),
+        rpos=np.full(n_streams, block, dtype=i64),  # empty: filled before the first call
+        rmargin=np.array([margin], dtype=i64),
+        hist=np.zeros((K.H_PATH0 + P, K.NBINS), dtype=i64),
+        h_n=np.zeros(K.H_PATH0 + P, dtype=i64),
+        h_total=np.zeros(K.H_PATH0 + P, dtype=f64),
+        h_lo=np.full(K.H_PATH0 + P, np.inf, dtype=f64),
+        h_hi=np.zeros(K.H_PATH0 + P, dtype=f64),
+        bytes_op=np.zeros(2, dtype=i64),
+        path_bytes=np.zeros(P, dtype=i64),
+        ts_ios=np.zeros(n_bins, dtype=i64),
+        ts_bytes=np.zeros(n_bins, dtype=i64),
+        ts_lat_sum=np.zeros(n_bins, dtype=f64),
+        ts_lat_max=np.zeros(n_bins, dtype=f64),
+        ts_path_ios=np.zeros((n_bins, P), dtype=i64),
+        path_area=np.zeros(P, dtype=f64),
+        ev_t=np.zeros(EVENT_CAP, dtype=f64),
+        ev_host=np.zeros(EVENT_CAP, dtype=i64),
+        ev_kind=np.zeros(EVENT_CAP, dtype=i64),
+        ev_path=np.zeros(EVENT_CAP, dtype=i64),
+        ev_a=np.zeros(EVENT_CAP, dtype=i64),
+        ev_b=np.zeros(EVENT_CAP, dtype=i64),
+        ev_mask=np.zeros((EVENT_CAP, P), dtype=np.int8),
+        ev_avg=np.zeros((EVENT_CAP, P), dtype=f64),
+        tr_seq=np.zeros(tcap, dtype=i64),
+        tr_job=np.zeros(tcap, dtype=i64),
+        tr_op=np.zeros(tcap, dtype=i64),
+        tr_size=np.zeros(tcap, dtype=i64),
+        tr_issued=np.zeros(tcap, dtype=f64),
+        tr_done=np.zeros(tcap, dtype=f64),
+        tr_path=np.zeros(tcap, dtype=i64),
+        tr_attempts=np.zeros(tcap, dtype=i64),
+        ps_cur=np.full(H, -1, dtype=i64),
+        ps_count=np.zeros(H, dtype=i64),
+        ps_sampling=np.zeros(H, dtype=i64),
+        ps_cand=np.zeros((H, MP), dtype=i64),
+        ps_ncand=np.zeros(H, dtype=i64),
+        ps_incand=np.zeros((H, MP), dtype=i64),
+        ps_issued=np.zeros(H, dtype=i64),
+        ps_pending=np.zeros(H, dtype=i64),
+        ps_sums=np.zeros((H, MP), dtype=f64),
+        ps_counts=np.zeros((H, MP), dtype=i64),
+        ps_active=np.zeros((H, MP), dtype=i64),
+        ps_nactive=np.zeros(H, dtype=i64),
+        ps_avg=np.full((H, MP), np.nan, dtype=f64),
+        ps_next_eval=np.zeros(H, dtype=f64),
+        ps_rot=np.zeros(H, dtype=i64),
+        ps_last=np.full(H, -1, dtype=i64),
+        tmp=np.zeros(MP, dtype=i64),
+        tmp2=np.zeros(MP, dtype=i64),
+        wmask=np.zeros(MP, dtype=i64),
+    )
+    # The processes SimPy starts first: every job slot, then the fault timeline.
+    for s in range(N):
+        K.push_urgent.py_func(st, K.EV_INIT, s)
+    if faults:
+        K.push_urgent.py_func(st, K.EV_FAULT_INIT, 0)
+
+    # what each stream draws: standard uniforms or standard exponentials
+    streams = make_streams(model)
+    kinds: list[tuple[np.random.Generator, int]] = [(g, K.D_UNIFORM) for g in streams.jobs]
+    kinds += [(g, int(p_lat[i, 0])) for i, g in enumerate(streams.paths)]
+    for a in range(A):
+        for op in range(2):
+            kinds.append((streams.service[a][op], int(svc[a, op, 0])))
+    kinds.append((streams.replication, int(r_lat[0])))
+    return prm, st, kinds
+
+
+def _refill(st, kinds) -> None:
+    block = st.rnd.shape[1]
+    limit = block - int(st.rmargin[0])
+    for s, (gen, kind) in enumerate(kinds):
+        pos = int(st.rpos[s])
+        if pos <= limit or kind == K.D_CONST:
+            continue
+        rest = block - pos
+        st.rnd[s, :rest] = st.rnd[s, pos:]
+        st.rnd[s, rest:] = gen.standard_exponential(block - rest) if kind == K.D_EXP else gen.random(block - rest)
+        st.rpos[s] = 0
+    st.si[K.I_REFILL] = 0
+
+
+def _drain_events(model: Model, st, out: list[dict[str, Any]]) -> None:
+    names = [p.name for p in model.paths]
+    for e in range(int(st.si[K.I_NEV])):
+        t = float(st.ev_t[e])
+        device = model.hosts[int(st.ev_host[e])]
+        kind = int(st.ev_kind[e])
+        mask = st.ev_mask[e]
+        if kind == K.LOG_SAMPLING:
+            out.append({"t": t, "device": device, "event": "sampling_started",
+                        "candidates": [names[p] for p in range(len(names)) if mask[p] == 1]})
+        elif kind == K.LOG_EVALUATION:
+            avg = st.ev_avg[e]
+            sampled = [p for p in range(len(names)) if mask[p] > 0 and not math.isnan(avg[p])]
+            out.append({"t": t, "device": device, "event": "evaluation",
+                        "latency_us": {names[p]: round(float(avg[p]) * 1e6, 3) for p in sampled},
+                        "active": [names[p] for p in range(len(names)) if mask[p] == 1],
+                        "dropped": [names[p] for p in range(len(names)) if mask[p] == 2]})
+        else:
+            p = int(st.ev_path[e])
+            out.append({"t": t, "device": device, "event": _LOG_NAMES[kind], "path": names[p],
+                        "alua": _ALUA_NAMES[int(st.ev_a[e])], "up": bool(st.ev_b[e])})
+    st.si[K.I_NEV] = 0
+
+
+def _drain_trace(model: Model, st, out: list[tuple]) -> None:
+    names = [p.name for p in model.paths]
+    for t in range(int(st.si[K.I_NTRACE])):
+        out.append((int(st.tr_seq[t]), int(st.tr_job[t]), "read" if st.tr_op[t] == 0 else "write", int(st.tr_size[t]),
+                    float(st.tr_issued[t]), float(st.tr_done[t]), names[int(st.tr_path[t])], int(st.tr_attempts[t])))
+    st.si[K.I_NTRACE] = 0
+
+
+def _config_strings(model: Model, spec: PolicySpec, prm, st) -> dict[str, str]:
+    out = {}
+    params = spec.as_dict()
+    for h, host in enumerate(model.hosts):
+        hp = model.host_paths(h)
+        cur = int(st.ps_cur[h])
+        if spec.name == "rr":
+            g = hp[cur].index if cur >= 0 else None
+            out[host] = (
+                f"{{policy={params['type']},iops={params['iops']},bytes={params['bytes']},useANO={params['use_ano']}; "
+                f"lastPathIndex={cur if cur >= 0 else 0}: NumIOsPending={st.out[g] if g is not None else 0},"
+                f"numBytesPending={st.out_bytes[g] if g is not None else 0}}}"
+            )
+        elif spec.name == "latency":
+            last = int(st.ps_last[h])
+            avg = float(st.ps_avg[h, last]) if last >= 0 else math.nan
+            latency_ms = round((0.0 if math.isnan(avg) else avg) * 1e3)
+            cycle = min(int(st.ps_issued[h]) // max(int(st.ps_ncand[h]), 1), params["num_sampling_cycles"])
+            name = hp[last].name if last >= 0 else "none"
+            pending = int(st.out[hp[last].index]) if last >= 0 else 0
+            out[host] = (
+                f"{{policy=latency,latencyEvalTime={params['latency_eval_time']},samplingCycles={params['num_sampling_cycles']},"
+                f"curSamplingCycle={cycle},useANO={params['use_ano']}; CurrentPath={name}: "
+                f"NumIOsPending={pending},latency={latency_ms}}}"
+            )
+        elif spec.name == "fixed":
+            out[host] = f"{{preferred={hp[int(prm.h_pref[h])].name};current={hp[cur].name if cur >= 0 else 'none'}}}"
+        else:
+            out[host] = f"{{Current Path={hp[cur].name if cur >= 0 else 'none'}}}"
+    return out
+
+
+def _hist(st, row: int) -> LogHistogram:
+    h = LogHistogram()
+    h.counts = st.hist[row].copy()
+    h.n = int(st.h_n[row])
+    h.total = float(st.h_total[row])
+    h.lo = float(st.h_lo[row])
+    h.hi = float(st.h_hi[row])
+    return h
+
+
+def run_fast(
+    model: Model, policy: Any, *, trace: bool = False, progress: Callable[[float], None] | None = None
+) -> RunMetrics:
+    """Simulate one run of ``model`` under a built-in policy (a spec string or PolicySpec)."""
+    spec = parse_spec(policy)[0] if isinstance(policy, str) else policy
+    if not supports(spec):
+        raise TypeError(f"the fast engine runs built-in policies only, not {policy!r}")
+    prm, st, kinds = _build(model, spec, trace)
+    events: list[dict[str, Any]] = []
+    records: list[tuple] = []
+    step = max(model.end / 100.0, model.interval) if progress else math.inf
+    t_stop = step
+    ev_room = EVENT_CAP - 8 - 4 * len(model.hosts)
+    tr_room = st.tr_seq.shape[0] - 2 if trace else np.iinfo(np.int64).max
+    _refill(st, kinds)
+    while True:
+        status = K.run_kernel(prm, st, t_stop, ev_room, tr_room)
+        if status == K.REFILL:
+            _refill(st, kinds)
+        elif status == K.BUFFERS_FULL:
+            _drain_events(model, st, events)
+            _drain_trace(model, st, records)
+        elif status == K.PAUSED:
+            progress(float(st.sf[K.F_NOW]))  # type: ignore[misc]
+            t_stop += step
+        else:
+            break
+    _drain_events(model, st, events)
+    _drain_trace(model, st, records)
+    # the end of the run: close the time integrals as Recorder.close does
+    now = model.end
+    st.sf[K.F_AREA] += st.si[K.I_INFLIGHT] * K.clip.py_func(prm, st.sf[K.F_LAST_T], now)
+    for p in range(len(model.paths)):
+        st.path_area[p] += st.rec_pout[p] * K.clip.py_func(prm, st.rec_plast[p], now)
+
+    m = RunMetrics(len(model.paths), st.ts_ios.shape[0], model.interval, (model.ramp, model.end))
+    m.overall = _hist(st, K.H_OVERALL)
+    m.by_op = {"read": _hist(st, K.H_READ), "write": _hist(st, K.H_WRITE)}
+    m.bytes_by_op = {"read": int(st.bytes_op[0]), "write": int(st.bytes_op[1])}
+    m.path_hist = [_hist(st, K.H_PATH0 + p) for p in range(len(model.paths))]
+    m.path_bytes = st.path_bytes.copy()
+    m.ts_ios, m.ts_bytes = st.ts_ios.copy(), st.ts_bytes.copy()
+    m.ts_latency_sum, m.ts_latency_max = st.ts_lat_sum.copy(), st.ts_lat_max.copy()
+    m.ts_path_ios = st.ts_path_ios.copy()
+    m.in_flight_area = float(st.sf[K.F_AREA])
+    m.path_in_flight_area = st.path_area.copy()
+    m.issued = int(st.si[K.I_ISSUED])
+    m.completed = int(st.si[K.I_COMPLETED])
+    m.failed = int(st.si[K.I_FAILED])
+    m.retried = int(st.si[K.I_RETRIED])
+    m.events = events
+    m.config_strings = _config_strings(model, spec, prm, st)
+    if trace:
+        m.trace = records
+    return m
