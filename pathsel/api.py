@@ -66,20 +66,21 @@ def simulate(
     """
     sc = _runs(resolve_scenario(scenario), policies)
     if engine not in ("auto", *ENGINES):
-        raise ScenarioError("command line", "engine", f"unknown engine {engine!r} (engines: auto, {', '.join(ENGINES)})")
+        raise ScenarioError("simulate()", "engine", f"unknown engine {engine!r} (engines: auto, {', '.join(ENGINES)})")
     custom = [run.label for run in sc.runs if not supports(run.policy)]
     if engine == "fast" and custom:
         raise ScenarioError(
-            "command line", "engine", f"the fast engine runs built-in policies only; {custom[0]!r} needs engine='reference'"
+            "simulate()", "engine", f"the fast engine runs built-in policies only; {custom[0]!r} needs engine='reference'"
         )
     if engine == "auto":
         engine = "fast" if not custom else "reference"
         if custom:
-            warnings.warn(f"pathsel: {custom[0]!r} is a Python policy: running on the reference engine", stacklevel=2)
+            names = ", ".join(repr(c) for c in custom)
+            warnings.warn(f"pathsel: {names} {'is a Python policy' if len(custom) == 1 else 'are Python policies'}: running on the reference engine", stacklevel=2)
     if duration is not None and duration <= 0:
-        raise ScenarioError("command line", "duration", "must be > 0")
+        raise ScenarioError("simulate()", "duration", "must be > 0")
     if seed is not None and seed < 0:
-        raise ScenarioError("command line", "seed", "must be >= 0")
+        raise ScenarioError("simulate()", "seed", "must be >= 0")
     run_engine = ENGINES[engine]
     models = [compile_model(sc, run, duration=duration, seed=seed) for run in sc.runs]
     bar = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -258,6 +259,19 @@ class Result:
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(_jsonable(self.to_dict()), indent=indent)
+
+    def to_html(self, path: str | Path | None = None, **kwargs: Any) -> str:
+        """A self-contained HTML report (tables and plotly figures, plotly.js inlined).
+
+        Writes it to ``path`` when given; returns the document either way.
+        ``kwargs`` go to :func:`pathsel.report.render` (``title``, ``figures``).
+        """
+        from . import report  # lazily: report imports results and plots, never the reverse
+
+        text = report.render(self, **kwargs)
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
 
     def table(self) -> str:
         """The comparison a person reads: one row per policy."""

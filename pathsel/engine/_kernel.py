@@ -439,6 +439,8 @@ def hist_add(S, row, seconds):
 
 
 # -- scheduling ------------------------------------------------------------
+# The FIFOs and queues are rings whose sizes are powers of two (fast.py), indexed
+# with a mask: an integer division per push and pop cost more than the push.
 @_jit
 def heap_push(S, t, kind, arg):
     eid = S.si[I_EID]
@@ -495,20 +497,20 @@ def heap_pop(S):
 
 @_jit
 def push_urgent(S, kind, arg):
-    cap = S.uf_kind.shape[0]
+    i = S.si[I_UF_TAIL] & (S.uf_kind.shape[0] - 1)
     tail = S.si[I_UF_TAIL]
-    S.uf_kind[tail % cap] = kind
-    S.uf_arg[tail % cap] = arg
+    S.uf_kind[i] = kind
+    S.uf_arg[i] = arg
     S.si[I_UF_TAIL] = tail + 1
     S.si[I_EID] += 1
 
 
 @_jit
 def push_normal(S, kind, arg):
-    cap = S.nf_kind.shape[0]
+    i = S.si[I_NF_TAIL] & (S.nf_kind.shape[0] - 1)
     tail = S.si[I_NF_TAIL]
-    S.nf_kind[tail % cap] = kind
-    S.nf_arg[tail % cap] = arg
+    S.nf_kind[i] = kind
+    S.nf_arg[i] = arg
     S.si[I_NF_TAIL] = tail + 1
     S.si[I_EID] += 1
 
@@ -646,7 +648,9 @@ def next_after(P, h, cur, out, n):
         return out[0]
     npaths = P.h_np[h]
     for step in range(1, npaths + 1):
-        cand = (cur + step) % npaths
+        cand = cur + step
+        if cand >= npaths:
+            cand -= npaths
         if in_set(cand, out, n):
             return cand
     return out[0]
@@ -900,9 +904,9 @@ def leg(P, S, s, p, direction, nbytes):
 def trigger_put(S, a, conc):
     head = S.aq_head[a]
     if head < S.aq_tail[a] and S.users[a] < conc:
-        cap = S.aq_slot.shape[1]
-        slot = S.aq_slot[a, head % cap]
-        mirror = S.aq_mirror[a, head % cap]
+        i = head & (S.aq_slot.shape[1] - 1)
+        slot = S.aq_slot[a, i]
+        mirror = S.aq_mirror[a, i]
         S.aq_head[a] = head + 1
         S.users[a] += 1
         push_normal(S, EV_GRANT_MIRROR if mirror else EV_GRANT_MAIN, slot)
@@ -910,10 +914,10 @@ def trigger_put(S, a, conc):
 
 @_jit
 def request(P, S, a, s, mirror):
-    cap = S.aq_slot.shape[1]
     tail = S.aq_tail[a]
-    S.aq_slot[a, tail % cap] = s
-    S.aq_mirror[a, tail % cap] = mirror
+    i = tail & (S.aq_slot.shape[1] - 1)
+    S.aq_slot[a, i] = s
+    S.aq_mirror[a, i] = mirror
     S.aq_tail[a] = tail + 1
     trigger_put(S, a, P.a_conc[a])
 
@@ -932,10 +936,10 @@ def begin_attempt(P, S, s):
     p = select(P, S, h, s, now)
     if p < 0:  # no usable path: wait for the next path change
         S.s_stage[s] = ST_APD
-        cap = S.apd_slot.shape[0]
         tail = S.si[I_APD_TAIL]
-        S.apd_slot[tail % cap] = s
-        S.apd_gen[tail % cap] = S.si[I_APD_GEN]
+        i = tail & (S.apd_slot.shape[0] - 1)
+        S.apd_slot[i] = s
+        S.apd_gen[i] = S.si[I_APD_GEN]
         S.si[I_APD_TAIL] = tail + 1
         return
     S.s_attempts[s] += 1
@@ -1161,9 +1165,9 @@ def dispatch(P, S, kind, arg):
         apply_fault(P, S, arg)
         fault_loop(P, S)
     elif kind == EV_PATH_CHANGED:
-        cap = S.apd_slot.shape[0]
-        while S.si[I_APD_HEAD] < S.si[I_APD_TAIL] and S.apd_gen[S.si[I_APD_HEAD] % cap] == arg:
-            s = S.apd_slot[S.si[I_APD_HEAD] % cap]
+        mask = S.apd_slot.shape[0] - 1
+        while S.si[I_APD_HEAD] < S.si[I_APD_TAIL] and S.apd_gen[S.si[I_APD_HEAD] & mask] == arg:
+            s = S.apd_slot[S.si[I_APD_HEAD] & mask]
             S.si[I_APD_HEAD] += 1
             begin_attempt(P, S, s)
 
@@ -1172,8 +1176,8 @@ def dispatch(P, S, kind, arg):
 def _loop(P, S, t_stop, ev_room, trace_room):
     """Process events until the end of the run, ``t_stop``, or a buffer needs Python."""
     end = P.window[1]
-    ucap = S.uf_kind.shape[0]
-    ncap = S.nf_kind.shape[0]
+    umask = S.uf_kind.shape[0] - 1
+    nmask = S.nf_kind.shape[0] - 1
     while True:
         if S.si[I_REFILL] != 0:
             return REFILL
@@ -1181,14 +1185,14 @@ def _loop(P, S, t_stop, ev_room, trace_room):
             return BUFFERS_FULL
         now = S.sf[F_NOW]
         if S.si[I_UF_HEAD] < S.si[I_UF_TAIL]:
-            i = S.si[I_UF_HEAD] % ucap
+            i = S.si[I_UF_HEAD] & umask
             S.si[I_UF_HEAD] += 1
             dispatch(P, S, S.uf_kind[i], S.uf_arg[i])
         elif S.si[I_HEAPN] > 0 and S.h_time[0] == now:
             kind, arg = heap_pop(S)
             dispatch(P, S, kind, arg)
         elif S.si[I_NF_HEAD] < S.si[I_NF_TAIL]:
-            i = S.si[I_NF_HEAD] % ncap
+            i = S.si[I_NF_HEAD] & nmask
             S.si[I_NF_HEAD] += 1
             dispatch(P, S, S.nf_kind[i], S.nf_arg[i])
         elif S.si[I_HEAPN] > 0:

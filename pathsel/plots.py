@@ -1,0 +1,440 @@
+"""Figures of a run, as ``plotly.graph_objects.Figure`` objects.
+
+Every function takes a :class:`~pathsel.results.Result` (all its policies) or
+one :class:`~pathsel.results.RunResult` and returns a figure to ``show()``,
+save (``write_html``) or restyle; nothing is drawn as a side effect.
+
+* :func:`timeline`: IOPS and mean latency per interval, one line per policy,
+  with path faults (vertical lines) and latency round robin evaluations
+  (diamonds) marked.
+* :func:`latency_percentiles`: p50, p99 and p99.9 per policy, as bars.
+* :func:`latency_cdf`: the distribution of I/O latency per policy, from the
+  run's latency histogram (every measured I/O, not a sample).
+* :func:`path_share_heatmap`: share of each interval's I/Os per path (path x
+  time), with each path's ALUA state and up/down state as a timeline below.
+* :func:`compare_seeds`: run a scenario on several seeds and plot each
+  policy's mean IOPS and p99 latency with 95 % confidence intervals;
+  :func:`seed_table` gives the numbers behind it.
+
+Latencies are drawn in milliseconds; times in seconds from the start of the
+run, the ramp included (shaded).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+from .metrics import NBINS, bin_value
+from .results import Result, RunResult
+
+__all__ = [
+    "timeline",
+    "latency_percentiles",
+    "latency_cdf",
+    "path_share_heatmap",
+    "path_states",
+    "compare_seeds",
+    "seed_table",
+    "FAULT_EVENTS",
+    "STATES",
+]
+
+FAULT_EVENTS = ("path_down", "path_up", "alua")
+#: path states drawn by :func:`path_share_heatmap`'s timeline, in colour order
+STATES = ("AO", "ANO", "standby", "unavailable", "down")
+_STATE_COLORS = ("#2ca02c", "#ff7f0e", "#9467bd", "#7f7f7f", "#d62728")
+_PALETTE = qualitative.Plotly
+_BIN_MS = np.array([bin_value(i) for i in range(NBINS)]) / 1e6
+
+
+def _runs(result: Result | RunResult) -> list[RunResult]:
+    if isinstance(result, RunResult):
+        return [result]
+    if isinstance(result, Result):
+        return list(result.runs)
+    raise TypeError(f"expected a pathsel Result or RunResult, got {type(result).__name__}")
+
+
+def _title(result: Result | RunResult, what: str) -> str:
+    name = result.scenario if isinstance(result, Result) else result.model.name
+    return f"{what}<br><sup>{name}</sup>"
+
+
+def _color(i: int) -> str:
+    return _PALETTE[i % len(_PALETTE)]
+
+
+def _faults(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
+    """Fault events of the runs, once each (every run replays the same fault timeline)."""
+    seen: dict[tuple, dict[str, Any]] = {}
+    for r in runs:
+        for e in r.metrics.events:
+            if e["event"] in FAULT_EVENTS:
+                seen.setdefault((e["t"], e["event"], e.get("device"), e.get("path")), e)
+    return sorted(seen.values(), key=lambda e: e["t"])
+
+
+def _fault_text(e: dict[str, Any]) -> str:
+    state = f"{e.get('alua', '?')}, {'up' if e.get('up', True) else 'down'}"
+    return f"{e['t']:g} s: {e['event']} {e.get('path', '')} ({state})"
+
+
+# -- IOPS and latency over time -----------------------------------------------
+
+
+def timeline(result: Result | RunResult) -> go.Figure:
+    """IOPS (top) and mean latency (bottom) per interval, one line per policy.
+
+    Traces: per policy, ``"<label>"`` in each panel (one legend entry);
+    ``"<label>: evaluations"`` (latency round robin evaluations, on the IOPS
+    panel, hover for the paths kept and dropped) when the policy logged any;
+    ``"faults"`` (path down / up / ALUA changes) when the scenario has any,
+    also drawn as dashed vertical lines. Points sit mid-interval.
+    """
+    runs = _runs(result)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.06)
+    iops_max = 0.0
+    for i, r in enumerate(runs):
+        ts = r.timeseries()
+        x = ts.t_s + r.metrics.interval / 2
+        iops_max = max(iops_max, float(ts.iops.max() or 0.0))
+        common = dict(mode="lines+markers", legendgroup=r.label, line=dict(color=_color(i)))
+        fig.add_trace(
+            go.Scatter(x=x, y=ts.iops, name=r.label, hovertemplate="%{x:g} s: %{y:,.0f} IOPS", **common), row=1, col=1
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x, y=ts.latency_mean_us / 1e3, name=r.label, showlegend=False,
+                hovertemplate="%{x:g} s: %{y:.3f} ms mean", **common,
+            ),
+            row=2, col=1,
+        )
+        evals = [e for e in r.metrics.events if e["event"] == "evaluation"]
+        if evals:
+            b = [min(int(e["t"] / r.metrics.interval), r.metrics.n_bins - 1) for e in evals]
+            fig.add_trace(
+                go.Scatter(
+                    x=[e["t"] for e in evals],
+                    y=[ts.iops.iloc[k] for k in b],
+                    mode="markers",
+                    marker=dict(symbol="diamond", size=11, color=_color(i), line=dict(width=1, color="black")),
+                    name=f"{r.label}: evaluations",
+                    legendgroup=r.label,
+                    hovertext=[
+                        f"evaluation at {e['t'] * 1e3:.1f} ms: kept {len(e.get('active', ()))}, "
+                        f"dropped {len(e.get('dropped', ()))}"
+                        for e in evals
+                    ],
+                    hoverinfo="text",
+                ),
+                row=1, col=1,
+            )
+    faults = _faults(runs)
+    if faults:
+        for e in faults:
+            fig.add_vline(x=e["t"], line=dict(dash="dash", color="#d62728", width=1))
+        fig.add_trace(
+            go.Scatter(
+                x=[e["t"] for e in faults],
+                y=[iops_max * 1.05] * len(faults),
+                mode="markers",
+                marker=dict(symbol="triangle-down", size=11, color="#d62728"),
+                name="faults",
+                hovertext=[_fault_text(e) for e in faults],
+                hoverinfo="text",
+            ),
+            row=1, col=1,
+        )
+    ramp = runs[0].model.ramp if runs else 0.0
+    if ramp > 0:
+        fig.add_vrect(x0=0, x1=ramp, fillcolor="#888", opacity=0.12, line_width=0, annotation_text="ramp",
+                      annotation_position="top left")
+    fig.update_yaxes(title_text="IOPS", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="mean latency (ms)", rangemode="tozero", row=2, col=1)
+    fig.update_xaxes(title_text="time (s)", row=2, col=1)
+    fig.update_layout(title=_title(result, "IOPS and latency over time"), hovermode="closest", height=560,
+                      legend=dict(orientation="h", y=-0.15))
+    return fig
+
+
+# -- latency distribution -----------------------------------------------------
+
+
+def latency_percentiles(result: Result | RunResult) -> go.Figure:
+    """p50, p99 and p99.9 latency (ms) per policy, as grouped bars (traces ``p50``, ``p99``, ``p99.9``)."""
+    runs = _runs(result)
+    labels = [r.label for r in runs]
+    fig = go.Figure()
+    for key, name, color in (("p50", "p50", "#1f77b4"), ("p99", "p99", "#ff7f0e"), ("p999", "p99.9", "#d62728")):
+        values = [r.latency_us[key] / 1e3 for r in runs]
+        fig.add_trace(
+            go.Bar(x=labels, y=values, name=name, marker_color=color, text=[f"{v:.2f}" for v in values],
+                   textposition="outside", hovertemplate="%{x}<br>" + name + ": %{y:.3f} ms<extra></extra>")
+        )
+    fig.update_layout(title=_title(result, "Latency percentiles (measured window)"), barmode="group",
+                      yaxis_title="latency (ms)", height=440)
+    return fig
+
+
+def _cdf(r: RunResult) -> tuple[np.ndarray, np.ndarray]:
+    counts = r.metrics.overall.counts
+    nz = np.flatnonzero(counts)
+    if nz.size == 0:
+        return np.array([]), np.array([])
+    cum = np.cumsum(counts[nz]) / counts.sum()
+    return _BIN_MS[nz], cum
+
+
+def latency_cdf(result: Result | RunResult, *, log_x: bool = True) -> go.Figure:
+    """Fraction of measured I/Os at or below each latency (ms), one line per policy (trace name = label).
+
+    Built from the run's latency histogram (``metrics.overall.counts``, bins
+    at most 0.8 % wide), so it covers every I/O of the measured window.
+    """
+    runs = _runs(result)
+    fig = go.Figure()
+    for i, r in enumerate(runs):
+        x, y = _cdf(r)
+        fig.add_trace(
+            go.Scatter(x=x, y=y, mode="lines", line=dict(shape="hv", color=_color(i)), name=r.label,
+                       hovertemplate="%{x:.3f} ms: %{y:.4f}<extra>" + r.label + "</extra>")
+        )
+    fig.update_layout(
+        title=_title(result, "Latency distribution (CDF, measured window)"),
+        xaxis=dict(title="latency (ms)", type="log" if log_x else "linear"),
+        yaxis=dict(title="fraction of I/Os ≤ latency", range=[0, 1.02]),
+        height=440,
+        legend=dict(orientation="h", y=-0.2),
+    )
+    return fig
+
+
+# -- per path -----------------------------------------------------------------
+
+
+def _path_labels(r: RunResult) -> list[str]:
+    model = r.model
+    several_hosts = len(model.hosts) > 1
+    return [
+        f"{model.hosts[p.host]}/{p.name}" if several_hosts else p.name
+        for p in model.paths
+    ]
+
+
+def path_states(r: RunResult) -> tuple[list[float], np.ndarray]:
+    """Each path's state over the run, from the fault events.
+
+    Returns ``(edges, codes)``: ``edges`` the times where some path changed
+    (0 and the run's end included), ``codes[p, k]`` the index in
+    :data:`STATES` of path ``p`` between ``edges[k]`` and ``edges[k + 1]``
+    (``"down"`` whatever its ALUA state while it is down).
+    """
+    model = r.model
+    index = {(model.hosts[p.host], p.name): p.index for p in model.paths}
+    alua = [p.alua for p in model.paths]
+    up = [True] * len(model.paths)
+    edges = [0.0]
+    columns: list[list[int]] = []
+    for e in sorted((e for e in r.metrics.events if e["event"] in FAULT_EVENTS), key=lambda e: e["t"]):
+        t = min(max(float(e["t"]), 0.0), model.end)
+        if t > edges[-1]:  # close the column that ends here
+            columns.append([STATES.index(a) if u else STATES.index("down") for a, u in zip(alua, up)])
+            edges.append(t)
+        p = index.get((e.get("device"), e.get("path")))
+        if p is not None:
+            alua[p], up[p] = e.get("alua", alua[p]), e.get("up", up[p])
+    if edges[-1] < model.end or not columns:
+        columns.append([STATES.index(a) if u else STATES.index("down") for a, u in zip(alua, up)])
+        edges.append(model.end)
+    return edges, np.array(columns, dtype=int).T.reshape(len(model.paths), len(columns))
+
+
+def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None) -> go.Figure:
+    """Share of each interval's I/Os per path (path x time), and each path's state below it.
+
+    One pair of panels per policy (or only ``policy``, a label or spec). The
+    upper heatmap (trace ``"<label>: share"``) has one row per path and one
+    column per interval (``z`` is paths x intervals; the same numbers as
+    ``path_share()``); the lower one (``"<label>: state"``) shows each path's
+    ALUA state (AO, ANO, standby, unavailable) or down, changing at fault
+    times. A policy favouring a few paths, or dropping the remote ones, shows
+    as bright and dark rows.
+    """
+    runs = _runs(result)
+    if policy is not None:
+        runs = [r for r in runs if policy in (r.label, r.policy)]
+        if not runs:
+            raise KeyError(policy)
+    n_paths = max((len(r.model.paths) for r in runs), default=1)
+    heights = []
+    for _ in runs:
+        heights += [max(180, 16 * n_paths), max(110, 12 * n_paths)]
+    titles = []
+    for r in runs:
+        titles += [f"{r.label}: share of I/Os per path", f"{r.label}: path state"]
+    fig = make_subplots(
+        rows=2 * len(runs), cols=1, shared_xaxes=True, row_heights=heights, subplot_titles=titles,
+        vertical_spacing=min(0.25 / max(len(runs), 1), 60 / sum(heights)),
+    )
+    n_states = len(STATES)
+    state_scale = []
+    for k, c in enumerate(_STATE_COLORS):
+        state_scale += [(k / n_states, c), ((k + 1) / n_states, c)]
+    for i, r in enumerate(runs):
+        m = r.metrics
+        labels = _path_labels(r)
+        totals = m.ts_ios.astype(float)
+        share = np.divide(m.ts_path_ios.T, totals, out=np.zeros((len(labels), m.n_bins)), where=totals > 0)
+        fig.add_trace(
+            go.Heatmap(
+                z=share, x=[b * m.interval + m.interval / 2 for b in range(m.n_bins)], y=labels,
+                coloraxis="coloraxis", name=f"{r.label}: share",
+                customdata=m.ts_path_ios.T,
+                hovertemplate="%{y}<br>%{x:g} s: %{z:.1%} of I/Os (%{customdata:,})<extra></extra>",
+            ),
+            row=2 * i + 1, col=1,
+        )
+        edges, codes = path_states(r)
+        names = np.array(STATES)[codes]
+        fig.add_trace(
+            go.Heatmap(
+                z=codes, x=edges, y=labels, zmin=-0.5, zmax=n_states - 0.5, colorscale=state_scale,
+                name=f"{r.label}: state", text=names, showscale=(i == 0),
+                colorbar=dict(title="state", tickvals=list(range(n_states)), ticktext=list(STATES),
+                              lenmode="pixels", len=22 * n_states, y=0, yanchor="bottom", x=1.02),
+                hovertemplate="%{y}<br>%{x:g} s: %{text}<extra></extra>",
+            ),
+            row=2 * i + 2, col=1,
+        )
+        for row in (2 * i + 1, 2 * i + 2):
+            fig.update_yaxes(showticklabels=n_paths <= 48, tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=9),
+                             autorange="reversed", row=row, col=1)
+            if r.model.ramp > 0:
+                fig.add_vline(x=r.model.ramp, line=dict(dash="dot", color="black", width=1), row=row, col=1)
+    fig.update_xaxes(title_text="time (s)", row=2 * len(runs), col=1)
+    fig.update_layout(
+        title=_title(result, "Share of I/Os per path over time, and path state"),
+        coloraxis=dict(colorscale="Viridis", cmin=0, colorbar=dict(title="share", tickformat=".0%", lenmode="pixels",
+                                                                    len=160, y=1, yanchor="top", x=1.02)),
+        height=int(sum(heights) + 140),
+    )
+    return fig
+
+
+# -- across seeds ----------------------------------------------------------
+
+
+def _t975(dof: int) -> float:
+    """Two-sided 95 % quantile of Student's t with ``dof`` degrees of freedom."""
+    table = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
+             10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
+             18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
+    if dof in table:
+        return table[dof]
+    if dof > 120:
+        return 1.960
+    above = min(k for k in table if k > dof)
+    below = max(k for k in table if k < dof)
+    return table[below] + (table[above] - table[below]) * (dof - below) / (above - below)
+
+
+def seed_table(
+    scenario: Any = None,
+    seeds: Iterable[int] = (0, 1, 2, 3, 4),
+    *,
+    duration: float | None = None,
+    policies: Iterable[Any] | None = None,
+    engine: str = "auto",
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Run ``pathsel.simulate`` once per seed; one row per seed x policy (IOPS, latency percentiles in µs)."""
+    from .api import simulate  # api imports results; keep plots importable on its own
+
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds: give at least one seed")
+    policies = list(policies) if policies is not None else None
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(seeds, unit="seed", leave=False, desc="seeds")
+    frames = []
+    for seed in seeds:
+        res = simulate(scenario, policies=policies, duration=duration, seed=seed, engine=engine)
+        df = res.summary()
+        df.insert(0, "seed", seed)
+        frames.append(df)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return pd.concat(frames, ignore_index=True)
+
+
+def _ci(values: pd.Series) -> tuple[float, float]:
+    n = len(values)
+    mean = float(values.mean())
+    if n < 2:
+        return mean, 0.0
+    return mean, _t975(n - 1) * float(values.std(ddof=1)) / math.sqrt(n)
+
+
+def compare_seeds(
+    scenario: Any = None,
+    seeds: Iterable[int] = (0, 1, 2, 3, 4),
+    *,
+    duration: float | None = None,
+    policies: Iterable[Any] | None = None,
+    engine: str = "auto",
+    progress: bool = False,
+    table: pd.DataFrame | None = None,
+) -> go.Figure:
+    """Mean IOPS and p99 latency per policy across seeds, with 95 % confidence intervals.
+
+    Runs ``pathsel.simulate(scenario, seed=s, duration=duration, ...)`` for
+    each seed (or plots ``table``, a :func:`seed_table` you already have).
+    Error bars are Student's t 95 % intervals of the mean over seeds. Traces:
+    ``"IOPS"`` and ``"p99"``; the per-seed numbers are in the figure's
+    ``layout.meta["seed_table"]`` (records).
+    """
+    if table is None:
+        table = seed_table(scenario, seeds, duration=duration, policies=policies, engine=engine, progress=progress)
+    order = list(dict.fromkeys(table.policy))
+    stats = []
+    for label in order:
+        rows = table[table.policy == label]
+        iops, iops_ci = _ci(rows.iops)
+        p99, p99_ci = _ci(rows.p99_us / 1e3)
+        stats.append((label, iops, iops_ci, p99, p99_ci, len(rows)))
+    n_seeds = table.seed.nunique()
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("IOPS", "p99 latency (ms)"), horizontal_spacing=0.12)
+    fig.add_trace(
+        go.Bar(x=[s[0] for s in stats], y=[s[1] for s in stats], name="IOPS", marker_color="#1f77b4",
+               error_y=dict(type="data", array=[s[2] for s in stats], visible=True),
+               customdata=[[s[2], s[5]] for s in stats],
+               hovertemplate="%{x}<br>%{y:,.0f} ± %{customdata[0]:,.0f} IOPS (%{customdata[1]} seeds)<extra></extra>"),
+        row=1, col=1,
+    )
+    fig.add_trace(
+        go.Bar(x=[s[0] for s in stats], y=[s[3] for s in stats], name="p99", marker_color="#ff7f0e",
+               error_y=dict(type="data", array=[s[4] for s in stats], visible=True),
+               customdata=[[s[4], s[5]] for s in stats],
+               hovertemplate="%{x}<br>%{y:.3f} ± %{customdata[0]:.3f} ms (%{customdata[1]} seeds)<extra></extra>"),
+        row=1, col=2,
+    )
+    fig.update_yaxes(rangemode="tozero")
+    fig.update_layout(
+        title=f"Policies across {n_seeds} seed(s): mean ± 95 % CI",
+        showlegend=False, height=460,
+        meta={"seed_table": table.to_dict(orient="records")},
+    )
+    return fig

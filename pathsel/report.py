@@ -1,0 +1,194 @@
+"""A self-contained HTML report of a :class:`~pathsel.results.Result`.
+
+One file, readable offline and mailable: the scenario, the comparison table,
+the per-path table, the policy events, and the figures of
+:mod:`pathsel.plots` with plotly.js inlined once (in the first figure). No
+``<script src=...>``, no fonts or styles fetched from anywhere.
+
+``Result.to_html(path)`` and ``pathsel report FILE -o report.html`` call
+:func:`render`.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+
+from . import __version__, plots
+from .results import Result
+
+__all__ = ["render", "write", "default_figures"]
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto; max-width: 1200px;
+       padding: 0 1em; color: #222; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; }
+h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
+.meta { color: #555; margin: 0.2em 0; }
+table { border-collapse: collapse; font-size: 0.9em; margin: 0.5em 0; }
+th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #eee; text-align: left; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr:hover td { background: #f6f8fa; }
+.ok { color: #217a21; } .outside { color: #b22; font-weight: bold; }
+details summary { cursor: pointer; color: #036; margin: 0.5em 0; }
+.figure { margin: 1em 0 2em; }
+footer { color: #777; font-size: 0.85em; margin-top: 3em; }
+"""
+
+
+def default_figures(result: Result) -> list[tuple[str, str, go.Figure]]:
+    """The report's figures: (id, heading, figure)."""
+    return [
+        ("timeline", "IOPS and latency over time", plots.timeline(result)),
+        ("percentiles", "Latency percentiles", plots.latency_percentiles(result)),
+        ("cdf", "Latency distribution", plots.latency_cdf(result)),
+        ("paths", "Share of I/Os per path, and path state", plots.path_share_heatmap(result)),
+    ]
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table(head: list[str], rows: Iterable[list[Any]], numeric: set[int]) -> str:
+    out = ["<table><thead><tr>"]
+    out += [f'<th class="num">{_e(h)}</th>' if i in numeric else f"<th>{_e(h)}</th>" for i, h in enumerate(head)]
+    out.append("</tr></thead><tbody>")
+    for row in rows:
+        out.append("<tr>")
+        for i, v in enumerate(row):
+            cls = ' class="num"' if i in numeric else ""
+            # a cell may be pre-rendered markup: (markup,) as a one-tuple
+            out.append(f"<td{cls}>{v[0] if isinstance(v, tuple) else _e(v)}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _ms(us: float) -> str:
+    return "" if us is None or (isinstance(us, float) and math.isnan(us)) else f"{us / 1e3:.3f}"
+
+
+def _comparison(result: Result) -> str:
+    head = ["policy", "spec", "IOPS", "MB/s", "mean ms", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "paths used",
+            "measured IOPS"]
+    rows = []
+    for r in result.runs:
+        lat = r.latency_us
+        used = [p for p in r.paths() if p["share"] >= 0.005]
+        arrays = ", ".join(sorted({p["array"] for p in used}))
+        expected: Any = ""
+        if r.expect_iops is not None:
+            err = r.expectation_error or 0.0
+            ok = abs(err) <= r.expect_tolerance
+            cls, word = ("ok", "ok") if ok else ("outside", "OUTSIDE")
+            expected = (
+                f'{r.expect_iops:,.0f} <span class="{cls}">({err:+.1%}, {word} at ±{r.expect_tolerance:.0%})</span>'
+                + (f"<br><small>{_e(r.expect_source)}</small>" if r.expect_source else ""),
+            )
+        rows.append(
+            [r.label, r.policy, f"{r.iops:,.0f}", f"{r.mbps:,.1f}", _ms(lat["mean"]), _ms(lat["p50"]), _ms(lat["p99"]),
+             _ms(lat["p999"]), _ms(lat["max"]), f"{len(used)} ({arrays})", expected]
+        )
+    return _table(head, rows, {2, 3, 4, 5, 6, 7, 8})
+
+
+def _paths(result: Result) -> str:
+    several_hosts = any(len(r.model.hosts) > 1 for r in result.runs)
+    head = ["policy", *(["host"] if several_hosts else []), "path", "array", "ALUA at end", "I/Os", "share", "mean ms",
+            "p99 ms", "in flight (mean)"]
+    rows = []
+    for r in result.runs:
+        for p in r.paths():
+            rows.append(
+                [r.label, *([p["host"]] if several_hosts else []), p["name"], p["array"], p["alua"], f"{p['ios']:,}",
+                 f"{p['share']:.1%}", _ms(p["latency_us"]["mean"]) if p["ios"] else "",
+                 _ms(p["latency_us"]["p99"]) if p["ios"] else "", f"{p['in_flight_mean']:.2f}"]
+            )
+    k = 1 if several_hosts else 0
+    return _table(head, rows, {5 + k, 6 + k, 7 + k, 8 + k, 9 + k})
+
+
+def _events(result: Result, limit: int = 200) -> str:
+    rows = []
+    for r in result.runs:
+        for e in r.metrics.events:
+            what = e["event"]
+            if what == "evaluation":
+                detail = f"kept {len(e.get('active', ()))} path(s), dropped {len(e.get('dropped', ()))}"
+                if e.get("dropped"):
+                    shown = ", ".join(e["dropped"][:6])
+                    detail += f": {shown}{', ...' if len(e['dropped']) > 6 else ''}"
+            elif what in plots.FAULT_EVENTS:
+                detail = f"{e.get('path', '')} now {e.get('alua', '?')}, {'up' if e.get('up', True) else 'down'}"
+            elif what == "sampling_started":
+                detail = f"sampling {len(e.get('candidates', ()))} path(s)"
+            else:
+                detail = ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("t", "event", "device"))
+            rows.append([f"{e['t']:.4f}", r.label, e.get("device", ""), what, detail])
+    if not rows:
+        return "<p>No policy events or faults.</p>"
+    rows.sort(key=lambda row: float(row[0]))
+    note = f"<p>First {limit} of {len(rows)} events.</p>" if len(rows) > limit else ""
+    return note + _table(["t (s)", "policy", "device", "event", "detail"], rows[:limit], {0})
+
+
+def render(
+    result: Result,
+    *,
+    title: str | None = None,
+    figures: list[tuple[str, str, go.Figure]] | None = None,
+) -> str:
+    """The report as one HTML document (a string).
+
+    ``figures`` replaces :func:`default_figures` (a list of (id, heading,
+    figure)); plotly.js is inlined in the first one only.
+    """
+    figures = default_figures(result) if figures is None else figures
+    name = title or result.scenario
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta name="generator" content="pathsel {_e(__version__)}">',
+        f"<title>{_e(name)} · pathsel report</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>{_e(name)}</h1>",
+        f'<p class="meta">Scenario: <code>{_e(result.source)}</code></p>',
+        f'<p class="meta">engine {_e(result.engine)} · seed {result.seed} · measured {result.duration_s:g} s after a '
+        f"{result.ramp_s:g} s ramp · {len(result.runs)} polic{'y' if len(result.runs) == 1 else 'ies'}</p>",
+        "<h2 id=\"comparison\">Comparison</h2>",
+        _comparison(result),
+        '<h2 id="events">Policy events and faults</h2>',
+        _events(result),
+    ]
+    for i, (fid, heading, fig) in enumerate(figures):
+        div = fig.to_html(
+            full_html=False,
+            include_plotlyjs=(i == 0),
+            div_id=f"fig-{fid}",
+            config={"displaylogo": False, "responsive": True},
+        )
+        parts.append(f'<h2 id="{_e(fid)}">{_e(heading)}</h2><div class="figure" data-figure="{_e(fid)}">{div}</div>')
+    parts += [
+        '<h2 id="per-path">Per path</h2>',
+        "<details><summary>One row per policy and path (measured window)</summary>",
+        _paths(result),
+        "</details>",
+        f"<footer>Made by pathsel {_e(__version__)}. Times are from the start of the run, the ramp included; "
+        "tables cover the measured window only.</footer>",
+        "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+def write(result: Result, path: str | Path, **kwargs: Any) -> Path:
+    """Write :func:`render`'s document to ``path`` (UTF-8) and return the path."""
+    path = Path(path)
+    path.write_text(render(result, **kwargs), encoding="utf-8")
+    return path

@@ -1,0 +1,539 @@
+"""``pathsel validate``: run the validation cases in ``sims/validation/`` and compare.
+
+A case is one TOML file: a scenario (inline, or ``scenario = "other.toml"``
+relative to the case file) plus a ``[validation]`` table that says where its
+expected figures come from and what to compare. The table is stripped before
+the scenario is validated, so the scenario schema stays as it is::
+
+    [validation]
+    case = "mva-single-server"
+    source = "Reiser & Lavenberg 1980 (exact MVA)"
+    duration = "20s"              # measured time of the full run (default: the scenario's)
+    quick_duration = "3s"         # with --quick
+    random_split = { p0 = 0.5, p1 = 0.5 }   # run RandomSplit with these weights instead of [[policies]]
+    every_builtin_policy = true   # add every built-in policy, at its defaults, to the file's policies
+
+    [[validation.checks]]
+    metric = "iops"               # see METRICS
+    run = "RR iops=1"             # a run's label; default: every run
+    expected = 12345.0
+    tolerance = 0.01              # on the error: error = "relative" (simulated / expected - 1) or
+                                  # "absolute" (simulated - expected); the default depends on the metric
+    compare = "equal"             # or "at_most" / "at_least" (one-sided)
+    # share checks select paths: path = "name", paths = [...] (the worst of them counts) or array = "name"
+
+Each case runs on both engines when every policy is built in, else on the
+reference engine. One row per check, run and engine. Unless the scenario sets
+``interval``, it is set to 1/20 of the shortest run, so that IOPS rows carry a
+batch-means 95 % half-width (``ci95`` in the JSON).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from .analytic import RandomSplit
+from .api import simulate
+from .distributions import Constant
+from .engine import supports
+from .errors import ScenarioError
+from .policies.spec import POLICY_DEFS
+from .results import RunResult
+from .scenario.load import RunSpec, Scenario, _build
+from .units import parse_duration
+
+__all__ = ["Case", "Check", "Row", "METRICS", "load_case", "case_files", "run_case", "validate", "format_table", "default_dir"]
+
+# metric -> (unit, default error kind, needs a trace)
+METRICS: dict[str, tuple[str, str, bool]] = {
+    "iops": ("IOPS", "relative", False),
+    "latency_mean_us": ("us", "relative", False),
+    "latency_p50_us": ("us", "relative", False),
+    "latency_p99_us": ("us", "relative", False),
+    "latency_p999_us": ("us", "relative", False),
+    "share": ("share", "absolute", False),
+    "little": ("rel", "absolute", False),
+    "failover_retried": ("I/Os", "absolute", True),
+    "failover_resume_max_us": ("us", "relative", True),
+    "failover_failed_path_completions": ("I/Os", "absolute", True),
+}
+_CHECK_KEYS = {"metric", "run", "expected", "tolerance", "compare", "error", "path", "paths", "array", "note"}
+_CASE_KEYS = {
+    "case", "source", "duration", "quick_duration", "random_split", "every_builtin_policy", "scenario",
+    "checks", "engines",
+}
+
+
+def default_dir() -> Path:
+    """``sims/validation`` in the working directory, else beside the installed package (a checkout)."""
+    here = Path("sims") / "validation"
+    if here.is_dir():
+        return here
+    return Path(__file__).resolve().parent.parent / "sims" / "validation"
+
+
+@dataclass(frozen=True)
+class Check:
+    metric: str
+    expected: float
+    tolerance: float
+    run: str | None = None
+    compare: str = "equal"
+    error: str = "relative"
+    paths: tuple[str, ...] = ()
+    array: str | None = None
+    note: str = ""
+
+
+@dataclass
+class Case:
+    name: str
+    source: str
+    file: str
+    scenario: Scenario
+    checks: list[Check]
+    duration: float | None
+    quick_duration: float | None
+    random_split: dict[str, float] | None = None
+    engines: tuple[str, ...] | None = None
+
+    @property
+    def policies(self) -> list[Any] | None:
+        if self.random_split is not None:
+            return [RandomSplit(self.random_split)]
+        return None
+
+    @property
+    def builtin(self) -> bool:
+        return self.random_split is None and all(supports(r.policy) for r in self.scenario.runs)
+
+    @property
+    def needs_trace(self) -> bool:
+        return any(METRICS[c.metric][2] for c in self.checks)
+
+
+@dataclass
+class Row:
+    case: str
+    check: str
+    run: str
+    engine: str
+    source: str
+    expected: float
+    simulated: float
+    error: float
+    tolerance: float
+    passed: bool
+    unit: str = ""
+    compare: str = "equal"
+    error_kind: str = "relative"
+    ci95: float | None = None  # relative 95 % half-width of the simulated IOPS (batch means), for iops checks
+    file: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {
+            "case": self.case,
+            "source": self.source,
+            "expected": self.expected,
+            "simulated": self.simulated,
+            "error": self.error,
+            "tolerance": self.tolerance,
+            "passed": self.passed,
+            "check": self.check,
+            "run": self.run,
+            "engine": self.engine,
+            "unit": self.unit,
+            "compare": self.compare,
+            "error_kind": self.error_kind,
+            "file": self.file,
+        }
+        if self.ci95 is not None:
+            d["ci95"] = self.ci95
+        # JSON has no NaN: a figure that could not be measured is null (and the check failed)
+        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
+
+
+# -- loading -----------------------------------------------------------------
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScenarioError(str(path), "", "no such file") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(str(path), "", "not UTF-8 text") from None
+    except OSError as e:
+        raise ScenarioError(str(path), "", f"cannot read: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(str(path), "", f"not valid TOML: {e}") from None
+
+
+def load_case(path: str | Path) -> Case:
+    """Read a validation case: its ``[validation]`` table, then the scenario it holds or names."""
+    path = Path(path)
+    src = str(path)
+    data = _read_toml(path)
+    meta = data.pop("validation", None)
+    if not isinstance(meta, dict):
+        raise ScenarioError(src, "validation", "a validation case needs a [validation] table")
+
+    def fail(place: str, problem: str) -> ScenarioError:
+        return ScenarioError(src, f"validation.{place}" if place else "validation", problem)
+
+    unknown = sorted(set(meta) - _CASE_KEYS)
+    if unknown:
+        raise fail(unknown[0], "unknown key")
+    for key in ("case", "source"):
+        if not isinstance(meta.get(key), str) or not meta[key]:
+            raise fail(key, "required: a non-empty string")
+    if "scenario" in meta:
+        if data:
+            raise fail("scenario", "names a scenario file, so the case file holds no scenario keys of its own")
+        target = path.parent / meta["scenario"]
+        data = _read_toml(target)
+        data.pop("validation", None)
+        scenario_src = f"{src} -> {target}"
+    else:
+        scenario_src = src
+
+    def dur(key: str) -> float | None:
+        if key not in meta:
+            return None
+        try:
+            value = parse_duration(meta[key])
+        except (ValueError, TypeError) as e:
+            raise fail(key, str(e)) from None
+        if value <= 0:
+            raise fail(key, "must be > 0")
+        return value
+
+    duration, quick = dur("duration"), dur("quick_duration")
+    # Time-series bins small enough for a batch-means confidence interval on IOPS.
+    try:
+        own = parse_duration(data.get("duration", "10s"))
+    except (ValueError, TypeError):
+        own = 10.0  # the scenario's own check reports it
+    candidates = [d for d in (duration, quick, own) if d and d > 0]
+    shortest = min(candidates) if candidates else 1.0
+    data.setdefault("interval", f"{shortest / 20 * 1e6:.3f}us")
+    if meta.get("every_builtin_policy"):
+        # each built-in policy at its defaults, unless the file already runs it bare
+        have = {str(p if isinstance(p, str) else p.get("spec", "")) for p in data.get("policies", [])}
+        data["policies"] = list(data.get("policies", [])) + [n for n in POLICY_DEFS if n not in have]
+    scenario = _build(data, scenario_src)
+
+    split = meta.get("random_split")
+    if split is not None:
+        if not isinstance(split, dict) or not split:
+            raise fail("random_split", "must be a table of path name = weight")
+        all_names = {n for g in scenario.model.paths for n in g.names()}
+        for k, w in split.items():
+            if k not in all_names:
+                raise fail(f"random_split.{k}", f"no path named {k!r}")
+            if not isinstance(w, (int, float)) or isinstance(w, bool) or not w >= 0:
+                raise fail(f"random_split.{k}", f"a weight must be a number >= 0, got {w!r}")
+        if not sum(split.values()) > 0:
+            raise fail("random_split", "needs a weight > 0")
+
+    checks = []
+    for i, c in enumerate(meta.get("checks", [])):
+        place = f"checks[{i}]"
+        if not isinstance(c, dict):
+            raise fail(place, "must be a table")
+        extra = sorted(set(c) - _CHECK_KEYS)
+        if extra:
+            raise fail(f"{place}.{extra[0]}", "unknown key")
+        metric = c.get("metric")
+        if metric not in METRICS:
+            raise fail(f"{place}.metric", f"must be one of {', '.join(METRICS)}, got {metric!r}")
+        for key in ("expected", "tolerance"):
+            if not isinstance(c.get(key), (int, float)) or isinstance(c.get(key), bool):
+                raise fail(f"{place}.{key}", "required: a number")
+        if c["tolerance"] < 0:
+            raise fail(f"{place}.tolerance", "must be >= 0")
+        compare = c.get("compare", "equal")
+        if compare not in ("equal", "at_most", "at_least"):
+            raise fail(f"{place}.compare", f"must be equal, at_most or at_least, got {compare!r}")
+        error = c.get("error", METRICS[metric][1])
+        if error not in ("relative", "absolute"):
+            raise fail(f"{place}.error", f"must be relative or absolute, got {error!r}")
+        if error == "relative" and c["expected"] == 0:
+            raise fail(f"{place}.error", "a relative error needs expected != 0")
+        paths = c.get("paths", [c["path"]] if "path" in c else [])
+        if metric == "share" and not paths and "array" not in c:
+            raise fail(place, "a share check needs path, paths or array")
+        run = c.get("run")
+        if run is not None and split is None and run not in {r.label for r in scenario.runs}:
+            raise fail(f"{place}.run", f"no run labelled {run!r} (runs: {', '.join(r.label for r in scenario.runs)})")
+        checks.append(
+            Check(metric, float(c["expected"]), float(c["tolerance"]), run, compare, error, tuple(paths), c.get("array"), c.get("note", ""))
+        )
+    if not checks:
+        raise fail("checks", "a case needs at least one [[validation.checks]] table")
+    engines = meta.get("engines")
+    case = Case(
+        name=meta["case"],
+        source=meta["source"],
+        file=src,
+        scenario=scenario,
+        checks=checks,
+        duration=duration,
+        quick_duration=quick,
+        random_split={str(k): float(v) for k, v in split.items()} if split is not None else None,
+        engines=tuple(engines) if engines else None,
+    )
+    if case.engines is not None:
+        bad = [e for e in case.engines if e not in ("fast", "reference")]
+        if bad:
+            raise fail("engines", f"unknown engine {bad[0]!r} (fast, reference)")
+        if "fast" in case.engines and not case.builtin:
+            raise fail("engines", "the fast engine runs built-in policies only")
+    return case
+
+
+def scenario_of(path: str | Path | None) -> Scenario | None:
+    """The scenario a validation case file runs (RandomSplit runs included), or None for a plain scenario file."""
+    if path is None:
+        return None
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None  # the scenario loader reports it
+    if "validation" not in data:
+        return None
+    case = load_case(p)
+    if case.random_split is None:
+        return case.scenario
+    return case.scenario.with_runs((RunSpec(label="random-split", policy=RandomSplit(case.random_split)),))
+
+
+def case_files(paths: list[str | Path] | None = None) -> list[Path]:
+    """The case files named (files, or directories of ``*.toml``), or every file in the default directory."""
+    if not paths:
+        paths = [default_dir()]
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(sorted(p.glob("*.toml")))
+        else:
+            out.append(p)
+    if not out:
+        raise ScenarioError(", ".join(map(str, paths)), "", "no validation case files (*.toml) found")
+    return out
+
+
+# -- measuring ---------------------------------------------------------------
+
+
+def _batch_ci95(run: RunResult) -> float | None:
+    """Relative 95 % half-width of the IOPS, from batch means over the in-window intervals."""
+    m, model = run.metrics, run.model
+    starts = np.arange(m.n_bins) * m.interval
+    inside = (starts >= model.ramp - 1e-12) & (starts + m.interval <= model.end + 1e-9)
+    counts = m.ts_ios[inside].astype(float)
+    if len(counts) < 5 or counts.mean() <= 0:
+        return None
+    return float(1.96 * counts.std(ddof=1) / math.sqrt(len(counts)) / counts.mean())
+
+
+def _fault(run: RunResult):
+    downs = [f for f in run.model.faults if f.what == "path_down"]
+    if not downs:
+        raise ScenarioError(run.model.name, "validation", "a failover check needs a path_down fault")
+    return downs[0]
+
+
+def _fixed_exchange(run: RunResult, path_name: str, op: str) -> float:
+    """The time an I/O spends on ``path_name`` when every delay there is constant and nothing queues."""
+    model = run.model
+    p = next(p for p in model.paths if p.name == path_name)
+    a = model.arrays[p.array]
+    service = a.read_service if op == "read" else a.write_service
+    if not (isinstance(p.one_way_latency, Constant) and isinstance(service, Constant) and a.concurrency >= model.outstanding
+            and p.bandwidth is None and (op == "read" or a.peer is None)):
+        raise ScenarioError(
+            model.name, "validation",
+            f"failover timing needs constant legs and service, no bandwidth, no replication and no queue on {path_name}",
+        )
+    legs = 2 if op == "read" or model.protocol == "nvme" else 4
+    return legs * p.one_way_latency.value + service.value
+
+
+def _measure(check: Check, run: RunResult) -> float:
+    lat = run.latency_us
+    if check.metric == "iops":
+        return run.iops
+    if check.metric.startswith("latency_"):
+        key = check.metric[len("latency_") : -len("_us")]
+        return lat[key]
+    if check.metric == "share":
+        rows = run.paths()
+        chosen = [r for r in rows if r["name"] in check.paths or (check.array is not None and r["array"] == check.array)]
+        if not chosen:
+            raise ScenarioError(run.model.name, "validation", f"share check selects no path ({check.paths or check.array})")
+        # the worst path: the share furthest from the expected one
+        return max((r["share"] for r in chosen), key=lambda s: abs(s - check.expected))
+    if check.metric == "little":
+        little = run.little
+        N = little["in_flight_mean"]
+        worst = little["iops_x_latency"] / N - 1.0 if N else 0.0
+        for r in run.paths():
+            lam_w = r["iops"] * r["latency_us"]["mean"] * 1e-6 if r["ios"] else 0.0
+            gap = (lam_w - r["in_flight_mean"]) / N
+            if abs(gap) > abs(worst):
+                worst = gap
+        return worst
+    trace = run.metrics.trace or []
+    fault = _fault(run)
+    failed = run.model.paths[fault.path].name
+    if check.metric == "failover_retried":
+        return float(sum(1 for t in trace if t[7] > 1))
+    if check.metric == "failover_failed_path_completions":
+        return float(sum(1 for t in trace if t[6] == failed and t[5] > fault.at))
+    if check.metric == "failover_resume_max_us":
+        resumed = [t[5] - _fixed_exchange(run, t[6], t[2]) - fault.at for t in trace if t[7] > 1]
+        return max(resumed) * 1e6 if resumed else math.nan
+    raise AssertionError(check.metric)
+
+
+def _judge(check: Check, simulated: float) -> tuple[float, bool]:
+    if check.error == "relative":
+        error = simulated / check.expected - 1.0
+    else:
+        error = simulated - check.expected
+    if math.isnan(error):
+        return error, False
+    slack = check.tolerance + 1e-12
+    if check.compare == "at_most":
+        return error, error <= slack
+    if check.compare == "at_least":
+        return error, error >= -slack
+    return error, abs(error) <= slack
+
+
+def run_case(case: Case, *, quick: bool = False, engines: tuple[str, ...] | None = None) -> list[Row]:
+    """Simulate the case on each engine and judge every check."""
+    duration = case.quick_duration if quick and case.quick_duration else case.duration
+    todo = case.engines or (("fast", "reference") if case.builtin else ("reference",))
+    if engines is not None:
+        # a case with a Python policy runs on the reference engine whatever was asked
+        todo = tuple(e for e in todo if e in engines) or todo[:1]
+    rows: list[Row] = []
+    for engine in todo:
+        with warnings.catch_warnings():
+            # RandomSplit is a Python policy: the reference engine is intended, not a fallback to warn about.
+            warnings.simplefilter("ignore")
+            result = simulate(case.scenario, policies=case.policies, duration=duration, engine=engine, trace=case.needs_trace)
+        for check in case.checks:
+            runs = [r for r in result.runs if check.run is None or r.label == check.run]
+            for run in runs:
+                simulated = float(_measure(check, run))
+                error, passed = _judge(check, simulated)
+                error, passed = float(error), bool(passed)
+                what = check.metric
+                if check.metric == "share":
+                    if check.array is not None:
+                        what += f" [array {check.array}]"
+                    elif len(check.paths) <= 2:
+                        what += f" [{', '.join(check.paths)}]"
+                    else:
+                        what += f" [each of {len(check.paths)} paths]"
+                rows.append(
+                    Row(
+                        case=case.name,
+                        check=what,
+                        run=run.label,
+                        engine=engine,
+                        source=case.source,
+                        expected=check.expected,
+                        simulated=simulated,
+                        error=error,
+                        tolerance=check.tolerance,
+                        passed=passed,
+                        unit=METRICS[check.metric][0],
+                        compare=check.compare,
+                        error_kind=check.error,
+                        ci95=_batch_ci95(run) if check.metric == "iops" else None,
+                        file=case.file,
+                    )
+                )
+    return rows
+
+
+def validate(
+    paths: list[str | Path] | None = None,
+    *,
+    quick: bool = False,
+    engines: tuple[str, ...] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[Row]:
+    """Every case's rows, in file order. ``progress(case name)`` is called as each case starts."""
+    rows: list[Row] = []
+    cases = [load_case(f) for f in case_files(paths)]  # every file is checked before anything runs
+    for case in cases:
+        if progress is not None:
+            progress(case.name)
+        rows.extend(run_case(case, quick=quick, engines=engines))
+    return rows
+
+
+# -- output ------------------------------------------------------------------
+
+
+def _fmt_value(v: float, unit: str) -> str:
+    if isinstance(v, float) and math.isnan(v):
+        return "nan"
+    if unit in ("share", "rel"):
+        return f"{v:.4f}"
+    if unit == "I/Os":
+        return f"{v:,.0f}"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:,.1f}"
+
+
+def _fmt_error(r: Row) -> str:
+    if math.isnan(r.error):
+        return "nan"
+    if r.error_kind == "relative":
+        return f"{r.error:+.2%}"
+    return f"{r.error:+.4f}" if r.unit in ("share", "rel") else f"{r.error:+g}"
+
+
+def _fmt_tol(r: Row) -> str:
+    sign = {"equal": "±", "at_most": "≤ +", "at_least": "≥ -"}[r.compare]
+    if r.error_kind == "relative":
+        return f"{sign}{r.tolerance:.0%}" if r.tolerance >= 0.01 else f"{sign}{r.tolerance:.1%}"
+    return f"{sign}{r.tolerance:g}"
+
+
+def format_table(rows: list[Row]) -> str:
+    cols = ["case", "check", "run", "engine", "source", "expected", "simulated", "error", "tolerance", "result"]
+    body = []
+    for r in rows:
+        body.append([
+            r.case, r.check, r.run, r.engine, r.source,
+            _fmt_value(r.expected, r.unit), _fmt_value(r.simulated, r.unit), _fmt_error(r), _fmt_tol(r),
+            "pass" if r.passed else "FAIL",
+        ])
+    widths = [max(len(c), *(len(b[i]) for b in body)) if body else len(c) for i, c in enumerate(cols)]
+    right = {5, 6, 7}
+
+    def fmt(row: list[str]) -> str:
+        return "  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths))).rstrip()
+
+    failed = sum(not r.passed for r in rows)
+    lines = [fmt(cols), fmt(["-" * w for w in widths])] + [fmt(b) for b in body]
+    cases = len({r.case for r in rows})
+    lines.append("")
+    lines.append(f"{len(rows) - failed} of {len(rows)} checks passed ({cases} cases)" + (f"; {failed} FAILED" if failed else ""))
+    return "\n".join(lines) + "\n"

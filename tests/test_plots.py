@@ -1,0 +1,206 @@
+"""pathsel.plots: every function returns a plotly Figure with the traces it documents, drawn from the run's numbers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+import pathsel
+from pathsel import plots
+
+from .conftest import SIMS
+
+FAULTS = """
+[[faults]]
+at = "1.5s"
+what = "path_down"
+path = "vmhba1:C0:T0:L1"
+
+[[faults]]
+at = "2s"
+what = "alua"
+path = "vmhba1:C0:T1:L1"
+state = "standby"
+
+[[faults]]
+at = "2.5s"
+what = "path_up"
+path = "vmhba1:C0:T0:L1"
+"""
+
+LATENCY = "latency RR, all paths AO"
+
+
+def faulty_scenario() -> pathsel.Scenario:
+    """Seed 004's test drive (three policies) with a path going down and back, and an ALUA change."""
+    text = (SIMS / "esxi-latency-testdrive.toml").read_text(encoding="utf-8") + FAULTS
+    return pathsel.loads_scenario(text, "testdrive+faults")
+
+
+@pytest.fixture(scope="module")
+def result() -> pathsel.Result:
+    return pathsel.simulate(faulty_scenario(), duration=2.0)  # 1 s ramp + 2 s: three 1 s intervals
+
+
+def names(fig: go.Figure) -> list[str]:
+    return [t.name for t in fig.data]
+
+
+def test_timeline_has_iops_and_latency_per_policy_faults_and_evaluations(result):
+    fig = plots.timeline(result)
+    assert isinstance(fig, go.Figure)
+    labels = [r.label for r in result.runs]
+    for label in labels:
+        assert names(fig).count(label) == 2  # IOPS panel and latency panel
+    assert f"{LATENCY}: evaluations" in names(fig)
+    assert [n for n in names(fig) if n.endswith(": evaluations")] == [f"{LATENCY}: evaluations"]
+    faults = fig.data[names(fig).index("faults")]
+    assert list(faults.x) == [1.5, 2.0, 2.5]
+    assert "path_down vmhba1:C0:T0:L1" in faults.hovertext[0]
+    vlines = [s for s in fig.layout.shapes if s.type == "line"]
+    assert sorted(s.x0 for s in vlines) == [1.5, 1.5, 2.0, 2.0, 2.5, 2.5]  # in both panels
+    # the numbers are the run's time series, mid-interval
+    run = result[labels[0]]
+    ts = run.timeseries()
+    iops = fig.data[0]
+    assert list(iops.x) == pytest.approx(list(ts.t_s + 0.5))
+    assert list(iops.y) == pytest.approx(list(ts.iops))
+    lat = fig.data[1]
+    assert list(lat.y) == pytest.approx(list(ts.latency_mean_us / 1e3))
+    # the evaluation marker sits at the evaluation's time
+    evals = fig.data[names(fig).index(f"{LATENCY}: evaluations")]
+    assert list(evals.x) == [e["t"] for e in result[LATENCY].metrics.events if e["event"] == "evaluation"]
+
+
+def test_timeline_without_faults_has_no_fault_trace():
+    fig = plots.timeline(pathsel.simulate(policies=["rr:iops=1"], duration=0.5))
+    assert names(fig) == ["rr:iops=1", "rr:iops=1"]
+    assert not [s for s in fig.layout.shapes if s.type == "line"]
+
+
+def test_latency_percentiles_are_the_summary_in_ms(result):
+    fig = plots.latency_percentiles(result)
+    assert names(fig) == ["p50", "p99", "p99.9"]
+    summary = result.summary()
+    for trace, col in zip(fig.data, ["p50_us", "p99_us", "p999_us"]):
+        assert list(trace.x) == list(summary.policy)
+        assert list(trace.y) == pytest.approx(list(summary[col] / 1e3))
+
+
+def test_latency_cdf_is_monotone_ends_at_one_and_agrees_with_percentiles(result):
+    fig = plots.latency_cdf(result)
+    assert names(fig) == [r.label for r in result.runs]
+    for trace, run in zip(fig.data, result.runs):
+        x, y = np.asarray(trace.x), np.asarray(trace.y)
+        assert len(x) > 10
+        assert np.all(np.diff(x) > 0) and np.all(np.diff(y) >= 0)
+        assert y[0] > 0 and y[-1] == pytest.approx(1.0)
+        # the median read off the CDF is the run's p50 (within a histogram bin, < 1 %)
+        p50_ms = x[np.searchsorted(y, 0.5)]
+        assert p50_ms == pytest.approx(run.latency_us["p50"] / 1e3, rel=0.01)
+    assert fig.layout.xaxis.type == "log"
+    assert plots.latency_cdf(result, log_x=False).layout.xaxis.type == "linear"
+
+
+def test_path_share_heatmap_is_paths_by_intervals_with_a_state_timeline(result):
+    fig = plots.path_share_heatmap(result)
+    labels = [r.label for r in result.runs]
+    assert names(fig) == [n for label in labels for n in (f"{label}: share", f"{label}: state")]
+    shares = result.path_share()
+    for label in labels:
+        run = result[label]
+        share = fig.data[names(fig).index(f"{label}: share")]
+        z = np.asarray(share.z)
+        assert z.shape == (len(run.model.paths), run.metrics.n_bins) == (20, 3)
+        assert list(share.y) == [p.name for p in run.model.paths]
+        expected = shares[shares.policy == label].pivot(index="path", columns="t_s", values="share")
+        assert z == pytest.approx(expected.loc[list(share.y)].to_numpy())
+        assert np.all(z.sum(axis=0) == pytest.approx(1.0))
+    # the path that went down has no I/Os in the interval it was down for most of
+    rr = fig.data[names(fig).index(f"{labels[0]}: share")]
+    assert np.asarray(rr.z)[0, 2] < np.asarray(rr.z)[2, 2]
+    # state: T0 down from 1.5 s to 2.5 s, T1 standby from 2 s; the preferred-array run's remote paths are ANO
+    state = fig.data[names(fig).index(f"{labels[0]}: state")]
+    assert list(state.x) == [0.0, 1.5, 2.0, 2.5, 3.0]
+    codes = np.asarray(state.z)
+    assert codes.shape == (20, 4)
+    s = plots.STATES
+    assert [s[c] for c in codes[0]] == ["AO", "down", "down", "AO"]
+    assert [s[c] for c in codes[1]] == ["AO", "AO", "standby", "standby"]
+    assert {s[c] for c in codes[2:].ravel()} == {"AO"}
+    pref = np.asarray(fig.data[names(fig).index(f"{labels[1]}: state")].z)
+    assert {s[c] for c in pref[10:].ravel()} == {"ANO"}
+
+
+def test_path_share_heatmap_of_one_run_and_one_policy(result):
+    one = plots.path_share_heatmap(result[LATENCY])
+    assert names(one) == [f"{LATENCY}: share", f"{LATENCY}: state"]
+    assert names(plots.path_share_heatmap(result, policy="latency")) == names(one)  # by spec too
+    with pytest.raises(KeyError):
+        plots.path_share_heatmap(result, policy="no such policy")
+    with pytest.raises(TypeError):
+        plots.timeline(result.summary())
+
+
+def test_compare_seeds_plots_mean_and_95_ci_across_seeds():
+    seeds = [1, 2, 3]
+    policies = ["rr:iops=1", "rr:iops=1,preferred_array=local"]
+    table = plots.seed_table(None, seeds, duration=0.3, policies=policies)
+    assert list(table.columns[:2]) == ["seed", "policy"]
+    assert len(table) == len(seeds) * len(policies)
+    assert table.seed.tolist() == [1, 1, 2, 2, 3, 3]
+    fig = plots.compare_seeds(None, seeds=seeds, duration=0.3, policies=policies)
+    assert names(fig) == ["IOPS", "p99"]
+    iops, p99 = fig.data
+    assert list(iops.x) == list(dict.fromkeys(table.policy))
+    for i, label in enumerate(iops.x):
+        rows = table[table.policy == label]
+        assert iops.y[i] == pytest.approx(rows.iops.mean())
+        half = plots._t975(2) * rows.iops.std(ddof=1) / np.sqrt(3)
+        assert iops.error_y.array[i] == pytest.approx(half)
+        assert p99.y[i] == pytest.approx(rows.p99_us.mean() / 1e3)
+        assert p99.error_y.array[i] >= 0
+    assert len(fig.layout.meta["seed_table"]) == len(table)
+    # the same figure from a table already made, and a different seed gives other numbers
+    again = plots.compare_seeds(table=table)
+    assert list(again.data[0].y) == pytest.approx(list(iops.y))
+    assert table[table.policy == "rr:iops=1"].iops.nunique() > 1
+
+
+def test_t_quantiles():
+    assert plots._t975(1) == pytest.approx(12.706)
+    assert plots._t975(4) == pytest.approx(2.776)
+    assert 2.042 > plots._t975(35) > 2.021
+    assert plots._t975(1000) == pytest.approx(1.96)
+
+
+def test_importing_pathsel_does_not_import_plotting():
+    code = (
+        "import sys, pathsel, pathsel.results, pathsel.api\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] == 'plotly' or m in ('pathsel.plots', 'pathsel.report')]\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_plots_and_reports_doc_examples_run(tmp_path, monkeypatch):
+    """The python blocks of docs/plots-and-reports.md run in order, in one namespace, from a copy of the root."""
+    from .conftest import ROOT
+    from .test_docs_and_notebooks import fenced_blocks
+
+    page = ROOT / "docs" / "plots-and-reports.md"
+    blocks = fenced_blocks(page, "python")
+    assert len(blocks) >= 5
+    (tmp_path / "sims").symlink_to(SIMS, target_is_directory=True)  # the page runs from the root
+    monkeypatch.chdir(tmp_path)
+    shown = []
+    monkeypatch.setattr(go.Figure, "show", lambda self, *a, **k: shown.append(self))  # no browser
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    for line, code in blocks:
+        exec(compile("\n" * (line - 1) + code, str(page), "exec"), namespace)
+    assert len(shown) >= 2 and namespace["cdf"].data[0].y[-1] == pytest.approx(1.0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sims"]  # the examples write nothing beside the page

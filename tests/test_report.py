@@ -1,0 +1,240 @@
+"""The HTML report: one self-contained file, and it renders in a real browser.
+
+The browser test opens the report in headless Chromium (Debian's ``chromium``
+package; ``.ci/run`` installs it), lets its scripts run, and checks that
+every figure rendered (plotly draws SVG into the DOM, so the dumped DOM has
+one plot per figure, and the heatmap images and bars are there) and that no
+script error or ``console.error`` happened. It is skipped where no Chromium
+is installed, except under CI, where that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import pathsel
+from pathsel import report
+from pathsel.cli import main
+
+from .test_plots import LATENCY, faulty_scenario
+
+FIGURES = ["timeline", "percentiles", "cdf", "paths"]
+
+
+@pytest.fixture(scope="module")
+def result() -> pathsel.Result:
+    return pathsel.simulate(faulty_scenario(), duration=1.0)
+
+
+@pytest.fixture(scope="module")
+def report_file(result, tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("report") / "report.html"
+    text = result.to_html(path)
+    assert path.read_text(encoding="utf-8") == text
+    return path
+
+
+# -- the file ------------------------------------------------------------------
+
+
+def test_report_is_one_self_contained_file(report_file: Path, result):
+    text = report_file.read_text(encoding="utf-8")
+    assert list(report_file.parent.iterdir()) == [report_file]  # nothing written beside it
+    assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>")
+    # nothing fetched from anywhere: no external scripts, styles, fonts or images
+    assert not re.search(r"<script[^>]*\bsrc=", text, re.I)
+    assert not re.search(r"<link[^>]*\bhref=", text, re.I)
+    assert not re.search(r"<img[^>]*\bsrc=", text, re.I)
+    assert "@import" not in text and "url(http" not in text
+    # plotly.js is inlined exactly once (its bundle defines the Plotly global once), one plot per figure
+    assert len(text) > 1_000_000  # the bundle is several MB
+    assert len(re.findall(r"plotly\.js v\d+\.\d+\.\d+", text)) == 1
+    assert text.count("Plotly.newPlot(") == len(FIGURES)
+    assert re.findall(r'data-figure="([\w-]+)"', text) == FIGURES
+    # the tables
+    assert result.scenario in text and "testdrive+faults" in text
+    for r in result.runs:
+        assert r.label in text
+        assert f"{r.iops:,.0f}" in text
+    assert "vmhba2:C0:T9:L1" in text  # per-path table
+    assert "path_down" in text and "evaluation" in text  # events
+
+
+def test_to_html_without_a_path_only_returns_the_document(result, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    text = result.to_html()
+    assert text.startswith("<!DOCTYPE html>")
+    assert list(tmp_path.iterdir()) == []
+    assert "<title>Custom · pathsel report</title>" in result.to_html(title="Custom")
+
+
+def test_report_escapes_names():
+    res = pathsel.simulate(policies=["rr:iops=1"], duration=0.2)
+    res.scenario = "<b>&'\"</b>"
+    text = report.render(res, figures=[])
+    assert "<h1>&lt;b&gt;&amp;&#x27;&quot;&lt;/b&gt;</h1>" in text
+    assert "<script" not in text  # no figures, no plotly.js
+
+
+# -- the command -----------------------------------------------------------------
+
+
+def test_report_command_writes_the_file_and_is_silent_off_a_terminal(tmp_path, testdrive_path, capsys):
+    out = tmp_path / "r.html"
+    code = main(["report", str(testdrive_path), "-o", str(out), "--duration", "0.5s", "--seed", "3",
+                 "--policy", "rr:iops=1", "--policy", "latency"])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    assert stderr == ""  # no progress bar when stderr is not a terminal
+    assert stdout.startswith(f"pathsel: wrote {out} (") and "2 policies" in stdout
+    text = out.read_text(encoding="utf-8")
+    assert "seed 3" in text and "measured 0.5 s" in text and text.count("Plotly.newPlot(") == len(FIGURES)
+
+    code = main(["report", "-o", str(tmp_path / "q.html"), "--duration", "0.2s", "-q"])  # embedded default
+    assert (code, *capsys.readouterr()) == (0, "", "")
+    assert "seed 004" in (tmp_path / "q.html").read_text(encoding="utf-8")
+
+
+def test_report_command_errors_are_one_line_and_status_2(tmp_path, capsys):
+    code = main(["report", "-o", str(tmp_path / "no" / "such" / "dir.html"), "--duration", "0.1s"])
+    stderr = capsys.readouterr().err
+    assert code == 2
+    assert stderr.count("\n") == 1 and "cannot write the report" in stderr
+    code = main(["report", str(tmp_path / "missing.toml")])
+    assert (code, capsys.readouterr().err.strip()) == (2, f"pathsel: error: {tmp_path / 'missing.toml'}: no such file")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_progress_bar_only_on_a_terminal_and_never_with_json(tmp_path):
+    import fcntl
+    import termios
+
+    def on_tty(*args: str) -> tuple[int, str, str]:
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # a 0-column tty gets an empty bar
+        try:
+            proc = subprocess.run([sys.executable, "-m", "pathsel.cli", *args], stdout=subprocess.PIPE,
+                                  stderr=slave, text=True, timeout=300)
+        finally:
+            os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's other end is closed and drained
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.close(master)
+        return proc.returncode, proc.stdout, b"".join(chunks).decode(errors="replace")
+
+    code, stdout, tty = on_tty("report", "-o", str(tmp_path / "r.html"), "--duration", "1s")
+    assert code == 0 and "sim s" in tty  # tqdm's bar, in simulated seconds
+    code, stdout, tty = on_tty("simulate", "--json", "--duration", "1s")
+    assert code == 0 and stdout.startswith("{") and tty == ""
+    code, stdout, tty = on_tty("report", "-q", "-o", str(tmp_path / "q.html"), "--duration", "1s")
+    assert code == 0 and tty == ""
+
+
+# -- in a browser -----------------------------------------------------------------
+
+# Logged through console.log, which Chromium prints on stderr with --enable-logging=stderr,
+# whatever the level of the original message.
+CONSOLE_HOOK = """<script>
+(function () {
+  var log = console.log.bind(console);
+  function join(args) { return Array.prototype.map.call(args, String).join(" "); }
+  console.error = function () { log("PATHSEL-CONSOLE-ERROR " + join(arguments)); };
+  window.addEventListener("error", function (e) { log("PATHSEL-UNCAUGHT " + e.message); }, true);
+  window.addEventListener("unhandledrejection", function (e) { log("PATHSEL-UNHANDLED " + e.reason); });
+})();
+</script>"""
+PROBLEMS = re.compile(r"PATHSEL-(?:CONSOLE-ERROR|UNCAUGHT|UNHANDLED)[^\n]*|Uncaught[^\n]*|Failed to load resource[^\n]*")
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    if os.environ.get("CI"):
+        pytest.fail("no chromium on PATH under CI: .ci/run should have installed Debian's chromium package")
+    pytest.skip("no chromium on PATH: `apt-get install chromium` to run the browser test (.ci/run does)")
+
+
+def open_in_chromium(page: Path, screenshot: Path | None = None) -> tuple[str, str]:
+    """(DOM after the page's scripts ran, Chromium's stderr) for a page opened headless, offline."""
+    browser = chromium()
+    with tempfile.TemporaryDirectory() as profile:
+        cmd = [
+            browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+            "--virtual-time-budget=10000", "--window-size=1280,3000",
+        ]
+        if screenshot is not None:
+            cmd.append(f"--screenshot={screenshot}")
+        cmd += ["--dump-dom", page.resolve().as_uri()]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout, proc.stderr
+
+
+def instrumented(src: Path, dst: Path) -> Path:
+    """A copy of ``src`` with :data:`CONSOLE_HOOK` first in its head."""
+    text = src.read_text(encoding="utf-8")
+    head = text.index("<head>") + len("<head>")
+    dst.write_text(text[:head] + CONSOLE_HOOK + text[head:], encoding="utf-8")
+    return dst
+
+
+def test_report_renders_in_chromium_with_no_console_errors(report_file: Path, tmp_path: Path):
+    chromium()
+    page = instrumented(report_file, tmp_path / "instrumented.html")
+    png = tmp_path / "report.png"
+    dom, log = open_in_chromium(page, screenshot=png)
+
+    assert not PROBLEMS.findall(log), PROBLEMS.findall(log)
+    # every figure rendered: one plotly plot with its SVG per figure div, in order
+    assert dom.count('class="plot-container plotly"') == len(FIGURES)
+    parts = re.split(r'data-figure="([\w-]+)"', dom)[1:]
+    assert parts[0::2] == FIGURES
+    for fid, html in zip(parts[0::2], parts[1::2]):
+        assert html.count('class="plot-container plotly"') == 1, fid
+        assert 'class="main-svg"' in html, fid
+    figure = dict(zip(parts[0::2], parts[1::2]))
+    assert figure["timeline"].count('class="js-line"') >= 6  # IOPS and latency lines of three policies
+    assert figure["percentiles"].count('class="trace bars"') == 3  # p50, p99, p99.9
+    assert figure["cdf"].count('class="js-line"') >= 3
+    assert figure["paths"].count('class="hm"') == 6  # share and state heatmaps of three policies
+    assert LATENCY in dom and "Comparison" in dom
+
+    # a screenshot was taken of the rendered page (look at it when this fails)
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert (width, height) == (1280, 3000) and len(data) > 50_000
+
+
+def test_the_browser_check_catches_a_broken_page(result, tmp_path: Path):
+    """The same check on a figure whose plotly.js is missing: a script error and no plot."""
+    chromium()
+    fig_only = report.render(result, figures=report.default_figures(result)[:1]).replace(
+        "Plotly.newPlot(", "NoSuchPlotly.newPlot("
+    )
+    broken = tmp_path / "broken.html"
+    broken.write_text(fig_only, encoding="utf-8")
+    dom, log = open_in_chromium(instrumented(broken, tmp_path / "broken-instrumented.html"))
+    problems = PROBLEMS.findall(log)
+    assert any("NoSuchPlotly is not defined" in p for p in problems), log[-3000:]
+    assert 'class="plot-container plotly"' not in dom
