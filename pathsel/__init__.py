@@ -5,7 +5,7 @@
     >>> result.summary()                                                            # doctest: +SKIP
 """
 
-from .api import simulate
+from .api import simulate, simulate_seeds
 from .errors import ScenarioError
 from .policies import DeviceView, IORequest, PathView, Policy, alua_working_set
 from .results import Result, RunResult
@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "simulate",
+    "simulate_seeds",
     "load_scenario",
     "loads_scenario",
     "default_scenario",

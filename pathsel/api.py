@@ -6,6 +6,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterable
 
+import pandas as pd
+
 from .engine import ENGINES, supports
 from .errors import ScenarioError
 from .model import compile_model
@@ -13,7 +15,7 @@ from .policies import PolicySpec, policy_label
 from .results import Result, RunResult
 from .scenario import RunSpec, Scenario, default_scenario, load_scenario
 
-__all__ = ["simulate", "resolve_scenario"]
+__all__ = ["simulate", "simulate_seeds", "resolve_scenario"]
 
 
 def resolve_scenario(scenario: Scenario | str | Path | None) -> Scenario:
@@ -123,3 +125,40 @@ def simulate(
     if bar is not None:
         bar.close()
     return result
+
+
+def simulate_seeds(
+    scenario: Any = None,
+    seeds: Iterable[int] = (0, 1, 2, 3, 4),
+    *,
+    duration: float | None = None,
+    policies: Iterable[Any] | None = None,
+    engine: str = "auto",
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Run :func:`simulate` once per seed: one row per seed x policy (``Result.summary()`` columns).
+
+    The numbers behind :func:`pathsel.plots.compare_seeds`: one run is one
+    sample, so compare policies by their spread over seeds, not by one run.
+    """
+
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds: give at least one seed")
+    policies = list(policies) if policies is not None else None
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(seeds, unit="seed", leave=False, desc="seeds")
+    frames = []
+    for seed in seeds:
+        res = simulate(scenario, policies=policies, duration=duration, seed=seed, engine=engine)
+        df = res.summary()
+        df.insert(0, "seed", seed)
+        frames.append(df)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return pd.concat(frames, ignore_index=True)

@@ -12,9 +12,9 @@ save (``write_html``) or restyle; nothing is drawn as a side effect.
   run's latency histogram (every measured I/O, not a sample).
 * :func:`path_share_heatmap`: share of each interval's I/Os per path (path x
   time), with each path's ALUA state and up/down state as a timeline below.
-* :func:`compare_seeds`: run a scenario on several seeds and plot each
-  policy's mean IOPS and p99 latency with 95 % confidence intervals;
-  :func:`seed_table` gives the numbers behind it.
+* :func:`compare_seeds`: each policy's mean IOPS and p99 latency over
+  seeds with 95 % confidence intervals, from :func:`pathsel.simulate_seeds`
+  (plots draw results; they never simulate).
 
 Latencies are drawn in milliseconds; times in seconds from the start of the
 run, the ramp included (shaded).
@@ -42,7 +42,6 @@ __all__ = [
     "path_share_heatmap",
     "path_states",
     "compare_seeds",
-    "seed_table",
     "FAULT_EVENTS",
     "STATES",
 ]
@@ -346,40 +345,6 @@ def _t975(dof: int) -> float:
     return table[below] + (table[above] - table[below]) * (dof - below) / (above - below)
 
 
-def seed_table(
-    scenario: Any = None,
-    seeds: Iterable[int] = (0, 1, 2, 3, 4),
-    *,
-    duration: float | None = None,
-    policies: Iterable[Any] | None = None,
-    engine: str = "auto",
-    progress: bool = False,
-) -> pd.DataFrame:
-    """Run ``pathsel.simulate`` once per seed; one row per seed x policy (IOPS, latency percentiles in µs)."""
-    from .api import simulate  # api imports results; keep plots importable on its own
-
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("seeds: give at least one seed")
-    policies = list(policies) if policies is not None else None
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(seeds, unit="seed", leave=False, desc="seeds")
-    frames = []
-    for seed in seeds:
-        res = simulate(scenario, policies=policies, duration=duration, seed=seed, engine=engine)
-        df = res.summary()
-        df.insert(0, "seed", seed)
-        frames.append(df)
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
-    return pd.concat(frames, ignore_index=True)
-
-
 def _ci(values: pd.Series) -> tuple[float, float]:
     n = len(values)
     mean = float(values.mean())
@@ -388,26 +353,14 @@ def _ci(values: pd.Series) -> tuple[float, float]:
     return mean, _t975(n - 1) * float(values.std(ddof=1)) / math.sqrt(n)
 
 
-def compare_seeds(
-    scenario: Any = None,
-    seeds: Iterable[int] = (0, 1, 2, 3, 4),
-    *,
-    duration: float | None = None,
-    policies: Iterable[Any] | None = None,
-    engine: str = "auto",
-    progress: bool = False,
-    table: pd.DataFrame | None = None,
-) -> go.Figure:
+def compare_seeds(table: pd.DataFrame) -> go.Figure:
     """Mean IOPS and p99 latency per policy across seeds, with 95 % confidence intervals.
 
-    Runs ``pathsel.simulate(scenario, seed=s, duration=duration, ...)`` for
-    each seed (or plots ``table``, a :func:`seed_table` you already have).
-    Error bars are Student's t 95 % intervals of the mean over seeds. Traces:
-    ``"IOPS"`` and ``"p99"``; the per-seed numbers are in the figure's
-    ``layout.meta["seed_table"]`` (records).
+    ``table`` is what :func:`pathsel.simulate_seeds` returns (one row per seed
+    x policy); plotting never simulates. Error bars are Student's t 95 %
+    intervals of the mean over seeds. Traces: ``"IOPS"`` and ``"p99"``; the
+    per-seed numbers are in the figure's ``layout.meta["seed_table"]`` (records).
     """
-    if table is None:
-        table = seed_table(scenario, seeds, duration=duration, policies=policies, engine=engine, progress=progress)
     order = list(dict.fromkeys(table.policy))
     stats = []
     for label in order:
