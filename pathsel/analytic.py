@@ -67,6 +67,7 @@ from .distributions import Constant, Distribution, Exponential, Uniform
 from .model import Model
 from .policies import Policy, PolicySpec, alua_working_set
 from .policies.base import USABLE_STATES
+from .policies.esxi import fixed_preferred, size_normalised
 
 __all__ = [
     "Station",
@@ -563,9 +564,7 @@ def _host_split(model: Model, host: int, spec: PolicySpec | None, policy: Any) -
         working = alua_working_set(paths)  # type: ignore[arg-type]
         chosen = None
         if name == "fixed":
-            named = [p for p in paths if p.name == prm.get("preferred")]
-            ao = [p for p in paths if p.alua == "AO"]
-            preferred = named[0] if named else (ao[0] if ao else paths[0])
+            preferred = fixed_preferred(paths, prm.get("preferred", ""))
             chosen = preferred if preferred.usable else (working[0] if working else None)
         elif working:
             chosen = working[0]
@@ -595,7 +594,7 @@ def _latency_split(model: Model, host: int, prm: dict[str, Any]) -> tuple[dict[i
     norm = {}
     for p in working:
         bw = model.paths[p.index].bandwidth
-        norm[p.index] = max(lat[p.index] - ((sizes - 4096) / bw if bw else 0.0), 0.0)
+        norm[p.index] = size_normalised(lat[p.index], sizes, bw)
     best = min(norm.values())
     tol = float(prm.get("tolerance", 0.1))
     kept = [p for p in working if norm[p.index] <= best * (1.0 + tol)]

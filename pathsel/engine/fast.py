@@ -22,6 +22,7 @@ from ..distributions import Constant, Exponential, Uniform
 from ..metrics import LogHistogram, RunMetrics
 from ..model import Model
 from ..policies import PolicySpec, parse_spec
+from ..policies.esxi import fixed_preferred
 from . import _kernel as K
 from .streams import make_streams
 
@@ -104,9 +105,7 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         pol_f[1] = params["tolerance"]
     elif spec.name == "fixed":
         for h, hp in enumerate(host_paths):
-            named = [k for k, p in enumerate(hp) if p.name == params["preferred"]]
-            ao = [k for k, p in enumerate(hp) if p.alua == "AO"]
-            h_pref[h] = named[0] if named else (ao[0] if ao else 0)
+            h_pref[h] = hp.index(fixed_preferred(hp, params["preferred"]))
 
     n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
     faults = model.faults

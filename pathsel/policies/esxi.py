@@ -24,7 +24,27 @@ from typing import Any
 
 from .base import IORequest, PathView, Policy, alua_working_set
 
-__all__ = ["Fixed", "MostRecentlyUsed", "RoundRobin", "LatencyRoundRobin"]
+__all__ = ["Fixed", "MostRecentlyUsed", "RoundRobin", "LatencyRoundRobin", "fixed_preferred", "size_normalised"]
+
+SIZE_REF = 4096  # latency RR compares paths as if every I/O were 4 KiB
+
+
+def fixed_preferred(paths, preferred: str = ""):
+    """The path FIXED prefers: the one named, else the first AO path, else the first path.
+
+    ``paths`` are anything with ``name`` and ``alua`` (views, compiled paths), so
+    the policy, the fast engine and the analytic model share this one rule.
+    """
+    named = [p for p in paths if p.name == preferred]
+    ao = [p for p in paths if p.alua == "AO"]
+    return named[0] if named else (ao[0] if ao else paths[0])
+
+
+def size_normalised(latency: float, size: float, bandwidth: float | None) -> float:
+    """Latency RR's size weighting: take off the transfer time beyond a 4 KiB I/O on the path's link."""
+    if bandwidth:
+        return max(latency - (size - SIZE_REF) / bandwidth, 0.0)
+    return latency
 
 
 def _next_after(current: PathView | None, working: list[PathView], paths: tuple[PathView, ...]) -> PathView:
@@ -52,10 +72,7 @@ class Fixed(Policy):
 
     def bind(self, device, rng) -> None:
         super().bind(device, rng)
-        paths = device.paths
-        named = [p for p in paths if p.name == self.preferred_name]
-        ao = [p for p in paths if p.alua == "AO"]
-        self._preferred = named[0] if named else (ao[0] if ao else paths[0])
+        self._preferred = fixed_preferred(device.paths, self.preferred_name)
 
     def select(self, io: IORequest) -> PathView | None:
         # An explicit preference ignores AO/ANO: FIXED uses its path in either state.
@@ -250,12 +267,6 @@ class LatencyRoundRobin(Policy):
             dropped=dropped,
         )
 
-    def _normalised(self, path: PathView, io: IORequest, latency: float) -> float:
-        bw = path.bandwidth
-        if bw:
-            return max(latency - (io.size - 4096) / bw, 0.0)
-        return latency
-
     # -- policy hooks ----------------------------------------------------
     def select(self, io: IORequest) -> PathView | None:
         working = alua_working_set(self.device.paths, self.use_ano)
@@ -289,7 +300,7 @@ class LatencyRoundRobin(Policy):
         if expected is None:
             return
         if expected == path.index and expected in self._sums:
-            self._sums[expected] += self._normalised(path, io, latency)
+            self._sums[expected] += size_normalised(latency, io.size, path.bandwidth)
             self._counts[expected] += 1
         if self._sampling and not self._pending and self._samples_issued >= self.cycles * len(self._candidates):
             self._evaluate()
