@@ -122,8 +122,7 @@ class _Simulation:
             if io.attempts > 1:
                 self.metrics.retried += 1
             started = env.now
-            table.outstanding[p] += 1
-            table.outstanding_bytes[p] += io.size
+            table.start(p, io.size)
             self.rec.path_start(env.now, p)
             try:
                 yield from self.exchange(io, p)
@@ -131,8 +130,7 @@ class _Simulation:
             except PathLost:
                 lost = True
             # Not a ``finally``: I/Os still in flight when the run ends must stay counted.
-            table.outstanding[p] -= 1
-            table.outstanding_bytes[p] -= io.size
+            table.end(p, io.size)
             self.rec.path_end(env.now, p)
             if lost:
                 continue

@@ -54,9 +54,24 @@ class IORequest:
 
 
 class PathTable:
-    """Per-path state, owned and updated by the engine; policies read it through views."""
+    """Per-path state, owned and updated by the engine; policies read it through views.
 
-    def __init__(self, names: Sequence[str], arrays: Sequence[str], alua: Sequence[str], bandwidth: Sequence[float | None]):
+    A path here is one device's path (I_T_L: initiator, target port, LUN or
+    namespace). Paths of several devices that cross the same initiator-target
+    nexus (NVMe: the same controller) share ``controller`` and its counters,
+    which is what NVMe's queue-depth and Windows' least queue depth count.
+    """
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        arrays: Sequence[str],
+        alua: Sequence[str],
+        bandwidth: Sequence[float | None],
+        controllers: Sequence[int] | None = None,
+        controller_names: Sequence[str] | None = None,
+        weights: Sequence[int] | None = None,
+    ):
         n = len(names)
         self.names = list(names)
         self.arrays = list(arrays)
@@ -65,6 +80,28 @@ class PathTable:
         self.up = [True] * n
         self.outstanding = [0] * n
         self.outstanding_bytes = [0] * n
+        self.controller = list(controllers) if controllers is not None else list(range(n))
+        self.controller_names = list(controller_names) if controller_names is not None else list(self.names)
+        self.weight = list(weights) if weights is not None else [0] * n
+        nc = max(self.controller, default=-1) + 1
+        self.controller_outstanding = [0] * nc
+        self.controller_outstanding_bytes = [0] * nc
+
+    def start(self, p: int, nbytes: int) -> None:
+        """An attempt begins on path ``p`` (the engine calls this)."""
+        c = self.controller[p]
+        self.outstanding[p] += 1
+        self.outstanding_bytes[p] += nbytes
+        self.controller_outstanding[c] += 1
+        self.controller_outstanding_bytes[c] += nbytes
+
+    def end(self, p: int, nbytes: int) -> None:
+        """An attempt on path ``p`` ended: completed or lost (the engine calls this)."""
+        c = self.controller[p]
+        self.outstanding[p] -= 1
+        self.outstanding_bytes[p] -= nbytes
+        self.controller_outstanding[c] -= 1
+        self.controller_outstanding_bytes[c] -= nbytes
 
 
 class PathView:
@@ -102,12 +139,32 @@ class PathView:
 
     @property
     def outstanding(self) -> int:
-        """I/Os issued on this path and not yet completed."""
+        """This device's I/Os issued on this path and not yet completed."""
         return self._t.outstanding[self.index]
 
     @property
     def outstanding_bytes(self) -> int:
+        """Bytes of this device's I/Os in flight on this path."""
         return self._t.outstanding_bytes[self.index]
+
+    @property
+    def controller(self) -> str:
+        """The initiator-target nexus this path crosses (NVMe: its controller), e.g. ``vmhba1:C0:T3``."""
+        return self._t.controller_names[self._t.controller[self.index]]
+
+    @property
+    def controller_outstanding(self) -> int:
+        """I/Os in flight over this path's nexus from every device (NVMe's per-controller nr_active)."""
+        return self._t.controller_outstanding[self._t.controller[self.index]]
+
+    @property
+    def controller_outstanding_bytes(self) -> int:
+        return self._t.controller_outstanding_bytes[self._t.controller[self.index]]
+
+    @property
+    def weight(self) -> int:
+        """The administrator's static path weight (Windows MPIO weighted paths; 0 if unset)."""
+        return self._t.weight[self.index]
 
     @property
     def bandwidth(self) -> float | None:
@@ -120,7 +177,7 @@ class PathView:
 
 
 class DeviceView:
-    """One host's view of the volume: its paths, the clock, and an event log."""
+    """One host's view of one volume (a LUN or namespace): its paths, the clock, and an event log."""
 
     def __init__(
         self,
@@ -128,8 +185,12 @@ class DeviceView:
         paths: Sequence[PathView],
         clock: Callable[[], float],
         log: Callable[[str, dict[str, Any]], None],
+        host: str | None = None,
+        volume: str | None = None,
     ) -> None:
         self.name = name
+        self.host = host if host is not None else name
+        self.volume = volume
         self.paths: tuple[PathView, ...] = tuple(paths)
         self._clock = clock
         self._log = log
