@@ -49,6 +49,9 @@ class Constant:
     def sample(self, rng: np.random.Generator) -> float:
         return self.value
 
+    def sample_block(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return np.full(n, self.value)
+
     def describe(self) -> str:
         return format_duration(self.value)
 
@@ -67,6 +70,9 @@ class Exponential:
 
     def sample(self, rng: np.random.Generator) -> float:
         return float(rng.exponential(self.mean_value))
+
+    def sample_block(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return rng.exponential(self.mean_value, n)
 
     def describe(self) -> str:
         return f"exponential(mean {format_duration(self.mean_value)})"
@@ -87,6 +93,9 @@ class Uniform:
 
     def sample(self, rng: np.random.Generator) -> float:
         return float(rng.uniform(self.low, self.high))
+
+    def sample_block(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return rng.uniform(self.low, self.high, n)
 
     def describe(self) -> str:
         return f"uniform({format_duration(self.low)}..{format_duration(self.high)})"

@@ -126,11 +126,19 @@ class RunMetrics:
     # time integrals over the window, for Little's law
     in_flight_area: float = 0.0
     path_in_flight_area: np.ndarray = field(default=None)  # type: ignore[assignment]
+    ts_failed: np.ndarray = field(default=None)  # type: ignore[assignment]
+    # wires (each nexus's own, the shared links, the replication link) x direction: busy and queueing seconds
+    n_wires: int = 0
+    wire_busy: np.ndarray = field(default=None)  # type: ignore[assignment]
+    wire_wait: np.ndarray = field(default=None)  # type: ignore[assignment]
+    wire_frames: np.ndarray = field(default=None)  # type: ignore[assignment]
     # accounting over the whole run
     issued: int = 0
     completed: int = 0
     failed: int = 0
     retried: int = 0
+    timed_out: int = 0  # attempts aborted after the host's io_timeout (then retried)
+    frames_lost: int = 0  # frames lost on the wire and resent after the loss recovery delay
     events: list[dict[str, Any]] = field(default_factory=list)
     config_strings: dict[str, str] = field(default_factory=dict)
     trace: list[tuple] | None = None  # per-I/O records, only when asked for
@@ -147,6 +155,10 @@ class RunMetrics:
             ("ts_latency_max", (B,), np.float64),
             ("ts_path_ios", (B, P), np.int64),
             ("path_in_flight_area", (P,), np.float64),
+            ("ts_failed", (B,), np.int64),
+            ("wire_busy", (self.n_wires, 2), np.float64),
+            ("wire_wait", (self.n_wires, 2), np.float64),
+            ("wire_frames", (self.n_wires, 2), np.int64),
         ):
             if getattr(self, name) is None:
                 setattr(self, name, np.zeros(shape, dtype=dtype))
@@ -209,6 +221,7 @@ class Recorder:
 
     def fail(self, now: float) -> None:
         self.m.failed += 1
+        self.m.ts_failed[min(int(now / self.m.interval), self.m.n_bins - 1)] += 1
         self.m.in_flight_area += self._in_flight * self._clip(self._last_t, now)
         self._in_flight -= 1
         self._last_t = now

@@ -10,12 +10,18 @@ feature is compiled in one place.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .distributions import Distribution
 from .scenario.load import RunSpec, Scenario
 
-__all__ = ["Model", "PathModel", "ArrayModel", "ReplicationModel", "JobModel", "FaultModel", "compile_model"]
+__all__ = [
+    "Model", "PathModel", "ArrayModel", "ReplicationModel", "JobModel", "FaultModel", "ControllerModel", "DeviceModel",
+    "LinkModel", "HostModel", "compile_model", "US_PER_KM",
+]
+
+US_PER_KM = 5e-6  # light in fibre: about 5 us per km, one way (conventions.md)
 
 
 @dataclass(frozen=True)
@@ -33,10 +39,50 @@ class ReplicationModel:
     arrays: tuple[int, int]
     one_way_latency: Distribution
     bandwidth: float | None  # bytes per second; None: no serialisation delay
+    extra: float = 0.0  # seconds added to every one-way trip (distance_km)
+    loss_ppm: float = 0.0
+    loss_recovery: float = 0.2
+    preferred_site: int = 0  # the array the mediator keeps serving when the link fails
+
+
+@dataclass(frozen=True)
+class HostModel:
+    index: int
+    name: str
+    detection: float  # seconds until the host notices a path going down or up
+    apd_timeout: float  # seconds an I/O waits with no usable path before it fails (inf: queue)
+    io_timeout: float  # an attempt that would take longer is aborted and retried
+
+
+@dataclass(frozen=True)
+class LinkModel:
+    """A link several nexuses share (an HBA port, an ISL): frames queue for it in each direction."""
+
+    index: int
+    name: str
+    bandwidth: float
+
+
+@dataclass(frozen=True)
+class ControllerModel:
+    """One initiator-target nexus (NVMe: a controller): the wire every volume's path over it shares."""
+
+    index: int
+    name: str
+    host: int
+    array: int
+    one_way_latency: Distribution
+    bandwidth: float | None  # bytes per second, each direction; None: no serialisation delay
+    extra: float  # seconds added to every one-way trip (distance_km of the path and its links)
+    loss_ppm: float
+    loss_recovery: float
+    links: tuple[int, ...]  # shared links crossed after the nexus's own wire, in order
 
 
 @dataclass(frozen=True)
 class PathModel:
+    """One device's path (I_T_L): what a policy chooses among."""
+
     index: int
     name: str
     host: int
@@ -44,11 +90,26 @@ class PathModel:
     one_way_latency: Distribution
     bandwidth: float | None  # bytes per second, each direction; None: no serialisation delay
     alua: str  # state at time 0 after the preferred-array rule
+    controller: int = -1
+    device: int = -1
+    weight: int = 0
+    mirror: int | None = None  # the peer array a write through this path is mirrored to
+
+
+@dataclass(frozen=True)
+class DeviceModel:
+    """One host's view of one volume: a policy instance runs per device."""
+
+    index: int
+    name: str
+    host: int
+    volume: str
+    paths: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class JobModel:
-    """One fio job copy: ``iodepth`` I/Os kept outstanding on its host's device."""
+    """One fio job copy: ``iodepth`` I/Os kept outstanding on its device."""
 
     index: int
     workload: str
@@ -57,14 +118,24 @@ class JobModel:
     sizes: tuple[int, ...]
     size_weights: tuple[float, ...]  # probabilities, summing to 1
     iodepth: int
+    device: int = 0
 
 
 @dataclass(frozen=True)
 class FaultModel:
+    """One change on the timeline. ``origin`` is the scenario's fault it comes from (a revert shares it)."""
+
     at: float
-    what: str  # path_down | path_up | alua
-    path: int
+    what: str  # path_down | path_up | alua | latency | loss | array_down | array_up | replication_down | replication_up
+    path: int | None  # the first device path on the target nexus (None for array/replication faults)
     state: str | None
+    controllers: tuple[int, ...] = ()
+    array: int | None = None
+    replication: bool = False  # latency/loss on the replication link
+    add: float = 0.0  # latency: seconds added to each one-way trip from now on
+    ppm: float = 0.0  # loss: frames lost per million from now on
+    origin: int = 0
+    revert: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,6 +152,10 @@ class Model:
     paths: tuple[PathModel, ...]
     jobs: tuple[JobModel, ...]
     faults: tuple[FaultModel, ...]
+    host_params: tuple[HostModel, ...] = ()
+    controllers: tuple[ControllerModel, ...] = ()
+    devices: tuple[DeviceModel, ...] = ()
+    links: tuple[LinkModel, ...] = ()
 
     @property
     def end(self) -> float:
@@ -88,6 +163,12 @@ class Model:
 
     def host_paths(self, host: int) -> tuple[PathModel, ...]:
         return tuple(p for p in self.paths if p.host == host)
+
+    def device_paths(self, device: int) -> tuple[PathModel, ...]:
+        return tuple(self.paths[p] for p in self.devices[device].paths)
+
+    def controller_paths(self, controller: int) -> tuple[int, ...]:
+        return tuple(p.index for p in self.paths if p.controller == controller)
 
     @property
     def outstanding(self) -> int:
@@ -102,18 +183,25 @@ def compile_model(
     m = scenario.model
     array_index = {a.name: i for i, a in enumerate(m.arrays)}
     host_index = {h.name: i for i, h in enumerate(m.hosts)}
+    link_index = {ln.name: i for i, ln in enumerate(m.links)}
     default_host = m.hosts[0].name
 
     peer: dict[int, int] = {}
     replication = None
     if m.replication is not None:
-        a, b = (array_index[n] for n in m.replication.arrays)
+        r = m.replication
+        a, b = (array_index[n] for n in r.arrays)
         peer = {a: b, b: a}
-        replication = ReplicationModel((a, b), m.replication.one_way_latency, m.replication.bandwidth)
+        replication = ReplicationModel(
+            (a, b), r.one_way_latency, r.bandwidth, r.distance_km * US_PER_KM, r.loss_ppm, r.loss_recovery,
+            array_index[r.preferred_site] if r.preferred_site else a,
+        )
     arrays = tuple(
         ArrayModel(i, a.name, a.concurrency, a.service_time.read, a.service_time.write, peer.get(i))
         for i, a in enumerate(m.arrays)
     )
+    hosts = tuple(HostModel(i, h.name, h.detection, h.apd_timeout, h.io_timeout) for i, h in enumerate(m.hosts))
+    links = tuple(LinkModel(i, ln.name, ln.bandwidth) for i, ln in enumerate(m.links))
 
     def preferred(host: str) -> str | None:
         if run.preferred_array == "none":
@@ -122,47 +210,109 @@ def compile_model(
             return run.preferred_array
         return m.hosts[host_index[host]].preferred_array
 
-    paths = []
+    # the nexuses, as the scenario lists them
+    controllers: list[ControllerModel] = []
+    groups = []  # (controller, group) in order
     for g in m.paths:
         host = g.host or default_host
-        pref = preferred(host)
         for name in g.names():
-            if g.alua is not None:
-                alua = g.alua
-            elif pref is not None:
-                alua = "AO" if g.array == pref else "ANO"
-            else:
-                alua = "AO"
-            paths.append(
-                PathModel(len(paths), name, host_index[host], array_index[g.array], g.one_way_latency, g.bandwidth, alua)
+            lk = tuple(link_index[n] for n in g.links)
+            extra = (g.distance_km + sum(m.links[i].distance_km for i in lk)) * US_PER_KM
+            ppm = g.loss_ppm + sum(m.links[i].loss_ppm for i in lk)
+            c = ControllerModel(
+                len(controllers), re.sub(r":?[LnN]?\{lun\}", "", name),
+                host_index[host], array_index[g.array], g.one_way_latency, g.bandwidth, extra, min(ppm, 1e6),
+                g.loss_recovery, lk,
             )
-    path_index = {(p.host, p.name): p.index for p in paths}
+            controllers.append(c)
+            groups.append((c, g, name, host))
+
+    # the volumes: an implicit one when the file has none (every array; stretched when replicated)
+    volumes = list(m.volumes) or [None]
+    several = len(volumes) > 1
+    paths: list[PathModel] = []
+    devices: list[DeviceModel] = []
+    device_of: dict[tuple[int, str], int] = {}
+    for h, host in enumerate(m.hosts):
+        for v in volumes:
+            vname = v.name if v is not None else "volume"
+            held = set(v.arrays) if v is not None and v.arrays else set(array_index)
+            stretched = replication is not None and {m.arrays[i].name for i in replication.arrays} <= held
+            d = len(devices)
+            members = []
+            for c, g, name, hname in groups:
+                if c.host != h or m.arrays[c.array].name not in held:
+                    continue
+                pref = preferred(hname)
+                if g.alua is not None:
+                    alua = g.alua
+                elif pref is not None and stretched:
+                    alua = "AO" if g.array == pref else "ANO"
+                else:
+                    alua = "AO"
+                if "{lun}" in name:
+                    pname = name.replace("{lun}", str(v.lun if v is not None and v.lun is not None else d))
+                elif several:
+                    pname = f"{name}:{vname}"
+                else:
+                    pname = name
+                members.append(len(paths))
+                paths.append(
+                    PathModel(
+                        len(paths), pname, h, c.array, c.one_way_latency, c.bandwidth, alua, c.index, d, g.weight,
+                        peer.get(c.array) if stretched else None,
+                    )
+                )
+            if not members and not any(w.volume in (None, vname) and (w.host or default_host) == host.name for w in m.workloads):
+                continue
+            dname = host.name if not several else f"{host.name}/{vname}"
+            devices.append(DeviceModel(d, dname, h, vname, tuple(members)))
+            device_of[(h, vname)] = d
 
     jobs = []
     for w in m.workloads:
         host = host_index[w.host or default_host]
+        vname = w.volume or (volumes[0].name if volumes[0] is not None else "volume")
         total = sum(p for _, p in w.bs)
         for _ in range(w.numjobs):
             jobs.append(
                 JobModel(
-                    len(jobs),
-                    w.name,
-                    host,
-                    w.read_fraction,
-                    tuple(s for s, _ in w.bs),
-                    tuple(p / total for _, p in w.bs),
-                    w.iodepth,
+                    len(jobs), w.name, host, w.read_fraction, tuple(s for s, _ in w.bs),
+                    tuple(p / total for _, p in w.bs), w.iodepth, device_of[(host, vname)],
                 )
             )
-    faults = tuple(
-        sorted(
-            (
-                FaultModel(f.at, f.what, path_index[(host_index[f.host or default_host], f.path)], f.state)
-                for f in m.faults
-            ),
-            key=lambda f: f.at,
+
+    by_name = {(c.host, grp[2]): c.index for c, grp in zip(controllers, groups)}
+
+    def first_path(c: int) -> int | None:
+        return next((p.index for p in paths if p.controller == c), None)
+
+    faults: list[FaultModel] = []
+    for i, f in enumerate(m.faults):
+        cs: tuple[int, ...] = ()
+        repl_target = False
+        if f.path is not None:
+            cs = (by_name[(host_index[f.host or default_host], f.path)],)
+        elif f.link == "replication":
+            repl_target = True
+        elif f.link is not None:
+            li = link_index[f.link]
+            cs = tuple(c.index for c in controllers if li in c.links)
+        arr = array_index[f.array] if f.array is not None else None
+        if arr is not None:
+            cs = tuple(c.index for c in controllers if c.array == arr)
+        base = FaultModel(
+            f.at, f.what, first_path(cs[0]) if (cs and f.path is not None) else None, f.state, cs, arr, repl_target,
+            f.add or 0.0, f.ppm if f.ppm is not None else 0.0, i,
         )
-    )
+        faults.append(base)
+        if f.duration is not None:
+            # undone: the latency step removed, the loss back to what the scenario gave the link
+            if f.what == "latency":
+                faults.append(FaultModel(f.at + f.duration, "latency", base.path, None, cs, None, repl_target, 0.0, 0.0, i, True))
+            else:
+                faults.append(FaultModel(f.at + f.duration, "loss", base.path, None, cs, None, repl_target, 0.0, -1.0, i, True))
+    faults.sort(key=lambda f: f.at)  # stable: the file's order among simultaneous faults
     return Model(
         name=m.name,
         protocol=m.protocol,
@@ -175,5 +325,9 @@ def compile_model(
         replication=replication,
         paths=tuple(paths),
         jobs=tuple(jobs),
-        faults=faults,
+        faults=tuple(faults),
+        host_params=hosts,
+        controllers=tuple(controllers),
+        devices=tuple(devices),
+        links=links,
     )

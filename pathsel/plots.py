@@ -72,18 +72,18 @@ def _color(i: int) -> str:
 
 
 def _faults(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
-    """Fault events of the runs, once each (every run replays the same fault timeline)."""
+    """The scenario's fault timeline, when each change happens on the wire (every run replays the same)."""
     seen: dict[tuple, dict[str, Any]] = {}
     for r in runs:
-        for e in r.metrics.events:
-            if e["event"] in FAULT_EVENTS:
-                seen.setdefault((e["t"], e["event"], e.get("device"), e.get("path")), e)
+        for f in r.model.faults:
+            e = {"t": f.at, "event": f.what, "path": r.fault_target(f), "state": f.state, "revert": f.revert}
+            seen.setdefault((e["t"], e["event"], e["path"], e["revert"]), e)
     return sorted(seen.values(), key=lambda e: e["t"])
 
 
 def _fault_text(e: dict[str, Any]) -> str:
-    state = f"{e.get('alua', '?')}, {'up' if e.get('up', True) else 'down'}"
-    return f"{e['t']:g} s: {e['event']} {e.get('path', '')} ({state})"
+    detail = f" -> {e['state']}" if e.get("state") else ""
+    return f"{e['t']:g} s: {e['event']}{' ends' if e.get('revert') else ''} {e.get('path', '')}{detail}"
 
 
 # -- IOPS and latency over time -----------------------------------------------

@@ -65,9 +65,55 @@ class RunResult:
         return {"in_flight_mean": m.in_flight_area / self.duration, "iops_x_latency": self.iops * mean_s}
 
     @property
-    def accounting(self) -> dict[str, int]:
+    def accounting(self) -> dict[str, Any]:
+        """Every issued I/O: completed, failed visibly, or in flight at the end (``balanced`` checks it)."""
         m = self.metrics
-        return {"issued": m.issued, "completed": m.completed, "failed": m.failed, "in_flight": m.in_flight, "retried": m.retried}
+        in_flight = m.in_flight
+        return {
+            "issued": m.issued, "completed": m.completed, "failed": m.failed, "in_flight": in_flight,
+            "retried": m.retried, "timed_out": m.timed_out, "frames_lost": m.frames_lost,
+            "balanced": m.issued == m.completed + m.failed + in_flight and in_flight >= 0,
+        }
+
+    def faults(self) -> list[dict[str, Any]]:
+        """Per scenario fault: what, when, how long until IOPS was back within 5 % of its level before,
+        the longest I/O latency meanwhile, and the I/Os that failed (``recovery_s`` None: not in this run)."""
+        m, model = self.metrics, self.model
+        firsts = [f for f in model.faults if not f.revert]
+        out = []
+        for i, f in enumerate(firsts):
+            # faults at the same instant share their window: it runs to the next later fault
+            nxt = next((g.at for g in firsts[i + 1 :] if g.at > f.at), model.end)
+            out.append({"at_s": f.at, "what": f.what, "target": self.fault_target(f), **_recovery(m, f.at, nxt, model.ramp)})
+        return out
+
+    def fault_target(self, f: Any) -> str:
+        model = self.model
+        if f.replication:
+            return "replication"
+        if f.array is not None:
+            return model.arrays[f.array].name
+        if f.what.startswith("replication"):
+            return "replication"
+        return ", ".join(model.controllers[c].name for c in f.controllers)
+
+    def links(self) -> list[dict[str, Any]]:
+        """Each wire that serialised frames, per direction: utilisation and queueing (saturation shows here)."""
+        m, model = self.metrics, self.model
+        names = [c.name for c in model.controllers] + [ln.name for ln in model.links] + ["replication"]
+        kinds = ["path"] * len(model.controllers) + ["link"] * len(model.links) + ["replication"]
+        out = []
+        for w in range(m.n_wires):
+            for d, direction in enumerate(("to_array", "to_host")):
+                frames = int(m.wire_frames[w, d])
+                if frames == 0:
+                    continue
+                out.append({
+                    "name": names[w], "kind": kinds[w], "direction": direction, "frames": frames,
+                    "utilisation": float(m.wire_busy[w, d]) / model.end,
+                    "queue_wait_us": float(m.wire_wait[w, d]) / frames * 1e6,
+                })
+        return out
 
     @property
     def expectation_error(self) -> float | None:
@@ -84,12 +130,14 @@ class RunResult:
         for p in model.paths:
             h = m.path_hist[p.index]
             s = h.summary_us()
+            device = model.devices[p.device].name if model.devices else model.hosts[p.host]
             out.append(
                 {
                     "name": p.name,
                     "host": model.hosts[p.host],
+                    "device": device,
                     "array": model.arrays[p.array].name,
-                    "alua": alua.get((model.hosts[p.host], p.name), p.alua),
+                    "alua": alua.get((device, p.name), p.alua),
                     "ios": h.n,
                     "share": h.n / total,
                     "iops": h.n / self.duration,
@@ -123,6 +171,8 @@ class RunResult:
             ],
             "little": self.little,
             "accounting": self.accounting,
+            "faults": self.faults(),
+            "links": self.links(),
             "device_config": self.metrics.config_strings,
             "events": _jsonable(self.metrics.events),
         }
@@ -149,6 +199,7 @@ class RunResult:
                 "mbps": m.ts_bytes / m.interval / 1e6,
                 "latency_mean_us": mean_us,
                 "latency_max_us": m.ts_latency_max * 1e6,
+                "failed": m.ts_failed,
                 "in_window": [self.model.ramp <= x < self.model.end for x in t],
             }
         )
@@ -163,6 +214,39 @@ class RunResult:
                 n = int(m.ts_path_ios[b, p.index])
                 rows.append((self.label, b * m.interval, p.name, self.model.arrays[p.array].name, n, n / total if total else 0.0))
         return pd.DataFrame(rows, columns=["policy", "t_s", "path", "array", "ios", "share"])
+
+
+def _recovery(m: RunMetrics, at: float, until: float, ramp: float) -> dict[str, Any]:
+    """Recovery of one fault from the per-interval series (resolution: the scenario's interval).
+
+    Level before: mean IOPS over up to 10 s of whole intervals before the fault's
+    interval (after the ramp when possible). Recovered: the first interval, from
+    the fault's on, where this and the next interval are both at 95 % of it.
+    """
+    w = m.interval
+    b0 = min(int(at / w), m.n_bins - 1)
+    b_end = min(max(int(math.ceil(until / w - 1e-9)), b0 + 1), m.n_bins)
+    n_before = max(1, int(round(min(10.0, at) / w)))
+    lo = max(0, b0 - n_before)
+    if b0 - lo > int(round(ramp / w)) and lo < int(round(ramp / w)):
+        lo = int(round(ramp / w))
+    before = m.ts_ios[lo:b0]
+    level = float(before.mean()) if len(before) else math.nan
+    recovered = None
+    if level > 0:
+        need = 0.95 * level
+        for b in range(b0, b_end):
+            if m.ts_ios[b] >= need and (b + 1 >= b_end or m.ts_ios[b + 1] >= need):
+                recovered = max(0.0, b * w - at) if b > b0 else 0.0
+                break
+    last = b_end if recovered is None else min(b_end, int(math.ceil((at + recovered) / w - 1e-9)) + 1)
+    stall = float(m.ts_latency_max[b0:max(last, b0 + 1)].max()) if m.n_bins else 0.0
+    return {
+        "iops_before": level / w if level == level else None,
+        "recovery_s": recovered,
+        "max_stall_ms": stall * 1e3,
+        "errors": int(m.ts_failed[b0:b_end].sum()),
+    }
 
 
 def _jsonable(value: Any) -> Any:
@@ -224,6 +308,7 @@ class Result:
                         "policy": r.label,
                         "path": p["name"],
                         "host": p["host"],
+                        "device": p["device"],
                         "array": p["array"],
                         "alua": p["alua"],
                         "ios": p["ios"],
@@ -245,6 +330,20 @@ class Result:
     def events(self) -> pd.DataFrame:
         rows = [{"policy": r.label, **e} for r in self.runs for e in r.metrics.events]
         return pd.DataFrame(rows)
+
+    def faults(self) -> pd.DataFrame:
+        """One row per policy x scenario fault: recovery time, longest stall, errors."""
+        rows = [{"policy": r.label, **f} for r in self.runs for f in r.faults()]
+        return pd.DataFrame(rows, columns=["policy", "at_s", "what", "target", "iops_before", "recovery_s", "max_stall_ms", "errors"])
+
+    def links(self) -> pd.DataFrame:
+        """One row per policy x wire x direction: utilisation and mean queueing wait."""
+        rows = [{"policy": r.label, **w} for r in self.runs for w in r.links()]
+        return pd.DataFrame(rows, columns=["policy", "name", "kind", "direction", "frames", "utilisation", "queue_wait_us"])
+
+    def accounting(self) -> pd.DataFrame:
+        """One row per policy: issued = completed + failed + in flight at the end."""
+        return pd.DataFrame([{"policy": r.label, **r.accounting} for r in self.runs])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -308,4 +407,15 @@ class Result:
             return "  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths))).rstrip()
 
         lines = [fmt(cols), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
-        return head + "\n" + "\n".join(lines) + "\n"
+        text = head + "\n" + "\n".join(lines) + "\n"
+        if any(r.model.faults for r in self.runs):
+            text += "\nfaults (recovery: IOPS back within 5 % of before; stall: longest I/O latency meanwhile)\n"
+            for r in self.runs:
+                for f in r.faults():
+                    rec = "not recovered" if f["recovery_s"] is None else f"recovered in {f['recovery_s']:.3f}s"
+                    text += (f"  {r.label}: {f['at_s']:g}s {f['what']} {f['target']}: {rec}, "
+                             f"longest stall {f['max_stall_ms']:.1f} ms, {f['errors']} failed I/Os\n")
+        bad = [r.label for r in self.runs if not r.accounting["balanced"]]
+        if bad:
+            text += f"\nI/O ACCOUNTING DOES NOT BALANCE for {', '.join(bad)} (a bug: please report it)\n"
+        return text

@@ -753,6 +753,10 @@ duration = "1s"
 interval = "100ms"
 protocol = "{protocol}"
 
+[[hosts]]
+name = "host"
+detection = "0s"  # the host learns of a fault at once: this test is about FIXED, not detection
+
 [[arrays]]
 name = "a"
 service_time = {{ read = {{ dist = "exponential", mean = "50us" }}, write = {{ dist = "exponential", mean = "50us" }} }}

@@ -28,7 +28,7 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 
-ALUA = ["AO", "ANO", "standby", "unavailable"]
+ALUA = ["AO", "ANO", "standby", "unavailable", "transitioning"]
 BS = ["512", "4k", "32k", "128k", "4k/50:64k/50", "4k:16k:1m"]
 
 
@@ -40,6 +40,7 @@ class Case:
     faults: int
     duration: float
     ramp: float
+    can_fail: bool = False  # a short APD timeout lets I/Os fail visibly
 
     def __repr__(self) -> str:  # what Hypothesis prints for a failing example
         return f"Case(policy={self.policy!r}, population={self.population}, duration={self.duration})\n{self.toml}"
@@ -95,6 +96,9 @@ def cases(draw, faults_allowed=True, policy=None):
     hosts = ['[[hosts]]\nname = "h"']
     if replicated and draw(st.booleans()):
         hosts.append(f'preferred_array = "a{draw(st.integers(0, 1))}"')
+    # issue 5: the host's timers and the wire's troubles, only where faults are allowed
+    rough = faults_allowed and draw(st.booleans())
+    can_fail = False
 
     n_paths = draw(st.integers(1, 6))
     paths = []
@@ -110,6 +114,14 @@ def cases(draw, faults_allowed=True, policy=None):
         state = draw(st.one_of(st.none(), st.sampled_from(ALUA)))
         if state is not None:
             block += f'\nalua = "{state}"'
+        if rough:
+            ppm = draw(st.sampled_from([0, 0, 2000, 200000]))
+            if ppm:
+                block += f'\nloss_ppm = {ppm}\nloss_recovery = "{_us(draw(st.floats(5e-6, 2e-3)))}"'
+            if draw(st.booleans()):
+                block += f'\ndistance_km = {draw(st.sampled_from([1, 10, 50]))}'
+            if draw(st.booleans()):
+                block += '\nlinks = ["hba"]'
         paths.append(block)
 
     rw = draw(st.sampled_from(["randread", "randwrite", "randrw"]))
@@ -130,12 +142,42 @@ def cases(draw, faults_allowed=True, policy=None):
     lines.append(f'duration = "{_us(duration)}"')
     lines.append(f'interval = "{_us((duration + ramp) / 5)}"')
 
+    span = duration + ramp
+    extra = []
+    if rough:
+        extra.append(f'[[links]]\nname = "hba"\nbandwidth = "{draw(st.sampled_from(["1Gbit", "8Gbit"]))}"')
+        hosts.append(f'detection = "{_us(draw(st.sampled_from([0.0, 0.05, 0.3, 20.0])) * span)}"')
+        if draw(st.booleans()):
+            hosts.append(f'apd_timeout = "{_us(draw(st.floats(0.02, 0.5)) * span)}"')
+            can_fail = True
+        if draw(st.booleans()):
+            hosts.append(f'io_timeout = "{_us(draw(st.floats(0.05, 0.5)) * span)}"')
+        if replicated and draw(st.booleans()):
+            repl.append(f'loss_ppm = {draw(st.sampled_from([1000, 100000]))}\nloss_recovery = "{_us(0.01 * span)}"')
+            repl.append(f'distance_km = {draw(st.sampled_from([5, 80]))}')
     faults = []
     if faults_allowed:
-        for _ in range(draw(st.integers(0, 3))):
-            what = draw(st.sampled_from(["path_down", "path_up", "alua"]))
-            at = draw(st.floats(0.0, 1.0)) * (duration + ramp)
-            f = f'[[faults]]\nat = "{_us(at)}"\nwhat = "{what}"\npath = "vmhba{(k := draw(st.integers(0, n_paths - 1))) % 2}:C0:T{k}:L0"'
+        kinds = ["path_down", "path_up", "alua"]
+        if rough:
+            kinds += ["latency", "loss", "array_down", "array_up"] + (["replication_down", "replication_up"] if replicated else [])
+        for _ in range(draw(st.integers(0, 4 if rough else 3))):
+            what = draw(st.sampled_from(kinds))
+            at = draw(st.floats(0.0, 1.0)) * span
+            f = f'[[faults]]\nat = "{_us(at)}"\nwhat = "{what}"'
+            target = f'\npath = "vmhba{(k := draw(st.integers(0, n_paths - 1))) % 2}:C0:T{k}:L0"'
+            if what in ("path_down", "path_up", "alua"):
+                f += target
+            elif what in ("latency", "loss"):
+                choice = draw(st.sampled_from(["path", "hba"] + (["replication"] if replicated else [])))
+                f += target if choice == "path" else f'\nlink = "{choice}"'
+                if what == "latency":
+                    f += f'\nadd = "{_us(draw(st.floats(0.0, 3e-3)))}"'
+                else:
+                    f += f'\nppm = {draw(st.sampled_from([0, 5000, 300000, 1000000]))}'
+                if draw(st.booleans()):
+                    f += f'\nduration = "{_us(draw(st.floats(0.05, 0.5)) * span)}"'
+            elif what in ("array_down", "array_up"):
+                f += f'\narray = "a{draw(st.integers(0, n_arrays - 1))}"'
             if what == "alua":
                 f += f'\nstate = "{draw(st.sampled_from(ALUA))}"'
             faults.append(f)
@@ -149,8 +191,8 @@ def cases(draw, faults_allowed=True, policy=None):
     elif spec == "short-eval-latency-score":
         spec = LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=2, variant="score")
 
-    toml = "\n".join(lines) + "\n\n" + "\n\n".join(arrays + ["\n".join(repl)] * bool(repl) + ["\n".join(hosts)] + paths + [work] + faults) + "\n"
-    return Case(toml, spec, population, len(faults), duration, ramp)
+    toml = "\n".join(lines) + "\n\n" + "\n\n".join(arrays + ["\n".join(repl)] * bool(repl) + ["\n".join(hosts)] + extra + paths + [work] + faults) + "\n"
+    return Case(toml, spec, population, len(faults), duration, ramp, can_fail)
 
 
 def _simulate(case: Case, **kw):
@@ -165,11 +207,13 @@ def test_accounting_and_every_io_completes_exactly_once(case):
     run = res.runs[0]
     m = run.metrics
     acc = run.accounting
-    assert acc["issued"] == acc["completed"] + acc["failed"] + acc["in_flight"]
-    assert acc["failed"] == 0  # the reference engine retries, never fails
+    assert acc["issued"] == acc["completed"] + acc["failed"] + acc["in_flight"] and acc["balanced"]
+    if not case.can_fail:
+        assert acc["failed"] == 0  # retried, never failed, unless an APD timeout ran out
+    assert int(m.ts_failed.sum()) == acc["failed"]
     # closed loop: every slot always holds exactly one I/O, so at the end all of them are in flight
     assert acc["in_flight"] == case.population
-    assert acc["issued"] == acc["completed"] + case.population
+    assert acc["issued"] == acc["completed"] + acc["failed"] + case.population
     if case.faults == 0:
         assert acc["retried"] == 0
     # exactly once: the trace has one record per completed I/O, seqs unique and issued

@@ -19,6 +19,8 @@ SECTIONS = {
     "`[[workloads]]`": schema.WorkloadConfig,
     "`[[policies]]`": schema.PolicyEntry,
     "`[[faults]]`": schema.FaultConfig,
+    "`[[volumes]]`": schema.VolumeConfig,
+    "`[[links]]`": schema.LinkConfig,
 }
 
 

@@ -30,24 +30,26 @@ from numba.experimental import structref
 # -- event kinds --------------------------------------------------------
 EV_INIT, EV_LEG, EV_GRANT_MAIN, EV_SVC_MAIN, EV_RELEASE = 0, 1, 2, 3, 4
 EV_MIRROR_INIT, EV_M_FWD, EV_GRANT_MIRROR, EV_M_SVC, EV_M_ACK, EV_M_END = 5, 6, 7, 8, 9, 10
-EV_FAULT_INIT, EV_FAULT, EV_PATH_CHANGED = 11, 12, 13
+EV_FAULT_INIT, EV_FAULT, EV_NOTICE, EV_APD_TIMER, EV_WAKE, EV_LEG_TIMEOUT = 11, 12, 13, 14, 15, 16
 
 # -- stages of an I/O's main process ------------------------------------
 ST_R_CMD, ST_R_SVC, ST_R_DATA = 0, 1, 2
 ST_W_CMD, ST_W_XFER, ST_W_DATA, ST_W_SVC, ST_W_MIRROR_WAIT, ST_W_STATUS = 3, 4, 5, 6, 7, 8
-ST_APD = 9
+ST_APD, ST_WAIT_LOST = 9, 10
 
 # mirror process states
 M_NONE, M_RUNNING, M_END_SCHEDULED, M_PROCESSED = 0, 1, 2, 3
 
-# distributions
-D_CONST, D_EXP, D_UNIFORM = 0, 1, 2
+# fault kinds (model.FaultModel.what)
+F_PATH_DOWN, F_PATH_UP, F_ALUA, F_LATENCY, F_LOSS, F_ARRAY_DOWN, F_ARRAY_UP, F_REPL_DOWN, F_REPL_UP = range(9)
+
+MAX_RESENDS = 64  # as reference.MAX_RESENDS
 
 # policies
 POL_FIXED, POL_MRU, POL_RR, POL_LATENCY = 0, 1, 2, 3
 
 # event log kinds
-LOG_SAMPLING, LOG_EVALUATION, LOG_PATH_DOWN, LOG_PATH_UP, LOG_ALUA = 0, 1, 2, 3, 4
+LOG_SAMPLING, LOG_EVALUATION, LOG_PATH_DOWN, LOG_PATH_UP, LOG_ALUA, LOG_FAULT = 0, 1, 2, 3, 4, 5
 
 # return codes
 DONE, PAUSED, REFILL, BUFFERS_FULL = 0, 1, 2, 3
@@ -55,11 +57,12 @@ DONE, PAUSED, REFILL, BUFFERS_FULL = 0, 1, 2, 3
 # integer scalars in State.si
 I_EID, I_SEQ, I_ISSUED, I_COMPLETED, I_FAILED, I_RETRIED, I_INFLIGHT = 0, 1, 2, 3, 4, 5, 6
 I_HEAPN, I_UF_HEAD, I_UF_TAIL, I_NF_HEAD, I_NF_TAIL = 7, 8, 9, 10, 11
-I_FAULT_NEXT, I_APD_GEN, I_APD_HEAD, I_APD_TAIL, I_NEV, I_NTRACE, I_REFILL = 12, 13, 14, 15, 16, 17, 18
-N_SI = 19
+I_FAULT_NEXT, I_WT_HEAD, I_WT_TAIL, I_NEV, I_NTRACE, I_REFILL = 12, 13, 14, 15, 16, 17
+I_TIMED_OUT, I_FRAMES_LOST, I_REPL_OK = 18, 19, 20
+N_SI = 21
 # float scalars in State.sf
-F_NOW, F_AREA, F_LAST_T = 0, 1, 2
-N_SF = 3
+F_NOW, F_AREA, F_LAST_T, F_REPL_EXTRA, F_REPL_LOSS = 0, 1, 2, 3, 4
+N_SF = 5
 
 # histogram rows: 0 overall, 1 read, 2 write, 3 + p per path
 H_OVERALL, H_READ, H_WRITE, H_PATH0 = 0, 1, 2, 3
@@ -74,17 +77,59 @@ Params = namedtuple(
     [
         "protocol",  # i64[1]: 0 scsi, 1 nvme
         "window",  # f64[4]: ramp, end, interval, margin
-        "p_array", "p_host", "p_local", "p_lat_kind", "p_lat_a", "p_lat_b", "p_bw",
-        "a_conc", "a_peer", "a_svc_kind", "a_svc_a", "a_svc_b",  # a_svc_*: [A, 2] (read, write)
-        "r_arrays", "r_lat", "r_bw",  # r_lat: f64[3] kind, a, b
-        "j_host", "j_readfrac", "j_nsizes", "j_sizes", "j_cumw",
-        "s_job0",  # i64[N]: job of each slot
-        "h_paths", "h_np",
-        "f_time", "f_what", "f_path", "f_state",
-        "pol_i",  # i64[8]: kind, rr type, rr limit, use_ano, cycles, variant, -, -
-        "pol_f",  # f64[4]: eval_time (s), tolerance
-        "h_pref",  # i64[H]: fixed's preferred local path index
-        "str_job", "str_path", "str_svc", "str_repl",  # stream ids
+        "p_array",
+        "p_dev",  # device of each path
+        "p_ctrl",  # nexus of each path
+        "p_local",  # index among its device's paths
+        "p_mirror",  # peer array a write through the path is mirrored to, or -1
+        "p_bw",
+        "c_host",
+        "c_bw",
+        "c_extra",  # one-way seconds added (distance)
+        "c_loss",  # ppm
+        "c_recov",
+        "c_links",  # shared links crossed, -1 padded
+        "c_nlinks",
+        "c_paths",  # device paths over the nexus
+        "c_npaths",
+        "l_bw",
+        "a_conc",
+        "r_arrays",
+        "r_bw",
+        "r_f",  # extra, loss ppm, recovery
+        "r_i",  # preferred site, loser
+        "hp_det",  # host detection delay
+        "hp_apd",  # host APD timeout (inf: queue)
+        "hp_iot",  # host io_timeout
+        "j_dev",
+        "j_readfrac",
+        "j_nsizes",
+        "j_sizes",
+        "j_cumw",
+        "s_job0",  # job of each slot
+        "d_paths",
+        "d_np",
+        "d_host",
+        "f_time",
+        "f_what",
+        "f_cs",  # target nexuses, -1 padded
+        "f_nc",
+        "f_array",
+        "f_repl",
+        "f_add",
+        "f_ppm",
+        "f_state",
+        "f_origin",
+        "f_revert",
+        "p_alua0",  # ALUA state at time 0
+        "pol_i",  # kind, rr type, rr limit, use_ano, cycles, variant, -, -
+        "pol_f",  # eval_time (s), tolerance
+        "d_pref",  # fixed's preferred local path index per device
+        "str_job",
+        "str_path",  # per nexus
+        "str_svc",
+        "str_repl",
+        "str_loss",  # per nexus, then replication
         "trace_on",
     ],
 )
@@ -92,27 +137,18 @@ Params = namedtuple(
 State = namedtuple(
     "State",
     [
-        "si", "sf",
-        "h_time", "h_eid", "h_kind", "h_arg",
-        "uf_kind", "uf_arg", "nf_kind", "nf_arg",
-        "s_seq", "s_op", "s_size", "s_issued", "s_attempts", "s_path", "s_started", "s_stage", "s_epoch",
-        "s_mstate", "s_mwait", "s_sample", "s_apd_gen",
-        "up", "alua", "out", "out_bytes", "epoch", "link_free",
-        "rec_pout", "rec_plast",
-        "users", "aq_slot", "aq_mirror", "aq_head", "aq_tail",
-        "repl_free",
-        "apd_slot", "apd_gen",
-        "rnd", "rpos", "rmargin",
-        "hist", "h_n", "h_total", "h_lo", "h_hi",
-        "bytes_op", "path_bytes", "ts_ios", "ts_bytes", "ts_lat_sum", "ts_lat_max", "ts_path_ios", "path_area",
-        "ev_t", "ev_host", "ev_kind", "ev_path", "ev_a", "ev_b", "ev_mask", "ev_avg",
-        "tr_seq", "tr_job", "tr_op", "tr_size", "tr_issued", "tr_done", "tr_path", "tr_attempts",
-        # policy state per host
-        "ps_cur", "ps_count", "ps_sampling", "ps_cand", "ps_ncand", "ps_incand", "ps_issued", "ps_pending",
-        "ps_sums", "ps_counts", "ps_active", "ps_nactive", "ps_avg", "ps_next_eval", "ps_rot", "ps_last",
-        "tmp",  # i64[MP] scratch: a working set (local indices)
-        "tmp2",  # i64[MP] scratch: the paths in use
-        "wmask",  # i64[MP] scratch: 1 where a local path is in the working set
+        "si", "sf", "h_time", "h_eid", "h_kind", "h_arg", "uf_kind", "uf_arg", "nf_kind", "nf_arg", "s_seq",
+        "s_op", "s_size", "s_issued", "s_attempts", "s_path", "s_started", "s_stage", "s_epoch", "s_mstate",
+        "s_mwait", "s_sample", "s_deadline", "s_waitid", "s_woken", "s_wakeval", "up", "alua", "out",
+        "out_bytes", "c_out", "c_out_bytes", "phys_up", "epoch", "extra", "loss", "alive", "wire_free",
+        "wire_busy", "wire_wait", "wire_frames", "rec_pout", "rec_plast", "users", "aq_slot", "aq_mirror",
+        "aq_head", "aq_tail", "wt_slot", "wt_id", "rnd", "rpos", "rmargin", "hist", "h_n", "h_total", "h_lo",
+        "h_hi", "bytes_op", "path_bytes", "ts_ios", "ts_bytes", "ts_lat_sum", "ts_lat_max", "ts_path_ios",
+        "ts_failed", "path_area", "ev_t", "ev_dev", "ev_kind", "ev_path", "ev_a", "ev_b", "ev_mask", "ev_avg",
+        "tr_seq", "tr_job", "tr_op", "tr_size", "tr_issued", "tr_done", "tr_path", "tr_attempts", "ps_cur",
+        "ps_count", "ps_sampling", "ps_cand", "ps_ncand", "ps_incand", "ps_issued", "ps_pending", "ps_sums",
+        "ps_counts", "ps_active", "ps_nactive", "ps_avg", "ps_next_eval", "ps_rot", "ps_last", "tmp", "tmp2",
+        "wmask", "tmp_wt",
     ],
 )
 
@@ -141,39 +177,58 @@ PARAMS_T = ParamsType([
     ("protocol", _I1),
     ("window", _F1),
     ("p_array", _I1),
-    ("p_host", _I1),
+    ("p_dev", _I1),
+    ("p_ctrl", _I1),
     ("p_local", _I1),
-    ("p_lat_kind", _I1),
-    ("p_lat_a", _F1),
-    ("p_lat_b", _F1),
+    ("p_mirror", _I1),
     ("p_bw", _F1),
+    ("c_host", _I1),
+    ("c_bw", _F1),
+    ("c_extra", _F1),
+    ("c_loss", _F1),
+    ("c_recov", _F1),
+    ("c_links", _I2),
+    ("c_nlinks", _I1),
+    ("c_paths", _I2),
+    ("c_npaths", _I1),
+    ("l_bw", _F1),
     ("a_conc", _I1),
-    ("a_peer", _I1),
-    ("a_svc_kind", _I2),
-    ("a_svc_a", _F2),
-    ("a_svc_b", _F2),
     ("r_arrays", _I1),
-    ("r_lat", _F1),
     ("r_bw", _F1),
-    ("j_host", _I1),
+    ("r_f", _F1),
+    ("r_i", _I1),
+    ("hp_det", _F1),
+    ("hp_apd", _F1),
+    ("hp_iot", _F1),
+    ("j_dev", _I1),
     ("j_readfrac", _F1),
     ("j_nsizes", _I1),
     ("j_sizes", _I2),
     ("j_cumw", _F2),
     ("s_job0", _I1),
-    ("h_paths", _I2),
-    ("h_np", _I1),
+    ("d_paths", _I2),
+    ("d_np", _I1),
+    ("d_host", _I1),
     ("f_time", _F1),
     ("f_what", _I1),
-    ("f_path", _I1),
+    ("f_cs", _I2),
+    ("f_nc", _I1),
+    ("f_array", _I1),
+    ("f_repl", _I1),
+    ("f_add", _F1),
+    ("f_ppm", _F1),
     ("f_state", _I1),
+    ("f_origin", _I1),
+    ("f_revert", _I1),
+    ("p_alua0", _I1),
     ("pol_i", _I1),
     ("pol_f", _F1),
-    ("h_pref", _I1),
+    ("d_pref", _I1),
     ("str_job", _I1),
     ("str_path", _I1),
     ("str_svc", _I2),
     ("str_repl", _I1),
+    ("str_loss", _I1),
     ("trace_on", _I1),
 ])
 STATE_T = StateType([
@@ -199,13 +254,25 @@ STATE_T = StateType([
     ("s_mstate", _I1),
     ("s_mwait", _I1),
     ("s_sample", _I1),
-    ("s_apd_gen", _I1),
+    ("s_deadline", _F1),
+    ("s_waitid", _I1),
+    ("s_woken", _I1),
+    ("s_wakeval", _I1),
     ("up", _I1),
     ("alua", _I1),
     ("out", _I1),
     ("out_bytes", _I1),
+    ("c_out", _I1),
+    ("c_out_bytes", _I1),
+    ("phys_up", _I1),
     ("epoch", _I1),
-    ("link_free", _F2),
+    ("extra", _F1),
+    ("loss", _F1),
+    ("alive", _I1),
+    ("wire_free", _F2),
+    ("wire_busy", _F2),
+    ("wire_wait", _F2),
+    ("wire_frames", _I2),
     ("rec_pout", _I1),
     ("rec_plast", _F1),
     ("users", _I1),
@@ -213,9 +280,8 @@ STATE_T = StateType([
     ("aq_mirror", _I2),
     ("aq_head", _I1),
     ("aq_tail", _I1),
-    ("repl_free", _F1),
-    ("apd_slot", _I1),
-    ("apd_gen", _I1),
+    ("wt_slot", _I1),
+    ("wt_id", _I1),
     ("rnd", _F2),
     ("rpos", _I1),
     ("rmargin", _I1),
@@ -231,9 +297,10 @@ STATE_T = StateType([
     ("ts_lat_sum", _F1),
     ("ts_lat_max", _F1),
     ("ts_path_ios", _I2),
+    ("ts_failed", _I1),
     ("path_area", _F1),
     ("ev_t", _F1),
-    ("ev_host", _I1),
+    ("ev_dev", _I1),
     ("ev_kind", _I1),
     ("ev_path", _I1),
     ("ev_a", _I1),
@@ -267,6 +334,7 @@ STATE_T = StateType([
     ("tmp", _I1),
     ("tmp2", _I1),
     ("wmask", _I1),
+    ("tmp_wt", _I1),
 ])
 
 
@@ -276,39 +344,58 @@ def to_params(t):
     p.protocol = t.protocol
     p.window = t.window
     p.p_array = t.p_array
-    p.p_host = t.p_host
+    p.p_dev = t.p_dev
+    p.p_ctrl = t.p_ctrl
     p.p_local = t.p_local
-    p.p_lat_kind = t.p_lat_kind
-    p.p_lat_a = t.p_lat_a
-    p.p_lat_b = t.p_lat_b
+    p.p_mirror = t.p_mirror
     p.p_bw = t.p_bw
+    p.c_host = t.c_host
+    p.c_bw = t.c_bw
+    p.c_extra = t.c_extra
+    p.c_loss = t.c_loss
+    p.c_recov = t.c_recov
+    p.c_links = t.c_links
+    p.c_nlinks = t.c_nlinks
+    p.c_paths = t.c_paths
+    p.c_npaths = t.c_npaths
+    p.l_bw = t.l_bw
     p.a_conc = t.a_conc
-    p.a_peer = t.a_peer
-    p.a_svc_kind = t.a_svc_kind
-    p.a_svc_a = t.a_svc_a
-    p.a_svc_b = t.a_svc_b
     p.r_arrays = t.r_arrays
-    p.r_lat = t.r_lat
     p.r_bw = t.r_bw
-    p.j_host = t.j_host
+    p.r_f = t.r_f
+    p.r_i = t.r_i
+    p.hp_det = t.hp_det
+    p.hp_apd = t.hp_apd
+    p.hp_iot = t.hp_iot
+    p.j_dev = t.j_dev
     p.j_readfrac = t.j_readfrac
     p.j_nsizes = t.j_nsizes
     p.j_sizes = t.j_sizes
     p.j_cumw = t.j_cumw
     p.s_job0 = t.s_job0
-    p.h_paths = t.h_paths
-    p.h_np = t.h_np
+    p.d_paths = t.d_paths
+    p.d_np = t.d_np
+    p.d_host = t.d_host
     p.f_time = t.f_time
     p.f_what = t.f_what
-    p.f_path = t.f_path
+    p.f_cs = t.f_cs
+    p.f_nc = t.f_nc
+    p.f_array = t.f_array
+    p.f_repl = t.f_repl
+    p.f_add = t.f_add
+    p.f_ppm = t.f_ppm
     p.f_state = t.f_state
+    p.f_origin = t.f_origin
+    p.f_revert = t.f_revert
+    p.p_alua0 = t.p_alua0
     p.pol_i = t.pol_i
     p.pol_f = t.pol_f
-    p.h_pref = t.h_pref
+    p.d_pref = t.d_pref
     p.str_job = t.str_job
     p.str_path = t.str_path
     p.str_svc = t.str_svc
     p.str_repl = t.str_repl
+    p.str_loss = t.str_loss
     p.trace_on = t.trace_on
     return p
 
@@ -338,13 +425,25 @@ def to_state(t):
     s.s_mstate = t.s_mstate
     s.s_mwait = t.s_mwait
     s.s_sample = t.s_sample
-    s.s_apd_gen = t.s_apd_gen
+    s.s_deadline = t.s_deadline
+    s.s_waitid = t.s_waitid
+    s.s_woken = t.s_woken
+    s.s_wakeval = t.s_wakeval
     s.up = t.up
     s.alua = t.alua
     s.out = t.out
     s.out_bytes = t.out_bytes
+    s.c_out = t.c_out
+    s.c_out_bytes = t.c_out_bytes
+    s.phys_up = t.phys_up
     s.epoch = t.epoch
-    s.link_free = t.link_free
+    s.extra = t.extra
+    s.loss = t.loss
+    s.alive = t.alive
+    s.wire_free = t.wire_free
+    s.wire_busy = t.wire_busy
+    s.wire_wait = t.wire_wait
+    s.wire_frames = t.wire_frames
     s.rec_pout = t.rec_pout
     s.rec_plast = t.rec_plast
     s.users = t.users
@@ -352,9 +451,8 @@ def to_state(t):
     s.aq_mirror = t.aq_mirror
     s.aq_head = t.aq_head
     s.aq_tail = t.aq_tail
-    s.repl_free = t.repl_free
-    s.apd_slot = t.apd_slot
-    s.apd_gen = t.apd_gen
+    s.wt_slot = t.wt_slot
+    s.wt_id = t.wt_id
     s.rnd = t.rnd
     s.rpos = t.rpos
     s.rmargin = t.rmargin
@@ -370,9 +468,10 @@ def to_state(t):
     s.ts_lat_sum = t.ts_lat_sum
     s.ts_lat_max = t.ts_lat_max
     s.ts_path_ios = t.ts_path_ios
+    s.ts_failed = t.ts_failed
     s.path_area = t.path_area
     s.ev_t = t.ev_t
-    s.ev_host = t.ev_host
+    s.ev_dev = t.ev_dev
     s.ev_kind = t.ev_kind
     s.ev_path = t.ev_path
     s.ev_a = t.ev_a
@@ -406,6 +505,7 @@ def to_state(t):
     s.tmp = t.tmp
     s.tmp2 = t.tmp2
     s.wmask = t.wmask
+    s.tmp_wt = t.tmp_wt
     return s
 
 
@@ -527,7 +627,7 @@ def timeout(S, delay, kind, arg):
 
 # -- random variates ---------------------------------------------------------
 @_jit
-def draw_std(S, stream):
+def draw(S, stream):
     pos = S.rpos[stream]
     v = S.rnd[stream, pos]
     S.rpos[stream] = pos + 1
@@ -536,14 +636,7 @@ def draw_std(S, stream):
     return v
 
 
-@_jit
-def sample(S, stream, kind, a, b):
-    if kind == D_CONST:
-        return a
-    v = draw_std(S, stream)
-    if kind == D_EXP:
-        return a * v
-    return a + (b - a) * v
+# (every stream holds its distribution's own values, drawn by streams.Draws: see streams.py)
 
 
 # -- recorder (same arithmetic as metrics.Recorder) --------------------------
@@ -589,13 +682,22 @@ def rec_complete(P, S, now, op, size, latency, p, path_latency):
         S.path_bytes[p] += size
 
 
+@_jit
+def rec_fail(P, S, now):
+    S.si[I_FAILED] += 1
+    S.ts_failed[min(np.int64(now / P.window[2]), S.ts_failed.shape[0] - 1)] += 1
+    S.sf[F_AREA] += S.si[I_INFLIGHT] * clip(P, S.sf[F_LAST_T], now)
+    S.si[I_INFLIGHT] -= 1
+    S.sf[F_LAST_T] = now
+
+
 # -- event log ---------------------------------------------------------------
 @_jit
 def log_event(S, now, h, kind, p, a, b):
     e = S.si[I_NEV]
     S.si[I_NEV] = e + 1
     S.ev_t[e] = now
-    S.ev_host[e] = h
+    S.ev_dev[e] = h
     S.ev_kind[e] = kind
     S.ev_path[e] = p
     S.ev_a[e] = a
@@ -613,21 +715,21 @@ def usable(S, p):
 def working_set(P, S, h, use_ano, out):
     """alua_working_set: local indices into out; returns the count."""
     n = 0
-    npaths = P.h_np[h]
+    npaths = P.d_np[h]
     if use_ano:
         for k in range(npaths):
-            if usable(S, P.h_paths[h, k]):
+            if usable(S, P.d_paths[h, k]):
                 out[n] = k
                 n += 1
         return n
     for k in range(npaths):
-        p = P.h_paths[h, k]
+        p = P.d_paths[h, k]
         if usable(S, p) and S.alua[p] == 0:
             out[n] = k
             n += 1
     if n == 0:
         for k in range(npaths):
-            p = P.h_paths[h, k]
+            p = P.d_paths[h, k]
             if usable(S, p) and S.alua[p] == 1:
                 out[n] = k
                 n += 1
@@ -646,7 +748,7 @@ def in_set(k, out, n):
 def next_after(P, h, cur, out, n):
     if cur < 0:
         return out[0]
-    npaths = P.h_np[h]
+    npaths = P.d_np[h]
     for step in range(1, npaths + 1):
         cand = cur + step
         if cand >= npaths:
@@ -658,10 +760,10 @@ def next_after(P, h, cur, out, n):
 
 @_jit
 def select_fixed(P, S, h):
-    pref = P.h_pref[h]
-    if usable(S, P.h_paths[h, pref]):
+    pref = P.d_pref[h]
+    if usable(S, P.d_paths[h, pref]):
         S.ps_cur[h] = pref
-    elif S.ps_cur[h] < 0 or not usable(S, P.h_paths[h, S.ps_cur[h]]):
+    elif S.ps_cur[h] < 0 or not usable(S, P.d_paths[h, S.ps_cur[h]]):
         n = working_set(P, S, h, False, S.tmp)
         S.ps_cur[h] = S.tmp[0] if n > 0 else -1
     return S.ps_cur[h]
@@ -670,12 +772,12 @@ def select_fixed(P, S, h):
 @_jit
 def select_mru(P, S, h):
     cur = S.ps_cur[h]
-    if cur >= 0 and usable(S, P.h_paths[h, cur]):
-        if S.alua[P.h_paths[h, cur]] == 0:
+    if cur >= 0 and usable(S, P.d_paths[h, cur]):
+        if S.alua[P.d_paths[h, cur]] == 0:
             return cur
         any_ao = False
-        for k in range(P.h_np[h]):
-            p = P.h_paths[h, k]
+        for k in range(P.d_np[h]):
+            p = P.d_paths[h, k]
             if usable(S, p) and S.alua[p] == 0:
                 any_ao = True
         if not any_ao:
@@ -710,7 +812,7 @@ def lat_open_window(P, S, h, n, now):
     S.ps_issued[h] = 0
     # forget samples of the previous window still in flight (the dict is cleared)
     for s in range(S.s_sample.shape[0]):
-        if P.j_host[P.s_job0[s]] == h:
+        if P.j_dev[P.s_job0[s]] == h:
             S.s_sample[s] = -1
     S.ps_pending[h] = 0
     S.ps_sums[h, :] = 0.0
@@ -718,14 +820,14 @@ def lat_open_window(P, S, h, n, now):
     e = log_event(S, now, h, LOG_SAMPLING, -1, 0, 0)
     S.ev_mask[e, :] = 0
     for i in range(n):
-        S.ev_mask[e, P.h_paths[h, S.tmp[i]]] = 1
+        S.ev_mask[e, P.d_paths[h, S.tmp[i]]] = 1
 
 
 @_jit
 def working_mask(P, S, h):
     """wmask[k] = 1 for the local paths in the ALUA working set; returns the count."""
     n = working_set(P, S, h, P.pol_i[3] != 0, S.tmp)
-    S.wmask[: P.h_np[h]] = 0
+    S.wmask[: P.d_np[h]] = 0
     for i in range(n):
         S.wmask[S.tmp[i]] = 1
     return n
@@ -782,11 +884,11 @@ def lat_evaluate(P, S, h, now):
     S.ev_avg[e, :] = np.nan
     for i in range(nc):
         k = S.ps_cand[h, i]
-        p = P.h_paths[h, k]
+        p = P.d_paths[h, k]
         S.ev_mask[e, p] = 2  # candidate, dropped unless chosen below
         S.ev_avg[e, p] = S.ps_avg[h, k]
     for i in range(na):
-        S.ev_mask[e, P.h_paths[h, S.ps_active[h, i]]] = 1
+        S.ev_mask[e, P.d_paths[h, S.ps_active[h, i]]] = 1
 
 
 @_jit
@@ -809,7 +911,7 @@ def select_latency(P, S, h, s, now):
             if k >= 0:
                 if S.s_sample[s] < 0:  # a dict entry per I/O: a retried sample replaces its own
                     S.ps_pending[h] += 1
-                S.s_sample[s] = P.h_paths[h, k]
+                S.s_sample[s] = P.d_paths[h, k]
                 S.ps_last[h] = k
                 return k
             if S.ps_pending[h] == 0:
@@ -824,7 +926,7 @@ def select_latency(P, S, h, s, now):
             best = 0.0
             for i in range(m):
                 k = S.tmp2[i]
-                p = P.h_paths[h, k]
+                p = P.d_paths[h, k]
                 avg = S.ps_avg[h, k]
                 if avg != avg:
                     avg = 0.0
@@ -882,22 +984,62 @@ def select(P, S, h, s, now):
         k = select_fixed(P, S, h)
     else:
         k = select_mru(P, S, h)
-    return -1 if k < 0 else P.h_paths[h, k]
+    return -1 if k < 0 else P.d_paths[h, k]
 
 
 # -- the life of one I/O -------------------------------------------------------
 @_jit
+def serialise(S, w, direction, t, nbytes, bw):
+    """Queue a frame for wire ``w`` (FIFO per direction) from ``t``; returns when it is across."""
+    start = max(t, S.wire_free[w, direction])
+    busy = nbytes / bw
+    done = start + busy
+    S.wire_free[w, direction] = done
+    S.wire_busy[w, direction] += busy
+    S.wire_wait[w, direction] += start - t
+    S.wire_frames[w, direction] += 1
+    return done
+
+
+@_jit
+def lose(S, stream, ppm, recovery, delay, limit):
+    """reference.lose: every lost copy of a frame is resent after ``recovery``."""
+    p = ppm * 1e-6
+    n = 0
+    while n < MAX_RESENDS:
+        if not draw(S, stream) < p:
+            break
+        delay += recovery
+        n += 1
+        if delay > limit:
+            break
+    S.si[I_FRAMES_LOST] += n
+    return delay
+
+
+@_jit
 def leg(P, S, s, p, direction, nbytes):
     now = S.sf[F_NOW]
-    delay = sample(S, P.str_path[p], P.p_lat_kind[p], P.p_lat_a[p], P.p_lat_b[p])
-    bw = P.p_bw[p]
-    if nbytes != 0 and bw > 0.0:
-        start = max(now, S.link_free[p, direction])
-        done = start + nbytes / bw
-        S.link_free[p, direction] = done
-        delay += done - now
-    S.s_epoch[s] = S.epoch[p]
-    timeout(S, delay, EV_LEG, s)
+    c = P.p_ctrl[p]
+    delay = draw(S, P.str_path[c]) + S.extra[c]
+    if nbytes != 0:
+        t = now
+        bw = P.c_bw[c]
+        if bw > 0.0:
+            t = serialise(S, c, direction, t, nbytes, bw)
+        nc = P.c_bw.shape[0]
+        for i in range(P.c_nlinks[c]):
+            li = P.c_links[c, i]
+            t = serialise(S, nc + li, direction, t, nbytes, P.l_bw[li])
+        delay += t - now
+    deadline = S.s_deadline[s]
+    if S.loss[c] > 0:
+        delay = lose(S, P.str_loss[c], S.loss[c], P.c_recov[c], delay, deadline - now)
+    S.s_epoch[s] = S.epoch[c]
+    if now + delay > deadline:  # the host gives up on this attempt at its io_timeout
+        timeout(S, max(deadline - now, 0.0), EV_LEG_TIMEOUT, s)
+    else:
+        timeout(S, delay, EV_LEG, s)
 
 
 @_jit
@@ -929,26 +1071,66 @@ def release(S, a):
 
 
 @_jit
+def start_wait(P, S, s, limit):
+    """reference.wait_for_change: join the waiters; a timer ends the wait after ``limit`` (inf: none)."""
+    S.s_waitid[s] += 1
+    S.s_woken[s] = 0
+    mask = S.wt_slot.shape[0] - 1
+    if S.si[I_WT_TAIL] - S.si[I_WT_HEAD] > mask:  # full: drop entries already woken (they are skipped anyway)
+        n = 0
+        for i in range(S.si[I_WT_HEAD], S.si[I_WT_TAIL]):
+            w = S.wt_slot[i & mask]
+            if S.s_waitid[w] == S.wt_id[i & mask] and S.s_woken[w] == 0:
+                S.tmp_wt[n] = i & mask
+                n += 1
+        head = S.si[I_WT_HEAD]
+        for k in range(n):  # compact in order, in place (targets never pass their sources)
+            j = S.tmp_wt[k]
+            S.wt_slot[(head + k) & mask] = S.wt_slot[j]
+            S.wt_id[(head + k) & mask] = S.wt_id[j]
+        S.si[I_WT_TAIL] = head + n
+    tail = S.si[I_WT_TAIL]
+    S.wt_slot[tail & mask] = s
+    S.wt_id[tail & mask] = S.s_waitid[s]
+    S.si[I_WT_TAIL] = tail + 1
+    if limit < np.inf:
+        n_slots = S.s_waitid.shape[0]
+        timeout(S, limit, EV_APD_TIMER, s + n_slots * S.s_waitid[s])
+
+
+@_jit
+def wake_waiters(S):
+    mask = S.wt_slot.shape[0] - 1
+    for i in range(S.si[I_WT_HEAD], S.si[I_WT_TAIL]):
+        w = S.wt_slot[i & mask]
+        if S.s_waitid[w] == S.wt_id[i & mask] and S.s_woken[w] == 0:
+            S.s_woken[w] = 1
+            S.s_wakeval[w] = 1
+            push_normal(S, EV_WAKE, w)
+    S.si[I_WT_HEAD] = S.si[I_WT_TAIL]
+
+
+@_jit
 def begin_attempt(P, S, s):
     """The top of io_life's loop: ask the policy, then send the first frame."""
     now = S.sf[F_NOW]
-    h = P.j_host[P.s_job0[s]]
-    p = select(P, S, h, s, now)
-    if p < 0:  # no usable path: wait for the next path change
+    d = P.j_dev[P.s_job0[s]]
+    p = select(P, S, d, s, now)
+    if p < 0:  # no usable path: wait for a change, at most the host's APD timeout
         S.s_stage[s] = ST_APD
-        tail = S.si[I_APD_TAIL]
-        i = tail & (S.apd_slot.shape[0] - 1)
-        S.apd_slot[i] = s
-        S.apd_gen[i] = S.si[I_APD_GEN]
-        S.si[I_APD_TAIL] = tail + 1
+        start_wait(P, S, s, P.hp_apd[P.d_host[d]])
         return
     S.s_attempts[s] += 1
     if S.s_attempts[s] > 1:
         S.si[I_RETRIED] += 1
     S.s_started[s] = now
+    S.s_deadline[s] = now + P.hp_iot[P.d_host[d]]
     S.s_path[s] = p
+    c = P.p_ctrl[p]
     S.out[p] += 1
     S.out_bytes[p] += S.s_size[s]
+    S.c_out[c] += 1
+    S.c_out_bytes[c] += S.s_size[s]
     rec_path(P, S, now, p, 1)
     if S.s_op[s] == 0:
         S.s_stage[s] = ST_R_CMD
@@ -966,11 +1148,11 @@ def new_io(P, S, s):
     now = S.sf[F_NOW]
     j = P.s_job0[s]
     st = P.str_job[j]
-    u = draw_std(S, st)
+    u = draw(S, st)
     op = 0 if u < P.j_readfrac[j] else 1
     size = P.j_sizes[j, 0]
     if P.j_nsizes[j] > 1:
-        u2 = draw_std(S, st)
+        u2 = draw(S, st)
         acc = 0.0
         for k in range(P.j_nsizes[j]):
             size = P.j_sizes[j, k]
@@ -991,8 +1173,11 @@ def new_io(P, S, s):
 @_jit
 def end_attempt(P, S, s, p):
     now = S.sf[F_NOW]
+    c = P.p_ctrl[p]
     S.out[p] -= 1
     S.out_bytes[p] -= S.s_size[s]
+    S.c_out[c] -= 1
+    S.c_out_bytes[c] -= S.s_size[s]
     rec_path(P, S, now, p, -1)
 
 
@@ -1002,9 +1187,9 @@ def complete(P, S, s):
     p = S.s_path[s]
     end_attempt(P, S, s, p)
     on_path = now - S.s_started[s]
-    h = P.j_host[P.s_job0[s]]
+    d = P.j_dev[P.s_job0[s]]
     if P.pol_i[0] == POL_LATENCY:
-        lat_on_complete(P, S, h, s, p, S.s_size[s], on_path, now)
+        lat_on_complete(P, S, d, s, p, S.s_size[s], on_path, now)
     rec_complete(P, S, now, S.s_op[s], S.s_size[s], now - S.s_issued[s], p, on_path)
     if P.trace_on[0]:
         t = S.si[I_NTRACE]
@@ -1021,6 +1206,21 @@ def complete(P, S, s):
 
 
 @_jit
+def lost(P, S, s, timed_out):
+    """io_life after PathLost: retry now, or wait until the host notices the path is gone."""
+    p = S.s_path[s]
+    end_attempt(P, S, s, p)
+    if timed_out:
+        S.si[I_TIMED_OUT] += 1
+        begin_attempt(P, S, s)
+    elif S.up[p] == 1:
+        S.s_stage[s] = ST_WAIT_LOST
+        start_wait(P, S, s, np.inf)
+    else:
+        begin_attempt(P, S, s)
+
+
+@_jit
 def status_leg(P, S, s):
     S.s_stage[s] = ST_W_STATUS
     leg(P, S, s, S.s_path[s], 1, 0)
@@ -1029,9 +1229,9 @@ def status_leg(P, S, s):
 @_jit
 def on_leg(P, S, s):
     p = S.s_path[s]
-    if S.epoch[p] != S.s_epoch[s] or S.up[p] == 0:  # the frame was lost: retry
-        end_attempt(P, S, s, p)
-        begin_attempt(P, S, s)
+    c = P.p_ctrl[p]
+    if S.epoch[c] != S.s_epoch[s] or S.phys_up[c] == 0:  # the frame was lost with its path
+        lost(P, S, s, False)
         return
     stage = S.s_stage[s]
     a = P.p_array[p]
@@ -1045,10 +1245,13 @@ def on_leg(P, S, s):
         S.s_stage[s] = ST_W_DATA
         leg(P, S, s, p, 0, S.s_size[s])
     elif stage == ST_W_DATA:
-        if P.a_peer[a] >= 0:
+        peer = P.p_mirror[p]
+        if peer >= 0 and S.si[I_REPL_OK] == 1 and S.alive[peer] == 1:
             S.s_mstate[s] = M_RUNNING
             S.s_mwait[s] = 0
             push_urgent(S, EV_MIRROR_INIT, s)
+        else:
+            S.s_mstate[s] = M_NONE
         S.s_stage[s] = ST_W_SVC
         request(P, S, a, s, 0)
     else:  # ST_R_DATA or ST_W_STATUS: done
@@ -1063,7 +1266,7 @@ def on_service_done(P, S, s):
     if S.s_op[s] == 0:
         S.s_stage[s] = ST_R_DATA
         leg(P, S, s, p, 1, S.s_size[s])
-    elif P.a_peer[a] >= 0 and S.s_mstate[s] != M_PROCESSED:
+    elif S.s_mstate[s] == M_RUNNING or S.s_mstate[s] == M_END_SCHEDULED:
         S.s_stage[s] = ST_W_MIRROR_WAIT
         S.s_mwait[s] = 1
     else:
@@ -1071,43 +1274,91 @@ def on_service_done(P, S, s):
 
 
 @_jit
-def mirror_direction(P, a):
-    return 0 if a == P.r_arrays[0] else 1
+def repl_trip(P, S, s, first):
+    """One way over the replication link (the forward trip carries the data)."""
+    now = S.sf[F_NOW]
+    delay = draw(S, P.str_repl[0]) + S.sf[F_REPL_EXTRA]
+    if first:
+        a = P.p_array[S.s_path[s]]
+        d = 0 if a == P.r_arrays[0] else 1
+        bw = P.r_bw[0]
+        if bw > 0.0:
+            delay += serialise(S, S.wire_free.shape[0] - 1, d, now, S.s_size[s], bw) - now
+    if S.sf[F_REPL_LOSS] > 0:
+        delay = lose(S, P.str_loss[P.str_loss.shape[0] - 1], S.sf[F_REPL_LOSS], P.r_f[2], delay, np.inf)
+    return delay
+
+
+# -- the timeline ----------------------------------------------------------------
+@_jit
+def path_changed(P, S, p, kind, now):
+    d = P.p_dev[p]
+    log_event(S, now, d, kind, p, S.alua[p], S.up[p])
+    if P.pol_i[0] == POL_LATENCY:
+        lat_on_path_change(P, S, d, p, now)
 
 
 @_jit
-def on_mirror_init(P, S, s):
+def notice(P, S, c):
     now = S.sf[F_NOW]
-    a = P.p_array[S.s_path[s]]
-    d = mirror_direction(P, a)
-    delay = sample(S, P.str_repl[0], np.int64(P.r_lat[0]), P.r_lat[1], P.r_lat[2])
-    bw = P.r_bw[0]
-    if bw > 0.0:
-        start = max(now, S.repl_free[d])
-        done = start + S.s_size[s] / bw
-        S.repl_free[d] = done
-        delay += done - now
-    timeout(S, delay, EV_M_FWD, s)
+    up = S.phys_up[c]
+    for i in range(P.c_npaths[c]):
+        p = P.c_paths[c, i]
+        if S.up[p] != up:
+            S.up[p] = up
+            path_changed(P, S, p, LOG_PATH_UP if up == 1 else LOG_PATH_DOWN, now)
+    wake_waiters(S)
+
+
+@_jit
+def set_wire(P, S, c, up):
+    S.phys_up[c] = up
+    if up == 0:
+        S.epoch[c] += 1
+    timeout(S, P.hp_det[P.c_host[c]], EV_NOTICE, c)
 
 
 @_jit
 def apply_fault(P, S, f):
     now = S.sf[F_NOW]
-    p = P.f_path[f]
     what = P.f_what[f]
-    if what == 0:
-        S.up[p] = 0
-        S.epoch[p] += 1
-    elif what == 1:
-        S.up[p] = 1
-    else:
-        S.alua[p] = P.f_state[f]
-    h = P.p_host[p]
-    log_event(S, now, h, LOG_PATH_DOWN + what, p, S.alua[p], S.up[p])
-    if P.pol_i[0] == POL_LATENCY:
-        lat_on_path_change(P, S, h, p, now)
-    push_normal(S, EV_PATH_CHANGED, S.si[I_APD_GEN])
-    S.si[I_APD_GEN] += 1
+    log_event(S, now, -1, LOG_FAULT, what, P.f_origin[f], P.f_revert[f])
+    nc = P.f_nc[f]
+    if what == F_PATH_DOWN or what == F_PATH_UP or what == F_ARRAY_DOWN or what == F_ARRAY_UP:
+        up = 1 if (what == F_PATH_UP or what == F_ARRAY_UP) else 0
+        if P.f_array[f] >= 0:
+            S.alive[P.f_array[f]] = up
+        for i in range(nc):
+            set_wire(P, S, P.f_cs[f, i], up)
+    elif what == F_ALUA:
+        for i in range(nc):
+            c = P.f_cs[f, i]
+            for k in range(P.c_npaths[c]):
+                p = P.c_paths[c, k]
+                S.alua[p] = P.f_state[f]
+                path_changed(P, S, p, LOG_ALUA, now)
+        wake_waiters(S)
+    elif what == F_LATENCY:
+        if P.f_repl[f] == 1:
+            S.sf[F_REPL_EXTRA] = P.r_f[0] + P.f_add[f]
+        for i in range(nc):
+            c = P.f_cs[f, i]
+            S.extra[c] = P.c_extra[c] + P.f_add[f]
+    elif what == F_LOSS:
+        if P.f_repl[f] == 1:
+            S.sf[F_REPL_LOSS] = P.r_f[1] if P.f_ppm[f] < 0 else P.f_ppm[f]
+        for i in range(nc):
+            c = P.f_cs[f, i]
+            S.loss[c] = P.c_loss[c] if P.f_ppm[f] < 0 else P.f_ppm[f]
+    else:  # the replication link: the mediator keeps the preferred site serving
+        ok = 1 if what == F_REPL_UP else 0
+        S.si[I_REPL_OK] = ok
+        loser = P.r_i[1]
+        for p in range(P.p_array.shape[0]):
+            if P.p_mirror[p] >= 0 and P.p_array[p] == loser:
+                S.alua[p] = P.p_alua0[p] if ok == 1 else 3
+                path_changed(P, S, p, LOG_ALUA, now)
+        wake_waiters(S)
 
 
 @_jit
@@ -1132,22 +1383,21 @@ def dispatch(P, S, kind, arg):
         p = S.s_path[arg]
         a = P.p_array[p]
         op = S.s_op[arg]
-        st = P.str_svc[a, op]
-        timeout(S, sample(S, st, P.a_svc_kind[a, op], P.a_svc_a[a, op], P.a_svc_b[a, op]), EV_SVC_MAIN, arg)
+        timeout(S, draw(S, P.str_svc[a, op]), EV_SVC_MAIN, arg)
     elif kind == EV_SVC_MAIN:
         on_service_done(P, S, arg)
     elif kind == EV_RELEASE:
         trigger_put(S, arg, P.a_conc[arg])
     elif kind == EV_MIRROR_INIT:
-        on_mirror_init(P, S, arg)
+        timeout(S, repl_trip(P, S, arg, True), EV_M_FWD, arg)
     elif kind == EV_M_FWD:
-        request(P, S, P.a_peer[P.p_array[S.s_path[arg]]], arg, 1)
+        request(P, S, P.p_mirror[S.s_path[arg]], arg, 1)
     elif kind == EV_GRANT_MIRROR:
-        peer = P.a_peer[P.p_array[S.s_path[arg]]]
-        timeout(S, sample(S, P.str_svc[peer, 1], P.a_svc_kind[peer, 1], P.a_svc_a[peer, 1], P.a_svc_b[peer, 1]), EV_M_SVC, arg)
+        peer = P.p_mirror[S.s_path[arg]]
+        timeout(S, draw(S, P.str_svc[peer, 1]), EV_M_SVC, arg)
     elif kind == EV_M_SVC:
-        release(S, P.a_peer[P.p_array[S.s_path[arg]]])
-        timeout(S, sample(S, P.str_repl[0], np.int64(P.r_lat[0]), P.r_lat[1], P.r_lat[2]), EV_M_ACK, arg)
+        release(S, P.p_mirror[S.s_path[arg]])
+        timeout(S, repl_trip(P, S, arg, False), EV_M_ACK, arg)
     elif kind == EV_M_ACK:  # the mirror process returns: its own event is scheduled
         S.s_mstate[arg] = M_END_SCHEDULED
         push_normal(S, EV_M_END, arg)
@@ -1164,12 +1414,23 @@ def dispatch(P, S, kind, arg):
         S.si[I_FAULT_NEXT] = arg + 1
         apply_fault(P, S, arg)
         fault_loop(P, S)
-    elif kind == EV_PATH_CHANGED:
-        mask = S.apd_slot.shape[0] - 1
-        while S.si[I_APD_HEAD] < S.si[I_APD_TAIL] and S.apd_gen[S.si[I_APD_HEAD] & mask] == arg:
-            s = S.apd_slot[S.si[I_APD_HEAD] & mask]
-            S.si[I_APD_HEAD] += 1
-            begin_attempt(P, S, s)
+    elif kind == EV_NOTICE:
+        notice(P, S, arg)
+    elif kind == EV_LEG_TIMEOUT:
+        lost(P, S, arg, True)
+    elif kind == EV_APD_TIMER:
+        n_slots = S.s_waitid.shape[0]
+        s = arg % n_slots
+        if S.s_waitid[s] == arg // n_slots and S.s_woken[s] == 0:
+            S.s_woken[s] = 1
+            S.s_wakeval[s] = 0
+            push_normal(S, EV_WAKE, s)
+    elif kind == EV_WAKE:
+        if S.s_wakeval[arg] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
+            rec_fail(P, S, S.sf[F_NOW])
+            new_io(P, S, arg)
+        else:
+            begin_attempt(P, S, arg)
 
 
 @_jit

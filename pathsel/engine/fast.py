@@ -18,7 +18,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..distributions import Constant, Exponential, Uniform
 from ..metrics import LogHistogram, RunMetrics
 from ..model import Model
 from ..policies import PolicySpec, parse_spec
@@ -28,10 +27,9 @@ from .streams import make_streams
 
 __all__ = ["run_fast", "supports"]
 
-_ALUA = {"AO": 0, "ANO": 1, "standby": 2, "unavailable": 3}
+_ALUA = {"AO": 0, "ANO": 1, "standby": 2, "unavailable": 3, "transitioning": 4}
 _ALUA_NAMES = {v: k for k, v in _ALUA.items()}
 _POLICY = {"fixed": K.POL_FIXED, "mru": K.POL_MRU, "rr": K.POL_RR, "latency": K.POL_LATENCY}
-_FAULT = {"path_down": 0, "path_up": 1, "alua": 2}
 _LOG_NAMES = {K.LOG_PATH_DOWN: "path_down", K.LOG_PATH_UP: "path_up", K.LOG_ALUA: "alua"}
 BLOCK = 1 << 16  # pre-drawn variates per stream: fewer returns to Python
 EVENT_CAP = 4096
@@ -48,51 +46,56 @@ def supports(policy: Any) -> bool:
     return isinstance(policy, PolicySpec) and policy.name in _POLICY
 
 
-def _dist(d) -> tuple[int, float, float]:
-    if isinstance(d, Constant):
-        return K.D_CONST, d.value, 0.0
-    if isinstance(d, Exponential):
-        return K.D_EXP, d.mean_value, 0.0
-    if isinstance(d, Uniform):
-        return K.D_UNIFORM, d.low, d.high
-    raise TypeError(f"the fast engine has no sampler for {type(d).__name__}")
+_FAULT_CODES = {
+    "path_down": K.F_PATH_DOWN, "path_up": K.F_PATH_UP, "alua": K.F_ALUA, "latency": K.F_LATENCY, "loss": K.F_LOSS,
+    "array_down": K.F_ARRAY_DOWN, "array_up": K.F_ARRAY_UP, "replication_down": K.F_REPL_DOWN,
+    "replication_up": K.F_REPL_UP,
+}
+_FAULT_NAMES = {v: k for k, v in _FAULT_CODES.items()}
 
 
 def _build(model: Model, spec: PolicySpec, trace: bool):
     P, A, J, H = len(model.paths), len(model.arrays), len(model.jobs), len(model.hosts)
-    host_paths = [model.host_paths(h) for h in range(H)]
-    MP = max(1, max(len(hp) for hp in host_paths))
+    C, L, D = len(model.controllers), len(model.links), len(model.devices)
+    dev_paths = [model.device_paths(d) for d in range(D)]
+    MP = max(1, max((len(dp) for dp in dev_paths), default=1))
     slots = [j.index for j in model.jobs for _ in range(j.iodepth)]
     N = len(slots)
     S_max = max(len(j.sizes) for j in model.jobs)
-
     i64, f64 = np.int64, np.float64
-    p_lat = np.array([_dist(p.one_way_latency) for p in model.paths], dtype=f64).reshape(P, 3)
-    svc = np.array([[_dist(a.read_service), _dist(a.write_service)] for a in model.arrays], dtype=f64).reshape(A, 2, 3)
-    repl = model.replication
-    r_lat = np.array(_dist(repl.one_way_latency) if repl else (K.D_CONST, 0.0, 0.0), dtype=f64)
 
-    # stream ids: jobs, then paths, then (array, op) service, then replication
+    streams = make_streams(model)
+    draws = streams.all()
+    # stream ids, in Streams.all() order: jobs, nexuses, (array, op) service, replication, loss
     str_job = np.arange(J, dtype=i64)
-    str_path = J + np.arange(P, dtype=i64)
-    str_svc = (J + P + np.arange(2 * A, dtype=i64)).reshape(A, 2)
-    str_repl = np.array([J + P + 2 * A], dtype=i64)
-    n_streams = J + P + 2 * A + 1
+    str_path = J + np.arange(C, dtype=i64)
+    str_svc = (J + C + np.arange(2 * A, dtype=i64)).reshape(A, 2)
+    str_repl = np.array([J + C + 2 * A], dtype=i64)
+    str_loss = J + C + 2 * A + 1 + np.arange(C + 1, dtype=i64)
+    assert len(draws) == J + C + 2 * A + 1 + C + 1
 
-    h_paths = np.full((H, MP), -1, dtype=i64)
-    h_np = np.zeros(H, dtype=i64)
+    d_paths = np.full((D, MP), -1, dtype=i64)
+    d_np = np.zeros(D, dtype=i64)
     p_local = np.zeros(P, dtype=i64)
-    for h, hp in enumerate(host_paths):
-        h_np[h] = len(hp)
-        for k, p in enumerate(hp):
-            h_paths[h, k] = p.index
+    for d, dp in enumerate(dev_paths):
+        d_np[d] = len(dp)
+        for k, p in enumerate(dp):
+            d_paths[d, k] = p.index
             p_local[p.index] = k
+    ML = max(1, max((len(c.links) for c in model.controllers), default=1))
+    c_links = np.full((C, ML), -1, dtype=i64)
+    cpaths = [model.controller_paths(c) for c in range(C)]
+    MPC = max(1, max((len(x) for x in cpaths), default=1))
+    c_paths = np.full((C, MPC), -1, dtype=i64)
+    for c, ctrl in enumerate(model.controllers):
+        c_links[c, : len(ctrl.links)] = ctrl.links
+        c_paths[c, : len(cpaths[c])] = cpaths[c]
 
     params = spec.as_dict()
     pol_i = np.zeros(8, dtype=i64)
     pol_f = np.zeros(4, dtype=f64)
     pol_i[0] = _POLICY[spec.name]
-    h_pref = np.zeros(H, dtype=i64)
+    d_pref = np.zeros(D, dtype=i64)
     if spec.name == "rr":
         pol_i[1] = 0 if params["type"] == "iops" else 1
         pol_i[2] = params["iops"] if params["type"] == "iops" else params["bytes"]
@@ -104,57 +107,99 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         pol_f[0] = params["latency_eval_time"] / 1000.0
         pol_f[1] = params["tolerance"]
     elif spec.name == "fixed":
-        for h, hp in enumerate(host_paths):
-            h_pref[h] = hp.index(fixed_preferred(hp, params["preferred"]))
+        for d, dp in enumerate(dev_paths):
+            if dp:
+                d_pref[d] = dp.index(fixed_preferred(dp, params["preferred"]))
 
     n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
     faults = model.faults
+    F = len(faults)
+    MC = max(1, max((len(f.controllers) for f in faults), default=1))
+    f_cs = np.full((F, MC), -1, dtype=i64)
+    for i, f in enumerate(faults):
+        f_cs[i, : len(f.controllers)] = f.controllers
+    repl = model.replication
+    if repl is not None:
+        loser = repl.arrays[1] if repl.preferred_site == repl.arrays[0] else repl.arrays[0]
+        r_f = np.array([repl.extra, repl.loss_ppm, repl.loss_recovery], dtype=f64)
+        r_i = np.array([repl.preferred_site, loser], dtype=i64)
+    else:
+        r_f, r_i = np.zeros(3, dtype=f64), np.array([-1, -1], dtype=i64)
+    ctrls = model.controllers
     prm = K.Params(
         protocol=np.array([0 if model.protocol == "scsi" else 1], dtype=i64),
         window=np.array([model.ramp, model.end, model.interval, 0.0], dtype=f64),
         p_array=np.array([p.array for p in model.paths], dtype=i64),
-        p_host=np.array([p.host for p in model.paths], dtype=i64),
+        p_dev=np.array([p.device for p in model.paths], dtype=i64),
+        p_ctrl=np.array([p.controller for p in model.paths], dtype=i64),
         p_local=p_local,
-        p_lat_kind=p_lat[:, 0].astype(i64),
-        p_lat_a=p_lat[:, 1].copy(),
-        p_lat_b=p_lat[:, 2].copy(),
+        p_mirror=np.array([-1 if p.mirror is None else p.mirror for p in model.paths], dtype=i64),
         p_bw=np.array([p.bandwidth or 0.0 for p in model.paths], dtype=f64),
+        c_host=np.array([c.host for c in ctrls], dtype=i64),
+        c_bw=np.array([c.bandwidth or 0.0 for c in ctrls], dtype=f64),
+        c_extra=np.array([c.extra for c in ctrls], dtype=f64),
+        c_loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
+        c_recov=np.array([c.loss_recovery for c in ctrls], dtype=f64),
+        c_links=c_links,
+        c_nlinks=np.array([len(c.links) for c in ctrls], dtype=i64),
+        c_paths=c_paths,
+        c_npaths=np.array([len(x) for x in cpaths], dtype=i64),
+        l_bw=np.array([ln.bandwidth for ln in model.links] or [0.0], dtype=f64),
         a_conc=np.array([a.concurrency for a in model.arrays], dtype=i64),
-        a_peer=np.array([-1 if a.peer is None else a.peer for a in model.arrays], dtype=i64),
-        a_svc_kind=svc[:, :, 0].astype(i64),
-        a_svc_a=svc[:, :, 1].copy(),
-        a_svc_b=svc[:, :, 2].copy(),
         r_arrays=np.array(repl.arrays if repl else (-1, -1), dtype=i64),
-        r_lat=r_lat,
         r_bw=np.array([(repl.bandwidth or 0.0) if repl else 0.0], dtype=f64),
-        j_host=np.array([j.host for j in model.jobs], dtype=i64),
+        r_f=r_f,
+        r_i=r_i,
+        hp_det=np.array([h.detection for h in model.host_params], dtype=f64),
+        hp_apd=np.array([h.apd_timeout for h in model.host_params], dtype=f64),
+        hp_iot=np.array([h.io_timeout for h in model.host_params], dtype=f64),
+        j_dev=np.array([j.device for j in model.jobs], dtype=i64),
         j_readfrac=np.array([j.read_fraction for j in model.jobs], dtype=f64),
         j_nsizes=np.array([len(j.sizes) for j in model.jobs], dtype=i64),
         j_sizes=np.array([list(j.sizes) + [0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=i64),
         j_cumw=np.array([list(j.size_weights) + [0.0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=f64),
         s_job0=np.array(slots, dtype=i64),
-        h_paths=h_paths,
-        h_np=h_np,
+        d_paths=d_paths,
+        d_np=d_np,
+        d_host=np.array([d.host for d in model.devices], dtype=i64),
         f_time=np.array([f.at for f in faults], dtype=f64),
-        f_what=np.array([_FAULT[f.what] for f in faults], dtype=i64),
-        f_path=np.array([f.path for f in faults], dtype=i64),
+        f_what=np.array([_FAULT_CODES[f.what] for f in faults], dtype=i64),
+        f_cs=f_cs,
+        f_nc=np.array([len(f.controllers) for f in faults], dtype=i64),
+        f_array=np.array([-1 if f.array is None else f.array for f in faults], dtype=i64),
+        f_repl=np.array([1 if f.replication else 0 for f in faults], dtype=i64),
+        f_add=np.array([f.add for f in faults], dtype=f64),
+        f_ppm=np.array([f.ppm for f in faults], dtype=f64),
         f_state=np.array([_ALUA.get(f.state or "AO", 0) for f in faults], dtype=i64),
+        f_origin=np.array([f.origin for f in faults], dtype=i64),
+        f_revert=np.array([1 if f.revert else 0 for f in faults], dtype=i64),
+        p_alua0=np.array([_ALUA[p.alua] for p in model.paths], dtype=i64),
         pol_i=pol_i,
         pol_f=pol_f,
-        h_pref=h_pref,
+        d_pref=d_pref,
         str_job=str_job,
         str_path=str_path,
         str_svc=str_svc,
         str_repl=str_repl,
+        str_loss=str_loss,
         trace_on=np.array([1 if trace else 0], dtype=i64),
     )
 
-    heap_cap = 2 * N + 16
+    heap_cap = 2 * N + 2 * C + 16
     pow2 = lambda n: 1 << (int(n) - 1).bit_length()  # ring buffers are indexed with a mask
-    fifo_cap = pow2(8 * N + 64)
-    margin = 2 * N + 16
+    fifo_cap = pow2(8 * N + 4 * P + 64)
+    # the most values one event can draw from a stream: a wake-up restarts every slot, and with
+    # loss each frame may draw up to MAX_RESENDS + 1 uniforms
+    lossy = any(c.loss_ppm > 0 for c in ctrls) or (repl is not None and repl.loss_ppm > 0) or any(
+        f.what == "loss" for f in faults
+    )
+    margin = (K.MAX_RESENDS + 2) * (N + 1) + 16 if lossy else 2 * N + 16
     block = max(BLOCK, 4 * margin)
     tcap = TRACE_CAP if trace else 1
+    W = C + L + 1
+    wt_cap = pow2(2 * N + 8)
+    EV_W = max(P, 1)
+    ev_cap = max(EVENT_CAP, 8 * (P + D) + 64)
     st = K.State(
         si=np.zeros(K.N_SI, dtype=i64),
         sf=np.zeros(K.N_SF, dtype=f64),
@@ -178,13 +223,25 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         s_mstate=np.zeros(N, dtype=i64),
         s_mwait=np.zeros(N, dtype=i64),
         s_sample=np.full(N, -1, dtype=i64),
-        s_apd_gen=np.zeros(N, dtype=i64),
+        s_deadline=np.zeros(N, dtype=f64),
+        s_waitid=np.zeros(N, dtype=i64),
+        s_woken=np.zeros(N, dtype=i64),
+        s_wakeval=np.zeros(N, dtype=i64),
         up=np.ones(P, dtype=i64),
         alua=np.array([_ALUA[p.alua] for p in model.paths], dtype=i64),
         out=np.zeros(P, dtype=i64),
         out_bytes=np.zeros(P, dtype=i64),
-        epoch=np.zeros(P, dtype=i64),
-        link_free=np.zeros((P, 2), dtype=f64),
+        c_out=np.zeros(C, dtype=i64),
+        c_out_bytes=np.zeros(C, dtype=i64),
+        phys_up=np.ones(C, dtype=i64),
+        epoch=np.zeros(C, dtype=i64),
+        extra=np.array([c.extra for c in ctrls], dtype=f64),
+        loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
+        alive=np.ones(A, dtype=i64),
+        wire_free=np.zeros((W, 2), dtype=f64),
+        wire_busy=np.zeros((W, 2), dtype=f64),
+        wire_wait=np.zeros((W, 2), dtype=f64),
+        wire_frames=np.zeros((W, 2), dtype=i64),
         rec_pout=np.zeros(P, dtype=i64),
         rec_plast=np.zeros(P, dtype=f64),
         users=np.zeros(A, dtype=i64),
@@ -192,11 +249,10 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         aq_mirror=np.zeros((A, pow2(2 * N + 4)), dtype=i64),
         aq_head=np.zeros(A, dtype=i64),
         aq_tail=np.zeros(A, dtype=i64),
-        repl_free=np.zeros(2, dtype=f64),
-        apd_slot=np.zeros(pow2(4 * N + 8), dtype=i64),
-        apd_gen=np.zeros(pow2(4 * N + 8), dtype=i64),
-        rnd=np.zeros((n_streams, block), dtype=f64),
-        rpos=np.full(n_streams, block, dtype=i64),  # empty: filled before the first call
+        wt_slot=np.zeros(wt_cap, dtype=i64),
+        wt_id=np.zeros(wt_cap, dtype=i64),
+        rnd=np.zeros((len(draws), block), dtype=f64),
+        rpos=np.full(len(draws), block, dtype=i64),  # empty: filled before the first call
         rmargin=np.array([margin], dtype=i64),
         hist=np.zeros((K.H_PATH0 + P, K.NBINS), dtype=i64),
         h_n=np.zeros(K.H_PATH0 + P, dtype=i64),
@@ -210,15 +266,16 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         ts_lat_sum=np.zeros(n_bins, dtype=f64),
         ts_lat_max=np.zeros(n_bins, dtype=f64),
         ts_path_ios=np.zeros((n_bins, P), dtype=i64),
+        ts_failed=np.zeros(n_bins, dtype=i64),
         path_area=np.zeros(P, dtype=f64),
-        ev_t=np.zeros(EVENT_CAP, dtype=f64),
-        ev_host=np.zeros(EVENT_CAP, dtype=i64),
-        ev_kind=np.zeros(EVENT_CAP, dtype=i64),
-        ev_path=np.zeros(EVENT_CAP, dtype=i64),
-        ev_a=np.zeros(EVENT_CAP, dtype=i64),
-        ev_b=np.zeros(EVENT_CAP, dtype=i64),
-        ev_mask=np.zeros((EVENT_CAP, P), dtype=np.int8),
-        ev_avg=np.zeros((EVENT_CAP, P), dtype=f64),
+        ev_t=np.zeros(ev_cap, dtype=f64),
+        ev_dev=np.zeros(ev_cap, dtype=i64),
+        ev_kind=np.zeros(ev_cap, dtype=i64),
+        ev_path=np.zeros(ev_cap, dtype=i64),
+        ev_a=np.zeros(ev_cap, dtype=i64),
+        ev_b=np.zeros(ev_cap, dtype=i64),
+        ev_mask=np.zeros((ev_cap, EV_W), dtype=np.int8),
+        ev_avg=np.zeros((ev_cap, EV_W), dtype=f64),
         tr_seq=np.zeros(tcap, dtype=i64),
         tr_job=np.zeros(tcap, dtype=i64),
         tr_op=np.zeros(tcap, dtype=i64),
@@ -227,53 +284,48 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         tr_done=np.zeros(tcap, dtype=f64),
         tr_path=np.zeros(tcap, dtype=i64),
         tr_attempts=np.zeros(tcap, dtype=i64),
-        ps_cur=np.full(H, -1, dtype=i64),
-        ps_count=np.zeros(H, dtype=i64),
-        ps_sampling=np.zeros(H, dtype=i64),
-        ps_cand=np.zeros((H, MP), dtype=i64),
-        ps_ncand=np.zeros(H, dtype=i64),
-        ps_incand=np.zeros((H, MP), dtype=i64),
-        ps_issued=np.zeros(H, dtype=i64),
-        ps_pending=np.zeros(H, dtype=i64),
-        ps_sums=np.zeros((H, MP), dtype=f64),
-        ps_counts=np.zeros((H, MP), dtype=i64),
-        ps_active=np.zeros((H, MP), dtype=i64),
-        ps_nactive=np.zeros(H, dtype=i64),
-        ps_avg=np.full((H, MP), np.nan, dtype=f64),
-        ps_next_eval=np.zeros(H, dtype=f64),
-        ps_rot=np.zeros(H, dtype=i64),
-        ps_last=np.full(H, -1, dtype=i64),
+        ps_cur=np.full(D, -1, dtype=i64),
+        ps_count=np.zeros(D, dtype=i64),
+        ps_sampling=np.zeros(D, dtype=i64),
+        ps_cand=np.zeros((D, MP), dtype=i64),
+        ps_ncand=np.zeros(D, dtype=i64),
+        ps_incand=np.zeros((D, MP), dtype=i64),
+        ps_issued=np.zeros(D, dtype=i64),
+        ps_pending=np.zeros(D, dtype=i64),
+        ps_sums=np.zeros((D, MP), dtype=f64),
+        ps_counts=np.zeros((D, MP), dtype=i64),
+        ps_active=np.zeros((D, MP), dtype=i64),
+        ps_nactive=np.zeros(D, dtype=i64),
+        ps_avg=np.full((D, MP), np.nan, dtype=f64),
+        ps_next_eval=np.zeros(D, dtype=f64),
+        ps_rot=np.zeros(D, dtype=i64),
+        ps_last=np.full(D, -1, dtype=i64),
         tmp=np.zeros(MP, dtype=i64),
         tmp2=np.zeros(MP, dtype=i64),
         wmask=np.zeros(MP, dtype=i64),
+        tmp_wt=np.zeros(wt_cap, dtype=i64),
     )
+    st.si[K.I_REPL_OK] = 1
+    st.sf[K.F_REPL_EXTRA] = repl.extra if repl else 0.0
+    st.sf[K.F_REPL_LOSS] = repl.loss_ppm if repl else 0.0
     # The processes SimPy starts first: every job slot, then the fault timeline.
     for s in range(N):
         K.push_urgent.py_func(st, K.EV_INIT, s)
     if faults:
         K.push_urgent.py_func(st, K.EV_FAULT_INIT, 0)
-
-    # what each stream draws: standard uniforms or standard exponentials
-    streams = make_streams(model)
-    kinds: list[tuple[np.random.Generator, int]] = [(g, K.D_UNIFORM) for g in streams.jobs]
-    kinds += [(g, int(p_lat[i, 0])) for i, g in enumerate(streams.paths)]
-    for a in range(A):
-        for op in range(2):
-            kinds.append((streams.service[a][op], int(svc[a, op, 0])))
-    kinds.append((streams.replication, int(r_lat[0])))
-    return prm, st, kinds
+    return prm, st, draws
 
 
-def _refill(st, kinds) -> None:
+def _refill(st, draws) -> None:
     block = st.rnd.shape[1]
     limit = block - int(st.rmargin[0])
-    for s, (gen, kind) in enumerate(kinds):
+    for s, d in enumerate(draws):
         pos = int(st.rpos[s])
-        if pos <= limit or kind == K.D_CONST:
+        if pos <= limit:
             continue
         rest = block - pos
         st.rnd[s, :rest] = st.rnd[s, pos:]
-        st.rnd[s, rest:] = gen.standard_exponential(block - rest) if kind == K.D_EXP else gen.random(block - rest)
+        st.rnd[s, rest:] = d.take(block - rest)
         st.rpos[s] = 0
     st.si[K.I_REFILL] = 0
 
@@ -282,8 +334,12 @@ def _drain_events(model: Model, st, out: list[dict[str, Any]]) -> None:
     names = [p.name for p in model.paths]
     for e in range(int(st.si[K.I_NEV])):
         t = float(st.ev_t[e])
-        device = model.hosts[int(st.ev_host[e])]
         kind = int(st.ev_kind[e])
+        if kind == K.LOG_FAULT:
+            out.append({"t": t, "device": "", "event": "fault", "what": _FAULT_NAMES[int(st.ev_path[e])],
+                        "fault": int(st.ev_a[e]), "revert": bool(st.ev_b[e])})
+            continue
+        device = model.devices[int(st.ev_dev[e])].name
         mask = st.ev_mask[e]
         if kind == K.LOG_SAMPLING:
             out.append({"t": t, "device": device, "event": "sampling_started",
@@ -313,8 +369,9 @@ def _drain_trace(model: Model, st, out: list[tuple]) -> None:
 def _config_strings(model: Model, spec: PolicySpec, prm, st) -> dict[str, str]:
     out = {}
     params = spec.as_dict()
-    for h, host in enumerate(model.hosts):
-        hp = model.host_paths(h)
+    for h, dev in enumerate(model.devices):
+        host = dev.name
+        hp = model.device_paths(h)
         cur = int(st.ps_cur[h])
         if spec.name == "rr":
             g = hp[cur].index if cur >= 0 else None
@@ -336,7 +393,7 @@ def _config_strings(model: Model, spec: PolicySpec, prm, st) -> dict[str, str]:
                 f"NumIOsPending={pending},latency={latency_ms}}}"
             )
         elif spec.name == "fixed":
-            out[host] = f"{{preferred={hp[int(prm.h_pref[h])].name};current={hp[cur].name if cur >= 0 else 'none'}}}"
+            out[host] = f"{{preferred={hp[int(prm.d_pref[h])].name};current={hp[cur].name if cur >= 0 else 'none'}}}"
         else:
             out[host] = f"{{Current Path={hp[cur].name if cur >= 0 else 'none'}}}"
     return out
@@ -376,17 +433,18 @@ def run_fast(
     spec = parse_spec(policy)[0] if isinstance(policy, str) else policy
     if not supports(spec):
         raise TypeError(f"the fast engine runs built-in policies only, not {policy!r}")
-    prm, st, kinds = _build(model, spec, trace)
+    prm, st, draws = _build(model, spec, trace)
     events: list[dict[str, Any]] = []
     records: list[tuple] = []
     step = max(model.end / 100.0, model.interval) if progress else math.inf
-    ev_room = EVENT_CAP - 8 - 4 * len(model.hosts)
+    # room for one event's worth of log entries: a fault may log one per path, an evaluation one per device
+    ev_room = st.ev_t.shape[0] - 8 - 4 * len(model.devices) - 2 * len(model.paths)
     tr_room = st.tr_seq.shape[0] - 2 if trace else np.iinfo(np.int64).max
-    _refill(st, kinds)
+    _refill(st, draws)
     gc_was_on = gc.isenabled()
     gc.disable()  # the loop allocates nothing worth collecting; a collection costs more than it frees
     try:
-        _drive(prm, st, kinds, model, events, records, progress, step, ev_room, tr_room)
+        _drive(prm, st, draws, model, events, records, progress, step, ev_room, tr_room)
     finally:
         if gc_was_on:
             gc.enable()
@@ -398,7 +456,7 @@ def run_fast(
     for p in range(len(model.paths)):
         st.path_area[p] += st.rec_pout[p] * K.clip.py_func(prm, st.rec_plast[p], now)
 
-    m = RunMetrics(len(model.paths), st.ts_ios.shape[0], model.interval, (model.ramp, model.end))
+    m = RunMetrics(len(model.paths), st.ts_ios.shape[0], model.interval, (model.ramp, model.end), n_wires=st.wire_busy.shape[0])
     m.overall = _hist(st, K.H_OVERALL)
     m.by_op = {"read": _hist(st, K.H_READ), "write": _hist(st, K.H_WRITE)}
     m.bytes_by_op = {"read": int(st.bytes_op[0]), "write": int(st.bytes_op[1])}
@@ -413,6 +471,10 @@ def run_fast(
     m.completed = int(st.si[K.I_COMPLETED])
     m.failed = int(st.si[K.I_FAILED])
     m.retried = int(st.si[K.I_RETRIED])
+    m.timed_out = int(st.si[K.I_TIMED_OUT])
+    m.frames_lost = int(st.si[K.I_FRAMES_LOST])
+    m.ts_failed = st.ts_failed.copy()
+    m.wire_busy, m.wire_wait, m.wire_frames = st.wire_busy.copy(), st.wire_wait.copy(), st.wire_frames.copy()
     m.events = events
     m.config_strings = _config_strings(model, spec, prm, st)
     if trace:

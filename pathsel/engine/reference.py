@@ -29,6 +29,7 @@ Timing details the sources leave open, stated here once:
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -44,8 +45,15 @@ __all__ = ["run_reference"]
 TO_ARRAY, TO_HOST = 0, 1
 
 
+MAX_RESENDS = 64  # a frame lost this many times in a row is delivered anyway (bounds a 100 % loss burst)
+
+
 class PathLost(Exception):
-    """A frame was on a path that went down: the I/O must be retried."""
+    """A frame was lost (its path went down) or the attempt took longer than io_timeout: retry."""
+
+    def __init__(self, timed_out: bool = False) -> None:
+        super().__init__()
+        self.timed_out = timed_out
 
 
 class _Simulation:
@@ -55,32 +63,44 @@ class _Simulation:
         self.progress = progress
         self.streams = make_streams(model)  # see streams.py: common random numbers across policies
         policy_rngs = self.streams.policies
+        C, L = len(model.controllers), len(model.links)
 
         self.table = PathTable(
             [p.name for p in model.paths],
             [model.arrays[p.array].name for p in model.paths],
             [p.alua for p in model.paths],
             [p.bandwidth for p in model.paths],
+            controllers=[p.controller for p in model.paths],
+            controller_names=[c.name for c in model.controllers],
+            weights=[p.weight for p in model.paths],
         )
         self.views = [PathView(self.table, p.index) for p in model.paths]
-        self.epoch = [0] * len(model.paths)  # bumped when a path goes down: frames in flight are lost
-        self.link_free = [[0.0, 0.0] for _ in model.paths]  # per path and direction
-        self.repl_free = [0.0, 0.0]
+        # The wire's truth; table.up is what the host believes (it learns after its detection delay).
+        self.phys_up = [True] * C
+        self.epoch = [0] * C  # bumped when a nexus goes down: frames in flight on it are lost
+        self.extra = [c.extra for c in model.controllers]  # one-way seconds added (distance, latency steps)
+        self.loss = [c.loss_ppm for c in model.controllers]
+        repl = model.replication
+        self.repl_extra = repl.extra if repl else 0.0
+        self.repl_loss = repl.loss_ppm if repl else 0.0
+        self.repl_ok = True
+        self.alive = [True] * len(model.arrays)
+        self.wire_free = [[0.0, 0.0] for _ in range(C + L + 1)]  # own wires, shared links, replication
         self.slots = [simpy.Resource(self.env, capacity=a.concurrency) for a in model.arrays]
+        self.waiters: list[simpy.Event] = []  # I/Os waiting for the host to see a path change
 
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
-        self.metrics = RunMetrics(len(model.paths), n_bins, model.interval, (model.ramp, model.end))
+        self.metrics = RunMetrics(len(model.paths), n_bins, model.interval, (model.ramp, model.end), n_wires=C + L + 1)
         self.rec = Recorder(self.metrics)
         self.trace: list[tuple] | None = [] if trace else None
-        self.path_changed = self.env.event()
         self.seq = 0
 
         self.policies = []
-        for h, host in enumerate(model.hosts):
-            views = [self.views[p.index] for p in model.host_paths(h)]
-            device = DeviceView(host, views, lambda: self.env.now, self._logger(host))
+        for d in model.devices:
+            views = [self.views[p] for p in d.paths]
+            device = DeviceView(d.name, views, lambda: self.env.now, self._logger(d.name), model.hosts[d.host], d.volume)
             pol = build_policy(policy)
-            pol.bind(device, policy_rngs[h])
+            pol.bind(device, policy_rngs[d.index])
             self.policies.append(pol)
 
     def _logger(self, device: str):
@@ -96,11 +116,11 @@ class _Simulation:
             yield from self.io_life(self.new_io(job))
 
     def new_io(self, job: JobModel) -> IORequest:
-        rng = self.streams.jobs[job.index]
-        op = "read" if rng.random() < job.read_fraction else "write"
+        draws = self.streams.jobs[job.index]
+        op = "read" if draws.next() < job.read_fraction else "write"
         size = job.sizes[0]
         if len(job.sizes) > 1:
-            u, acc = rng.random(), 0.0
+            u, acc = draws.next(), 0.0
             for size, weight in zip(job.sizes, job.size_weights):
                 acc += weight
                 if u < acc:
@@ -110,12 +130,16 @@ class _Simulation:
 
     def io_life(self, io: IORequest) -> Iterator[Any]:
         env, table = self.env, self.table
-        policy = self.policies[self.model.jobs[io.job].host]
+        job = self.model.jobs[io.job]
+        policy = self.policies[job.device]
+        host = self.model.host_params[job.host]
         self.rec.issue(env.now)
         while True:
             path = policy.select(io)
-            if path is None:  # all paths down: wait for a change (ESXi's APD)
-                yield self.path_changed
+            if path is None:  # no usable path: wait for a change (ESXi APD, dm queue_if_no_path), at most apd_timeout
+                if not (yield from self.wait_for_change(host.apd_timeout)):
+                    self.rec.fail(env.now)  # visible: counted as failed, the job slot moves on
+                    return
                 continue
             p = path.index
             io.attempts += 1
@@ -125,14 +149,18 @@ class _Simulation:
             table.start(p, io.size)
             self.rec.path_start(env.now, p)
             try:
-                yield from self.exchange(io, p)
-                lost = False
-            except PathLost:
-                lost = True
+                yield from self.exchange(io, p, started + host.io_timeout)
+                lost = None
+            except PathLost as e:
+                lost = e
             # Not a ``finally``: I/Os still in flight when the run ends must stay counted.
             table.end(p, io.size)
             self.rec.path_end(env.now, p)
-            if lost:
+            if lost is not None:
+                if lost.timed_out:
+                    self.metrics.timed_out += 1  # the host aborts the command and retries at once
+                elif table.up[p]:
+                    yield from self.wait_for_change(math.inf)  # lost in silence: retried once the host notices
                 continue
             on_path = env.now - started
             policy.on_complete(path, io, on_path)
@@ -141,50 +169,97 @@ class _Simulation:
                 self.trace.append((io.seq, io.job, io.op, io.size, io.issued_at, env.now, table.names[p], io.attempts))
             return
 
-    def exchange(self, io: IORequest, p: int) -> Iterator[Any]:
+    def wait_for_change(self, timeout: float) -> Iterator[Any]:
+        """Wait until the host sees a path change: True, or False after ``timeout`` seconds."""
+        woken = self.env.event()
+        self.waiters.append(woken)
+        if timeout < math.inf:
+            timer = self.env.timeout(timeout)
+            timer.callbacks.append(lambda _t: None if woken.triggered else woken.succeed(False))
+        return (yield woken)
+
+    def wake_waiters(self) -> None:
+        waiting, self.waiters = self.waiters, []
+        for ev in waiting:
+            if not ev.triggered:
+                ev.succeed(True)
+
+    def exchange(self, io: IORequest, p: int, deadline: float) -> Iterator[Any]:
         """The frames of one command on path ``p``, by protocol and op."""
-        array = self.model.paths[p].array
+        path = self.model.paths[p]
+        array = path.array
         if io.op == "read":
-            yield from self.leg(p, TO_ARRAY, 0)  # READ command
+            yield from self.leg(p, TO_ARRAY, 0, deadline)  # READ command
             yield from self.serve(array, "read")
-            yield from self.leg(p, TO_HOST, io.size)  # data + status
+            yield from self.leg(p, TO_HOST, io.size, deadline)  # data + status
             return
         if self.model.protocol == "scsi":
-            yield from self.leg(p, TO_ARRAY, 0)  # WRITE command
-            yield from self.leg(p, TO_HOST, 0)  # XFER_RDY
-            yield from self.leg(p, TO_ARRAY, io.size)  # data
+            yield from self.leg(p, TO_ARRAY, 0, deadline)  # WRITE command
+            yield from self.leg(p, TO_HOST, 0, deadline)  # XFER_RDY
+            yield from self.leg(p, TO_ARRAY, io.size, deadline)  # data
         else:
-            yield from self.leg(p, TO_ARRAY, io.size)  # NVMe command with in-capsule data
-        yield from self.store(array, io)
-        yield from self.leg(p, TO_HOST, 0)  # status
+            yield from self.leg(p, TO_ARRAY, io.size, deadline)  # NVMe command with in-capsule data
+        yield from self.store(array, path.mirror, io)
+        yield from self.leg(p, TO_HOST, 0, deadline)  # status
 
-    def leg(self, p: int, direction: int, nbytes: int) -> Iterator[Any]:
-        """One frame over path ``p``: queue for the link, serialise, propagate."""
-        path = self.model.paths[p]
-        now = self.env.now
-        delay = path.one_way_latency.sample(self.streams.paths[p])
-        if nbytes and path.bandwidth:
-            start = max(now, self.link_free[p][direction])
-            done = start + nbytes / path.bandwidth
-            self.link_free[p][direction] = done
-            delay += done - now
-        epoch = self.epoch[p]
-        yield self.env.timeout(delay)
-        if self.epoch[p] != epoch or not self.table.up[p]:
+    def serialise(self, w: int, direction: int, t: float, nbytes: int, bandwidth: float) -> float:
+        """Queue a frame for wire ``w`` (FIFO per direction) from time ``t``; returns when it is on the far side."""
+        free = self.wire_free[w]
+        start = max(t, free[direction])
+        busy = nbytes / bandwidth
+        done = start + busy
+        free[direction] = done
+        m = self.metrics
+        m.wire_busy[w, direction] += busy
+        m.wire_wait[w, direction] += start - t
+        m.wire_frames[w, direction] += 1
+        return done
+
+    def lose(self, draws: Any, ppm: float, recovery: float, delay: float, limit: float) -> float:
+        """Each lost copy of a frame is resent after ``recovery``: the delay grows until one gets through."""
+        p = ppm * 1e-6
+        n = 0
+        while n < MAX_RESENDS and draws.next() < p:
+            delay += recovery
+            n += 1
+            if delay > limit:
+                break
+        self.metrics.frames_lost += n
+        return delay
+
+    def leg(self, p: int, direction: int, nbytes: int, deadline: float) -> Iterator[Any]:
+        """One frame over path ``p``: queue for each wire, serialise, propagate, maybe be lost and resent."""
+        env, model = self.env, self.model
+        c = model.paths[p].controller
+        ctrl = model.controllers[c]
+        now = env.now
+        delay = self.streams.paths[c].next() + self.extra[c]
+        if nbytes:
+            t = now
+            if ctrl.bandwidth:
+                t = self.serialise(c, direction, t, nbytes, ctrl.bandwidth)
+            for li in ctrl.links:
+                t = self.serialise(len(model.controllers) + li, direction, t, nbytes, model.links[li].bandwidth)
+            delay += t - now
+        if self.loss[c] > 0:
+            delay = self.lose(self.streams.loss[c], self.loss[c], ctrl.loss_recovery, delay, deadline - now)
+        epoch = self.epoch[c]
+        if now + delay > deadline:  # the host gives up on this attempt at its io_timeout
+            yield env.timeout(max(deadline - now, 0.0))
+            raise PathLost(timed_out=True)
+        yield env.timeout(delay)
+        if self.epoch[c] != epoch or not self.phys_up[c]:
             raise PathLost
 
     def serve(self, array: int, op: str) -> Iterator[Any]:
         """Wait for one of the array's slots (FIFO), then the service time."""
-        a = self.model.arrays[array]
-        service, rng = (a.read_service, 0) if op == "read" else (a.write_service, 1)
         with self.slots[array].request() as slot:
             yield slot
-            yield self.env.timeout(service.sample(self.streams.service[array][rng]))
+            yield self.env.timeout(self.streams.service[array][0 if op == "read" else 1].next())
 
-    def store(self, array: int, io: IORequest) -> Iterator[Any]:
-        """Persist a write; on a replicated volume, mirror it in parallel."""
-        peer = self.model.arrays[array].peer
-        if peer is None:
+    def store(self, array: int, peer: int | None, io: IORequest) -> Iterator[Any]:
+        """Persist a write; on a stretched volume, mirror it in parallel (unless replication is broken)."""
+        if peer is None or not self.repl_ok or not self.alive[peer]:
             yield from self.serve(array, "write")
             return
         mirrored = self.env.process(self.mirror(array, peer, io))
@@ -195,39 +270,92 @@ class _Simulation:
         """Forward a write to the peer array, let it store it, carry the ack back."""
         repl = self.model.replication
         assert repl is not None
+        w = len(self.model.controllers) + len(self.model.links)
         direction = 0 if array == repl.arrays[0] else 1
         now = self.env.now
-        delay = repl.one_way_latency.sample(self.streams.replication)
+        delay = self.streams.replication.next() + self.repl_extra
         if repl.bandwidth:
-            start = max(now, self.repl_free[direction])
-            done = start + io.size / repl.bandwidth
-            self.repl_free[direction] = done
-            delay += done - now
+            delay += self.serialise(w, direction, now, io.size, repl.bandwidth) - now
+        if self.repl_loss > 0:
+            delay = self.lose(self.streams.loss[-1], self.repl_loss, repl.loss_recovery, delay, math.inf)
         yield self.env.timeout(delay)
         yield from self.serve(peer, "write")
-        yield self.env.timeout(repl.one_way_latency.sample(self.streams.replication))
+        delay = self.streams.replication.next() + self.repl_extra
+        if self.repl_loss > 0:
+            delay = self.lose(self.streams.loss[-1], self.repl_loss, repl.loss_recovery, delay, math.inf)
+        yield self.env.timeout(delay)
 
     # -- the timeline ------------------------------------------------------
+    def log_path(self, p: int, event: str) -> None:
+        t = self.table
+        self.metrics.events.append(
+            {"t": float(self.env.now), "device": self.model.devices[self.model.paths[p].device].name, "event": event,
+             "path": t.names[p], "alua": t.alua[p], "up": t.up[p]}
+        )
+
+    def path_changed(self, p: int, event: str) -> None:
+        self.log_path(p, event)
+        self.policies[self.model.paths[p].device].on_path_change(self.views[p])
+
+    def notice(self, c: int) -> None:
+        """The host learns the nexus's state (detection delay after the change); waiting I/Os retry."""
+        up = self.phys_up[c]
+        for p in self.model.controller_paths(c):
+            if self.table.up[p] != up:
+                self.table.up[p] = up
+                self.path_changed(p, "path_up" if up else "path_down")
+        self.wake_waiters()
+
+    def set_wire(self, c: int, up: bool) -> None:
+        self.phys_up[c] = up
+        if not up:
+            self.epoch[c] += 1
+        timer = self.env.timeout(self.model.host_params[self.model.controllers[c].host].detection)
+        timer.callbacks.append(lambda _t, c=c: self.notice(c))
+
+    def apply(self, f: Any) -> None:
+        model = self.model
+        self.metrics.events.append(
+            {"t": float(self.env.now), "device": "", "event": "fault", "what": f.what, "fault": f.origin, "revert": f.revert}
+        )
+        if f.what in ("path_down", "path_up", "array_down", "array_up"):
+            up = f.what.endswith("_up")
+            if f.array is not None:
+                self.alive[f.array] = up
+            for c in f.controllers:
+                self.set_wire(c, up)
+        elif f.what == "alua":
+            for c in f.controllers:
+                for p in model.controller_paths(c):
+                    self.table.alua[p] = f.state
+                    self.path_changed(p, "alua")
+            self.wake_waiters()
+        elif f.what == "latency":
+            if f.replication:
+                self.repl_extra = model.replication.extra + f.add  # type: ignore[union-attr]
+            for c in f.controllers:
+                self.extra[c] = model.controllers[c].extra + f.add
+        elif f.what == "loss":
+            if f.replication:
+                self.repl_loss = model.replication.loss_ppm if f.ppm < 0 else f.ppm  # type: ignore[union-attr]
+            for c in f.controllers:
+                self.loss[c] = model.controllers[c].loss_ppm if f.ppm < 0 else f.ppm
+        else:  # replication_down | replication_up: the mediator keeps the preferred site serving
+            repl = model.replication
+            assert repl is not None
+            self.repl_ok = f.what == "replication_up"
+            loser = repl.arrays[1] if repl.preferred_site == repl.arrays[0] else repl.arrays[0]
+            for path in model.paths:
+                if path.mirror is not None and path.array == loser:
+                    self.table.alua[path.index] = path.alua if self.repl_ok else "unavailable"
+                    self.path_changed(path.index, "alua")
+            self.wake_waiters()
+
     def fault_timeline(self) -> Iterator[Any]:
-        table = self.table
         for f in self.model.faults:
             if f.at > self.env.now:
                 yield self.env.timeout(f.at - self.env.now)
-            p = f.path
-            if f.what == "path_down":
-                table.up[p] = False
-                self.epoch[p] += 1
-            elif f.what == "path_up":
-                table.up[p] = True
-            else:
-                table.alua[p] = f.state
-            self.metrics.events.append(
-                {"t": float(self.env.now), "device": self.model.hosts[self.model.paths[p].host], "event": f.what,
-                 "path": table.names[p], "alua": table.alua[p], "up": table.up[p]}
-            )
-            self.policies[self.model.paths[p].host].on_path_change(self.views[p])
-            waiting, self.path_changed = self.path_changed, self.env.event()
-            waiting.succeed()
+            self.apply(f)
 
     def ticker(self) -> Iterator[Any]:
         step = max(self.model.end / 100.0, self.model.interval)
@@ -246,8 +374,8 @@ class _Simulation:
             env.process(self.ticker())
         env.run(until=model.end)
         self.rec.close(model.end)
-        for host, pol in zip(model.hosts, self.policies):
-            self.metrics.config_strings[host] = pol.config_string()
+        for d, pol in zip(model.devices, self.policies):
+            self.metrics.config_strings[d.name] = pol.config_string()
         if self.trace is not None:
             self.metrics.trace = self.trace
         return self.metrics

@@ -218,18 +218,74 @@ def _check_references(m: ScenarioModel, source: str) -> None:
             if name in names_by_host[host]:
                 fail(f"paths[{i}].name", f"duplicate path name {name!r} on host {host!r}")
             names_by_host[host].add(name)
+    links = [ln.name for ln in m.links]
+    unique(links, "links")
+    for i, g in enumerate(m.paths):
+        for j, ln in enumerate(g.links):
+            if ln not in links:
+                fail(f"paths[{i}].links[{j}]", f"no link named {ln!r} ({'links: ' + ', '.join(links) if links else 'no [[links]] section'})")
+    volumes = [v.name for v in m.volumes]
+    unique(volumes, "volumes")
+    for i, v in enumerate(m.volumes):
+        for j, a in enumerate(v.arrays or ()):
+            if a not in arrays:
+                fail(f"volumes[{i}].arrays[{j}]", f"no array named {a!r} (arrays: {', '.join(arrays)})")
+    if m.replication is not None and m.replication.preferred_site is not None:
+        if m.replication.preferred_site not in m.replication.arrays:
+            fail("replication.preferred_site", f"{m.replication.preferred_site!r} is not in the replication pair ({', '.join(m.replication.arrays)})")
     for i, w in enumerate(m.workloads):
         host = host_of("workloads", i, w.host)
         if not names_by_host[host]:
             fail(f"workloads[{i}].host", f"host {host!r} has no paths")
+        if w.volume is None and len(volumes) > 1:
+            fail(f"workloads[{i}].volume", f"required when there is more than one volume ({', '.join(volumes)})")
+        if w.volume is not None and w.volume not in (volumes or []):
+            fail(f"workloads[{i}].volume", f"no volume named {w.volume!r} ({'volumes: ' + ', '.join(volumes) if volumes else 'no [[volumes]] section'})")
+    needs = {
+        "path_down": "path", "path_up": "path", "alua": "path", "latency": "path or link", "loss": "path or link",
+        "array_down": "array", "array_up": "array", "replication_down": "", "replication_up": "",
+    }
     for i, f in enumerate(m.faults):
-        host = host_of("faults", i, f.host)
-        if f.path not in names_by_host[host]:
-            fail(f"faults[{i}].path", f"no path named {f.path!r} on host {host!r}")
+        at = f"faults[{i}]"
+        need = needs[f.what]
+        if need == "path" and f.path is None:
+            fail(f"{at}.path", f"{f.what} needs the path it happens to")
+        if need == "path or link" and (f.path is None) == (f.link is None):
+            fail(f"{at}.path", f"{f.what} needs exactly one of path or link (a [[links]] name or \"replication\")")
+        if need == "array" and f.array is None:
+            fail(f"{at}.array", f"{f.what} needs the array it happens to")
+        if f.path is not None and need not in ("path", "path or link"):
+            fail(f"{at}.path", f"{f.what} does not take a path")
+        if f.link is not None and need != "path or link":
+            fail(f"{at}.link", f"{f.what} does not take a link")
+        if f.array is not None and need != "array":
+            fail(f"{at}.array", f"{f.what} does not take an array")
+        if f.path is not None:
+            host = host_of("faults", i, f.host)
+            if f.path not in names_by_host[host]:
+                fail(f"{at}.path", f"no path named {f.path!r} on host {host!r}")
+        if f.link is not None and f.link != "replication" and f.link not in links:
+            fail(f"{at}.link", f"no link named {f.link!r} (links: {', '.join(['replication', *links])})")
+        if f.link == "replication" and m.replication is None:
+            fail(f"{at}.link", "there is no [replication] section")
+        if f.array is not None and f.array not in arrays:
+            fail(f"{at}.array", f"no array named {f.array!r} (arrays: {', '.join(arrays)})")
+        if f.what.startswith("replication") and m.replication is None:
+            fail(f"{at}.what", f"{f.what} needs a [replication] section")
         if f.what == "alua" and f.state is None:
-            fail(f"faults[{i}].state", "an alua change needs the new state (AO, ANO, standby or unavailable)")
+            fail(f"{at}.state", "an alua change needs the new state (AO, ANO, standby, unavailable or transitioning)")
         if f.what != "alua" and f.state is not None:
-            fail(f"faults[{i}].state", f"only an alua change takes a state, not {f.what}")
+            fail(f"{at}.state", f"only an alua change takes a state, not {f.what}")
+        if f.what == "latency" and f.add is None:
+            fail(f"{at}.add", "a latency step needs add (the one-way delay to add, e.g. \"5ms\")")
+        if f.what != "latency" and f.add is not None:
+            fail(f"{at}.add", f"only a latency step takes add, not {f.what}")
+        if f.what == "loss" and f.ppm is None:
+            fail(f"{at}.ppm", "a loss burst needs ppm (frames lost per million)")
+        if f.what != "loss" and f.ppm is not None:
+            fail(f"{at}.ppm", f"only a loss burst takes ppm, not {f.what}")
+        if f.duration is not None and f.what not in ("latency", "loss"):
+            fail(f"{at}.duration", f"only a latency step or a loss burst takes a duration, not {f.what}")
 
 
 def _build(data: dict[str, Any], source: str) -> Scenario:

@@ -28,11 +28,17 @@ __all__ = [
     "PolicyEntry",
     "Expectation",
     "FaultConfig",
+    "LinkConfig",
+    "VolumeConfig",
+    "FAULT_KINDS",
     "ALUA_STATES",
     "RW_MODES",
 ]
 
-ALUA_STATES = ("AO", "ANO", "standby", "unavailable")
+ALUA_STATES = ("AO", "ANO", "standby", "unavailable", "transitioning")
+FAULT_KINDS = (
+    "path_down", "path_up", "alua", "latency", "loss", "array_down", "array_up", "replication_down", "replication_up",
+)
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
 
 _DELAY_SCHEMA = {
@@ -115,7 +121,19 @@ NonNegativeDuration = Annotated[float, BeforeValidator(_non_negative_duration), 
 Bandwidth = Annotated[float, BeforeValidator(_positive_bandwidth), WithJsonSchema({"type": "string"})]
 BlockSizes = Annotated[tuple[tuple[int, float], ...], BeforeValidator(_block_sizes), WithJsonSchema({"type": "string"})]
 Name = Annotated[str, Field(min_length=1)]
-AluaState = Literal["AO", "ANO", "standby", "unavailable"]
+AluaState = Literal["AO", "ANO", "standby", "unavailable", "transitioning"]
+Ppm = Annotated[float, Field(ge=0, le=1_000_000, description="frames lost per million")]
+Km = Annotated[float, Field(ge=0, description="fibre length; adds 5 us per km one way")]
+
+
+def _timeout(value: Any) -> float:
+    """A duration, or ``never``/``queue`` (dm's no_path_retry queue: wait forever)."""
+    if isinstance(value, str) and value.strip().lower() in ("never", "queue", "none"):
+        return math.inf
+    return _positive_duration(value)
+
+
+Timeout = Annotated[float, BeforeValidator(_timeout), WithJsonSchema({"type": "string"})]
 
 
 class _Strict(BaseModel):
@@ -141,6 +159,12 @@ class ReplicationConfig(_Strict):
     arrays: Annotated[tuple[Name, Name], BeforeValidator(_array_pair)]
     one_way_latency: Delay
     bandwidth: Bandwidth | None = None
+    distance_km: Km = 0.0
+    loss_ppm: Ppm = 0.0
+    loss_recovery: PositiveDuration = Field(0.2, description="a lost frame is resent after this (TCP minimum RTO)")
+    preferred_site: str | None = Field(
+        None, description="the array the mediator keeps serving when the replication link fails (default: the first)"
+    )
 
 
 class HostConfig(_Strict):
@@ -149,6 +173,11 @@ class HostConfig(_Strict):
         None,
         description="Pure ActiveCluster preferred array / NetApp host proximity: that array's paths are AO, the peer's ANO",
     )
+    detection: NonNegativeDuration = Field(
+        5.0, description="time for the host to notice a path going down or up (dm polling_interval, NVMe keep-alive: 5 s)"
+    )
+    apd_timeout: Timeout = Field(140.0, description="an I/O with no usable path fails after this (ESXi APD: 140 s; never = queue)")
+    io_timeout: PositiveDuration = Field(30.0, description="an attempt slower than this is aborted and retried (SCSI/NVMe: 30 s)")
 
 
 class PathGroup(_Strict):
@@ -162,9 +191,33 @@ class PathGroup(_Strict):
     one_way_latency: Delay
     bandwidth: Bandwidth | None = None
     alua: AluaState | None = None
+    distance_km: Km = 0.0
+    loss_ppm: Ppm = 0.0
+    loss_recovery: PositiveDuration = Field(0.2, description="a lost frame is resent after this (TCP minimum RTO)")
+    links: tuple[Name, ...] = Field((), description="shared [[links]] this path crosses (an HBA port, an ISL)")
+    weight: int = Field(0, ge=0, strict=True, description="static path weight (Windows MPIO weighted paths)")
 
     def names(self) -> list[str]:
         return [self.name.replace("{i}", str(self.start + k)) for k in range(self.count)]
+
+
+class LinkConfig(_Strict):
+    """A link shared by several paths (an HBA port, an inter-switch link): frames queue for it."""
+
+    name: Name
+    bandwidth: Bandwidth
+    distance_km: Km = 0.0
+    loss_ppm: Ppm = 0.0
+
+
+class VolumeConfig(_Strict):
+    """A volume (LUN, namespace) seen by every host over its paths to the volume's arrays."""
+
+    name: Name
+    lun: int | None = Field(None, ge=0, strict=True, description="fills {lun} in path names")
+    arrays: tuple[Name, ...] | None = Field(
+        None, min_length=1, description="arrays holding it (default: all); both of the replication pair = stretched"
+    )
 
 
 class WorkloadConfig(_Strict):
@@ -172,6 +225,7 @@ class WorkloadConfig(_Strict):
 
     name: Name = "job"
     host: str | None = None
+    volume: str | None = None
     rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"] = "randread"
     rwmixread: int = Field(50, ge=0, le=100, strict=True)
     bs: BlockSizes = ((4096, 100.0),)
@@ -226,13 +280,20 @@ class PolicyEntry(BaseModel):
 
 
 class FaultConfig(_Strict):
-    """A change at a given time: a path goes down or up, or its ALUA state changes."""
+    """A change at a given time. ``path`` names a nexus (every volume's path over it changes)."""
 
     at: NonNegativeDuration
-    what: Literal["path_down", "path_up", "alua"]
-    path: Name
+    what: Literal[
+        "path_down", "path_up", "alua", "latency", "loss", "array_down", "array_up", "replication_down", "replication_up"
+    ]
+    path: Name | None = None
+    link: Name | None = Field(None, description="a [[links]] name, or \"replication\", for latency and loss")
+    array: Name | None = None
     host: str | None = None
     state: AluaState | None = None
+    add: NonNegativeDuration | None = Field(None, description="latency: one-way delay added from now on (0 removes it)")
+    ppm: Ppm | None = None
+    duration: PositiveDuration | None = Field(None, description="latency or loss: undone after this long")
 
 
 class ScenarioModel(_Strict):
@@ -246,6 +307,8 @@ class ScenarioModel(_Strict):
     arrays: tuple[ArrayConfig, ...] = Field(min_length=1)
     replication: ReplicationConfig | None = None
     hosts: tuple[HostConfig, ...] = Field((HostConfig(name="host"),), min_length=1)
+    volumes: tuple[VolumeConfig, ...] = ()
+    links: tuple[LinkConfig, ...] = ()
     paths: tuple[PathGroup, ...] = Field(min_length=1)
     workloads: tuple[WorkloadConfig, ...] = Field(min_length=1)
     policies: tuple[Annotated[PolicyEntry, BeforeValidator(_policy_entry)], ...] = Field(
