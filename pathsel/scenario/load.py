@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..distributions import delay_files_relative_to
 from ..errors import ScenarioError
 from ..policies.spec import PolicySpec, _norm_key, parse_spec
 from .schema import ScenarioModel
@@ -335,7 +336,8 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(source, f"line {line}", f"not UTF-8 text (byte 0x{e.object[e.start]:02x})") from None
     except OSError as e:
         raise ScenarioError(source, "", f"cannot read: {e.strerror or e}") from None
-    return loads_scenario(text, source)
+    with delay_files_relative_to(Path(path).resolve().parent):  # empirical delay files sit beside the scenario
+        return loads_scenario(text, source)
 
 
 def default_scenario() -> Scenario:
