@@ -349,12 +349,10 @@ def bounds(net: Network) -> Bounds:
 
 
 def _scv(d: Distribution) -> float:
-    if isinstance(d, Exponential):
-        return 1.0
-    if isinstance(d, Uniform):
-        m = d.mean
-        return ((d.high - d.low) ** 2 / 12.0) / (m * m) if m > 0 else 0.0
-    return 0.0
+    """Squared coefficient of variation (every distribution carries its variance)."""
+    m = d.mean
+    var = getattr(d, "variance", 0.0)
+    return var / (m * m) if m > 0 and var == var else 0.0
 
 
 def _second_moment(d: Distribution) -> float:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from .distributions import INPUT_QUANTILES
 from .metrics import RunMetrics
 from .model import Model
 
@@ -97,6 +98,29 @@ class RunResult:
             return "replication"
         return ", ".join(model.controllers[c].name for c in f.controllers)
 
+    def delays(self) -> list[dict[str, Any]]:
+        """Each distinct input delay and its quantiles, so a user can check the fit of what they gave."""
+        model = self.model
+        items: list[tuple[str, Any]] = [(f"path {c.name}", c.one_way_latency) for c in model.controllers]
+        for a in model.arrays:
+            items += [(f"array {a.name} read service", a.read_service), (f"array {a.name} write service", a.write_service)]
+        if model.replication is not None:
+            items.append(("replication one-way", model.replication.one_way_latency))
+        out: list[dict[str, Any]] = []
+        seen: dict[Any, dict[str, Any]] = {}
+        for where, d in items:
+            if d in seen:
+                seen[d]["used_by"].append(where)
+                continue
+            q = d.input_quantiles() if hasattr(d, "input_quantiles") else {}
+            # the figures given (input) beside the distribution the engines draw from (model)
+            model_q = {f"model_{k}_us": d.quantile(INPUT_QUANTILES[k]) * 1e6 for k in q} if hasattr(d, "quantile") else {}
+            row = {"delay": d.describe(), "mean_us": d.mean * 1e6, **{f"input_{k}_us": v * 1e6 for k, v in q.items()},
+                   **model_q, "used_by": [where]}
+            seen[d] = row
+            out.append(row)
+        return out
+
     def links(self) -> list[dict[str, Any]]:
         """Each wire that serialised frames, per direction: utilisation and queueing (saturation shows here)."""
         m, model = self.metrics, self.model
@@ -173,6 +197,7 @@ class RunResult:
             "accounting": self.accounting,
             "faults": self.faults(),
             "links": self.links(),
+            "delays": self.delays(),
             "device_config": self.metrics.config_strings,
             "events": _jsonable(self.metrics.events),
         }

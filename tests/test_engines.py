@@ -84,6 +84,59 @@ what = "path_up"
 path = "vmhba1:C0:T0:L1"
 """
 
+# issue 5: the host notices after 5 ms; latency step, loss burst, array and replication failures
+ROUGH_HOST = 'preferred_array = "a"\ndetection = "5ms"\napd_timeout = "8ms"\nio_timeout = "15ms"'
+ROUGH_REPL = REPL + '\ndistance_km = 40\nloss_ppm = 20000\nloss_recovery = "2ms"'
+ROUGH = """
+[[faults]]
+at = "10ms"
+what = "latency"
+path = "vmhba1:C0:T1:L1"
+add = "2ms"
+duration = "30ms"
+
+[[faults]]
+at = "15ms"
+what = "loss"
+link = "replication"
+ppm = 300000
+duration = "20ms"
+
+[[faults]]
+at = "30ms"
+what = "replication_down"
+
+[[faults]]
+at = "40ms"
+what = "array_down"
+array = "a"
+
+[[faults]]
+at = "45ms"
+what = "path_down"
+path = "vmhba2:C0:T2:L1"
+
+[[faults]]
+at = "48ms"
+what = "path_down"
+path = "vmhba2:C0:T3:L1"
+
+[[faults]]
+at = "70ms"
+what = "array_up"
+array = "a"
+
+[[faults]]
+at = "80ms"
+what = "replication_up"
+
+[[faults]]
+at = "90ms"
+what = "alua"
+path = "vmhba1:C0:T0:L1"
+state = "transitioning"
+"""
+
 SCENARIOS = {
     # name: template values
     "scsi writes, replicated, constant legs": dict(protocol="scsi", rw="randwrite", bs="32k", iodepth=8, conc=4,
@@ -98,6 +151,9 @@ SCENARIOS = {
                             replication=REPL, preferred='preferred_array = "a"', faults=""),
     "faults: down, standby, up": dict(protocol="scsi", rw="randrw", bs="32k", iodepth=8, conc=4, lat_a="50us",
                                       lat_b='"400us"', replication=REPL, preferred='preferred_array = "b"', faults=FAULTS),
+    "detection, APD failures, latency, loss, array and replication faults": dict(
+        protocol="scsi", rw="randrw", bs="32k", iodepth=8, conc=4, lat_a="50us", lat_b='"400us"', replication=ROUGH_REPL,
+        preferred=ROUGH_HOST, faults=ROUGH),
 }
 
 POLICIES = [
@@ -174,3 +230,45 @@ def test_auto_engine_choice():
         assert pathsel.simulate(sc, policies=[Mine], duration=0.05).engine == "reference"
     with pytest.raises(pathsel.ScenarioError, match="built-in policies only"):
         pathsel.simulate(sc, policies=[Mine], engine="fast", duration=0.05)
+
+
+def _compressed(path, factor: float):
+    """A sims/ scenario with its clock sped up ``factor`` times (faults, detection, duration), for the reference engine's pace."""
+    import tomllib
+
+    from pathsel.distributions import delay_files_relative_to
+    from pathsel.scenario.load import _build
+    from pathsel.units import parse_duration
+
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+
+    def scale(table, key):
+        if key in table:
+            table[key] = f"{parse_duration(table[key]) / factor * 1e6:.3f}us"
+
+    for key in ("duration", "interval"):
+        scale(data, key)
+    for h in data.get("hosts", []):
+        scale(h, "detection")
+    for w in data.get("workloads", []):
+        scale(w, "ramp_time")
+    for f in data.get("faults", []):
+        scale(f, "at")
+        scale(f, "duration")
+    with delay_files_relative_to(path.parent):
+        return _build(data, str(path))
+
+
+@pytest.mark.parametrize(
+    "name, factor",
+    [("path-failure-recovery.toml", 100), ("latency-step-latency-rr.toml", 200), ("fast-failover.toml", 10), ("cloud-metro-az.toml", 40)],
+)
+def test_engines_agree_on_the_fault_and_network_sims(name, factor):
+    from .conftest import ROOT
+
+    sc = _compressed(ROOT / "sims" / name, factor)
+    fast, ref = _both(sc, None, trace=True)
+    assert _json(fast) == _json(ref)
+    for f, r in zip(fast.runs, ref.runs):
+        assert f.metrics.trace == r.metrics.trace
+        assert f.accounting["balanced"] and f.metrics.completed > 100

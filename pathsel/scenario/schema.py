@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, WithJsonSchema
 
-from ..distributions import Constant, Distribution, parse_delay
+from ..distributions import DELAY_KINDS, Constant, Distribution, parse_delay
 from ..units import parse_bandwidth, parse_duration, parse_size
 
 __all__ = [
@@ -46,7 +46,7 @@ _DELAY_SCHEMA = {
         {"type": "string", "description": "a duration such as \"50us\" or \"1ms\" (constant)"},
         {
             "type": "object",
-            "properties": {"dist": {"enum": ["constant", "exponential", "uniform"]}},
+            "properties": {"dist": {"enum": list(DELAY_KINDS)}},
             "required": ["dist"],
         },
     ]
