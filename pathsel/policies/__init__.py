@@ -9,9 +9,22 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from .balancers import PeakEwmaP2C, balancer_policy
 from .base import USABLE_STATES, DeviceView, IORequest, PathTable, PathView, Policy, alua_working_set
 from .esxi import Fixed, LatencyRoundRobin, MostRecentlyUsed, RoundRobin, esxi_policy
+from .hpp import HppFixed, HppLatency, HppLoadBalanceBytes, HppLoadBalanceIops, HppRoundRobin, hpp_policy
+from .linux_dm import DmHistoricalServiceTime, DmQueueLength, DmRoundRobin, DmServiceTime, dm_policy
+from .nvme import NvmeNuma, NvmeQueueDepth, NvmeRoundRobin, nvme_policy
 from .spec import POLICY_DEFS, PolicySpec, parse_spec
+from .windows import (
+    MpioFailoverOnly,
+    MpioLeastBlocks,
+    MpioLeastQueueDepth,
+    MpioRoundRobin,
+    MpioRoundRobinWithSubset,
+    MpioWeightedPaths,
+    mpio_policy,
+)
 
 __all__ = [
     "Policy",
@@ -30,9 +43,39 @@ __all__ = [
     "MostRecentlyUsed",
     "RoundRobin",
     "LatencyRoundRobin",
+    "DmRoundRobin",
+    "DmQueueLength",
+    "DmServiceTime",
+    "DmHistoricalServiceTime",
+    "NvmeNuma",
+    "NvmeRoundRobin",
+    "NvmeQueueDepth",
+    "MpioFailoverOnly",
+    "MpioRoundRobin",
+    "MpioRoundRobinWithSubset",
+    "MpioLeastQueueDepth",
+    "MpioWeightedPaths",
+    "MpioLeastBlocks",
+    "HppFixed",
+    "HppRoundRobin",
+    "HppLoadBalanceIops",
+    "HppLoadBalanceBytes",
+    "HppLatency",
+    "PeakEwmaP2C",
 ]
 
-_FAMILIES = {"fixed": esxi_policy, "mru": esxi_policy, "rr": esxi_policy, "latency": esxi_policy}
+# One factory per family; every name in POLICY_DEFS has one (tests/test_linux_policies.py checks).
+_FAMILIES = {
+    "fixed": esxi_policy,
+    "mru": esxi_policy,
+    "rr": esxi_policy,
+    "latency": esxi_policy,
+    **{name: dm_policy for name in POLICY_DEFS if name.startswith("dm:")},
+    **{name: nvme_policy for name in POLICY_DEFS if name.startswith("nvme:")},
+    **{name: mpio_policy for name in POLICY_DEFS if name.startswith("mpio:")},
+    **{name: hpp_policy for name in POLICY_DEFS if name.startswith("hpp:")},
+    "p2c-ewma": balancer_policy,
+}
 
 
 def build_policy(policy: Any) -> Policy:

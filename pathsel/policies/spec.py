@@ -1,24 +1,35 @@
-"""Policy specs: the words users type (``rr:iops=1``, ``latency:num_sampling_cycles=32``).
+"""Policy specs: the words users type (``rr:iops=1``, ``dm:service-time``, ``mpio:lqd``).
 
 This module only *describes* policies (names, parameters, real defaults and
 the ranges the real tools accept) so that a scenario file can be validated
 without building anything. Behaviour lives in one module per family.
 
-Grammar: ``NAME[:key=value[,key=value...]]``. Values may contain ``:`` (path
-names do), so a key is split from its value at the first ``=``. Hyphens and
-underscores in keys are the same (esxcli writes ``--num-sampling-cycles``).
-Two keys are not policy parameters but apply to the run that uses the policy:
-``preferred_array`` (the ALUA preference the arrays advertise) and ``label``.
+Grammar: ``NAME[:key=value[,key=value...]]``. A NAME is either a bare word
+(the ESXi NMP policies, ``p2c-ewma``) or ``FAMILY:WORD`` for the operating
+system families ``dm:``, ``nvme:``, ``mpio:`` and ``hpp:``, so
+``dm:historical-service-time:base_weight=972`` is the policy
+``dm:historical-service-time`` with ``base_weight=972``. Names are
+case-insensitive and multipath.conf's ``"service-time 0"`` spelling works
+(the trailing selector argument count is dropped). Values may contain ``:``
+(path names do), so a key is split from its value at the first ``=``.
+Hyphens and underscores in keys are the same (esxcli writes
+``--num-sampling-cycles``). Two keys are not policy parameters but apply to
+the run that uses the policy: ``preferred_array`` (the ALUA preference the
+arrays advertise) and ``label``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
-__all__ = ["Param", "PolicyDef", "PolicySpec", "POLICY_DEFS", "parse_spec", "SpecError", "RUN_KEYS"]
+__all__ = ["Param", "PolicyDef", "PolicySpec", "POLICY_DEFS", "FAMILIES", "parse_spec", "SpecError", "RUN_KEYS"]
 
 INT32_MAX = 2147483647
+UINT32_MAX = 4294967295
+
+# Name prefixes of the operating-system families: "dm:service-time" is one name.
+FAMILIES = ("dm", "nvme", "mpio", "hpp")
 
 # Keys in a spec that configure the run rather than the policy.
 RUN_KEYS = ("preferred_array", "label")
@@ -45,9 +56,12 @@ class Param:
     low: float | None = None
     high: float | None = None
     choices: tuple[str, ...] | None = None
+    parse: Callable[[Any], Any] | None = None  # a value with its own grammar (dm's failback); choices then only describe it
 
     def coerce(self, raw: Any) -> Any:
         """Turn a spec or TOML value into this parameter's type, or raise ValueError."""
+        if self.parse is not None:
+            return self.parse(raw)
         if self.kind is str:
             value = str(raw)
             if self.choices and value not in self.choices:
@@ -79,6 +93,52 @@ class PolicyDef:
 
 
 _USE_ANO = Param("use_ano", 0, int, "1 adds ANO paths to the set the policy uses (esxcli useANO)", 0, 1)
+_VARIANT = Param(
+    "variant",
+    "min-set",
+    str,
+    "pathsel assumption: min-set (rotate over paths within tolerance of the best) or score (per I/O argmin latency x (pending+1))",
+    choices=("min-set", "score"),
+)
+_TOLERANCE = Param("tolerance", 0.1, float, "pathsel assumption (min-set): keep paths whose latency is within this fraction of the best", 0.0, 100.0)
+
+
+def _failback(raw: Any) -> str:
+    """multipath.conf's failback: immediate, manual, or a number of seconds (kept as its decimal string)."""
+    text = str(raw).strip().lower()
+    if text in ("immediate", "manual"):
+        return text
+    try:
+        seconds = int(text)
+    except ValueError:
+        seconds = 0
+    if isinstance(raw, bool) or seconds <= 0 or seconds > INT32_MAX:
+        raise ValueError(f"failback must be immediate, manual or a whole number of seconds > 0, got {raw!r}")
+    return str(seconds)
+
+
+# multipath-tools' path groups. With ALUA paths detect_pgpolicy (default yes since 0.9.6)
+# picks group_by_prio; failback's built-in default is manual (libmultipath/defaults.h).
+_DM_GROUPS = (
+    Param(
+        "path_grouping_policy",
+        "group_by_prio",
+        str,
+        "group_by_prio (AO prio 50, ANO prio 10), multibus (one group) or failover (one path per group)",
+        choices=("group_by_prio", "multibus", "failover"),
+    ),
+    Param(
+        "failback",
+        "manual",
+        str,
+        "when to return to a better path group: immediate, manual, or N seconds after it comes back",
+        choices=("immediate", "manual", "<seconds>"),
+        parse=_failback,
+    ),
+)
+# HPP ranges and defaults: vSphere API HostMultipathInfoHppLogicalUnitPolicy.
+_HPP_IOPS = Param("iops", 1000, int, "I/Os on a path before switching (--iops)", 1, 10000)
+_HPP_BYTES = Param("bytes", 10485760, int, "bytes on a path before switching (--bytes)", 1, 104857600)
 
 POLICY_DEFS: dict[str, PolicyDef] = {
     d.name: d
@@ -117,21 +177,154 @@ POLICY_DEFS: dict[str, PolicyDef] = {
                 Param("num_sampling_cycles", 16, int, "I/Os per path used to average its latency (--num-sampling-cycles)", 16, INT32_MAX),
                 Param("latency_eval_time", 180000, int, "ms between re-evaluations of path latency (--latency-eval-time)", 30000, INT32_MAX),
                 _USE_ANO,
-                Param(
-                    "variant",
-                    "min-set",
-                    str,
-                    "pathsel assumption: min-set (rotate over paths within tolerance of the best) or score (per I/O argmin latency x (pending+1))",
-                    choices=("min-set", "score"),
-                ),
-                Param("tolerance", 0.1, float, "pathsel assumption (min-set): keep paths whose latency is within this fraction of the best", 0.0, 100.0),
+                _VARIANT,
+                _TOLERANCE,
             ),
             ("rr:type=latency",),
+        ),
+        # -- Linux device-mapper multipath (drivers/md/dm-ps-*.c, multipath-tools) --
+        PolicyDef(
+            "dm:round-robin",
+            "dm-multipath round-robin: one I/O per path in turn within the current path group",
+            "Linux drivers/md/dm-ps-round-robin.c (rr_select_path); multipath-tools",
+            _DM_GROUPS,
+            ("dm:rr",),
+        ),
+        PolicyDef(
+            "dm:queue-length",
+            "dm-multipath queue-length: fewest I/Os in flight; the scan stops at an idle path",
+            "Linux drivers/md/dm-ps-queue-length.c (ql_select_path); multipath-tools",
+            _DM_GROUPS,
+            ("dm:ql",),
+        ),
+        PolicyDef(
+            "dm:service-time",
+            "dm-multipath service-time (multipath-tools' default): fewest bytes in flight per relative throughput",
+            "Linux drivers/md/dm-ps-service-time.c (st_compare_load, st_select_path); multipath-tools",
+            _DM_GROUPS,
+            ("dm:st",),
+        ),
+        PolicyDef(
+            "dm:historical-service-time",
+            "dm-multipath historical-service-time (5.8+): EWMA of serialised service time x (1 + in flight), stale-path probes",
+            "Linux drivers/md/dm-ps-historical-service-time.c (hst_select_path, hst_compare, hst_end_io); multipath-tools",
+            (
+                Param("base_weight", 972, int, "EWMA weight per ~16.8 ms bucket, 10-bit fixed point (972/1024 = 0.95)", 0, 1023),
+                Param("threshold_multiplier", 0, int, "paths whose estimates differ by less than this factor compare by in-flight count (0, 1: off)", 0, UINT32_MAX),
+                *_DM_GROUPS,
+            ),
+            ("dm:hst",),
+        ),
+        # -- Linux NVMe native multipath (drivers/nvme/host/multipath.c) --
+        PolicyDef(
+            "nvme:numa",
+            "NVMe iopolicy=numa (the default): the first optimized path, kept while it stays optimized",
+            "Linux drivers/nvme/host/multipath.c (nvme_numa_path, __nvme_find_path)",
+            (),
+        ),
+        PolicyDef(
+            "nvme:round-robin",
+            "NVMe iopolicy=round-robin: the next optimized path after the current one",
+            "Linux drivers/nvme/host/multipath.c (nvme_round_robin_path)",
+            (),
+            ("nvme:rr",),
+        ),
+        PolicyDef(
+            "nvme:queue-depth",
+            "NVMe iopolicy=queue-depth (6.11+): fewest I/Os in flight per controller, shared by all its namespaces",
+            "Linux drivers/nvme/host/multipath.c (nvme_queue_depth_path, nvme_mpath_start_request)",
+            (),
+            ("nvme:qd",),
+        ),
+        # -- Windows MPIO, Microsoft DSM --
+        PolicyDef(
+            "mpio:fo",
+            "MSDSM Fail Over Only: one active path; another only while it is down",
+            "Microsoft: MPIO Policies (Windows Server 2008 R2); Set-MSDSMGlobalDefaultLoadBalancePolicy FOO",
+            (Param("failback", 1, int, "1: return to the first path when it comes back (the 2008 R2 text); 0: stay", 0, 1),),
+            ("mpio:foo", "mpio:failover"),
+        ),
+        PolicyDef(
+            "mpio:rr",
+            "MSDSM Round Robin: every available path in turn, AO and ANO alike",
+            "Microsoft: MPIO Policies (Windows Server 2008 R2); VDS_LBP_ROUND_ROBIN",
+            (),
+        ),
+        PolicyDef(
+            "mpio:rrws",
+            "MSDSM Round Robin with Subset (the ALUA default): AO paths in turn, ANO only when no AO path is left",
+            "Microsoft: MPIO Policies; mpclaim (default for ALUA disks); VDS_LBP_ROUND_ROBIN_WITH_SUBSET",
+            (),
+        ),
+        PolicyDef(
+            "mpio:lqd",
+            "MSDSM Least Queue Depth: fewest outstanding requests on the path, counted across LUNs",
+            "Microsoft: MPIO Policies (the LUN 1 / LUN 2 example); VDS_LBP_DYN_LEAST_QUEUE_DEPTH",
+            (),
+        ),
+        PolicyDef(
+            "mpio:wp",
+            "MSDSM Weighted Paths: the available path with the least administrator weight",
+            "Microsoft: MPIO Policies; VDS_LBP_WEIGHTED_PATHS",
+            (),
+        ),
+        PolicyDef(
+            "mpio:lb",
+            "MSDSM Least Blocks: fewest bytes outstanding on the path",
+            "Microsoft: MPIO Policies; VDS_LBP_LEAST_BLOCKS",
+            (),
+        ),
+        # -- VMware ESXi High Performance Plug-in (NVMe) --
+        PolicyDef(
+            "hpp:fixed",
+            "HPP FIXED: the preferred path whenever it is usable; returns to it",
+            "vSphere Storage, VMware High Performance Plug-In and Path Selection Schemes; esxcli storage hpp device set",
+            (Param("preferred", "", str, "runtime name of the preferred path (default: the first AO path)"),),
+        ),
+        PolicyDef(
+            "hpp:lb-rr",
+            "HPP LB-RR (the default scheme): next working path after iops I/Os or bytes bytes, whichever comes first",
+            "vSphere Storage, HPP Path Selection Schemes; vSphere API HostMultipathInfoHppLogicalUnitPolicy",
+            (_HPP_IOPS, _HPP_BYTES),
+        ),
+        PolicyDef(
+            "hpp:lb-iops",
+            "HPP LB-IOPS: after iops I/Os, the working path with the fewest I/Os outstanding",
+            "vSphere Storage, HPP Path Selection Schemes; vSphere API HostMultipathInfoHppLogicalUnitPolicy",
+            (_HPP_IOPS,),
+        ),
+        PolicyDef(
+            "hpp:lb-bytes",
+            "HPP LB-BYTES: after bytes bytes, the working path with the fewest bytes outstanding",
+            "vSphere Storage, HPP Path Selection Schemes; vSphere API HostMultipathInfoHppLogicalUnitPolicy",
+            (_HPP_BYTES,),
+        ),
+        PolicyDef(
+            "hpp:lb-latency",
+            "HPP LB-Latency: sample every path, then use the low-latency ones (latency RR's machinery)",
+            "vSphere API HostMultipathInfoHppLogicalUnitPolicy; pathsel model of undocumented internals",
+            (
+                Param("latency_eval_time", 30000, int, "ms between re-evaluations of path latency (latencyEvalTime)", 10000, 300000),
+                Param("sampling_ios_per_path", 16, int, "sample I/Os per path to average its latency (samplingIosPerPath)", 16, 160),
+                _VARIANT,
+                _TOLERANCE,
+            ),
+        ),
+        # -- from outside storage --
+        PolicyDef(
+            "p2c-ewma",
+            "Finagle/Linkerd P2C + peak EWMA: two distinct random paths, the lower cost x (pending + 1)",
+            "Finagle loadbalancer/PeakEwma.scala (Metric.observe, get) and p2c/P2CPick.scala (pick); Balancers.p2cPeakEwma",
+            (
+                Param("decay", 10.0, float, "seconds: the EWMA's time constant (Finagle decayTime)", 0.001, 86400.0),
+                _USE_ANO,
+            ),
+            ("peak-ewma",),
         ),
     )
 }
 
-_ALIASES = {alias.lower(): d.name for d in POLICY_DEFS.values() for alias in d.aliases if ":" not in alias}
+_ALIASES = {alias.lower(): d.name for d in POLICY_DEFS.values() for alias in d.aliases if "=" not in alias}
 
 
 @dataclass(frozen=True)
@@ -164,6 +357,32 @@ class PolicySpec:
         return self.name + (":" + ",".join(shown) if shown else "")
 
 
+def _split_name(text: str) -> tuple[str, str]:
+    """``"dm:service-time:failback=30"`` -> ("dm:service-time", "failback=30"); ``"rr:iops=1"`` -> ("rr", "iops=1")."""
+    head, _, rest = text.partition(":")
+    head = head.strip()
+    if head.lower() not in FAMILIES:
+        return head, rest
+    word, _, rest = rest.partition(":")
+    # multipath.conf writes a selector with its argument count: "service-time 0"
+    parts = word.split()
+    if len(parts) == 2 and parts[1] == "0":
+        parts = parts[:1]
+    return f"{head}:{' '.join(parts)}", rest
+
+
+def _unknown(name: str) -> str:
+    bare = [n for n in POLICY_DEFS if ":" not in n]
+    family = name.partition(":")[0].strip().lower()
+    if family in FAMILIES:
+        members = [n for n in POLICY_DEFS if n.startswith(family + ":")]
+        if name.strip().lower() == family + ":":
+            return f"{family}: needs a policy name, one of {', '.join(members)}"
+        return f"unknown policy {name!r} ({family} policies: {', '.join(members)})"
+    groups = [f + ":" + "|".join(n.partition(":")[2] for n in POLICY_DEFS if n.startswith(f + ":")) for f in FAMILIES]
+    return f"unknown policy {name!r} (known: {', '.join(bare)}; {'; '.join(groups)})"
+
+
 def _norm_key(key: str) -> str:
     return key.strip().lower().replace("-", "_").lstrip("_")
 
@@ -176,8 +395,7 @@ def parse_spec(text: str, extra: dict[str, Any] | None = None) -> tuple[PolicySp
     """
     if not isinstance(text, str) or not text.strip():
         raise SpecError("a policy spec must be a non-empty string such as \"rr:iops=1\"")
-    name, _, rest = text.strip().partition(":")
-    name = name.strip()
+    name, rest = _split_name(text.strip())
     raw: dict[str, Any] = {}
     if rest.strip():
         for item in rest.split(","):
@@ -192,7 +410,7 @@ def parse_spec(text: str, extra: dict[str, Any] | None = None) -> tuple[PolicySp
         canonical = "latency"
         raw.pop("type")
     if canonical not in POLICY_DEFS:
-        raise SpecError(f"unknown policy {name!r} (known: {', '.join(POLICY_DEFS)})")
+        raise SpecError(_unknown(name))
     d = POLICY_DEFS[canonical]
     run_opts = {k: raw.pop(k) for k in RUN_KEYS if k in raw}
     if canonical == "rr" and "type" not in raw:
