@@ -14,8 +14,12 @@ Read :meth:`_Simulation.io_life` to see what happens to one I/O:
 4. completion: the latency is recorded and the policy told; the job's slot
    issues its next I/O (closed loop at ``iodepth``).
 
-A leg lost to a path failure (the path went down while the frame was on the
-wire) sends the I/O back to step 1 on another path, so no I/O is ever lost.
+A frame lost to a path failure (the path went down while it was on the wire,
+or the host sent it before noticing) sends the I/O back to step 1 once the
+host has noticed (its detection delay); a frame lost on a lossy link is resent
+after the loss recovery delay, or past the host's io_timeout the attempt is
+aborted and retried; with no usable path the I/O waits until the host's APD
+timeout and then fails visibly. No I/O is ever lost: ``accounting`` checks it.
 
 Timing details the sources leave open, stated here once:
 
