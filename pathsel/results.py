@@ -366,6 +366,11 @@ class Result:
         rows = [{"policy": r.label, **w} for r in self.runs for w in r.links()]
         return pd.DataFrame(rows, columns=["policy", "name", "kind", "direction", "frames", "utilisation", "queue_wait_us"])
 
+    def delays(self) -> pd.DataFrame:
+        """Every distinct input delay with its given (input_*) and modelled (model_*) quantiles."""
+        rows = self.runs[0].delays() if self.runs else []
+        return pd.DataFrame([{**r, "used_by": ", ".join(r["used_by"])} for r in rows])
+
     def accounting(self) -> pd.DataFrame:
         """One row per policy: issued = completed + failed + in flight at the end."""
         return pd.DataFrame([{"policy": r.label, **r.accounting} for r in self.runs])
