@@ -391,3 +391,34 @@ def compare_seeds(table: pd.DataFrame) -> go.Figure:
         meta={"seed_table": table.to_dict(orient="records")},
     )
     return fig
+
+
+# -- sweeps ------------------------------------------------------------------
+
+
+def regret_heatmap(
+    cells: pd.DataFrame, *, title: str = "Regret by setting and condition", unit: str = "%", recommended: str | None = None
+) -> go.Figure:
+    """Regret of each setting (rows, best first) in each condition (columns), from a sweep's recommendation.
+
+    ``cells``: :attr:`pathsel.recommend.MetricRecommendation.cells` (setting,
+    condition, mean, regret); relative regret (a fraction) is drawn in %
+    when ``unit`` is ``"%"``. The recommended setting's row is starred.
+    """
+    settings = list(dict.fromkeys(cells.setting))
+    conditions = list(dict.fromkeys(cells.condition))
+    grid = cells.pivot(index="setting", columns="condition", values="regret").reindex(index=settings, columns=conditions)
+    means = cells.pivot(index="setting", columns="condition", values="mean").reindex(index=settings, columns=conditions)
+    z = grid.to_numpy(dtype=float) * (100.0 if unit == "%" else 1.0)
+    labels = [("★ " if s == recommended else "") + s for s in settings]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z, x=conditions, y=labels, colorscale="Reds", zmin=0, colorbar=dict(title=f"regret ({unit})"),
+            customdata=means.to_numpy(dtype=float),
+            text=[[f"{v:.2f}" for v in row] for row in z], texttemplate="%{text}",
+            hovertemplate="%{y}<br>%{x}<br>regret %{z:.3f} " + unit + "<br>mean %{customdata:,.4g}<extra></extra>",
+        )
+    )
+    fig.update_yaxes(autorange="reversed")  # best first, at the top
+    fig.update_layout(title=title, height=max(320, 60 + 28 * len(settings)), xaxis_title="condition", yaxis_title="setting")
+    return fig
