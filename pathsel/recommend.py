@@ -76,6 +76,7 @@ class MetricRecommendation:
     cells: pd.DataFrame  # one row per setting x condition: mean, ci95, n, best, regret
     paired: pd.DataFrame  # per condition: recommended minus runner-up, oriented so > 0 favours the recommendation
     dropped: list[str] = field(default_factory=list)  # settings not run in every condition
+    spec: str = ""  # the recommended setting as a policy spec: pathsel simulate --policy SPEC
 
     @property
     def max_regret(self) -> float:
@@ -88,6 +89,7 @@ class MetricRecommendation:
             "higher_is_better": self.higher_is_better,
             "regret": self.regret_kind,
             "recommended": self.recommended,
+            "spec": self.spec,
             "max_regret": self.max_regret,
             "runner_up": self.runner_up,
             "ranking": self.ranking.to_dict(orient="records"),
@@ -266,7 +268,8 @@ def _one_metric(df: pd.DataFrame, metric: str, col: str, higher: bool, kind: str
             half = _t975(n - 1) * float(diff.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
             paired_rows.append({"condition": c, "n": n, "diff_mean": mean, "diff_ci95": half})
     paired = pd.DataFrame(paired_rows, columns=["condition", "n", "diff_mean", "diff_ci95"])
-    return MetricRecommendation(metric, col, higher, kind, rec, runner, ranking, cells, paired, dropped)
+    spec = str(df.loc[df._setting == rec, "spec"].iloc[0])
+    return MetricRecommendation(metric, col, higher, kind, rec, runner, ranking, cells, paired, dropped, spec)
 
 
 def format_recommendation(r: Recommendation, top: int = 10) -> str:
@@ -281,7 +284,7 @@ def format_recommendation(r: Recommendation, top: int = 10) -> str:
         lines.append("")
         lines.append(f"== {_TITLES[metric]} ({'higher' if m.higher_is_better else 'lower'} is better; regret in {how})")
         top_row = m.ranking.iloc[0]
-        lines.append(f"recommended: {m.recommended}")
+        lines.append(f"recommended: {m.recommended}" + (f"  (spec {m.spec})" if m.spec and m.spec != m.recommended else ""))
         lines.append(
             f"  worst-case regret {_fmt_regret(top_row.max_regret, m.regret_kind, unit)} "
             f"(in {top_row.worst_condition}); mean regret {_fmt_regret(top_row.mean_regret, m.regret_kind, unit)}"
@@ -298,10 +301,11 @@ def format_recommendation(r: Recommendation, top: int = 10) -> str:
             )
             lines.append(
                 f"  against it, replication by replication: better in {better} of {len(p)} condition(s) "
-                f"({sig_b} beyond the 95 % CI), worse in {worse} ({sig_w} beyond)"
+                f"({sig_b} beyond the 95 % CI), worse in {worse} ({sig_w} beyond), equal in {len(p) - better - worse}"
             )
         if m.dropped:
-            lines.append(f"  left out (not run in every condition): {', '.join(m.dropped)}")
+            more = f" and {len(m.dropped) - 3} more" if len(m.dropped) > 3 else ""
+            lines.append(f"  left out (not run in every condition): {', '.join(m.dropped[:3])}{more}")
         shown = m.ranking.head(top)
         t = pd.DataFrame(
             {
