@@ -396,6 +396,17 @@ def compare_seeds(table: pd.DataFrame) -> go.Figure:
 # -- sweeps ------------------------------------------------------------------
 
 
+def _condition_tick(condition: str) -> str:
+    """``metro-failback  replication.one_way_latency=2ms`` -> the scenario over ``one_way_latency=2ms``: short, level ticks."""
+    scenario, _, rest = condition.partition("  ")
+    items = []
+    for item in rest.split(" "):
+        name, eq, value = item.partition("=")
+        if item:
+            items.append(name.rsplit(".", 1)[-1] + eq + value)
+    return "<br>".join([scenario, *items])
+
+
 def regret_heatmap(
     cells: pd.DataFrame, *, title: str = "Regret by setting and condition", unit: str = "%", recommended: str | None = None
 ) -> go.Figure:
@@ -411,14 +422,16 @@ def regret_heatmap(
     means = cells.pivot(index="setting", columns="condition", values="mean").reindex(index=settings, columns=conditions)
     z = grid.to_numpy(dtype=float) * (100.0 if unit == "%" else 1.0)
     labels = [("★ " if s == recommended else "") + s for s in settings]
+    columns = [_condition_tick(c) for c in conditions]
     fig = go.Figure(
         go.Heatmap(
-            z=z, x=conditions, y=labels, colorscale="Reds", zmin=0, colorbar=dict(title=f"regret ({unit})"),
+            z=z, x=columns, y=labels, colorscale="Reds", zmin=0, colorbar=dict(title=f"regret ({unit})"),
             customdata=means.to_numpy(dtype=float),
             text=[[f"{v:.2f}" for v in row] for row in z], texttemplate="%{text}",
             hovertemplate="%{y}<br>%{x}<br>regret %{z:.3f} " + unit + "<br>mean %{customdata:,.4g}<extra></extra>",
         )
     )
-    fig.update_yaxes(autorange="reversed")  # best first, at the top
-    fig.update_layout(title=title, height=max(320, 60 + 28 * len(settings)), xaxis_title="condition", yaxis_title="setting")
+    fig.update_yaxes(autorange="reversed", dtick=1)  # best first, at the top; every setting named
+    fig.update_xaxes(tickangle=0)
+    fig.update_layout(title=title, height=max(360, 200 + 30 * len(settings)), xaxis_title="condition", yaxis_title="setting")
     return fig

@@ -267,6 +267,15 @@ def test_recommendation_minimises_the_worst_case_regret():
     assert "convergence" not in rec.metrics
 
 
+def test_regret_heatmap_draws_the_ranking():
+    t = _synthetic({("a", "16"): [2000], ("a", "32"): [1900], ("b", "16"): [800], ("b", "32"): [1000]})
+    fig = recommend(t).figure("iops")
+    heat = fig.data[0]
+    assert list(heat.y) == ["★ latency [num_sampling_cycles=32]", "latency [num_sampling_cycles=16]"]
+    assert list(heat.x) == ["a", "b"]
+    assert heat.z[0] == pytest.approx([5.0, 0.0]) and heat.z[1] == pytest.approx([0.0, 20.0])  # %
+
+
 def test_cli_sweep_and_recommend_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     out = tmp_path / "r.parquet"
     args = ["sweep", str(TESTDRIVE), str(FAILBACK), "--duration", "0.2s", "--replications", "2", "--seed", "7",
