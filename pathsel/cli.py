@@ -271,7 +271,9 @@ def _cmd_recommend(args: argparse.Namespace) -> int:
         except OSError as e:
             raise ScenarioError(args.html, "", f"cannot write: {e.strerror or e}") from None
     if args.json:
-        sys.stdout.write(json.dumps(rec.to_dict(), indent=2, default=str) + "\n")
+        from .results import _jsonable  # NaN (an interval of one replication) becomes null: strict JSON
+
+        sys.stdout.write(json.dumps(_jsonable(rec.to_dict()), indent=2, default=str) + "\n")
         return 0
     sys.stdout.write(rec.text(top=args.top))
     if args.html:

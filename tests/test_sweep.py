@@ -289,6 +289,9 @@ def test_cli_sweep_and_recommend_end_to_end(tmp_path: Path, capsys: pytest.Captu
 
     doc = json.loads(capsys.readouterr().out)
     assert doc["ran"] == 0 and doc["reused"] == 16 and doc["rows"] == len(read_table(out))
+    assert main(["recommend", str(out), "--json", "--metric", "iops"]) == 0
+    doc = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
+    assert doc["metrics"]["iops"]["spec"].startswith("latency")
     html = tmp_path / "rec.html"
     assert main(["recommend", str(out), "--html", str(html)]) == 0
     text = capsys.readouterr().out
