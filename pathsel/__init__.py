@@ -10,12 +10,15 @@ from .errors import ScenarioError
 from .policies import DeviceView, IORequest, PathView, Policy, alua_working_set
 from .results import Result, RunResult
 from .scenario import Scenario, default_scenario, load_scenario, loads_scenario
+from .sweeps import SweepResult, sweep
 
 __version__ = "0.1.0"
 
 __all__ = [
     "simulate",
     "simulate_seeds",
+    "sweep",
+    "SweepResult",
     "load_scenario",
     "loads_scenario",
     "default_scenario",

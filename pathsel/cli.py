@@ -48,6 +48,16 @@ def _seed(text: str) -> int:
     return value
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value
+
+
 def _events_digest(result) -> list[str]:
     lines = []
     for r in result.runs:
@@ -174,6 +184,103 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _summary_text(res) -> str:
+    """The sweep's summary as a person reads it: per scenario, point and policy, mean ± 95 % CI."""
+    import math
+
+    import pandas as pd
+
+    s = res.summary()
+    if s.empty:
+        return ""
+    show = {"iops": ("IOPS", 1.0, "{:,.0f}"), "p99_us": ("p99 ms", 1e-3, "{:,.3f}"), "convergence_s": ("convergence s", 1.0, "{:,.2f}")}
+    keys = ["scenario", "point", "policy"]
+    rows: dict[tuple, dict[str, str]] = {}
+    for r in s[s.metric.isin(list(show))].itertuples(index=False):
+        name, scale, fmt = show[r.metric]
+        half = "" if not math.isfinite(r.ci95) else " ± " + fmt.format(r.ci95 * scale)
+        rows.setdefault(tuple(getattr(r, k) for k in keys), {})[name] = fmt.format(r.mean * scale) + half
+    table = pd.DataFrame([{**dict(zip(keys, k)), **v} for k, v in rows.items()]).fillna("")
+    return table.to_string(index=False) + "\n"
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweeps import parse_param, sweep
+
+    params: dict[str, list] = {}
+    for text in args.param or []:
+        name, values = parse_param(text)
+        if name in params:
+            raise ScenarioError("command line", f"--param {name}", "is given twice: list all its values in one --param")
+        params[name] = values
+    executor = "serial" if args.serial else None
+    client = None
+    if args.dask:
+        try:
+            from distributed import Client
+        except ImportError:  # pragma: no cover - a dependency
+            raise ScenarioError("command line", "--dask", "needs Dask's distributed package: pip install 'pathsel[dask]'") from None
+        try:
+            client = Client(args.dask, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as e:
+            raise ScenarioError("command line", f"--dask {args.dask}", f"cannot connect: {e}") from None
+        executor = client.get_executor()
+    progress = not args.json and not args.quiet
+    try:
+        res = sweep(
+            args.files or None, params, replications=args.replications, seed=args.seed, policies=args.policy,
+            duration=args.duration, engine=args.engine, out=args.out, executor=executor, workers=args.workers,
+            progress=progress, _origin="command line",
+        )
+    except KeyboardInterrupt:
+        if args.out:
+            print(f"pathsel: interrupted; finished runs are saved in {args.out}: run the same command to resume", file=sys.stderr)
+        raise
+    finally:
+        if client is not None:
+            client.close()
+    if args.json:
+        doc = {
+            "out": str(res.out) if res.out else None,
+            "points": res.points,
+            "runs": res.ran + res.reused,
+            "ran": res.ran,
+            "reused": res.reused,
+            "rows": len(res.table),
+            "params": res.params,
+            "summary": json.loads(res.summary().to_json(orient="records")),
+        }
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return 0
+    sys.stdout.write(_summary_text(res))
+    where = f"; table in {res.out}" if res.out else " (no --out: nothing saved)"
+    print(
+        f"pathsel sweep: {res.points} point(s), {res.ran + res.reused} run(s) ({res.ran} run now, {res.reused} already saved), "
+        f"{len(res.table)} row(s) in {res.wall_s:.1f} s{where}"
+    )
+    return 0
+
+
+def _cmd_recommend(args: argparse.Namespace) -> int:
+    from .recommend import recommend, write_html
+
+    rec = recommend(args.results, metrics=args.metric, policies=args.policy)
+    if args.html:
+        try:
+            write_html(rec, args.html)
+        except OSError as e:
+            raise ScenarioError(args.html, "", f"cannot write: {e.strerror or e}") from None
+    if args.json:
+        from .results import _jsonable  # NaN (an interval of one replication) becomes null: strict JSON
+
+        sys.stdout.write(json.dumps(_jsonable(rec.to_dict()), indent=2, default=str) + "\n")
+        return 0
+    sys.stdout.write(rec.text(top=args.top))
+    if args.html:
+        print(f"\npathsel: wrote {args.html} (a regret heatmap per metric)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="pathsel", description="Simulate multipath path-selection policies and compare IOPS and latency.")
     parser.add_argument("--version", action="version", version=f"pathsel {__version__}")
@@ -220,6 +327,32 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="as for simulate")
     rep.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no closing line")
     rep.set_defaults(func=_cmd_report)
+
+    swp = sub.add_parser("sweep", help="run a grid of policy and scenario parameters x replications; save a tidy table")
+    swp.add_argument("files", nargs="*", metavar="FILE", help="scenario files (default: the embedded seed 004 test drive); a [sweep] table in a file gives its grid")
+    swp.add_argument("--param", action="append", metavar="NAME=V1,V2,...", help="a parameter and its values: FAMILY.key for a policy parameter (latency.num_sampling_cycles=16,32,64) or a scenario key (replication.one_way_latency=0.5ms,1ms; workloads[0].iodepth=8,32) (repeatable)")
+    swp.add_argument("--replications", type=_positive_int, metavar="N", help="runs per point on seeds spawned from --seed (default: the file's [sweep], else 3)")
+    swp.add_argument("--seed", type=_seed, help="root seed of the replications (default: the file's [sweep] seed, else its seed)")
+    swp.add_argument("--policy", action="append", metavar="SPEC", help="policy to run instead of the files' (repeatable)")
+    swp.add_argument("--duration", type=_duration, help="measured time after the ramp, e.g. 30s (default: each file's)")
+    swp.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="as for simulate")
+    swp.add_argument("--out", metavar="FILE", help="results table, .parquet or .csv, written as runs finish; the same command again resumes")
+    where = swp.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_positive_int, metavar="N", help="local worker processes (default: every core)")
+    where.add_argument("--serial", action="store_true", help="run in this process, one run after another")
+    where.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster, e.g. tcp://scheduler:8786")
+    swp.add_argument("--json", action="store_true", help="print the summary as one JSON document; no progress bar")
+    swp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    swp.set_defaults(func=_cmd_sweep)
+
+    rec = sub.add_parser("recommend", help="from a sweep's results: per metric, the setting with the best worst-case regret")
+    rec.add_argument("results", metavar="RESULTS", help="a results table written by pathsel sweep --out (.parquet or .csv)")
+    rec.add_argument("--metric", action="append", choices=["iops", "p99", "convergence"], help="metric to recommend for (repeatable; default: all, convergence when there are faults)")
+    rec.add_argument("--policy", action="append", metavar="LABEL", help="policy to choose among (repeatable; default: the ones the swept policy parameters apply to)")
+    rec.add_argument("--html", metavar="FILE", help="also write the regret heatmaps to this HTML file")
+    rec.add_argument("--top", type=_positive_int, default=10, metavar="N", help="settings shown per metric (default: 10)")
+    rec.add_argument("--json", action="store_true", help="print one JSON document")
+    rec.set_defaults(func=_cmd_recommend)
     return parser
 
 

@@ -391,3 +391,47 @@ def compare_seeds(table: pd.DataFrame) -> go.Figure:
         meta={"seed_table": table.to_dict(orient="records")},
     )
     return fig
+
+
+# -- sweeps ------------------------------------------------------------------
+
+
+def _condition_tick(condition: str) -> str:
+    """``metro-failback  replication.one_way_latency=2ms`` -> the scenario over ``one_way_latency=2ms``: short, level ticks."""
+    scenario, _, rest = condition.partition("  ")
+    items = []
+    for item in rest.split(" "):
+        name, eq, value = item.partition("=")
+        if item:
+            items.append(name.rsplit(".", 1)[-1] + eq + value)
+    return "<br>".join([scenario, *items])
+
+
+def regret_heatmap(
+    cells: pd.DataFrame, *, title: str = "Regret by setting and condition", unit: str = "%", recommended: str | None = None
+) -> go.Figure:
+    """Regret of each setting (rows, best first) in each condition (columns), from a sweep's recommendation.
+
+    ``cells``: :attr:`pathsel.recommend.MetricRecommendation.cells` (setting,
+    condition, mean, regret); relative regret (a fraction) is drawn in %
+    when ``unit`` is ``"%"``. The recommended setting's row is starred.
+    """
+    settings = list(dict.fromkeys(cells.setting))
+    conditions = list(dict.fromkeys(cells.condition))
+    grid = cells.pivot(index="setting", columns="condition", values="regret").reindex(index=settings, columns=conditions)
+    means = cells.pivot(index="setting", columns="condition", values="mean").reindex(index=settings, columns=conditions)
+    z = grid.to_numpy(dtype=float) * (100.0 if unit == "%" else 1.0)
+    labels = [("★ " if s == recommended else "") + s for s in settings]
+    columns = [_condition_tick(c) for c in conditions]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z, x=columns, y=labels, colorscale="Reds", zmin=0, colorbar=dict(title=f"regret ({unit})"),
+            customdata=means.to_numpy(dtype=float),
+            text=[[f"{v:.2f}" for v in row] for row in z], texttemplate="%{text}",
+            hovertemplate="%{y}<br>%{x}<br>regret %{z:.3f} " + unit + "<br>mean %{customdata:,.4g}<extra></extra>",
+        )
+    )
+    fig.update_yaxes(autorange="reversed", dtick=1)  # best first, at the top; every setting named
+    fig.update_xaxes(tickangle=0)
+    fig.update_layout(title=title, height=max(360, 200 + 30 * len(settings)), xaxis_title="condition", yaxis_title="setting")
+    return fig

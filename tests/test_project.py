@@ -32,7 +32,7 @@ def test_embedded_default_is_the_sims_testdrive():
 def test_public_api_is_curated():
     assert sorted(pathsel.__all__) == sorted(
         [
-            "simulate", "simulate_seeds", "load_scenario", "loads_scenario", "default_scenario", "Scenario", "ScenarioError",
+            "simulate", "simulate_seeds", "sweep", "SweepResult", "load_scenario", "loads_scenario", "default_scenario", "Scenario", "ScenarioError",
             "Result", "RunResult", "Policy", "PathView", "DeviceView", "IORequest", "alua_working_set", "__version__",
         ]
     )

@@ -20,7 +20,7 @@ from ..errors import ScenarioError
 from ..policies.spec import PolicySpec, _norm_key, parse_spec
 from .schema import ScenarioModel
 
-__all__ = ["Scenario", "RunSpec", "load_scenario", "loads_scenario", "default_scenario", "DEFAULT_SCENARIO_NAME"]
+__all__ = ["Scenario", "RunSpec", "load_scenario", "loads_scenario", "scenario_from_data", "default_scenario", "DEFAULT_SCENARIO_NAME"]
 
 DEFAULT_SCENARIO_NAME = "esxi-latency-testdrive.toml"
 
@@ -319,7 +319,16 @@ def loads_scenario(text: str, source: str = "<string>") -> Scenario:
             msg, _, where = msg.partition(" (at ")
             place = where.rstrip(")")
         raise ScenarioError(source, place, f"not valid TOML: {msg}") from None
-    return _build(data, source)
+    return scenario_from_data(data, source)
+
+
+def scenario_from_data(data: dict[str, Any], source: str = "<data>") -> Scenario:
+    """Validate parsed TOML (a dict) as :func:`loads_scenario` validates text.
+
+    A ``[sweep]`` table is skipped: it belongs to ``pathsel sweep`` (which
+    checks it), so a file with one still simulates as it stands.
+    """
+    return _build({k: v for k, v in data.items() if k != "sweep"}, source)
 
 
 def load_scenario(path: str | Path) -> Scenario:

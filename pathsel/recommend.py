@@ -1,0 +1,364 @@
+"""A default from a sweep: the setting with the best worst-case regret across conditions.
+
+A sweep's parameters are of two kinds. Policy parameters (``FAMILY.key``) are
+what a vendor chooses: a **setting** is one policy with one value of each of
+its family's swept parameters. Scenario parameters (``replication.one_way_latency``,
+``workloads[0].iodepth``) and the scenario files are what a customer has: a
+**condition** is one scenario file with one value of each scenario parameter.
+
+For each metric, each setting's mean over replications is compared, in each
+condition, with the best setting there. The gap is the setting's **regret**
+in that condition; the recommendation is the setting whose largest regret
+over all conditions is smallest (ties: the smaller mean regret). Regret is
+relative (a fraction of the best) for IOPS and p99 latency, so that a
+high-IOPS scenario does not outweigh a slow one, and in seconds for
+convergence time, whose best is often 0. Convergence counts only in
+conditions with faults (elsewhere it has no value).
+
+With common random numbers every setting sees the same seeds, so the
+recommendation is set beside its runner-up replication by replication (a
+paired difference with a 95 % confidence interval) in every condition.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .errors import ScenarioError
+from .policies.spec import POLICY_DEFS, parse_spec
+from .sweeps import _format_value, _t975, param_columns, read_table
+
+__all__ = ["recommend", "Recommendation", "MetricRecommendation", "METRICS"]
+
+# name -> (column, higher is better, regret kind, unit shown, scale to the unit shown)
+METRICS: dict[str, tuple[str, bool, str, str, float]] = {
+    "iops": ("iops", True, "relative", "IOPS", 1.0),
+    "p99": ("p99_us", False, "relative", "ms", 1e-3),
+    "convergence": ("convergence_s", False, "absolute", "s", 1.0),
+}
+_TITLES = {"iops": "IOPS", "p99": "p99 latency", "convergence": "convergence time after faults"}
+
+
+def _policy_params(params: list[str]) -> list[str]:
+    return [c for c in params if "." in c and c.split(".", 1)[0] in POLICY_DEFS]
+
+
+def _setting_text(spec_text: str, label: str, pparams: list[str]) -> str:
+    """``latency [num_sampling_cycles=32, latency_eval_time=180000]``: the family, its swept parameters
+    (defaults included) and any other it sets. A setting is the same in every scenario file, whatever
+    the files call the policy; a Python policy is its label."""
+    try:
+        spec, _ = parse_spec(spec_text)
+    except ValueError:
+        return label
+    d = POLICY_DEFS[spec.name]
+    swept = {c.split(".", 1)[1] for c in pparams if c.split(".", 1)[0] == spec.name}
+    shown = [(k, v) for k, v in spec.params if k in swept or (d.param(k) is not None and v != d.param(k).default)]
+    return spec.name + (" [" + ", ".join(f"{k}={_format_value(v)}" for k, v in shown) + "]" if shown else "")
+
+
+@dataclass
+class MetricRecommendation:
+    """One metric's answer and the numbers behind it."""
+
+    metric: str
+    column: str
+    higher_is_better: bool
+    regret_kind: str  # "relative" (fraction of the best) or "absolute" (the metric's own unit)
+    recommended: str  # the setting
+    runner_up: str | None
+    ranking: pd.DataFrame  # one row per setting, best first: max_regret, mean_regret, worst_condition
+    cells: pd.DataFrame  # one row per setting x condition: mean, ci95, n, best, regret
+    paired: pd.DataFrame  # per condition: recommended minus runner-up, oriented so > 0 favours the recommendation
+    dropped: list[str] = field(default_factory=list)  # settings not run in every condition
+    spec: str = ""  # the recommended setting as a policy spec: pathsel simulate --policy SPEC
+
+    @property
+    def max_regret(self) -> float:
+        return float(self.ranking.max_regret.iloc[0])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "column": self.column,
+            "higher_is_better": self.higher_is_better,
+            "regret": self.regret_kind,
+            "recommended": self.recommended,
+            "spec": self.spec,
+            "max_regret": self.max_regret,
+            "runner_up": self.runner_up,
+            "ranking": self.ranking.to_dict(orient="records"),
+            "cells": self.cells.to_dict(orient="records"),
+            "paired_vs_runner_up": self.paired.to_dict(orient="records"),
+            "dropped_settings": self.dropped,
+        }
+
+
+@dataclass
+class Recommendation:
+    """Per metric, the recommended setting (see the module's words)."""
+
+    metrics: dict[str, MetricRecommendation]
+    policies: list[str]
+    settings: int
+    conditions: int
+    notes: list[str] = field(default_factory=list)
+
+    def __getitem__(self, metric: str) -> MetricRecommendation:
+        return self.metrics[metric]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "policies": self.policies,
+            "settings": self.settings,
+            "conditions": self.conditions,
+            "notes": self.notes,
+            "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
+        }
+
+    def figure(self, metric: str):  # -> plotly Figure
+        """Regret by setting x condition as a heatmap (:func:`pathsel.plots.regret_heatmap`)."""
+        from .plots import regret_heatmap
+
+        m = self.metrics[metric]
+        unit = "%" if m.regret_kind == "relative" else METRICS[metric][3]
+        return regret_heatmap(m.cells, title=f"{_TITLES[metric]}: regret by setting and condition", unit=unit,
+                              recommended=m.recommended)
+
+    def text(self, top: int = 10) -> str:
+        return format_recommendation(self, top=top)
+
+
+def _fmt_regret(v: float, kind: str, unit: str) -> str:
+    if not math.isfinite(v):
+        return "inf"
+    return f"{v * 100:.2f} %" if kind == "relative" else f"{v:.4g} {unit}"
+
+
+def _fmt_value(v: float, metric: str) -> str:
+    _, _, _, unit, scale = METRICS[metric]
+    if not math.isfinite(v):
+        return "nan"
+    x = v * scale
+    return f"{x:,.0f}" if unit == "IOPS" else f"{x:,.3f} {unit}"
+
+
+def recommend(
+    table: pd.DataFrame | str | Path,
+    *,
+    metrics: list[str] | None = None,
+    policies: list[str] | None = None,
+) -> Recommendation:
+    """For each metric, the setting with the smallest worst-case regret across conditions.
+
+    ``table``: a sweep's table (:attr:`SweepResult.table`) or its results
+    file. ``metrics``: among ``iops``, ``p99``, ``convergence`` (default: all
+    three, convergence only when some condition has faults). ``policies``:
+    policy labels to choose among (default: the policies a swept policy
+    parameter applies to, or every policy when none does).
+    """
+    source = str(table) if not isinstance(table, pd.DataFrame) else "sweep table"
+    if not isinstance(table, pd.DataFrame):
+        table = read_table(table)
+    if table.empty:
+        raise ScenarioError(source, "", "the table has no rows")
+    params = param_columns(table)
+    pparams = _policy_params(params)
+    sparams = [c for c in params if c not in pparams]
+    family = table.spec.astype(str).str.split(":").str[0]
+    known = list(dict.fromkeys(table.policy))
+    if policies:
+        for p in policies:
+            if p not in known:
+                raise ScenarioError(source, "--policy", f"no policy labelled {p!r} (policies: {', '.join(known)})")
+        chosen = list(policies)
+    else:
+        swept = {c.split(".", 1)[0] for c in pparams}
+        chosen = [p for p in known if set(family[table.policy == p]) & swept] or known
+    mask = table.policy.isin(chosen)
+    df = table[mask].copy()
+
+    def condition(row: pd.Series) -> str:
+        mine = [(c, row[c]) for c in sparams if not pd.isna(row[c])]
+        return str(row["scenario"]) + ("  " + " ".join(f"{k}={_format_value(v)}" for k, v in mine) if mine else "")
+
+    df["_setting"] = [_setting_text(spec, label, pparams) for spec, label in zip(df.spec, df.policy)]
+    df["_condition"] = [condition(r) for _, r in df.iterrows()]
+    # Two runs of one setting in one condition (rr:iops=1 with and without a preferred array): their labels tell them apart.
+    shared = df.groupby(["_setting", "_condition"]).policy.nunique()
+    ambiguous = set(shared[shared > 1].index.get_level_values(0))
+    df["_setting"] = [f"{lab}: {st}" if st in ambiguous else st for st, lab in zip(df._setting, df.policy)]
+    settings = list(dict.fromkeys(df._setting))
+    conditions = list(dict.fromkeys(df._condition))
+
+    wanted = metrics or [m for m in METRICS if m != "convergence" or ("convergence_s" in df and df.convergence_s.notna().any())]
+    out: dict[str, MetricRecommendation] = {}
+    notes: list[str] = []
+    for metric in wanted:
+        if metric not in METRICS:
+            raise ScenarioError(source, "--metric", f"unknown metric {metric!r} (metrics: {', '.join(METRICS)})")
+        col, higher, kind, _, _ = METRICS[metric]
+        if col not in df or not df[col].notna().any():
+            if metric == "convergence":
+                notes.append("convergence: no condition has faults inside the measured window, so there is nothing to compare")
+                continue
+            raise ScenarioError(source, "", f"the table has no {col!r} values")
+        out[metric] = _one_metric(df, metric, col, higher, kind, settings)
+    if not out:
+        raise ScenarioError(source, "--metric", "no metric left to compare")
+    return Recommendation(out, chosen, len(settings), len(conditions), notes)
+
+
+def _one_metric(df: pd.DataFrame, metric: str, col: str, higher: bool, kind: str, settings: list[str]) -> MetricRecommendation:
+    d = df[["_setting", "_condition", "replication", col]].dropna(subset=[col])
+    # A setting repeats at points that differ only in another family's parameters: the same runs, one sample.
+    per_rep = d.groupby(["_setting", "_condition", "replication"], sort=False)[col].mean()
+    stats = per_rep.groupby(level=["_setting", "_condition"], sort=False).agg(["mean", "std", "count"])
+    conds = list(dict.fromkeys(d._condition))
+    grid = stats["mean"].unstack("_condition").reindex(index=[s for s in settings if s in set(d._setting)], columns=conds)
+    dropped = [s for s in grid.index if grid.loc[s].isna().any()]
+    grid = grid.drop(index=dropped)
+    if grid.empty:
+        raise ScenarioError("sweep table", "", f"{metric}: no setting was run in every condition")
+    best = grid.max(axis=0) if higher else grid.min(axis=0)
+    gap = (best - grid) if higher else (grid - best)
+    regret = gap.copy()
+    if kind == "relative":
+        for c in conds:  # a best of 0 leaves no scale: equal is 0, anything else infinitely worse
+            regret[c] = gap[c] / abs(best[c]) if best[c] != 0 else gap[c].where(gap[c] == 0, math.inf)
+    order = list(grid.index)
+    ranking = pd.DataFrame(
+        {
+            "setting": order,
+            "max_regret": [float(regret.loc[s].max()) for s in order],
+            "mean_regret": [float(regret.loc[s].mean()) for s in order],
+            "worst_condition": [str(regret.loc[s].idxmax()) for s in order],
+        }
+    )
+    ranking["_pos"] = range(len(ranking))
+    ranking = ranking.sort_values(["max_regret", "mean_regret", "_pos"], kind="stable").drop(columns="_pos").reset_index(drop=True)
+    ranking.insert(0, "rank", range(1, len(ranking) + 1))
+    rec = ranking.setting.iloc[0]
+    runner = ranking.setting.iloc[1] if len(ranking) > 1 else None
+
+    rows = []
+    for s in ranking.setting:
+        for c in conds:
+            st = stats.loc[(s, c)]
+            n = int(st["count"])
+            half = _t975(n - 1) * float(st["std"]) / math.sqrt(n) if n > 1 else math.nan
+            rows.append({"setting": s, "condition": c, "mean": float(st["mean"]), "ci95": half, "n": n,
+                         "best": float(best[c]), "regret": float(regret.loc[s, c])})
+    cells = pd.DataFrame(rows)
+
+    paired_rows = []
+    if runner is not None:
+        reps = {key: g.droplevel([0, 1]) for key, g in per_rep.groupby(level=[0, 1], sort=False)}
+        for c in conds:
+            a, b = reps[(rec, c)], reps[(runner, c)]
+            diff = (a - b) if higher else (b - a)  # > 0: the recommendation is better here
+            diff = diff.dropna()
+            n = len(diff)
+            mean = float(diff.mean()) if n else math.nan
+            half = _t975(n - 1) * float(diff.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
+            paired_rows.append({"condition": c, "n": n, "diff_mean": mean, "diff_ci95": half})
+    paired = pd.DataFrame(paired_rows, columns=["condition", "n", "diff_mean", "diff_ci95"])
+    spec = str(df.loc[df._setting == rec, "spec"].iloc[0])
+    return MetricRecommendation(metric, col, higher, kind, rec, runner, ranking, cells, paired, dropped, spec)
+
+
+def format_recommendation(r: Recommendation, top: int = 10) -> str:
+    """The recommendation as a person reads it: per metric, the answer, the runner-up, and the tables."""
+    lines = [
+        f"{r.settings} setting(s) of {', '.join(r.policies)} across {r.conditions} condition(s); "
+        "regret = the gap to the best setting in a condition (lower is better)"
+    ]
+    for metric, m in r.metrics.items():
+        unit = METRICS[metric][3]
+        how = "% of the best" if m.regret_kind == "relative" else unit
+        lines.append("")
+        lines.append(f"== {_TITLES[metric]} ({'higher' if m.higher_is_better else 'lower'} is better; regret in {how})")
+        top_row = m.ranking.iloc[0]
+        lines.append(f"recommended: {m.recommended}" + (f"  (spec {m.spec})" if m.spec and m.spec != m.recommended else ""))
+        lines.append(
+            f"  worst-case regret {_fmt_regret(top_row.max_regret, m.regret_kind, unit)} "
+            f"(in {top_row.worst_condition}); mean regret {_fmt_regret(top_row.mean_regret, m.regret_kind, unit)}"
+        )
+        if m.runner_up is not None:
+            ru = m.ranking.iloc[1]
+            p = m.paired
+            better = int((p.diff_mean > 0).sum())
+            worse = int((p.diff_mean < 0).sum())
+            sig_b = int(((p.diff_mean - p.diff_ci95) > 0).sum())
+            sig_w = int(((p.diff_mean + p.diff_ci95) < 0).sum())
+            lines.append(
+                f"  runner-up: {m.runner_up}, worst-case regret {_fmt_regret(ru.max_regret, m.regret_kind, unit)}"
+            )
+            lines.append(
+                f"  against it, replication by replication: better in {better} of {len(p)} condition(s) "
+                f"({sig_b} beyond the 95 % CI), worse in {worse} ({sig_w} beyond), equal in {len(p) - better - worse}"
+            )
+        if m.dropped:
+            more = f" and {len(m.dropped) - 3} more" if len(m.dropped) > 3 else ""
+            lines.append(f"  left out (not run in every condition): {', '.join(m.dropped[:3])}{more}")
+        shown = m.ranking.head(top)
+        t = pd.DataFrame(
+            {
+                "rank": shown["rank"],
+                "setting": shown.setting,
+                "max regret": [_fmt_regret(v, m.regret_kind, unit) for v in shown.max_regret],
+                "mean regret": [_fmt_regret(v, m.regret_kind, unit) for v in shown.mean_regret],
+                "worst condition": shown.worst_condition,
+            }
+        )
+        lines.append("")
+        lines.append(t.to_string(index=False))
+        if len(m.ranking) > top:
+            lines.append(f"  ... {len(m.ranking) - top} more setting(s)")
+        cells = m.cells[m.cells.setting == m.recommended]
+        best_setting = m.cells.loc[m.cells.regret == 0].groupby("condition", sort=False).setting.first()
+        t2 = pd.DataFrame(
+            {
+                "condition": cells.condition,
+                "recommended (mean ± 95 % CI)": [
+                    f"{_fmt_value(v, metric)} ± {_fmt_value(h, metric) if math.isfinite(h) else 'n/a'}"
+                    for v, h in zip(cells["mean"], cells.ci95)
+                ],
+                "best there": [f"{_fmt_value(v, metric)}" for v in cells.best],
+                "by": [best_setting.get(c, "") for c in cells.condition],
+                "regret": [_fmt_regret(v, m.regret_kind, unit) for v in cells.regret],
+            }
+        )
+        lines.append("")
+        lines.append(t2.to_string(index=False))
+    for note in r.notes:
+        lines.append("")
+        lines.append(f"note: {note}")
+    return "\n".join(lines) + "\n"
+
+
+def write_html(r: Recommendation, path: str | Path) -> Path:
+    """One HTML file with a regret heatmap per metric (plotly.js inlined once: it opens offline)."""
+    import plotly.io as pio
+
+    parts = []
+    for i, metric in enumerate(r.metrics):
+        fig = r.figure(metric)
+        parts.append(pio.to_html(fig, include_plotlyjs=(i == 0), full_html=False))
+    body = "\n".join(f"<section>{p}</section>" for p in parts)
+    text = (
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pathsel recommend</title></head>\n"
+        f"<body>\n<h1>pathsel recommend</h1>\n<pre>{_escape(format_recommendation(r))}</pre>\n{body}\n</body></html>\n"
+    )
+    p = Path(path)
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,980 @@
+"""Sweeps: a parameter grid x replications over one or many scenarios, on any executor, saved as it goes.
+
+    >>> import pathsel
+    >>> res = pathsel.sweep(["a.toml", "b.toml"],                                    # doctest: +SKIP
+    ...                     {"latency.num_sampling_cycles": [16, 32, 64],
+    ...                      "replication.one_way_latency": ["0.5ms", "1ms", "2ms"]},
+    ...                     replications=5, seed=1, out="results.parquet")
+    >>> res.table, res.summary()                                                    # doctest: +SKIP
+
+Words (docs/sweeps.md says the same at more length):
+
+* A **parameter** ``FAMILY.key``, where FAMILY is a built-in policy family
+  (``latency``, ``rr``, ``fixed``, ``mru``), sets that policy parameter on every
+  run of that family. Any other dotted name overrides the scenario's TOML
+  before it is validated: ``replication.one_way_latency``, ``duration``,
+  ``workloads[0].iodepth``, ``arrays[remote].concurrency`` (a list entry by
+  its ``name``), ``paths[*].bandwidth`` (every entry). The loader's own
+  checks then say what is wrong with a value.
+* A **point** is one scenario with one value of each parameter; a **run** is a
+  point on one replication's seed: every policy of the scenario on that seed,
+  so policies at a point see the same workload (common random numbers).
+* Replication seeds are ``SeedSequence(seed).spawn(n)``, the same for every
+  point and policy, whatever the executor or the order runs finish in.
+* The **table** has one row per run x policy; with ``out`` it is appended to
+  a CSV file (or Parquet part files) as runs finish. Running the same sweep
+  again skips the runs already saved and ends with the same table, sorted in
+  plan order, as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import time
+import tomllib
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .api import _runs, simulate
+from .engine import supports
+from .errors import ScenarioError
+from .policies import PolicySpec, policy_label
+from .policies.spec import POLICY_DEFS, _norm_key, parse_spec
+from .results import RunResult
+from .scenario import Scenario, load_scenario
+from .scenario.load import DEFAULT_SCENARIO_NAME, scenario_from_data
+
+__all__ = [
+    "sweep",
+    "SweepResult",
+    "summarize",
+    "parse_param",
+    "read_table",
+    "convergence_time",
+    "METRIC_COLUMNS",
+    "DEFAULT_REPLICATIONS",
+]
+
+DEFAULT_REPLICATIONS = 3
+CONVERGENCE_BAND = 0.10  # IOPS within +-10 % of the level it settles at counts as converged
+
+# Every metric of Result.summary(), then what a sweep adds: simulated I/Os and convergence after faults.
+METRIC_COLUMNS = (
+    "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used", "expected_iops", "ios",
+    "convergence_s",
+)
+_INT_METRICS = {"paths_used", "ios"}
+# Summaries and recommendations read these; expected_iops is the file's figure, not a measurement.
+SUMMARY_METRICS = ("iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used", "convergence_s")
+KEY_COLUMNS = ("scenario", "point", "replication", "seed", "policy", "spec")
+NO_PARAMS = "defaults"  # the point text of a sweep without parameters
+
+
+# -- parameters ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Param:
+    name: str
+    values: tuple[Any, ...]
+    source: str  # where it was given, for messages: a file or "command line"
+    place: str  # "--param NAME" or "sweep.params.NAME"
+    family: str | None  # a policy family for FAMILY.key, else None (a scenario override)
+    key: str  # the policy parameter, or the name itself for a scenario override
+
+
+def _format_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v) if not v.is_integer() else str(int(v)) if abs(v) < 1e15 else repr(v)
+    if isinstance(v, dict):
+        return json.dumps(v, sort_keys=True, separators=(",", ":"))
+    return str(v)
+
+
+def _cli_value(text: str) -> Any:
+    """A value typed on the command line, typed as TOML would read it: 16 -> int, 0.5 -> float, 1ms -> str."""
+    t = text.strip()
+    if t in ("true", "false"):
+        return t == "true"
+    for kind in (int, float):
+        try:
+            v = kind(t)
+        except ValueError:
+            continue
+        if kind is float and not math.isfinite(v):
+            break
+        return v
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "\"'":
+        return t[1:-1]
+    return t
+
+
+def parse_param(text: str) -> tuple[str, list[Any]]:
+    """``"latency.num_sampling_cycles=16,32,64"`` -> ``("latency.num_sampling_cycles", [16, 32, 64])``.
+
+    Raises ScenarioError (source ``command line``) for text that is not ``NAME=V1[,V2...]``.
+    """
+    name, eq, rest = text.partition("=")
+    name = name.strip()
+    if not eq or not name:
+        raise ScenarioError("command line", f"--param {text!r}", "expected NAME=VALUE[,VALUE...], e.g. latency.num_sampling_cycles=16,32,64")
+    items = rest.split(",")
+    if any(not item.strip() for item in items):
+        raise ScenarioError("command line", f"--param {name}", f"empty value in {rest!r} (values are separated by commas)")
+    return name, [_cli_value(item) for item in items]
+
+
+def _resolve_param(name: str, values: Any, source: str, place: str) -> _Param:
+    if isinstance(values, (str, bytes, dict)) or not isinstance(values, Iterable):
+        values = [values]
+    values = tuple(values)
+    if not values:
+        raise ScenarioError(source, place, "give at least one value")
+    seen: list[str] = []
+    for v in values:
+        if not isinstance(v, (bool, int, float, str, dict)):
+            raise ScenarioError(source, place, f"values must be numbers, strings, booleans or tables, got {v!r}")
+        text = _format_value(v)
+        if text in seen:
+            raise ScenarioError(source, place, f"value {text} is given twice")
+        seen.append(text)
+    head, dot, rest = name.partition(".")
+    if dot and head in POLICY_DEFS:
+        key = _norm_key(rest)
+        d = POLICY_DEFS[head]
+        if d.param(key) is None:
+            known = ", ".join(p.name for p in d.params) or "none"
+            raise ScenarioError(source, place, f"{head} has no parameter {rest!r} (parameters: {known})")
+        for v in values:  # range and type, before anything runs
+            try:
+                parse_spec(head, {key: v})
+            except ValueError as e:
+                raise ScenarioError(source, place, str(e)) from None
+        return _Param(name, values, source, place, head, key)
+    _path_tokens(name, source, place)  # the grammar, now
+    return _Param(name, values, source, place, None, name)
+
+
+_TOKEN = re.compile(r"(?P<key>[A-Za-z_][\w-]*)|\[(?P<sel>[^\]]*)\]|(?P<dot>\.)|(?P<bad>.)")
+
+
+def _path_tokens(name: str, source: str, place: str) -> list[tuple[str, str]]:
+    """``workloads[0].iodepth`` -> [("key", "workloads"), ("sel", "0"), ("key", "iodepth")]."""
+    out: list[tuple[str, str]] = []
+    expect_key = True
+    for m in _TOKEN.finditer(name):
+        kind = m.lastgroup
+        if kind == "key" and expect_key:
+            out.append(("key", m.group("key")))
+            expect_key = False
+        elif kind == "sel" and not expect_key:
+            out.append(("sel", m.group("sel").strip()))
+        elif kind == "dot" and not expect_key:
+            expect_key = True
+        else:
+            raise ScenarioError(
+                source, place,
+                f"{name!r} is not a parameter name: use FAMILY.key for a policy parameter (families: {', '.join(POLICY_DEFS)}) "
+                "or a scenario key such as replication.one_way_latency, workloads[0].iodepth, arrays[local].concurrency",
+            )
+    if expect_key:
+        raise ScenarioError(source, place, f"{name!r} ends with a dot")
+    return out
+
+
+def _assign(data: dict[str, Any], p: _Param, value: Any, source: str) -> None:
+    """Set one scenario override in raw TOML data; the tables it goes through must exist."""
+    tokens = _path_tokens(p.name, p.source, p.place)
+
+    def walk(node: Any, i: int, where: str) -> None:
+        kind, tok = tokens[i]
+        last = i == len(tokens) - 1
+        if kind == "key":
+            if not isinstance(node, dict):
+                raise ScenarioError(source, p.place, f"{where or 'the scenario'} is not a table, cannot set {tok!r} in it")
+            here = f"{where}.{tok}" if where else tok
+            if last:
+                node[tok] = copy.deepcopy(value)
+                return
+            if tok not in node:
+                raise ScenarioError(source, p.place, f"the scenario has no {here} to set {p.name} in")
+            walk(node[tok], i + 1, here)
+            return
+        if not isinstance(node, list):
+            raise ScenarioError(source, p.place, f"{where} is not a list, cannot select [{tok}] in it")
+        if tok == "*":
+            picks = list(range(len(node)))
+        elif re.fullmatch(r"-?\d+", tok):
+            k = int(tok)
+            if not -len(node) <= k < len(node):
+                raise ScenarioError(source, p.place, f"{where} has {len(node)} entr{'y' if len(node) == 1 else 'ies'}, no [{k}]")
+            picks = [k % len(node)]
+        else:
+            picks = [j for j, item in enumerate(node) if isinstance(item, dict) and item.get("name") == tok]
+            if not picks:
+                names = [str(item.get("name")) for item in node if isinstance(item, dict) and "name" in item]
+                raise ScenarioError(source, p.place, f"{where} has no entry named {tok!r} (names: {', '.join(names) or 'none'})")
+        for j in picks:
+            if last:
+                node[j] = copy.deepcopy(value)
+            else:
+                walk(node[j], i + 1, f"{where}[{j}]")
+
+    walk(data, 0, "")
+
+
+def _set_policy_param(sc: Scenario, p: _Param, value: Any) -> Scenario:
+    hits = 0
+    runs = []
+    for run in sc.runs:
+        if isinstance(run.policy, PolicySpec) and run.policy.name == p.family:
+            try:
+                spec, _ = parse_spec(run.policy.name, {**run.policy.as_dict(), p.key: value})
+            except ValueError as e:
+                raise ScenarioError(p.source, p.place, str(e)) from None
+            run = dataclasses.replace(run, policy=spec)  # the label stays: it names the row at every point
+            hits += 1
+        runs.append(run)
+    if not hits:
+        labels = ", ".join(r.label for r in sc.runs)
+        raise ScenarioError(p.source, p.place, f"{sc.source} runs no {p.family} policy (policies: {labels})")
+    return sc.with_runs(tuple(runs))
+
+
+# -- the plan --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Point:
+    index: int  # position in the whole sweep: the table's sort order
+    scenario: str
+    text: str
+    values: dict[str, Any]
+    sc: Scenario
+    config: str  # fingerprint of what this point runs, to refuse mixing sweeps in one results file
+    # per policy label, the value of every swept parameter in that policy's rows (filled once the grid is known)
+    cells: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Run:
+    point: _Point
+    replication: int
+    seed: int
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.point.scenario, self.point.text, self.replication)
+
+
+@dataclass
+class _Plan:
+    params: list[str]
+    dtypes: dict[str, str]
+    points: list[_Point]
+    runs: list[_Run]
+    scenario_order: dict[str, int]
+    policy_order: dict[tuple[str, str], dict[str, int]]
+
+    @property
+    def columns(self) -> list[str]:
+        return ["scenario", "point", *self.params, "replication", "seed", "policy", "spec", *METRIC_COLUMNS, "config"]
+
+
+def _sweep_table(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """Check a file's ``[sweep]`` table: params (FAMILY.key or scenario keys -> lists), replications, seed."""
+    raw = data.get("sweep")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ScenarioError(source, "sweep", "must be a table")
+    for key in raw:
+        if key not in ("params", "replications", "seed"):
+            raise ScenarioError(source, f"sweep.{key}", f"unknown key {key!r} (keys: params, replications, seed)")
+    out: dict[str, Any] = {}
+    for key, low in (("replications", 1), ("seed", 0)):
+        if key in raw:
+            v = raw[key]
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ScenarioError(source, f"sweep.{key}", f"must be a whole number >= {low}, got {v!r}")
+            out[key] = v
+    params: dict[str, Any] = {}
+
+    def flatten(prefix: str, node: Any) -> None:
+        # `latency.num_sampling_cycles = [...]` (TOML dotted keys) nests: flatten back to the dotted name.
+        if isinstance(node, dict):
+            for k, v in node.items():
+                flatten(f"{prefix}.{k}" if prefix else k, v)
+        elif isinstance(node, list):
+            params[prefix] = node
+        else:
+            raise ScenarioError(source, f"sweep.params.{prefix}", f"must be a list of values, got {node!r}")
+
+    if "params" in raw:
+        if not isinstance(raw["params"], dict):
+            raise ScenarioError(source, "sweep.params", "must be a table of NAME = [values]")
+        flatten("", raw["params"])
+    out["params"] = params
+    return out
+
+
+def _fingerprint(sc: Scenario, duration: float | None) -> str:
+    runs = [(r.label, r.policy.text if isinstance(r.policy, PolicySpec) else policy_label(r.policy), r.preferred_array) for r in sc.runs]
+    text = repr((sc.model, runs, duration))
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def _seeds(seed: int, n: int) -> tuple[int, ...]:
+    # Children of one SeedSequence; child i is the same whatever n, so more replications keep the first ones.
+    return tuple(int(c.generate_state(1)[0]) for c in np.random.SeedSequence(seed).spawn(n))
+
+
+def _scenario_inputs(scenarios: Any) -> list[tuple[str, Scenario, dict[str, Any] | None]]:
+    """(label, scenario, raw TOML data or None) for each scenario given."""
+    if scenarios is None or isinstance(scenarios, (str, Path, Scenario)):
+        scenarios = [scenarios]
+    out = []
+    for s in scenarios:
+        if s is None:
+            from importlib import resources
+
+            text = resources.files("pathsel.data").joinpath(DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8")
+            data = tomllib.loads(text)
+            sc = scenario_from_data(data, f"<default: {DEFAULT_SCENARIO_NAME}>")
+            out.append((Path(DEFAULT_SCENARIO_NAME).stem, sc, data))
+        elif isinstance(s, Scenario):
+            out.append((s.name, s, None))
+        else:
+            sc = load_scenario(s)  # every read and validation error, located, as for `pathsel simulate`
+            data = tomllib.loads(Path(s).read_text(encoding="utf-8"))
+            out.append((Path(s).stem, sc, data))
+    labels = [label for label, _, _ in out]
+    for label in labels:
+        if labels.count(label) > 1:
+            raise ScenarioError("sweep", "scenarios", f"two scenarios are called {label!r}; rename one file (the table names scenarios by file name)")
+    return out
+
+
+def _dtype(values: list[Any]) -> str:
+    values = [v for v in values if v is not None]
+    if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "Int64"  # nullable: a row where the parameter does not apply has none
+    if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return "float64"
+    return "str"
+
+
+def _lookup(data: dict[str, Any] | None, name: str) -> Any:
+    """The value a scenario file has at a parameter's place (None when absent or not one value)."""
+    if data is None:
+        return None
+    nodes = [data]
+    for kind, tok in _path_tokens(name, "", ""):
+        nxt = []
+        for node in nodes:
+            if kind == "key" and isinstance(node, dict) and tok in node:
+                nxt.append(node[tok])
+            elif kind == "sel" and isinstance(node, list):
+                if tok == "*":
+                    nxt.extend(node)
+                elif re.fullmatch(r"-?\d+", tok) and -len(node) <= int(tok) < len(node):
+                    nxt.append(node[int(tok)])
+                else:
+                    nxt.extend(i for i in node if isinstance(i, dict) and i.get("name") == tok)
+        nodes = nxt
+    texts = {_format_value(v) for v in nodes}
+    return nodes[0] if len(texts) == 1 and not isinstance(nodes[0], list) else None
+
+
+def _plan(
+    scenarios: Any,
+    params: Mapping[str, Any] | None,
+    *,
+    replications: int | None,
+    seed: int | None,
+    policies: Sequence[Any] | None,
+    duration: float | None,
+    origin: str,
+) -> _Plan:
+    given = [
+        _resolve_param(name, values, origin, f"--param {name}" if origin == "command line" else f"params[{name!r}]")
+        for name, values in (params or {}).items()
+    ]
+    points: list[_Point] = []
+    runs: list[_Run] = []
+    names: list[str] = []
+    kinds: dict[str, _Param] = {}
+    raw_of: dict[str, dict[str, Any] | None] = {}
+    policy_order: dict[tuple[str, str], dict[str, int]] = {}
+    inputs = _scenario_inputs(scenarios)
+    for label, base, data in inputs:
+        table = _sweep_table(data, base.source) if data is not None else {}
+        if given:  # the caller's grid replaces the files' (one grid for every scenario, so they compare)
+            grid = given
+        else:
+            grid = [
+                _resolve_param(name, values, base.source, f"sweep.params.{name}")
+                for name, values in table.get("params", {}).items()
+            ]
+        raw_of[label] = data
+        for p in grid:
+            if p.name not in names:
+                names.append(p.name)
+                kinds[p.name] = p
+        n_rep = replications if replications is not None else table.get("replications", DEFAULT_REPLICATIONS)
+        base_seed = seed if seed is not None else table.get("seed", base.model.seed)
+        seeds = _seeds(base_seed, n_rep)
+        raw = [p for p in grid if p.family is None]
+        if raw and data is None:
+            raise ScenarioError(
+                raw[0].source, raw[0].place, f"overriding scenario keys needs a scenario file; {label!r} was given as a loaded Scenario"
+            )
+        built: dict[tuple[str, ...], Scenario] = {}
+        for combo in itertools.product(*(p.values for p in grid)):
+            values = {p.name: v for p, v in zip(grid, combo)}
+            raw_key = tuple(_format_value(values[p.name]) for p in raw)
+            sc = built.get(raw_key)
+            if sc is None:
+                if raw:
+                    d = copy.deepcopy(data)
+                    what = ", ".join(f"{p.name}={_format_value(values[p.name])}" for p in raw)
+                    src = f"{base.source} with {what}"
+                    for p in raw:
+                        _assign(d, p, values[p.name], src)
+                    sc = scenario_from_data(d, src)  # the loader's checks and messages
+                else:
+                    sc = base
+                if policies is not None:
+                    sc = _runs(sc, policies)
+                built[raw_key] = sc
+            for p in grid:
+                if p.family is not None:
+                    sc = _set_policy_param(sc, p, values[p.name])
+            labels = [r.label for r in sc.runs]
+            for lab in labels:
+                if labels.count(lab) > 1:
+                    raise ScenarioError(sc.source, "policies", f"two policies are labelled {lab!r}; give each its own label")
+            text = " ".join(f"{k}={_format_value(v)}" for k, v in values.items()) or NO_PARAMS
+            if (label, text) in policy_order:
+                raise ScenarioError(origin, "params", f"two points of {label} read the same: {text}")
+            point = _Point(len(points), label, text, values, sc, _fingerprint(sc, duration))
+            points.append(point)
+            policy_order[(label, text)] = {lab: i for i, lab in enumerate(labels)}
+            runs.extend(_Run(point, r, s) for r, s in enumerate(seeds))
+    # Each row holds the parameter values its run used: a policy parameter for the rows of that family
+    # (its default where this scenario does not sweep it), a scenario key as the point or the file sets it.
+    column_values: dict[str, list[Any]] = {n: [] for n in names}
+    for point in points:
+        for run in point.sc.runs:
+            cell = {}
+            for n in names:
+                k = kinds[n]
+                if k.family is not None:
+                    pol = run.policy
+                    v = pol[k.key] if isinstance(pol, PolicySpec) and pol.name == k.family else None
+                else:
+                    v = point.values[n] if n in point.values else _lookup(raw_of[point.scenario], n)
+                cell[n] = v
+                column_values[n].append(v)
+            point.cells[run.label] = cell
+    dtypes = {n: _dtype(column_values[n]) for n in names}
+    return _Plan(names, dtypes, points, runs, {label: i for i, (label, _, _) in enumerate(inputs)}, policy_order)
+
+
+# -- one run (in a worker) -------------------------------------------------
+
+
+def convergence_time(run: RunResult, band: float = CONVERGENCE_BAND) -> float:
+    """Seconds from the last fault until IOPS is back within ``band`` of its level before the first fault.
+
+    The level before is the mean IOPS of the later half of the measured
+    intervals (the scenario's ``interval``) that end before the first fault
+    in the window (the later half: after the policy's own start-up). The time
+    runs from the last fault to the start of the first interval after it
+    with IOPS at least ``(1 - band)`` x that level; when there is none, to the
+    end of the run (a lower bound). NaN when no fault falls in the measured
+    window or no interval precedes the first. Later dips (latency round
+    robin's sampling windows, say) are in the run's IOPS and p99, not here.
+    The resolution is ``interval``: set it well below the times you compare.
+    """
+    model, m = run.model, run.metrics
+    times = [f.at for f in model.faults if model.ramp <= f.at < model.end]
+    if not times:
+        return math.nan
+    first, last = min(times), max(times)
+    iops = np.asarray(m.ts_ios, dtype=float) / m.interval
+    starts = np.arange(len(iops)) * m.interval
+    ends = starts + m.interval
+    whole = (starts >= model.ramp - 1e-12) & (ends <= model.end + 1e-12)  # a cut-off interval would look like a drop
+    before = np.flatnonzero(whole & (ends <= first + 1e-12))
+    if not len(before):
+        return math.nan
+    level = iops[before[len(before) // 2 :]].mean()
+    after = np.flatnonzero(whole & (ends > last))
+    back = after[iops[after] >= (1.0 - band) * level]
+    if not len(back):
+        return float(model.end - last)
+    return float(max(starts[back[0]] - last, 0.0))
+
+
+def _run_one(sc: Scenario, seed: int, duration: float | None, engine: str) -> list[dict[str, Any]]:
+    """Every policy of one point on one seed: the metric columns of each row (module level: workers unpickle it)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="pathsel: .* Python polic")  # the sweep warns once, not per run
+        res = simulate(sc, duration=duration, seed=seed, engine=engine)
+    rows = []
+    for run, rec in zip(res.runs, res.summary().to_dict("records")):
+        rec["spec"] = run.policy
+        rec["ios"] = run.ios
+        rec["convergence_s"] = convergence_time(run)
+        rows.append(rec)
+    return rows
+
+
+# -- storage -----------------------------------------------------------------
+
+
+def _typed(df: pd.DataFrame, plan: _Plan) -> pd.DataFrame:
+    """The table's columns in one order and one dtype each, whether rows come from memory, CSV or Parquet."""
+    df = df.reindex(columns=plan.columns)
+    for c in plan.columns:
+        if c in plan.dtypes:
+            kind = plan.dtypes[c]
+        elif c in ("replication", "seed") or c in _INT_METRICS:
+            kind = "int64"
+        elif c in METRIC_COLUMNS:
+            kind = "float64"
+        else:
+            kind = "str"
+        if kind == "str":
+            col = df[c].map(lambda v: v if isinstance(v, str) or (isinstance(v, float) and math.isnan(v)) or v is None else _format_value(v))
+            df[c] = col.astype("str")
+        else:
+            df[c] = pd.to_numeric(df[c]).astype(kind)
+    return df
+
+
+def _sorted(df: pd.DataFrame, plan: _Plan) -> pd.DataFrame:
+    point_index = {(p.scenario, p.text): p.index for p in plan.points}
+    order = pd.DataFrame(
+        {
+            "p": [point_index[k] for k in zip(df.scenario, df.point)],
+            "r": df.replication.to_numpy(),
+            "q": [plan.policy_order[(s, t)][lab] for s, t, lab in zip(df.scenario, df.point, df.policy)],
+        }
+    )
+    idx = order.sort_values(["p", "r", "q"], kind="stable").index
+    return df.iloc[idx].reset_index(drop=True)
+
+
+class _Store:
+    """Results on disk: a CSV appended run by run, or Parquet part files merged at the end."""
+
+    def __init__(self, path: Path, plan: _Plan) -> None:
+        self.path = path
+        self.plan = plan
+        self.csv = path.suffix.lower() == ".csv"
+        if not self.csv and path.suffix.lower() != ".parquet":
+            raise ScenarioError(str(path), "", "results go to a .parquet or .csv file")
+        self.parts = path.with_name(path.name + ".parts")
+        self.buffer: list[dict[str, Any]] = []
+        self.last_flush = time.monotonic()
+
+    def existing(self) -> pd.DataFrame:
+        frames = []
+        try:
+            if self.csv and self.path.exists():
+                self._trim_partial_line()
+                if self.path.stat().st_size:
+                    df = pd.read_csv(self.path, keep_default_na=False, na_values=[""])
+                    if list(df.columns) != self.plan.columns:
+                        raise ScenarioError(str(self.path), "", "holds a different sweep (other columns): use another --out, or delete it")
+                    frames.append(df)
+            elif not self.csv:
+                if self.path.exists():
+                    frames.append(pd.read_parquet(self.path))
+                if self.parts.is_dir():
+                    frames.extend(pd.read_parquet(p) for p in sorted(self.parts.glob("part-*.parquet")))
+        except ScenarioError:
+            raise
+        except Exception as e:  # unreadable: say so in one line rather than guess
+            raise ScenarioError(str(self.path), "", f"cannot read the results already there: {e}") from None
+        if not frames:
+            return _typed(pd.DataFrame(columns=self.plan.columns), self.plan)
+        df = pd.concat(frames, ignore_index=True)
+        if list(df.columns) != self.plan.columns:
+            raise ScenarioError(str(self.path), "", "holds a different sweep (other columns): use another --out, or delete it")
+        return _typed(df, self.plan)
+
+    def _trim_partial_line(self) -> None:
+        # A run killed mid-append leaves a line without its newline: drop it, that run is run again.
+        with open(self.path, "rb+") as f:
+            data = f.read()
+            if data and not data.endswith(b"\n"):
+                f.truncate(data.rfind(b"\n") + 1)
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        self.buffer.extend(rows)
+        # Every second or two rather than every run: typing the rows costs the parent ~15 ms a write, which
+        # would cap short runs; an interruption flushes first, so only a kill loses up to that much.
+        if time.monotonic() - self.last_flush >= (1.0 if self.csv else 2.0):
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        df = _typed(pd.DataFrame(self.buffer), self.plan)
+        if self.csv:
+            header = not self.path.exists() or self.path.stat().st_size == 0
+            text = df.to_csv(index=False, header=header, lineterminator="\n")
+            with open(self.path, "a", encoding="utf-8", newline="") as f:
+                f.write(text)  # one write: a killed process leaves at most one cut line (trimmed on resume)
+        else:
+            self.parts.mkdir(parents=True, exist_ok=True)
+            final = self.parts / f"part-{self._next_part():06d}.parquet"
+            tmp = final.with_suffix(".tmp")
+            df.to_parquet(tmp, index=False)
+            os.replace(tmp, final)  # a part is whole or absent
+        self.buffer = []
+        self.last_flush = time.monotonic()
+
+    def _next_part(self) -> int:
+        numbers = [int(p.stem.split("-")[1]) for p in self.parts.glob("part-*.parquet")]
+        return max(numbers, default=-1) + 1
+
+    def rewrite(self, df: pd.DataFrame) -> None:
+        """Replace what is saved by ``df`` (atomically: a file is renamed over the old one)."""
+        if self.csv:
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            df.to_csv(tmp, index=False, lineterminator="\n")
+            os.replace(tmp, self.path)
+            return
+        self.parts.mkdir(parents=True, exist_ok=True)
+        old = sorted(self.parts.glob("part-*.parquet"))
+        tmp = self.parts / "rewrite.tmp"
+        df.to_parquet(tmp, index=False)
+        final = self.parts / f"part-{self._next_part():06d}.parquet"
+        os.replace(tmp, final)
+        for p in old:
+            p.unlink()
+        if self.path.exists():
+            self.path.unlink()
+
+    def finish(self) -> pd.DataFrame:
+        self.flush()
+        df = _sorted(self.existing(), self.plan)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        if self.csv:
+            df.to_csv(tmp, index=False, lineterminator="\n")
+        else:
+            df.to_parquet(tmp, index=False)
+        os.replace(tmp, self.path)
+        if not self.csv:
+            shutil.rmtree(self.parts, ignore_errors=True)
+        return df
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A sweep's results table from a ``.parquet`` or ``.csv`` file (ScenarioError when it is not one)."""
+    p = Path(path)
+    if not p.exists():
+        parts = p.with_name(p.name + ".parts")
+        if parts.is_dir():
+            raise ScenarioError(str(p), "", "the sweep writing it has not finished (its part files are there): run it again to finish")
+        raise ScenarioError(str(p), "", "no such file")
+    try:
+        if p.suffix.lower() == ".csv":
+            df = pd.read_csv(p, keep_default_na=False, na_values=[""])
+        elif p.suffix.lower() == ".parquet":
+            df = pd.read_parquet(p)
+        else:
+            raise ScenarioError(str(p), "", "sweep results are a .parquet or .csv file")
+    except ScenarioError:
+        raise
+    except IsADirectoryError:
+        raise ScenarioError(str(p), "", "is a directory, not a results file") from None
+    except Exception as e:
+        raise ScenarioError(str(p), "", f"cannot read: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    missing = [c for c in ("scenario", "point", "replication", "policy", "spec", "iops", "p99_us") if c not in df.columns]
+    if missing:
+        raise ScenarioError(str(p), "", f"not a pathsel sweep table (no column {missing[0]!r})")
+    return df
+
+
+# -- the sweep -----------------------------------------------------------------
+
+
+def param_columns(table: pd.DataFrame) -> list[str]:
+    """The swept parameters' columns of a results table (between ``point`` and ``replication``)."""
+    cols = list(table.columns)
+    return cols[cols.index("point") + 1 : cols.index("replication")]
+
+
+def _t975(dof: int) -> float:
+    from .plots import _t975 as t  # one table of Student's t, in plots (lazily: plotly is slow to import)
+
+    return t(dof)
+
+
+def summarize(table: pd.DataFrame) -> pd.DataFrame:
+    """Means and 95 % confidence intervals over replications (Student's t).
+
+    One row per scenario x point x policy x metric: ``n``, ``mean``, ``std``,
+    ``ci95`` (half-width), ``ci95_low``, ``ci95_high``. Metrics with no value
+    (convergence without faults) are left out.
+    """
+    params = param_columns(table)
+    keys = ["scenario", "point", *params, "policy"]
+    rows = []
+    for key, g in table.groupby(keys, sort=False, dropna=False):
+        for metric in SUMMARY_METRICS:
+            if metric not in g:
+                continue
+            v = g[metric].dropna().astype(float)
+            n = len(v)
+            if not n:
+                continue
+            mean = float(v.mean())
+            std = float(v.std(ddof=1)) if n > 1 else math.nan
+            half = _t975(n - 1) * std / math.sqrt(n) if n > 1 else math.nan
+            rows.append({**dict(zip(keys, key)), "metric": metric, "n": n, "mean": mean, "std": std,
+                         "ci95": half, "ci95_low": mean - half, "ci95_high": mean + half})
+    return pd.DataFrame(rows, columns=[*keys, "metric", "n", "mean", "std", "ci95", "ci95_low", "ci95_high"])
+
+
+@dataclass
+class SweepResult:
+    """What a sweep measured: the tidy ``table`` (one row per point x replication x policy)."""
+
+    table: pd.DataFrame
+    params: list[str]
+    out: Path | None = None
+    ran: int = 0  # runs run by this call
+    reused: int = 0  # runs found already saved in ``out``
+    points: int = 0
+    wall_s: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> pd.DataFrame:
+        """Means and 95 % confidence intervals over replications: see :func:`summarize`."""
+        return summarize(self.table)
+
+    def recommend(self, **kwargs: Any):  # -> pathsel.recommend.Recommendation
+        """The point with the best worst-case regret across scenarios: see :func:`pathsel.recommend.recommend`."""
+        from .recommend import recommend
+
+        return recommend(self.table, **kwargs)
+
+
+def _default_workers() -> int:
+    if hasattr(os, "process_cpu_count"):  # 3.13+: the CPUs this process may use
+        return os.process_cpu_count() or 1
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def sweep(
+    scenarios: Any = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    replications: int | None = None,
+    seed: int | None = None,
+    policies: Iterable[Any] | None = None,
+    duration: float | None = None,
+    engine: str = "auto",
+    out: str | Path | None = None,
+    executor: Executor | str | None = None,
+    workers: int | None = None,
+    progress: bool = False,
+    _origin: str = "sweep()",
+    _on_run: Callable[[int, int], None] | None = None,
+) -> SweepResult:
+    """Run a grid of parameters x replications over one or many scenarios.
+
+    ``scenarios``: a file, a loaded :class:`Scenario`, None (the embedded
+    default), or a list of them. A file's ``[sweep]`` table gives its grid
+    (``params``), ``replications`` and ``seed``; arguments given here replace
+    them (``params`` replaces the whole grid of every file).
+    ``params``: ``{"latency.num_sampling_cycles": [16, 32, 64], ...}``; a
+    policy family's ``FAMILY.key``, or a scenario key to override
+    (``replication.one_way_latency``, ``workloads[0].iodepth``,
+    ``arrays[remote].concurrency``, ``paths[*].bandwidth``).
+    ``replications``: runs per point (default: the file's, else 3), on seeds
+    ``SeedSequence(seed).spawn(replications)``; ``seed`` defaults to the
+    file's ``[sweep]`` seed, else the scenario's ``seed``. ``policies`` and
+    ``duration`` replace the files' as in :func:`pathsel.simulate`.
+
+    ``out``: a ``.parquet`` or ``.csv`` file the table is saved to as runs
+    finish; calling again with the same arguments skips the runs saved there
+    and ends with the same table as one uninterrupted call. A results file
+    holding runs this sweep does not plan is refused.
+
+    ``executor``: None or ``"process"`` for a local process pool of
+    ``workers`` processes (default: every core), ``"serial"`` to run here,
+    or any :class:`concurrent.futures.Executor`, such as a Dask cluster's
+    ``distributed.Client(address).get_executor()``. The table does not depend
+    on the executor, nor on the order runs finish in.
+    """
+    t_start = time.perf_counter()
+    if engine not in ("auto", "fast", "reference"):
+        raise ScenarioError(_origin, "engine", f"unknown engine {engine!r} (engines: auto, fast, reference)")
+    if duration is not None and not duration > 0:
+        raise ScenarioError(_origin, "duration", "must be > 0")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ScenarioError(_origin, "seed", f"must be a whole number >= 0, got {seed!r}")
+    if replications is not None and (isinstance(replications, bool) or not isinstance(replications, (int, np.integer)) or replications < 1):
+        raise ScenarioError(_origin, "replications", f"must be a whole number >= 1, got {replications!r}")
+    if workers is not None and workers < 1:
+        raise ScenarioError(_origin, "workers", f"must be >= 1, got {workers!r}")
+    policies = list(policies) if policies is not None else None
+    plan = _plan(scenarios, params, replications=replications, seed=seed, policies=policies, duration=duration, origin=_origin)
+    custom = sorted({r.label for p in plan.points for r in p.sc.runs if not supports(r.policy)})
+    if custom and engine == "fast":
+        raise ScenarioError(_origin, "engine", f"the fast engine runs built-in policies only; {custom[0]!r} needs engine='reference'")
+    if custom and engine == "auto":
+        warnings.warn(f"pathsel: {', '.join(map(repr, custom))}: Python policies run on the reference engine", stacklevel=2)
+
+    store = _Store(Path(out), plan) if out is not None else None
+    done_keys: set[tuple[str, str, int]] = set()
+    if store is not None:
+        have = store.existing()
+        planned = {r.key: r for r in plan.runs}
+        partial = []
+        for key, g in have.groupby(["scenario", "point", "replication"], sort=False):
+            run = planned.get((key[0], key[1], int(key[2])))
+            if run is None or int(g.seed.iloc[0]) != run.seed or g.config.iloc[0] != run.point.config:
+                what = f"{key[0]} {key[1]} replication {key[2]}"
+                raise ScenarioError(
+                    str(store.path), "", f"holds runs this sweep does not plan ({what}): use another --out, or delete it"
+                )
+            if len(g) == len(run.point.sc.runs):
+                done_keys.add(run.key)
+            else:  # cut short by a kill mid-write: run it again
+                partial.extend(g.index)
+        if partial:
+            store.rewrite(have.drop(index=partial))
+    todo = [r for r in plan.runs if r.key not in done_keys]
+    rows_mem: list[dict[str, Any]] = []
+    left = {p.index: 0 for p in plan.points}
+    for r in todo:
+        left[r.point.index] += 1
+    points_done = sum(1 for v in left.values() if v == 0)
+
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(plan.runs), initial=len(plan.runs) - len(todo), unit="run", desc="sweep",
+                   file=sys.stderr, dynamic_ncols=True, mininterval=0.2 if sys.stderr.isatty() else 5.0)
+        bar.set_postfix_str(f"points {points_done}/{len(plan.points)}", refresh=False)
+
+    def finished(run: _Run, metrics: list[dict[str, Any]]) -> None:
+        nonlocal points_done
+        head = {"scenario": run.point.scenario, "point": run.point.text}
+        rows = [
+            {**head, **run.point.cells[m["policy"]], "replication": run.replication, "seed": run.seed, **m, "config": run.point.config}
+            for m in metrics
+        ]
+        if store is not None:
+            store.add(rows)
+        else:
+            rows_mem.extend(rows)
+        left[run.point.index] -= 1
+        if left[run.point.index] == 0:
+            points_done += 1
+        if bar is not None:
+            bar.set_postfix_str(f"points {points_done}/{len(plan.points)}", refresh=False)
+            bar.update(1)
+        if _on_run is not None:  # a test's hook: it interrupts a sweep part way
+            _on_run(len(plan.runs) - sum(left.values()), len(plan.runs))
+
+    own = None
+    if executor is None or executor == "process":
+        n = workers or _default_workers()
+        # One worker needs no pool; more than there are runs would only start idle processes.
+        if todo and min(n, len(todo)) > 1:
+            own = ProcessPoolExecutor(max_workers=min(n, len(todo)))
+        pool: Executor | None = own
+        window = 4 * min(n, max(len(todo), 1))
+    elif executor == "serial":
+        pool = None
+        window = 1
+    elif isinstance(executor, Executor):
+        pool = executor
+        window = 4 * (getattr(executor, "_max_workers", None) or workers or 16)
+    else:
+        raise ScenarioError(_origin, "executor", f"must be None, 'process', 'serial' or a concurrent.futures.Executor, got {executor!r}")
+
+    try:
+        if pool is None:
+            for run in todo:
+                finished(run, _run_one(run.point.sc, run.seed, duration, engine))
+        else:
+            _drive(pool, todo, window, duration, engine, finished)
+    except BaseException:
+        if store is not None:
+            store.flush()  # keep what finished: the next call resumes from it
+        raise
+    finally:
+        if own is not None:
+            own.shutdown(wait=True, cancel_futures=True)
+        if bar is not None:
+            bar.close()
+
+    if store is not None:
+        table = store.finish()
+    else:
+        table = _sorted(_typed(pd.DataFrame(rows_mem, columns=plan.columns), plan), plan)
+    return SweepResult(
+        table=table,
+        params=list(plan.params),
+        out=store.path if store is not None else None,
+        ran=len(todo),
+        reused=len(plan.runs) - len(todo),
+        points=len(plan.points),
+        wall_s=time.perf_counter() - t_start,
+    )
+
+
+def _drive(pool: Executor, todo: list[_Run], window: int, duration: float | None, engine: str,
+           finished: Callable[[_Run, list[dict[str, Any]]], None]) -> None:
+    """Keep at most ``window`` runs in flight (memory stays flat on long sweeps); record each as it ends."""
+    it = iter(todo)
+    pending: dict[Any, _Run] = {}
+
+    def fill() -> None:
+        for run in it:
+            pending[pool.submit(_run_one, run.point.sc, run.seed, duration, engine)] = run
+            if len(pending) >= window:
+                return
+
+    try:
+        fill()
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                run = pending.pop(fut)
+                finished(run, fut.result())
+            fill()
+    finally:
+        for fut in pending:
+            fut.cancel()
