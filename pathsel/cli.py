@@ -122,11 +122,12 @@ def _num(x: float) -> str:
 
 
 def _cmd_policies(args: argparse.Namespace) -> int:
+    width = max(len(d.name) for d in POLICY_DEFS.values())
     for d in POLICY_DEFS.values():
-        print(f"{d.name:10s} {d.summary}")
+        print(f"{d.name:{width}s}  {d.summary}")
         for p in d.params:
             rng = f" [{_num(p.low)}..{_num(p.high)}]" if p.low is not None else (f" [{'|'.join(p.choices)}]" if p.choices else "")
-            print(f"{'':12s}{p.name}={p.default}{rng}  {p.doc}")
+            print(f"{'':{width + 2}s}{p.name}={p.default}{rng}  {p.doc}")
     return 0
 
 
