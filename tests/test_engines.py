@@ -515,3 +515,60 @@ def test_engines_agree_on_the_fault_and_network_sims(name, factor):
     for f, r in zip(fast.runs, ref.runs):
         assert f.metrics.trace == r.metrics.trace
         assert f.accounting["balanced"] and f.metrics.completed > 100
+
+
+# Every wake-up of an I/O waiting for a path (here: ALUA changes while no path is usable) used to leave
+# its APD timer in the fast engine's event heap until the timeout, past the heap's end.
+STALE_TIMERS = """
+name = "stale-apd-timers"
+seed = 0
+duration = "300ms"
+
+[[arrays]]
+name = "a0"
+concurrency = 1
+service_time = { read = { dist = "exponential", mean = "10us" }, write = { dist = "exponential", mean = "10us" } }
+
+[[hosts]]
+name = "h"
+apd_timeout = "10s"
+
+[[paths]]
+name = "p{i}"
+count = 2
+array = "a0"
+one_way_latency = "2ms"
+alua = "standby"
+
+[[workloads]]
+rw = "randread"
+iodepth = 11
+numjobs = 2
+""" + "".join(f'\n[[faults]]\nat = "{t}ms"\nwhat = "alua"\npath = "p0"\nstate = "standby"\n' for t in range(0, 100, 10)) + """
+[[faults]]
+at = "150ms"
+what = "alua"
+path = "p0"
+state = "AO"
+"""
+
+
+def test_stale_apd_timers_stay_inside_the_event_heap():
+    import math
+
+    from pathsel.engine import _kernel as K
+    from pathsel.engine import fast
+    from pathsel.model import compile_model
+
+    sc = pathsel.loads_scenario(STALE_TIMERS).with_policies(["rr"])
+    model = compile_model(sc, sc.runs[0])
+    prm, st, draws = fast._build(model, parse_spec("rr")[0], False)
+    fast._refill(st, draws)
+    room = st.ev_t.shape[0] - 64
+    while (status := K.run_kernel(prm, st, math.inf, room, 1 << 40)) != K.DONE:
+        if status == K.REFILL:
+            fast._refill(st, draws)
+        st.si[K.I_NEV] = 0
+    assert 0 < st.si[K.I_HEAPN] <= st.h_time.shape[0]
+    fast_, ref = _both(sc, None)
+    assert _json(fast_) == _json(ref) and fast_.runs[0].metrics.completed > 100

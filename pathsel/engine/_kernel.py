@@ -652,6 +652,53 @@ def heap_pop(S):
 
 
 @_jit
+def heap_drop_stale_timers(S):
+    """Drop the APD timers of waits that are over (due, they would do nothing), then heapify again.
+
+    A slot that is woken and waits again leaves its old timer in the heap, so without this
+    the heap grows with every wake-up while the APD timeout is long (start_wait calls it when
+    the heap is half full). Keys (time, id) are unique, so the pop order does not change.
+    """
+    n_slots = S.s_waitid.shape[0]
+    m = 0
+    for i in range(S.si[I_HEAPN]):
+        if S.h_kind[i] == EV_APD_TIMER:
+            a = S.h_arg[i]
+            w = a % n_slots
+            if S.s_waitid[w] != a // n_slots or S.s_woken[w] != 0:
+                continue
+        S.h_time[m] = S.h_time[i]
+        S.h_eid[m] = S.h_eid[i]
+        S.h_kind[m] = S.h_kind[i]
+        S.h_arg[m] = S.h_arg[i]
+        m += 1
+    S.si[I_HEAPN] = m
+    for top in range(m // 2 - 1, -1, -1):  # sift each parent down, as heap_pop does
+        t = S.h_time[top]
+        eid = S.h_eid[top]
+        k = S.h_kind[top]
+        a = S.h_arg[top]
+        i = top
+        while True:
+            c = 2 * i + 1
+            if c >= m:
+                break
+            if c + 1 < m and (S.h_time[c + 1] < S.h_time[c] or (S.h_time[c + 1] == S.h_time[c] and S.h_eid[c + 1] < S.h_eid[c])):
+                c += 1
+            if S.h_time[c] > t or (S.h_time[c] == t and S.h_eid[c] > eid):
+                break
+            S.h_time[i] = S.h_time[c]
+            S.h_eid[i] = S.h_eid[c]
+            S.h_kind[i] = S.h_kind[c]
+            S.h_arg[i] = S.h_arg[c]
+            i = c
+        S.h_time[i] = t
+        S.h_eid[i] = eid
+        S.h_kind[i] = k
+        S.h_arg[i] = a
+
+
+@_jit
 def push_urgent(S, kind, arg):
     i = S.si[I_UF_TAIL] & (S.uf_kind.shape[0] - 1)
     tail = S.si[I_UF_TAIL]
@@ -1612,6 +1659,8 @@ def start_wait(P, S, s, limit):
     S.wt_id[tail & mask] = S.s_waitid[s]
     S.si[I_WT_TAIL] = tail + 1
     if limit < np.inf:
+        if S.si[I_HEAPN] >= S.h_time.shape[0] >> 1:  # fast.py sizes the heap: live timers fit in half
+            heap_drop_stale_timers(S)
         n_slots = S.s_waitid.shape[0]
         timeout(S, limit, EV_APD_TIMER, s + n_slots * S.s_waitid[s])
 

@@ -245,7 +245,11 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         trace_on=np.array([1 if trace else 0], dtype=i64),
     )
 
-    heap_cap = 2 * N + 2 * C + 16
+    # Live timers: per slot two (an I/O's leg or service and its mirror's) or one APD timer, a notice per
+    # nexus change still in its detection delay, the next fault. Twice that: the other half holds APD
+    # timers of waits that ended, which start_wait drops once the heap is half full.
+    notices = 2 * C + sum(len(f.controllers) for f in faults)
+    heap_cap = 2 * (3 * N + notices + 16)
     pow2 = lambda n: 1 << (int(n) - 1).bit_length()  # ring buffers are indexed with a mask
     fifo_cap = pow2(8 * N + 4 * P + 64)
     # the most values one event can draw from a stream: a wake-up restarts every slot, and with
