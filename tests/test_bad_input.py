@@ -71,6 +71,7 @@ CASES = [
     ("unknown_param_key.toml", "policies[0].iopz", "rr has no parameter 'iopz'"),
     ("policy_not_a_table.toml", "policies[0]", "must be a spec string such as \"rr:iops=1\" or a table with a spec key, got 5"),
     ("fixed_preferred_unknown.toml", "policies[0].spec", "preferred path 'p9' is not a path of this scenario"),
+    ("hpp_fixed_preferred_unknown.toml", "policies[0].spec", "hpp:fixed: preferred path 'p9' is not a path of this scenario"),
     ("invalid_toml.toml", "line 27, column 12", "not valid TOML"),
     ("duplicate_path_names.toml", "paths[1].name", "duplicate path name 'p0' on host 'esxi01'"),
     ("count_without_i.toml", "paths[0].name", "count = 3 needs {i} in the name"),

@@ -137,8 +137,209 @@ path = "vmhba1:C0:T0:L1"
 state = "transitioning"
 """
 
+# issue 4: two volumes (devices) over shared nexuses of different speeds, so the per-controller counters
+# (nvme:queue-depth, mpio:lqd, mpio:lb) see both devices' I/Os; path weights (mpio:wp); ALUA flips and path
+# faults that move dm-multipath between path groups. Fault and preferred-path names are the nexus names.
+VOLUMES = """
+name = "volumes"
+seed = 5
+duration = "150ms"
+protocol = "nvme"
+
+[[arrays]]
+name = "a"
+concurrency = 4
+service_time = { read = { dist = "exponential", mean = "100us" }, write = { dist = "exponential", mean = "150us" } }
+
+[[arrays]]
+name = "b"
+concurrency = 4
+service_time = { read = "90us", write = { dist = "uniform", low = "100us", high = "300us" } }
+
+[replication]
+arrays = ["a", "b"]
+one_way_latency = "200us"
+
+[[hosts]]
+name = "h1"
+preferred_array = "a"
+detection = "2ms"
+
+[[volumes]]
+name = "db"
+
+[[volumes]]
+name = "logs"
+arrays = ["a"]
+
+[[paths]]
+name = "vmhba1:C0:T0:L1"
+array = "a"
+one_way_latency = "30us"
+bandwidth = "16Gbit"
+weight = 2
+
+[[paths]]
+name = "vmhba2:C0:T2:L1"
+array = "a"
+one_way_latency = { dist = "exponential", mean = "120us" }
+bandwidth = "2Gbit"
+weight = 1
+
+[[paths]]
+name = "vmhba2:C0:T3:L1"
+array = "b"
+one_way_latency = "400us"
+weight = 3
+
+[[workloads]]
+name = "db"
+volume = "db"
+rw = "randrw"
+rwmixread = 60
+bs = "4k/60:64k/40"
+iodepth = 8
+ramp_time = "5ms"
+
+[[workloads]]
+name = "logs"
+volume = "logs"
+rw = "randwrite"
+bs = "32k"
+iodepth = 6
+
+[[faults]]
+at = "30ms"
+what = "alua"
+path = "vmhba1:C0:T0:L1"
+state = "ANO"
+
+[[faults]]
+at = "40ms"
+what = "alua"
+path = "vmhba2:C0:T2:L1"
+state = "standby"
+
+[[faults]]
+at = "50ms"
+what = "alua"
+path = "vmhba2:C0:T2:L1"
+state = "AO"
+
+[[faults]]
+at = "60ms"
+what = "alua"
+path = "vmhba1:C0:T0:L1"
+state = "AO"
+
+[[faults]]
+at = "80ms"
+what = "path_down"
+path = "vmhba1:C0:T0:L1"
+
+[[faults]]
+at = "95ms"
+what = "path_up"
+path = "vmhba1:C0:T0:L1"
+
+[[faults]]
+at = "110ms"
+what = "path_down"
+path = "vmhba2:C0:T2:L1"
+
+[[faults]]
+at = "130ms"
+what = "path_up"
+path = "vmhba2:C0:T2:L1"
+"""
+
+# Seconds-long and light: dm failback=1 waits out its second, MPIO fo fails back, weights pick a path.
+FAILBACK = """
+name = "failback"
+seed = 3
+duration = "2.6s"
+protocol = "scsi"
+
+[[arrays]]
+name = "a"
+concurrency = 2
+service_time = { read = { dist = "exponential", mean = "200us" }, write = { dist = "exponential", mean = "300us" } }
+
+[[hosts]]
+name = "h1"
+detection = "10ms"
+
+[[paths]]
+name = "vmhba1:C0:T0:L1"
+array = "a"
+one_way_latency = "300us"
+weight = 5
+
+[[paths]]
+name = "vmhba1:C0:T1:L1"
+array = "a"
+one_way_latency = "500us"
+weight = 1
+
+[[paths]]
+name = "vmhba2:C0:T2:L1"
+array = "a"
+one_way_latency = { dist = "exponential", mean = "400us" }
+alua = "ANO"
+
+[[paths]]
+name = "vmhba2:C0:T3:L1"
+array = "a"
+one_way_latency = "900us"
+alua = "ANO"
+weight = 2
+
+[[workloads]]
+rw = "randrw"
+bs = "16k"
+iodepth = 3
+
+[[faults]]
+at = "300ms"
+what = "path_down"
+path = "vmhba1:C0:T0:L1"
+
+[[faults]]
+at = "300ms"
+what = "alua"
+path = "vmhba1:C0:T1:L1"
+state = "standby"
+
+[[faults]]
+at = "600ms"
+what = "alua"
+path = "vmhba1:C0:T1:L1"
+state = "AO"
+
+[[faults]]
+at = "1s"
+what = "path_up"
+path = "vmhba1:C0:T0:L1"
+
+[[faults]]
+at = "2.3s"
+what = "path_down"
+path = "vmhba2:C0:T2:L1"
+
+[[faults]]
+at = "2.3s"
+what = "alua"
+path = "vmhba2:C0:T3:L1"
+state = "unavailable"
+
+[[faults]]
+at = "2.45s"
+what = "path_up"
+path = "vmhba2:C0:T2:L1"
+"""
+
 SCENARIOS = {
-    # name: template values
+    # name: template values for BASE, or a whole scenario
     "scsi writes, replicated, constant legs": dict(protocol="scsi", rw="randwrite", bs="32k", iodepth=8, conc=4,
                                                    lat_a="50us", lat_b='"1ms"', replication=REPL, preferred="", faults=""),
     "nvme mixed sizes, jittered legs": dict(protocol="nvme", rw="randrw", bs="4k/50:64k/30:1m/20", iodepth=16, conc=2,
@@ -154,6 +355,8 @@ SCENARIOS = {
     "detection, APD failures, latency, loss, array and replication faults": dict(
         protocol="scsi", rw="randrw", bs="32k", iodepth=8, conc=4, lat_a="50us", lat_b='"400us"', replication=ROUGH_REPL,
         preferred=ROUGH_HOST, faults=ROUGH),
+    "two volumes over shared nexuses, weights, ALUA flips": VOLUMES,
+    "failback after seconds, weights": FAILBACK,
 }
 
 POLICIES = [
@@ -169,6 +372,45 @@ POLICIES = [
     "latency:use_ano=1,tolerance=0.5",
     # short windows so re-evaluation happens within the run (below esxcli's range: built directly)
     PolicySpec("latency", (("num_sampling_cycles", 4), ("latency_eval_time", 10), ("use_ano", 0), ("variant", "min-set"), ("tolerance", 0.05))),
+    # issue 4: Linux dm-multipath (path groups x failback x selector parameters)
+    "dm:round-robin",
+    "dm:queue-length",
+    "dm:service-time",
+    "dm:historical-service-time",
+    "dm:round-robin:path_grouping_policy=multibus",
+    "dm:round-robin:path_grouping_policy=failover,failback=1",
+    "dm:queue-length:path_grouping_policy=failover,failback=immediate",
+    "dm:service-time:failback=immediate",
+    "dm:service-time:failback=1",
+    "dm:historical-service-time:base_weight=600,threshold_multiplier=2,failback=1",
+    "dm:historical-service-time:path_grouping_policy=multibus,threshold_multiplier=4294967295",  # u64 products wrap
+    # failback after 0 s (below the grammar's range: built directly): the countdown arms, then expires at the next I/O
+    PolicySpec("dm:round-robin", (("path_grouping_policy", "group_by_prio"), ("failback", "0"))),
+    # Linux NVMe
+    "nvme:numa",
+    "nvme:round-robin",
+    "nvme:queue-depth",
+    # Windows MPIO
+    "mpio:fo",
+    "mpio:fo:failback=0",
+    "mpio:rr",
+    "mpio:rrws",
+    "mpio:lqd",
+    "mpio:wp",
+    "mpio:lb",
+    # ESXi HPP
+    "hpp:fixed",
+    "hpp:fixed:preferred=vmhba2:C0:T3:L1",
+    "hpp:lb-rr",
+    "hpp:lb-rr:iops=3,bytes=65536",
+    "hpp:lb-iops:iops=2",
+    "hpp:lb-bytes:bytes=100000",
+    "hpp:lb-latency",
+    "hpp:lb-latency:variant=score,tolerance=0.5",
+    PolicySpec("hpp:lb-latency", (("latency_eval_time", 10), ("sampling_ios_per_path", 2), ("variant", "min-set"), ("tolerance", 0.05))),
+    # Finagle P2C + peak EWMA: the policy's own random stream
+    "p2c-ewma",
+    "p2c-ewma:decay=0.01,use_ano=1",
 ]
 
 
@@ -186,7 +428,8 @@ def _both(scenario, policies, **kw):
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_engines_agree_on_every_policy(name):
-    sc = pathsel.loads_scenario(BASE.format(duration="120ms", **SCENARIOS[name]), name)
+    template = SCENARIOS[name]
+    sc = pathsel.loads_scenario(BASE.format(duration="120ms", **template) if isinstance(template, dict) else template, name)
     fast, ref = _both(sc, POLICIES, trace=True)
     assert _json(fast) == _json(ref)
     for f, r in zip(fast.runs, ref.runs):
@@ -272,3 +515,60 @@ def test_engines_agree_on_the_fault_and_network_sims(name, factor):
     for f, r in zip(fast.runs, ref.runs):
         assert f.metrics.trace == r.metrics.trace
         assert f.accounting["balanced"] and f.metrics.completed > 100
+
+
+# Every wake-up of an I/O waiting for a path (here: ALUA changes while no path is usable) used to leave
+# its APD timer in the fast engine's event heap until the timeout, past the heap's end.
+STALE_TIMERS = """
+name = "stale-apd-timers"
+seed = 0
+duration = "300ms"
+
+[[arrays]]
+name = "a0"
+concurrency = 1
+service_time = { read = { dist = "exponential", mean = "10us" }, write = { dist = "exponential", mean = "10us" } }
+
+[[hosts]]
+name = "h"
+apd_timeout = "10s"
+
+[[paths]]
+name = "p{i}"
+count = 2
+array = "a0"
+one_way_latency = "2ms"
+alua = "standby"
+
+[[workloads]]
+rw = "randread"
+iodepth = 11
+numjobs = 2
+""" + "".join(f'\n[[faults]]\nat = "{t}ms"\nwhat = "alua"\npath = "p0"\nstate = "standby"\n' for t in range(0, 100, 10)) + """
+[[faults]]
+at = "150ms"
+what = "alua"
+path = "p0"
+state = "AO"
+"""
+
+
+def test_stale_apd_timers_stay_inside_the_event_heap():
+    import math
+
+    from pathsel.engine import _kernel as K
+    from pathsel.engine import fast
+    from pathsel.model import compile_model
+
+    sc = pathsel.loads_scenario(STALE_TIMERS).with_policies(["rr"])
+    model = compile_model(sc, sc.runs[0])
+    prm, st, draws = fast._build(model, parse_spec("rr")[0], False)
+    fast._refill(st, draws)
+    room = st.ev_t.shape[0] - 64
+    while (status := K.run_kernel(prm, st, math.inf, room, 1 << 40)) != K.DONE:
+        if status == K.REFILL:
+            fast._refill(st, draws)
+        st.si[K.I_NEV] = 0
+    assert 0 < st.si[K.I_HEAPN] <= st.h_time.shape[0]
+    fast_, ref = _both(sc, None)
+    assert _json(fast_) == _json(ref) and fast_.runs[0].metrics.completed > 100

@@ -1,7 +1,7 @@
 """Properties of every run, on small random scenarios (Hypothesis).
 
 A drawn scenario has 1-2 arrays (optionally replicated), 1-6 paths with
-latencies between 10 us and 2 ms in random ALUA states, a read/write mix,
+latencies between 10 us and 2 ms in random ALUA states (and weights), a read/write mix,
 block sizes, iodepth 1-16, SCSI or NVMe, one built-in policy, and optionally
 path faults. The measured time is sized so a run completes a few thousand
 I/Os at most, which keeps each example well under a second.
@@ -19,7 +19,7 @@ import hypothesis.strategies as st
 from hypothesis import HealthCheck, given, settings
 
 import pathsel
-from pathsel.policies import LatencyRoundRobin, build_policy
+from pathsel.policies import LatencyRoundRobin, build_policy, parse_spec
 
 # PATHSEL_EXAMPLES=1000 for a longer search; the default keeps the suite quick.
 SETTINGS = settings(
@@ -64,7 +64,51 @@ POLICY_SPECS = [
     "latency:use_ano=1,tolerance=0.5",
     "short-eval-latency",  # LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=2): re-evaluates often
     "short-eval-latency-score",
+    # issue 4
+    "dm:round-robin",
+    "dm:queue-length",
+    "dm:service-time",
+    "dm:historical-service-time",
+    "dm:round-robin:path_grouping_policy=multibus",
+    "dm:queue-length:path_grouping_policy=failover,failback=immediate",
+    "dm:service-time:failback=immediate",
+    "dm:historical-service-time:base_weight=600,threshold_multiplier=2,failback=immediate",
+    "dm:historical-service-time:path_grouping_policy=failover,threshold_multiplier=4294967295",
+    "nvme:numa",
+    "nvme:round-robin",
+    "nvme:queue-depth",
+    "mpio:fo",
+    "mpio:fo:failback=0",
+    "mpio:rr",
+    "mpio:rrws",
+    "mpio:lqd",
+    "mpio:wp",
+    "mpio:lb",
+    "hpp:fixed",
+    "hpp:fixed:preferred={path}",
+    "hpp:lb-rr:iops=3,bytes=65536",
+    "hpp:lb-iops:iops=2",
+    "hpp:lb-bytes:bytes=65536",
+    "hpp:lb-latency",
+    "hpp:lb-latency:variant=score",
+    "p2c-ewma",
+    "p2c-ewma:decay=0.001,use_ano=1",
 ]
+
+
+def ao_first(spec: str) -> bool:
+    """Whether the policy never takes an ANO path while an AO path is usable.
+
+    Not so: a preferred or primary path (FIXED, HPP FIXED, MPIO Fail Over Only), every usable path
+    (use_ano=1, MPIO Round Robin, dm multibus), a dm path group kept until it fails (failback manual or N).
+    """
+    spec_, _ = parse_spec(spec)
+    params = spec_.as_dict()
+    if spec_.name in ("fixed", "hpp:fixed", "mpio:fo", "mpio:rr") or params.get("use_ano"):
+        return False
+    if spec_.name.startswith("dm:"):
+        return params["path_grouping_policy"] != "multibus" and params["failback"] == "immediate"
+    return True
 
 
 @st.composite
@@ -114,6 +158,8 @@ def cases(draw, faults_allowed=True, policy=None):
         state = draw(st.one_of(st.none(), st.sampled_from(ALUA)))
         if state is not None:
             block += f'\nalua = "{state}"'
+        if draw(st.booleans()):
+            block += f"\nweight = {draw(st.integers(0, 3))}"  # Windows MPIO weighted paths
         if rough:
             ppm = draw(st.sampled_from([0, 0, 2000, 200000]))
             if ppm:
@@ -183,9 +229,9 @@ def cases(draw, faults_allowed=True, policy=None):
             faults.append(f)
 
     spec = policy if policy is not None else draw(st.sampled_from(POLICY_SPECS))
-    if spec == "fixed:preferred={path}":
+    if spec.endswith(":preferred={path}"):
         k = draw(st.integers(0, n_paths - 1))
-        spec = f"fixed:preferred=vmhba{k % 2}:C0:T{k}:L0"
+        spec = spec.replace("{path}", f"vmhba{k % 2}:C0:T{k}:L0")
     elif spec == "short-eval-latency":
         spec = LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=2)
     elif spec == "short-eval-latency-score":
@@ -423,8 +469,7 @@ class Checked(pathsel.Policy):
 def test_policies_choose_only_usable_paths_and_ao_first(case, spec):
     """Inside the engine, with faults: never a down/standby/unavailable path, None only
     when nothing is usable, and (useANO=0, not FIXED) no ANO path while an AO path is usable."""
-    ao_first = not spec.startswith("fixed") and "use_ano=1" not in spec
-    res = pathsel.simulate(pathsel.loads_scenario(case.toml), policies=[Checked(spec, ao_first)], trace=True)
+    res = pathsel.simulate(pathsel.loads_scenario(case.toml), policies=[Checked(spec, ao_first(spec))], trace=True)
     run = res.runs[0]
     # completions never happen on a path while it is down
     down: dict[str, list[tuple[float, float]]] = {}

@@ -20,6 +20,7 @@ their Python classes in pathsel.policies.
 
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numba as nb
@@ -45,11 +46,35 @@ F_PATH_DOWN, F_PATH_UP, F_ALUA, F_LATENCY, F_LOSS, F_ARRAY_DOWN, F_ARRAY_UP, F_R
 
 MAX_RESENDS = 64  # as reference.MAX_RESENDS
 
-# policies
+# policies (mpio:rr and mpio:rrws run as POL_RR, hpp:fixed as POL_FIXED, hpp:lb-latency as POL_LATENCY)
 POL_FIXED, POL_MRU, POL_RR, POL_LATENCY = 0, 1, 2, 3
+POL_DM_RR, POL_DM_QL, POL_DM_ST, POL_DM_HST = 4, 5, 6, 7  # dm-multipath selectors (path groups in common)
+POL_NVME_NUMA, POL_NVME_RR, POL_NVME_QD = 8, 9, 10
+POL_MPIO_FO, POL_MPIO_LQD, POL_MPIO_WP, POL_MPIO_LB = 11, 12, 13, 14
+POL_HPP_RR, POL_HPP_IOPS, POL_HPP_BYTES = 15, 16, 17
+POL_P2C = 18
+
+# Params.pol_i: 0 kind, 1 rr type (0 iops, 1 bytes), 2 rr / hpp limit, 3 use_ano, 4 sampling cycles,
+# 5 latency variant (0 min-set, 1 score), then:
+PI_GROUPING = 6  # dm path_grouping_policy: 0 group_by_prio, 1 multibus, 2 failover
+PI_FAILBACK = 7  # dm failback: 0 manual, 1 immediate, 2 seconds (pol_f[PF_FAILBACK]); mpio:fo failback 0/1
+PI_HST_TM = 8  # dm historical-service-time threshold_multiplier
+PI_HPP_BYTES = 9  # hpp:lb-rr bytes limit (pol_i[2] is its iops limit)
+N_POL_I = 16
+# Params.pol_f: 0 latency eval time (s), 1 tolerance, then:
+PF_FAILBACK = 2  # dm failback seconds (inf: manual or immediate)
+PF_TAU = 3  # p2c-ewma decay in nanoseconds
+N_POL_F = 4
+
+# dm-multipath: the alua prioritizer's priorities, historical-service-time's fixed point (linux_dm.py)
+PRIO_AO, PRIO_ANO = 50, 10
+HST_FIXED_MAX = np.uint64(((1 << 64) - 1) >> 10)
+# p2c-ewma: Finagle's load of a busy path with no history (balancers.PENALTY)
+P2C_PENALTY = float((2**63 - 1) >> 16)
 
 # event log kinds
 LOG_SAMPLING, LOG_EVALUATION, LOG_PATH_DOWN, LOG_PATH_UP, LOG_ALUA, LOG_FAULT = 0, 1, 2, 3, 4, 5
+LOG_GROUP_SWITCH = 6  # dm path_group_switch: ev_a new group prio, ev_b old
 
 # return codes
 DONE, PAUSED, REFILL, BUFFERS_FULL = 0, 1, 2, 3
@@ -122,9 +147,12 @@ Params = namedtuple(
         "f_origin",
         "f_revert",
         "p_alua0",  # ALUA state at time 0
-        "pol_i",  # kind, rr type, rr limit, use_ano, cycles, variant, -, -
-        "pol_f",  # eval_time (s), tolerance
+        "pol_i",  # N_POL_I policy integers (PI_* above)
+        "pol_f",  # N_POL_F policy floats (PF_* above)
         "d_pref",  # fixed's preferred local path index per device
+        "p_weight",  # each path's static weight (mpio:wp)
+        "pol_w",  # historical-service-time's weights per bucket (u64 values)
+        "str_pol",  # each device's policy stream (p2c-ewma), -1 when the policy draws nothing
         "str_job",
         "str_path",  # per nexus
         "str_svc",
@@ -147,7 +175,8 @@ State = namedtuple(
         "ts_failed", "path_area", "ev_t", "ev_dev", "ev_kind", "ev_path", "ev_a", "ev_b", "ev_mask", "ev_avg",
         "tr_seq", "tr_job", "tr_op", "tr_size", "tr_issued", "tr_done", "tr_path", "tr_attempts", "ps_cur",
         "ps_count", "ps_sampling", "ps_cand", "ps_ncand", "ps_incand", "ps_issued", "ps_pending", "ps_sums",
-        "ps_counts", "ps_active", "ps_nactive", "ps_avg", "ps_next_eval", "ps_rot", "ps_last", "tmp", "tmp2",
+        "ps_counts", "ps_active", "ps_nactive", "ps_avg", "ps_next_eval", "ps_rot", "ps_last", "ps_order", "ps_seen_rank",
+        "ps_seen_up", "ps_deadline", "ps_bytes", "ps_hst", "ps_stale", "ps_lastfin", "ps_cost", "ps_stamp", "tmp", "tmp2",
         "wmask", "tmp_wt",
     ],
 )
@@ -161,6 +190,7 @@ _jit = nb.njit(cache=True, nogil=True, error_model="numpy")
 # namedtuples above; run_kernel wraps them once per call.
 _I1, _F1 = types.int64[::1], types.float64[::1]
 _I2, _F2, _B2 = types.int64[:, ::1], types.float64[:, ::1], types.int8[:, ::1]
+_U1, _U2 = types.uint64[::1], types.uint64[:, ::1]
 
 
 @structref.register
@@ -224,6 +254,9 @@ PARAMS_T = ParamsType([
     ("pol_i", _I1),
     ("pol_f", _F1),
     ("d_pref", _I1),
+    ("p_weight", _I1),
+    ("pol_w", _U1),
+    ("str_pol", _I1),
     ("str_job", _I1),
     ("str_path", _I1),
     ("str_svc", _I2),
@@ -331,6 +364,16 @@ STATE_T = StateType([
     ("ps_next_eval", _F1),
     ("ps_rot", _I1),
     ("ps_last", _I1),
+    ("ps_order", _I2),
+    ("ps_seen_rank", _I2),
+    ("ps_seen_up", _I2),
+    ("ps_deadline", _F1),
+    ("ps_bytes", _I1),
+    ("ps_hst", _U2),
+    ("ps_stale", _U2),
+    ("ps_lastfin", _I2),
+    ("ps_cost", _F2),
+    ("ps_stamp", _I2),
     ("tmp", _I1),
     ("tmp2", _I1),
     ("wmask", _I1),
@@ -391,6 +434,9 @@ def to_params(t):
     p.pol_i = t.pol_i
     p.pol_f = t.pol_f
     p.d_pref = t.d_pref
+    p.p_weight = t.p_weight
+    p.pol_w = t.pol_w
+    p.str_pol = t.str_pol
     p.str_job = t.str_job
     p.str_path = t.str_path
     p.str_svc = t.str_svc
@@ -502,6 +548,16 @@ def to_state(t):
     s.ps_next_eval = t.ps_next_eval
     s.ps_rot = t.ps_rot
     s.ps_last = t.ps_last
+    s.ps_order = t.ps_order
+    s.ps_seen_rank = t.ps_seen_rank
+    s.ps_seen_up = t.ps_seen_up
+    s.ps_deadline = t.ps_deadline
+    s.ps_bytes = t.ps_bytes
+    s.ps_hst = t.ps_hst
+    s.ps_stale = t.ps_stale
+    s.ps_lastfin = t.ps_lastfin
+    s.ps_cost = t.ps_cost
+    s.ps_stamp = t.ps_stamp
     s.tmp = t.tmp
     s.tmp2 = t.tmp2
     s.wmask = t.wmask
@@ -593,6 +649,53 @@ def heap_pop(S):
         S.h_kind[i] = k
         S.h_arg[i] = a
     return kind, arg
+
+
+@_jit
+def heap_drop_stale_timers(S):
+    """Drop the APD timers of waits that are over (due, they would do nothing), then heapify again.
+
+    A slot that is woken and waits again leaves its old timer in the heap, so without this
+    the heap grows with every wake-up while the APD timeout is long (start_wait calls it when
+    the heap is half full). Keys (time, id) are unique, so the pop order does not change.
+    """
+    n_slots = S.s_waitid.shape[0]
+    m = 0
+    for i in range(S.si[I_HEAPN]):
+        if S.h_kind[i] == EV_APD_TIMER:
+            a = S.h_arg[i]
+            w = a % n_slots
+            if S.s_waitid[w] != a // n_slots or S.s_woken[w] != 0:
+                continue
+        S.h_time[m] = S.h_time[i]
+        S.h_eid[m] = S.h_eid[i]
+        S.h_kind[m] = S.h_kind[i]
+        S.h_arg[m] = S.h_arg[i]
+        m += 1
+    S.si[I_HEAPN] = m
+    for top in range(m // 2 - 1, -1, -1):  # sift each parent down, as heap_pop does
+        t = S.h_time[top]
+        eid = S.h_eid[top]
+        k = S.h_kind[top]
+        a = S.h_arg[top]
+        i = top
+        while True:
+            c = 2 * i + 1
+            if c >= m:
+                break
+            if c + 1 < m and (S.h_time[c + 1] < S.h_time[c] or (S.h_time[c + 1] == S.h_time[c] and S.h_eid[c + 1] < S.h_eid[c])):
+                c += 1
+            if S.h_time[c] > t or (S.h_time[c] == t and S.h_eid[c] > eid):
+                break
+            S.h_time[i] = S.h_time[c]
+            S.h_eid[i] = S.h_eid[c]
+            S.h_kind[i] = S.h_kind[c]
+            S.h_arg[i] = S.h_arg[c]
+            i = c
+        S.h_time[i] = t
+        S.h_eid[i] = eid
+        S.h_kind[i] = k
+        S.h_arg[i] = a
 
 
 @_jit
@@ -972,6 +1075,450 @@ def lat_on_path_change(P, S, h, p, now):
             lat_evaluate(P, S, h, now)
 
 
+# -- dm-multipath (linux_dm.py): path groups, failback and four selectors ------
+# ps_cur: the current group's rank (-1 none); ps_order: every group's valid-list order at once;
+# ps_seen_rank / ps_seen_up: what the last sync saw; ps_deadline: failback=N's time.
+@_jit
+def dm_class_rank(P, S, h, k):
+    """The group of local path k by its ALUA state (usable or not); -1 for standby and worse."""
+    a = S.alua[P.d_paths[h, k]]
+    if a > 1:
+        return -1
+    g = P.pol_i[PI_GROUPING]
+    if g == 1:  # multibus
+        return 0
+    tier = 0 if a == 0 else 1
+    if g == 0:  # group_by_prio
+        return tier
+    return tier * P.d_np[h] + k  # failover
+
+
+@_jit
+def dm_rank(P, S, h, k):
+    """The group of a usable path, -1 for a path no group can use now."""
+    if not usable(S, P.d_paths[h, k]):
+        return -1
+    return dm_class_rank(P, S, h, k)
+
+
+@_jit
+def dm_move(S, h, n, k, head):
+    """Take k out of the valid-list order and put it at the head or the tail."""
+    i = 0
+    while S.ps_order[h, i] != k:
+        i += 1
+    if head:
+        while i > 0:
+            S.ps_order[h, i] = S.ps_order[h, i - 1]
+            i -= 1
+        S.ps_order[h, 0] = k
+    else:
+        while i < n - 1:
+            S.ps_order[h, i] = S.ps_order[h, i + 1]
+            i += 1
+        S.ps_order[h, n - 1] = k
+
+
+@_jit
+def dm_sync(P, S, h, now):
+    """DmMultipath._sync: reinstate paths that (re)joined a group, arm failback, in path order."""
+    n = P.d_np[h]
+    fb = P.pol_f[PF_FAILBACK]
+    for k in range(n):
+        rank = dm_rank(P, S, h, k)
+        up = S.up[P.d_paths[h, k]]
+        if rank >= 0 and rank != S.ps_seen_rank[h, k]:
+            dm_move(S, h, n, k, P.pol_i[0] == POL_DM_RR)  # round-robin reinstates at the head
+            cur = S.ps_cur[h]
+            if cur >= 0 and rank < cur and fb < np.inf:
+                if S.ps_seen_up[h, k] == 0 or S.ps_deadline[h] == np.inf:
+                    S.ps_deadline[h] = now + fb
+        S.ps_seen_rank[h, k] = rank
+        S.ps_seen_up[h, k] = up
+
+
+@_jit
+def dm_group_prio(P, S, h, rank):
+    """The mean alua prio of the group's usable paths (integer division), 0 for an empty group."""
+    total = 0
+    m = 0
+    for k in range(P.d_np[h]):
+        if dm_rank(P, S, h, k) == rank:
+            total += PRIO_AO if S.alua[P.d_paths[h, k]] == 0 else PRIO_ANO
+            m += 1
+    return total // m if m > 0 else 0
+
+
+@_jit
+def dm_choose_group(P, S, h, now):
+    """DmMultipath._choose_group: choose_pgpath plus multipathd's failback; -1 when no path is usable."""
+    n = P.d_np[h]
+    best = -1
+    for k in range(n):
+        r = dm_rank(P, S, h, k)
+        if r >= 0 and (best < 0 or r < best):
+            best = r
+    if best < 0:
+        S.ps_cur[h] = -1
+        S.ps_deadline[h] = np.inf
+        return -1
+    old = S.ps_cur[h]
+    cur = old
+    present = False
+    if cur >= 0:
+        for k in range(n):
+            if dm_rank(P, S, h, k) == cur:
+                present = True
+                break
+    if cur < 0 or not present:
+        cur = best
+    elif cur != best:
+        if P.pol_i[PI_FAILBACK] == 1:  # immediate
+            cur = best
+        elif P.pol_f[PF_FAILBACK] < np.inf:
+            if S.ps_deadline[h] == np.inf:
+                S.ps_deadline[h] = now + P.pol_f[PF_FAILBACK]
+            elif now >= S.ps_deadline[h]:
+                cur = best
+    if cur == best:
+        S.ps_deadline[h] = np.inf
+    if cur != old and old >= 0:
+        log_event(S, now, h, LOG_GROUP_SWITCH, -1, dm_group_prio(P, S, h, cur), dm_group_prio(P, S, h, old))
+    S.ps_cur[h] = cur
+    return cur
+
+
+@_jit
+def int32(x):
+    """A C difference returned as int: its low 32 bits, signed (linux_dm._int32)."""
+    x = x & 0xFFFFFFFF
+    return x - (1 << 32) if x >= (1 << 31) else x
+
+
+@_jit
+def hst_compare(P, S, h, k1, k2, now_ns):
+    """DmHistoricalServiceTime.compare (hst_compare) in u64: < 0 when k1 is better."""
+    hst1 = S.ps_hst[h, k1]
+    hst2 = S.ps_hst[h, k2]
+    out1 = S.out[P.d_paths[h, k1]]
+    out2 = S.out[P.d_paths[h, k2]]
+    stale1 = S.ps_stale[h, k1]
+    stale2 = S.ps_stale[h, k2]
+    tm = np.uint64(P.pol_i[PI_HST_TM])
+    now_u = np.uint64(now_ns)
+    if hst1 > hst2:
+        over = hst1 > tm * hst2
+    else:
+        over = hst2 > tm * hst1
+    if not over:
+        return out1 - out2
+    if (out1 == 0 and stale1 < now_u) or (out2 == 0 and stale2 < now_u) or (out1 == 0 and out2 == 0):
+        a = stale1 if out2 == 0 else np.uint64(0)
+        b = stale2 if out1 == 0 else np.uint64(0)
+        return -1 if a < b else (1 if a > b else 0)  # the sign of a - b, all the caller reads
+    if out1 == out2:
+        pi2_better = hst1 > hst2
+    else:
+        if out1 >= 1024 or out2 >= 1024:  # HST_MAX_INFLIGHT
+            hst1 >>= np.uint64(10)
+            hst2 >>= np.uint64(10)
+        pi2_better = np.uint64(1 + out1) * hst1 > np.uint64(1 + out2) * hst2
+    if pi2_better:
+        return out1 - out2 if stale2 < now_u else 1
+    return out1 - out2 if stale1 < now_u else -1
+
+
+@_jit
+def select_dm(P, S, h, size, now):
+    dm_sync(P, S, h, now)
+    g = dm_choose_group(P, S, h, now)
+    if g < 0:
+        return -1
+    n = P.d_np[h]
+    m = 0
+    for i in range(n):  # the current group's members in list order
+        k = S.ps_order[h, i]
+        if dm_rank(P, S, h, k) == g:
+            S.tmp2[m] = k
+            m += 1
+    kind = P.pol_i[0]
+    best = -1
+    if kind == POL_DM_RR:
+        best = S.tmp2[0]
+    elif kind == POL_DM_QL:
+        for i in range(m):
+            k = S.tmp2[i]
+            if best < 0 or S.out[P.d_paths[h, k]] < S.out[P.d_paths[h, best]]:
+                best = k
+            if S.out[P.d_paths[h, best]] == 0:
+                break
+    elif kind == POL_DM_ST:
+        # st_compare_load with every relative throughput 1 (a spec cannot set it): case 1, bytes in flight
+        for i in range(m):
+            k = S.tmp2[i]
+            if best < 0 or int32(S.out_bytes[P.d_paths[h, k]] - S.out_bytes[P.d_paths[h, best]]) < 0:
+                best = k
+    else:
+        now_ns = np.int64(now * 1e9)
+        for i in range(m):
+            k = S.tmp2[i]
+            if best < 0 or hst_compare(P, S, h, k, best, now_ns) < 0:
+                best = k
+    dm_move(S, h, n, best, False)  # list_move_tail: ties go to the least recently selected
+    return best
+
+
+@_jit
+def fixed_ema(last, nxt, weight):
+    """linux_dm.fixed_ema in u64 (the products wrap as the kernel's do)."""
+    last = last * weight
+    last = last + nxt * (np.uint64(1024) - weight)
+    last = last + np.uint64(512)
+    return last >> np.uint64(10)
+
+
+@_jit
+def hst_on_complete(P, S, h, p, latency, now):
+    """DmHistoricalServiceTime.on_complete: the serialised service time into the EWMA, then staleness."""
+    k = P.p_local[p]
+    now_ns = np.int64(now * 1e9)
+    start = now_ns - np.int64(latency * 1e9)
+    if S.ps_lastfin[h, k] > start:
+        start = S.ps_lastfin[h, k]
+    S.ps_lastfin[h, k] = now_ns
+    st = 0 if now_ns < start else now_ns - start
+    sample = np.uint64(st) * np.uint64(1024)
+    if sample > HST_FIXED_MAX:
+        sample = HST_FIXED_MAX
+    S.ps_hst[h, k] = fixed_ema(S.ps_hst[h, k], sample, P.pol_w[min(st >> 24, 63)])
+    rank = dm_class_rank(P, S, h, k)
+    valid = 0
+    if rank >= 0:
+        for j in range(P.d_np[h]):
+            if dm_rank(P, S, h, j) == rank:
+                valid += 1
+    S.ps_stale[h, k] = np.uint64(now_ns) + np.uint64(valid) * (S.ps_hst[h, k] >> np.uint64(10))
+
+
+# -- NVMe native multipath (nvme.py) --------------------------------------------
+@_jit
+def nvme_find_path(P, S, h):
+    """__nvme_find_path: the first live optimized path, else the first non-optimized one (ps_cur)."""
+    fallback = -1
+    for k in range(P.d_np[h]):
+        p = P.d_paths[h, k]
+        if S.up[p] != 1:
+            continue
+        if S.alua[p] == 0:
+            S.ps_cur[h] = k
+            return k
+        if S.alua[p] == 1 and fallback < 0:
+            fallback = k
+    if fallback >= 0:
+        S.ps_cur[h] = fallback
+    return fallback
+
+
+@_jit
+def nvme_on_path_change(P, S, h, p):
+    k = P.p_local[p]
+    if S.up[p] == 1 and S.alua[p] == 0:
+        nvme_find_path(P, S, h)  # nvme_mpath_set_live
+    elif k == S.ps_cur[h] and not usable(S, p):
+        S.ps_cur[h] = -1  # nvme_mpath_clear_current_path
+
+
+@_jit
+def select_nvme_numa(P, S, h):
+    k = S.ps_cur[h]
+    if k < 0 or not (S.up[P.d_paths[h, k]] == 1 and S.alua[P.d_paths[h, k]] == 0):
+        k = nvme_find_path(P, S, h)
+    return k
+
+
+@_jit
+def select_nvme_rr(P, S, h):
+    n = P.d_np[h]
+    old = S.ps_cur[h]
+    if old < 0:
+        return nvme_find_path(P, S, h)
+    po = P.d_paths[h, old]
+    if n == 1:
+        return old if usable(S, po) else -1
+    found = -1
+    for step in range(1, n):
+        k = (old + step) % n
+        p = P.d_paths[h, k]
+        if S.up[p] != 1:
+            continue
+        if S.alua[p] == 0:
+            S.ps_cur[h] = k
+            return k
+        if S.alua[p] == 1:
+            found = k  # the last one met wins
+    if S.up[po] == 1 and (S.alua[po] == 0 or (found < 0 and S.alua[po] == 1)):
+        return old
+    if found < 0:
+        return -1
+    S.ps_cur[h] = found
+    return found
+
+
+@_jit
+def select_nvme_qd(P, S, h):
+    best_opt = -1
+    best_non = -1
+    min_opt = 4294967295  # UINT_MAX
+    min_non = 4294967295
+    for k in range(P.d_np[h]):
+        p = P.d_paths[h, k]
+        if S.up[p] != 1:
+            continue
+        depth = S.c_out[P.p_ctrl[p]]
+        if S.alua[p] == 0:
+            if depth < min_opt:
+                min_opt = depth
+                best_opt = k
+        elif S.alua[p] == 1:
+            if depth < min_non:
+                min_non = depth
+                best_non = k
+        if min_opt == 0:
+            break
+    k = best_opt if best_opt >= 0 else best_non
+    S.ps_last[h] = k
+    return k
+
+
+# -- Windows MPIO (windows.py; rr and rrws are select_rr) -------------------------
+@_jit
+def select_mpio_fo(P, S, h):
+    """Fail Over Only: the primary (d_pref) when usable and failing back or the current one failed."""
+    pref = P.d_pref[h]
+    cur = S.ps_cur[h]
+    cur_ok = cur >= 0 and usable(S, P.d_paths[h, cur])
+    if usable(S, P.d_paths[h, pref]) and (P.pol_i[PI_FAILBACK] == 1 or not cur_ok):
+        cur = pref
+    elif not cur_ok:
+        n = working_set(P, S, h, False, S.tmp)
+        cur = S.tmp[0] if n > 0 else -1
+    S.ps_cur[h] = cur
+    return cur
+
+
+@_jit
+def least_key(P, S, p, kind):
+    if kind == POL_MPIO_LQD:
+        return S.c_out[P.p_ctrl[p]]
+    if kind == POL_MPIO_WP:
+        return P.p_weight[p]
+    return S.c_out_bytes[P.p_ctrl[p]]
+
+
+@_jit
+def select_mpio_least(P, S, h, kind):
+    """lqd, wp, lb: the working-set path with the least key; ties to the first."""
+    n = working_set(P, S, h, False, S.tmp)
+    best = -1
+    best_key = 0
+    for i in range(n):
+        k = S.tmp[i]
+        key = least_key(P, S, P.d_paths[h, k], kind)
+        if best < 0 or key < best_key:
+            best = k
+            best_key = key
+    S.ps_last[h] = best
+    return best
+
+
+# -- ESXi HPP (hpp.py; fixed is select_fixed, lb-latency select_latency) --------------
+@_jit
+def select_hpp_rr(P, S, h, size):
+    """LB-RR: the next working path once iops I/Os (ps_count) or bytes (ps_bytes) went down this one."""
+    n = working_set(P, S, h, False, S.tmp)
+    if n == 0:
+        return -1
+    cur = S.ps_cur[h]
+    if cur < 0 or not in_set(cur, S.tmp, n) or S.ps_count[h] >= P.pol_i[2] or S.ps_bytes[h] >= P.pol_i[PI_HPP_BYTES]:
+        cur = next_after(P, h, cur, S.tmp, n)
+        S.ps_count[h] = 0
+        S.ps_bytes[h] = 0
+    S.ps_cur[h] = cur
+    S.ps_count[h] += 1
+    S.ps_bytes[h] += size
+    return cur
+
+
+@_jit
+def select_hpp_least(P, S, h, size, by_bytes):
+    """LB-IOPS / LB-BYTES: after the limit, the working path with the least outstanding (or bytes)."""
+    n = working_set(P, S, h, False, S.tmp)
+    if n == 0:
+        return -1
+    cur = S.ps_cur[h]
+    if cur < 0 or not in_set(cur, S.tmp, n) or S.ps_count[h] >= P.pol_i[2]:
+        cur = S.tmp[0]
+        p = P.d_paths[h, cur]
+        least = S.out_bytes[p] if by_bytes else S.out[p]
+        for i in range(1, n):
+            k = S.tmp[i]
+            p = P.d_paths[h, k]
+            value = S.out_bytes[p] if by_bytes else S.out[p]
+            if value < least:
+                cur = k
+                least = value
+        S.ps_count[h] = 0
+    S.ps_cur[h] = cur
+    S.ps_count[h] += size if by_bytes else 1
+    return cur
+
+
+# -- p2c-ewma (balancers.py): ps_cost, ps_stamp per path; uniforms from str_pol ----
+@_jit
+def p2c_observe(P, S, h, k, rtt, now_ns):
+    td = now_ns - S.ps_stamp[h, k]
+    if td < 0:
+        td = 0
+    w = math.exp(-td / P.pol_f[PF_TAU])
+    if rtt > S.ps_cost[h, k]:
+        S.ps_cost[h, k] = rtt
+    else:
+        S.ps_cost[h, k] = S.ps_cost[h, k] * w + rtt * (1.0 - w)
+    S.ps_stamp[h, k] = now_ns
+
+
+@_jit
+def p2c_load(P, S, h, k, now_ns):
+    p2c_observe(P, S, h, k, 0.0, now_ns)
+    pending = S.out[P.d_paths[h, k]]
+    if S.ps_cost[h, k] == 0.0 and pending != 0:
+        return P2C_PENALTY + pending
+    return S.ps_cost[h, k] * (pending + 1)
+
+
+@_jit
+def select_p2c(P, S, h, now):
+    n = working_set(P, S, h, P.pol_i[3] != 0, S.tmp)
+    if n == 0:
+        return -1
+    if n == 1:
+        S.ps_last[h] = S.tmp[0]
+        return S.tmp[0]
+    stream = P.str_pol[h]
+    a = np.int64(draw(S, stream) * n)
+    b = np.int64(draw(S, stream) * (n - 1))
+    if b >= a:
+        b += 1  # the hole: two distinct paths
+    now_ns = np.int64(now * 1e9)
+    ka = S.tmp[a]
+    kb = S.tmp[b]
+    load_a = p2c_load(P, S, h, ka, now_ns)
+    load_b = p2c_load(P, S, h, kb, now_ns)
+    k = ka if load_a < load_b else kb
+    S.ps_last[h] = k
+    return k
+
+
 @_jit
 def select(P, S, h, s, now):
     """The policy's choice for slot s's I/O: a global path index, or -1."""
@@ -982,8 +1529,26 @@ def select(P, S, h, s, now):
         k = select_latency(P, S, h, s, now)
     elif kind == POL_FIXED:
         k = select_fixed(P, S, h)
-    else:
+    elif kind == POL_MRU:
         k = select_mru(P, S, h)
+    elif kind <= POL_DM_HST:
+        k = select_dm(P, S, h, S.s_size[s], now)
+    elif kind == POL_NVME_NUMA:
+        k = select_nvme_numa(P, S, h)
+    elif kind == POL_NVME_RR:
+        k = select_nvme_rr(P, S, h)
+    elif kind == POL_NVME_QD:
+        k = select_nvme_qd(P, S, h)
+    elif kind == POL_MPIO_FO:
+        k = select_mpio_fo(P, S, h)
+    elif kind <= POL_MPIO_LB:
+        k = select_mpio_least(P, S, h, kind)
+    elif kind == POL_HPP_RR:
+        k = select_hpp_rr(P, S, h, S.s_size[s])
+    elif kind <= POL_HPP_BYTES:
+        k = select_hpp_least(P, S, h, S.s_size[s], kind == POL_HPP_BYTES)
+    else:
+        k = select_p2c(P, S, h, now)
     return -1 if k < 0 else P.d_paths[h, k]
 
 
@@ -1094,6 +1659,8 @@ def start_wait(P, S, s, limit):
     S.wt_id[tail & mask] = S.s_waitid[s]
     S.si[I_WT_TAIL] = tail + 1
     if limit < np.inf:
+        if S.si[I_HEAPN] >= S.h_time.shape[0] >> 1:  # fast.py sizes the heap: live timers fit in half
+            heap_drop_stale_timers(S)
         n_slots = S.s_waitid.shape[0]
         timeout(S, limit, EV_APD_TIMER, s + n_slots * S.s_waitid[s])
 
@@ -1188,8 +1755,13 @@ def complete(P, S, s):
     end_attempt(P, S, s, p)
     on_path = now - S.s_started[s]
     d = P.j_dev[P.s_job0[s]]
-    if P.pol_i[0] == POL_LATENCY:
+    kind = P.pol_i[0]
+    if kind == POL_LATENCY:
         lat_on_complete(P, S, d, s, p, S.s_size[s], on_path, now)
+    elif kind == POL_DM_HST:
+        hst_on_complete(P, S, d, p, on_path, now)
+    elif kind == POL_P2C:
+        p2c_observe(P, S, d, P.p_local[p], float(max(np.int64(on_path * 1e9), 0)), np.int64(now * 1e9))
     rec_complete(P, S, now, S.s_op[s], S.s_size[s], now - S.s_issued[s], p, on_path)
     if P.trace_on[0]:
         t = S.si[I_NTRACE]
@@ -1294,8 +1866,13 @@ def repl_trip(P, S, s, first):
 def path_changed(P, S, p, kind, now):
     d = P.p_dev[p]
     log_event(S, now, d, kind, p, S.alua[p], S.up[p])
-    if P.pol_i[0] == POL_LATENCY:
+    pol = P.pol_i[0]
+    if pol == POL_LATENCY:
         lat_on_path_change(P, S, d, p, now)
+    elif POL_DM_RR <= pol <= POL_DM_HST:
+        dm_sync(P, S, d, now)
+    elif pol == POL_NVME_NUMA or pol == POL_NVME_RR:
+        nvme_on_path_change(P, S, d, p)
 
 
 @_jit

@@ -23,7 +23,7 @@ ties go to the least recently selected path; reinstated paths go to the tail
 multipath-tools (userspace): ``libmultipath/defaults.h`` (selector
 ``service-time 0``, failback ``manual``), ``detect_pgpolicy`` (default yes
 since 0.9.6: ALUA paths are grouped ``group_by_prio``), the ``alua``
-prioritizer (AO 50, ANO 10; standby 1 and unavailable 0 are not usable here),
+prioritizer (AO 50, ANO 10; standby 1, unavailable and transitioning 0 are not usable here),
 ``multipathd/main.c`` ``check_path`` (failback immediate switches groups at
 once; failback N sets ``failback_tick = N + 1``, restarted by every new path
 up, and ``deferred_failback_tick`` switches when it reaches 0).
@@ -72,7 +72,7 @@ __all__ = [
     "dm_policy",
 ]
 
-ALUA_PRIO = {"AO": 50, "ANO": 10, "standby": 1, "unavailable": 0}  # multipath-tools' alua prioritizer
+ALUA_PRIO = {"AO": 50, "ANO": 10, "standby": 1, "unavailable": 0, "transitioning": 0}  # multipath-tools' alua prioritizer (getprio: default 0)
 
 U64 = (1 << 64) - 1  # the kernel's u64 arithmetic wraps; a numba twin in uint64 wraps the same way
 

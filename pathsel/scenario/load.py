@@ -148,11 +148,11 @@ def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, sou
                 f"{place}.preferred_array" if source and "preferred_array" in entry else at("preferred_array"),
                 f"preferred_array {preferred!r} is not in the replication pair ({', '.join(pair) or 'no [replication] section'})",
             )
-    if spec.name == "fixed" and spec["preferred"]:
+    if spec.name in ("fixed", "hpp:fixed") and spec["preferred"]:
         names = {n for group in model.paths for n in group.names()}
         if spec["preferred"] not in names:
             raise ScenarioError(
-                src, at("preferred"), f"fixed: preferred path {spec['preferred']!r} is not a path of this scenario"
+                src, at("preferred"), f"{spec.name}: preferred path {spec['preferred']!r} is not a path of this scenario"
             )
     if not label:
         label = spec.text + (f" (preferred array {preferred})" if preferred and preferred != "none" else "")
