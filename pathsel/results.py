@@ -80,12 +80,18 @@ class RunResult:
         """Per scenario fault: what, when, how long until IOPS was back within 5 % of its level before,
         the longest I/O latency meanwhile, and the I/Os that failed (``recovery_s`` None: not in this run)."""
         m, model = self.metrics, self.model
-        firsts = [f for f in model.faults if not f.revert]
+        # one entry per instant and kind: four paths cut at once are one fault to recover from
+        groups: dict[tuple[float, str], list[Any]] = {}
+        for f in model.faults:
+            if not f.revert:
+                groups.setdefault((f.at, f.what), []).append(f)
+        times = sorted({at for at, _ in groups})
         out = []
-        for i, f in enumerate(firsts):
-            # faults at the same instant share their window: it runs to the next later fault
-            nxt = next((g.at for g in firsts[i + 1 :] if g.at > f.at), model.end)
-            out.append({"at_s": f.at, "what": f.what, "target": self.fault_target(f), **_recovery(m, f.at, nxt, model.ramp)})
+        for (at, what), fs in groups.items():
+            # the window runs to the next later fault
+            nxt = next((t for t in times if t > at), model.end)
+            target = ", ".join(self.fault_target(f) for f in fs)
+            out.append({"at_s": at, "what": what, "target": target, **_recovery(m, at, nxt, model.ramp)})
         return out
 
     def fault_target(self, f: Any) -> str:
