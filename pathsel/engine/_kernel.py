@@ -155,7 +155,11 @@ State = namedtuple(
     ],
 )
 
-_jit = nb.njit(cache=True, nogil=True, error_model="numpy")
+# forceinline is inherited by callees that do not set it (numba's ConfigStack): set it everywhere.
+_jit = nb.njit(cache=True, nogil=True, error_model="numpy", forceinline=False)
+# The event path: LLVM inlines these into the loop (alwaysinline), so an event costs no calls
+# (a call was a prologue, an epilogue and a status check; ~65 of them per replicated write).
+_hot = nb.njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 
 
 # -- structrefs: the compiled helpers take pointers, not 100-field tuples ----
@@ -579,7 +583,7 @@ def to_state(t):
 
 
 # -- histogram ------------------------------------------------------------
-@_jit
+@_hot
 def bin_index(ns):
     if ns < SUB:
         return ns if ns > 0 else 0
@@ -596,7 +600,7 @@ def bin_index(ns):
     return SUB + (e - SUB_BITS) * SUB + ((ns >> (e - SUB_BITS)) - SUB)
 
 
-@_jit
+@_hot
 def hist_add(S, row, seconds):
     S.hist[row, bin_index(np.int64(seconds * 1e9))] += 1
     S.h_n[row] += 1
@@ -610,7 +614,7 @@ def hist_add(S, row, seconds):
 # -- scheduling ------------------------------------------------------------
 # The FIFOs and queues are rings whose sizes are powers of two (fast.py), indexed
 # with a mask: an integer division per push and pop cost more than the push.
-@_jit
+@_hot
 def heap_push(S, t, kind, arg):
     eid = S.si[I_EID]
     S.si[I_EID] = eid + 1
@@ -632,7 +636,7 @@ def heap_push(S, t, kind, arg):
     S.h_arg[i] = arg
 
 
-@_jit
+@_hot
 def heap_pop(S):
     kind = S.h_kind[0]
     arg = S.h_arg[0]
@@ -664,7 +668,7 @@ def heap_pop(S):
     return kind, arg
 
 
-@_jit
+@_hot
 def push_urgent(S, kind, arg):
     i = S.si[I_UF_TAIL] & (S.uf_kind.shape[0] - 1)
     tail = S.si[I_UF_TAIL]
@@ -674,7 +678,7 @@ def push_urgent(S, kind, arg):
     S.si[I_EID] += 1
 
 
-@_jit
+@_hot
 def push_normal(S, kind, arg):
     i = S.si[I_NF_TAIL] & (S.nf_kind.shape[0] - 1)
     tail = S.si[I_NF_TAIL]
@@ -684,7 +688,7 @@ def push_normal(S, kind, arg):
     S.si[I_EID] += 1
 
 
-@_jit
+@_hot
 def timeout(S, delay, kind, arg):
     now = S.sf[F_NOW]
     t = now + delay
@@ -695,7 +699,7 @@ def timeout(S, delay, kind, arg):
 
 
 # -- random variates ---------------------------------------------------------
-@_jit
+@_hot
 def draw(S, stream):
     pos = S.rpos[stream]
     v = S.rnd[stream, pos]
@@ -709,12 +713,12 @@ def draw(S, stream):
 
 
 # -- recorder (same arithmetic as metrics.Recorder) --------------------------
-@_jit
+@_hot
 def clip(P, t0, t1):
     return max(0.0, min(t1, P.window[1]) - max(t0, P.window[0]))
 
 
-@_jit
+@_hot
 def rec_issue(P, S, now):
     S.si[I_ISSUED] += 1
     S.sf[F_AREA] += S.si[I_INFLIGHT] * clip(P, S.sf[F_LAST_T], now)
@@ -722,14 +726,14 @@ def rec_issue(P, S, now):
     S.sf[F_LAST_T] = now
 
 
-@_jit
+@_hot
 def rec_path(P, S, now, p, delta):
     S.path_area[p] += S.rec_pout[p] * clip(P, S.rec_plast[p], now)
     S.rec_pout[p] += delta
     S.rec_plast[p] = now
 
 
-@_jit
+@_hot
 def rec_complete(P, S, now, op, size, latency, p, path_latency):
     S.si[I_COMPLETED] += 1
     S.sf[F_AREA] += S.si[I_INFLIGHT] * clip(P, S.sf[F_LAST_T], now)
@@ -1057,7 +1061,7 @@ def select(P, S, h, s, now):
 
 
 # -- the life of one I/O -------------------------------------------------------
-@_jit
+@_hot
 def serialise(S, w, direction, t, nbytes, bw):
     """Queue a frame for wire ``w`` (FIFO per direction) from ``t``; returns when it is across."""
     start = max(t, S.wire_free[w, direction])
@@ -1086,7 +1090,7 @@ def lose(S, stream, ppm, recovery, delay, limit):
     return delay
 
 
-@_jit
+@_hot
 def leg(P, S, s, p, direction, nbytes):
     now = S.sf[F_NOW]
     c = P.p_ctrl[p]
@@ -1111,7 +1115,7 @@ def leg(P, S, s, p, direction, nbytes):
         timeout(S, delay, EV_LEG, s)
 
 
-@_jit
+@_hot
 def trigger_put(S, a, conc):
     head = S.aq_head[a]
     if head < S.aq_tail[a] and S.users[a] < conc:
@@ -1123,7 +1127,7 @@ def trigger_put(S, a, conc):
         push_normal(S, EV_GRANT_MIRROR if mirror else EV_GRANT_MAIN, slot)
 
 
-@_jit
+@_hot
 def request(P, S, a, s, mirror):
     tail = S.aq_tail[a]
     i = tail & (S.aq_slot.shape[1] - 1)
@@ -1133,7 +1137,7 @@ def request(P, S, a, s, mirror):
     trigger_put(S, a, P.a_conc[a])
 
 
-@_jit
+@_hot
 def release(S, a):
     S.users[a] -= 1
     push_normal(S, EV_RELEASE, a)
@@ -1179,7 +1183,7 @@ def wake_waiters(S):
     S.si[I_WT_HEAD] = S.si[I_WT_TAIL]
 
 
-@_jit
+@_hot
 def begin_attempt(P, S, s):
     """The top of io_life's loop: ask the policy, then send the first frame."""
     now = S.sf[F_NOW]
@@ -1212,7 +1216,7 @@ def begin_attempt(P, S, s):
         leg(P, S, s, p, 0, S.s_size[s])
 
 
-@_jit
+@_hot
 def new_io(P, S, s):
     now = S.sf[F_NOW]
     j = P.s_job0[s]
@@ -1239,7 +1243,7 @@ def new_io(P, S, s):
     begin_attempt(P, S, s)
 
 
-@_jit
+@_hot
 def end_attempt(P, S, s, p):
     now = S.sf[F_NOW]
     c = P.p_ctrl[p]
@@ -1250,7 +1254,7 @@ def end_attempt(P, S, s, p):
     rec_path(P, S, now, p, -1)
 
 
-@_jit
+@_hot
 def complete(P, S, s):
     now = S.sf[F_NOW]
     p = S.s_path[s]
@@ -1289,13 +1293,13 @@ def lost(P, S, s, timed_out):
         begin_attempt(P, S, s)
 
 
-@_jit
+@_hot
 def status_leg(P, S, s):
     S.s_stage[s] = ST_W_STATUS
     leg(P, S, s, S.s_path[s], 1, 0)
 
 
-@_jit
+@_hot
 def on_leg(P, S, s):
     p = S.s_path[s]
     c = P.p_ctrl[p]
@@ -1327,7 +1331,7 @@ def on_leg(P, S, s):
         complete(P, S, s)
 
 
-@_jit
+@_hot
 def on_service_done(P, S, s):
     p = S.s_path[s]
     a = P.p_array[p]
@@ -1342,7 +1346,7 @@ def on_service_done(P, S, s):
         status_leg(P, S, s)
 
 
-@_jit
+@_hot
 def repl_trip(P, S, s, first):
     """One way over the replication link (the forward trip carries the data)."""
     now = S.sf[F_NOW]
@@ -1444,7 +1448,7 @@ def fault_loop(P, S):
         apply_fault(P, S, f)
 
 
-@_jit
+@_hot
 def dispatch(P, S, kind, arg):
     if kind == EV_LEG:
         on_leg(P, S, arg)
@@ -1513,29 +1517,33 @@ def _loop(P, S, t_stop, ev_room, trace_room):
             return REFILL
         if S.si[I_NEV] > ev_room or S.si[I_NTRACE] > trace_room:
             return BUFFERS_FULL
-        now = S.sf[F_NOW]
         if S.si[I_UF_HEAD] < S.si[I_UF_TAIL]:
             i = S.si[I_UF_HEAD] & umask
             S.si[I_UF_HEAD] += 1
-            dispatch(P, S, S.uf_kind[i], S.uf_arg[i])
-        elif S.si[I_HEAPN] > 0 and S.h_time[0] == now:
-            kind, arg = heap_pop(S)
-            dispatch(P, S, kind, arg)
-        elif S.si[I_NF_HEAD] < S.si[I_NF_TAIL]:
-            i = S.si[I_NF_HEAD] & nmask
-            S.si[I_NF_HEAD] += 1
-            dispatch(P, S, S.nf_kind[i], S.nf_arg[i])
-        elif S.si[I_HEAPN] > 0:
-            t = S.h_time[0]
-            if t >= end:
-                return DONE
-            if t >= t_stop:
-                return PAUSED
-            S.sf[F_NOW] = t
-            kind, arg = heap_pop(S)
-            dispatch(P, S, kind, arg)
+            kind = S.uf_kind[i]
+            arg = S.uf_arg[i]
         else:
-            return DONE
+            # a single heap_pop and a single dispatch: both are inlined, once
+            from_heap = S.si[I_HEAPN] > 0 and S.h_time[0] == S.sf[F_NOW]
+            if not from_heap:
+                if S.si[I_NF_HEAD] < S.si[I_NF_TAIL]:
+                    i = S.si[I_NF_HEAD] & nmask
+                    S.si[I_NF_HEAD] += 1
+                    kind = S.nf_kind[i]
+                    arg = S.nf_arg[i]
+                else:
+                    if S.si[I_HEAPN] == 0:
+                        return DONE
+                    t = S.h_time[0]
+                    if t >= end:
+                        return DONE
+                    if t >= t_stop:
+                        return PAUSED
+                    S.sf[F_NOW] = t
+                    from_heap = True
+            if from_heap:
+                kind, arg = heap_pop(S)
+        dispatch(P, S, kind, arg)
 
 
 @_jit
