@@ -140,7 +140,7 @@ Params = namedtuple(
 State = namedtuple(
     "State",
     [
-        "si", "sf", "h_time", "h_eid", "h_kind", "h_arg", "uf_kind", "uf_arg", "nf_kind", "nf_arg", "s_seq",
+        "si", "sf", "h_time", "h_key", "h_arg", "uf_kind", "uf_arg", "nf_kind", "nf_arg", "s_seq",
         "s_op", "s_size", "s_issued", "s_attempts", "s_path", "s_started", "s_stage", "s_epoch", "s_mstate",
         "s_mwait", "s_sample", "s_deadline", "s_waitid", "s_woken", "s_wakeval", "up", "alua", "out",
         "out_bytes", "c_out", "c_out_bytes", "phys_up", "epoch", "extra", "loss", "alive", "wire_free",
@@ -242,8 +242,7 @@ STATE_T = StateType([
     ("si", _I1),
     ("sf", _F1),
     ("h_time", _F1),
-    ("h_eid", _I1),
-    ("h_kind", _I1),
+    ("h_key", _I1),
     ("h_arg", _I1),
     ("uf_kind", _I1),
     ("uf_arg", _I1),
@@ -479,8 +478,7 @@ def to_state(t):
     s.si = t.si
     s.sf = t.sf
     s.h_time = t.h_time
-    s.h_eid = t.h_eid
-    s.h_kind = t.h_kind
+    s.h_key = t.h_key
     s.h_arg = t.h_arg
     s.uf_kind = t.uf_kind
     s.uf_arg = t.uf_arg
@@ -614,57 +612,80 @@ def hist_add(S, row, seconds):
 # -- scheduling ------------------------------------------------------------
 # The FIFOs and queues are rings whose sizes are powers of two (fast.py), indexed
 # with a mask: an integer division per push and pop cost more than the push.
+# The heap holds (time, key = event id << 8 | kind, arg) in three arrays. Ids
+# are unique, so every valid heap pops in the same order, and a new event's id
+# is larger than every id already in the heap: a push compares times only.
+# Indices are cast to unsigned: numba then skips its negative-index wraparound
+# (three instructions per access; these are the loop's hottest accesses).
+KIND_BITS = 8
+KIND_MASK = (1 << KIND_BITS) - 1
+_u = np.uint64
+
+
 @_hot
 def heap_push(S, t, kind, arg):
-    eid = S.si[I_EID]
-    S.si[I_EID] = eid + 1
-    i = S.si[I_HEAPN]
-    S.si[I_HEAPN] = i + 1
+    si = S.si
+    ht = S.h_time
+    hk = S.h_key
+    ha = S.h_arg
+    eid = si[I_EID]
+    si[I_EID] = eid + 1
+    i = si[I_HEAPN]
+    si[I_HEAPN] = i + 1
     while i > 0:
         parent = (i - 1) >> 1
-        pt = S.h_time[parent]
-        if pt < t or (pt == t and S.h_eid[parent] < eid):
+        pt = ht[_u(parent)]
+        if pt <= t:  # equal times: the parent's id is smaller
             break
-        S.h_time[i] = pt
-        S.h_eid[i] = S.h_eid[parent]
-        S.h_kind[i] = S.h_kind[parent]
-        S.h_arg[i] = S.h_arg[parent]
+        ht[_u(i)] = pt
+        hk[_u(i)] = hk[_u(parent)]
+        ha[_u(i)] = ha[_u(parent)]
         i = parent
-    S.h_time[i] = t
-    S.h_eid[i] = eid
-    S.h_kind[i] = kind
-    S.h_arg[i] = arg
+    ht[_u(i)] = t
+    hk[_u(i)] = (eid << KIND_BITS) | kind
+    ha[_u(i)] = arg
 
 
 @_hot
 def heap_pop(S):
-    kind = S.h_kind[0]
-    arg = S.h_arg[0]
-    n = S.si[I_HEAPN] - 1
-    S.si[I_HEAPN] = n
+    """Floyd's pop: the hole sinks along the smaller children to a leaf, then the last entry rises into it."""
+    si = S.si
+    ht = S.h_time
+    hk = S.h_key
+    ha = S.h_arg
+    kind = hk[0] & KIND_MASK
+    arg = ha[0]
+    n = si[I_HEAPN] - 1
+    si[I_HEAPN] = n
     if n > 0:
-        t = S.h_time[n]
-        eid = S.h_eid[n]
-        k = S.h_kind[n]
-        a = S.h_arg[n]
+        t = ht[_u(n)]
+        k = hk[_u(n)]
+        a = ha[_u(n)]
+        ht[_u(n)] = np.inf  # the vacated last slot as a sentinel: a right child at n is never the smaller
         i = 0
-        while True:
-            c = 2 * i + 1
-            if c >= n:
-                break
-            if c + 1 < n and (S.h_time[c + 1] < S.h_time[c] or (S.h_time[c + 1] == S.h_time[c] and S.h_eid[c + 1] < S.h_eid[c])):
-                c += 1
-            if S.h_time[c] > t or (S.h_time[c] == t and S.h_eid[c] > eid):
-                break
-            S.h_time[i] = S.h_time[c]
-            S.h_eid[i] = S.h_eid[c]
-            S.h_kind[i] = S.h_kind[c]
-            S.h_arg[i] = S.h_arg[c]
+        c = 1
+        while c < n:
+            t0 = ht[_u(c)]
+            t1 = ht[_u(c + 1)]
+            # branch-free choice of the smaller child (a coin toss for the predictor)
+            c += (t1 < t0) | ((t1 == t0) & (hk[_u(c + 1)] < hk[_u(c)]))
+            ht[_u(i)] = ht[_u(c)]
+            hk[_u(i)] = hk[_u(c)]
+            ha[_u(i)] = ha[_u(c)]
             i = c
-        S.h_time[i] = t
-        S.h_eid[i] = eid
-        S.h_kind[i] = k
-        S.h_arg[i] = a
+            c = 2 * i + 1
+        while i > 0:
+            parent = (i - 1) >> 1
+            pt = ht[_u(parent)]
+            if pt < t or (pt == t and hk[_u(parent)] < k):
+                break
+            ht[_u(i)] = pt
+            hk[_u(i)] = hk[_u(parent)]
+            ha[_u(i)] = ha[_u(parent)]
+            i = parent
+        ht[_u(i)] = t
+        hk[_u(i)] = k
+        ha[_u(i)] = a
     return kind, arg
 
 
