@@ -145,7 +145,7 @@ State = namedtuple(
         "s_mwait", "s_sample", "s_deadline", "s_waitid", "s_woken", "s_wakeval", "up", "alua", "out",
         "out_bytes", "c_out", "c_out_bytes", "phys_up", "epoch", "extra", "loss", "alive", "wire_free",
         "wire_busy", "wire_wait", "wire_frames", "rec_pout", "rec_plast", "users", "aq_slot", "aq_mirror",
-        "aq_head", "aq_tail", "wt_slot", "wt_id", "rnd", "rpos", "rmargin", "hist", "h_n", "h_total", "h_lo",
+        "aq_head", "aq_tail", "wt_slot", "wt_id", "rnd", "rpos", "rlim", "hist", "h_n", "h_total", "h_lo",
         "h_hi", "bytes_op", "path_bytes", "ts_ios", "ts_bytes", "ts_lat_sum", "ts_lat_max", "ts_path_ios",
         "ts_failed", "path_area", "ev_t", "ev_dev", "ev_kind", "ev_path", "ev_a", "ev_b", "ev_mask", "ev_avg",
         "tr_seq", "tr_job", "tr_op", "tr_size", "tr_issued", "tr_done", "tr_path", "tr_attempts", "ps_cur",
@@ -290,7 +290,7 @@ STATE_T = StateType([
     ("wt_id", _I1),
     ("rnd", _F2),
     ("rpos", _I1),
-    ("rmargin", _I1),
+    ("rlim", _I1),
     ("hist", _I2),
     ("h_n", _I1),
     ("h_total", _F1),
@@ -526,7 +526,7 @@ def to_state(t):
     s.wt_id = t.wt_id
     s.rnd = t.rnd
     s.rpos = t.rpos
-    s.rmargin = t.rmargin
+    s.rlim = t.rlim
     s.hist = t.hist
     s.h_n = t.h_n
     s.h_total = t.h_total
@@ -725,7 +725,7 @@ def draw(S, stream):
     pos = S.rpos[stream]
     v = S.rnd[stream, pos]
     S.rpos[stream] = pos + 1
-    if pos + 1 > S.rnd.shape[1] - S.rmargin[0]:
+    if pos + 1 > S.rlim[stream]:  # fewer than a margin left: refill before the next event
         S.si[I_REFILL] = 1
     return v
 

@@ -23,7 +23,7 @@ from ..model import Model
 from ..policies import PolicySpec, parse_spec
 from ..policies.esxi import fixed_preferred
 from . import _kernel as K
-from .streams import make_streams
+from .streams import CHUNK, make_streams
 
 __all__ = ["run_fast", "supports"]
 
@@ -251,8 +251,8 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         wt_slot=np.zeros(wt_cap, dtype=i64),
         wt_id=np.zeros(wt_cap, dtype=i64),
         rnd=np.zeros((len(draws), block), dtype=f64),
-        rpos=np.full(len(draws), block, dtype=i64),  # empty: filled before the first call
-        rmargin=np.array([margin], dtype=i64),
+        rpos=np.zeros(len(draws), dtype=i64),
+        rlim=np.zeros(len(draws), dtype=i64),  # set by _Feed
         hist=np.zeros((K.H_PATH0 + P, K.NBINS), dtype=i64),
         h_n=np.zeros(K.H_PATH0 + P, dtype=i64),
         h_total=np.zeros(K.H_PATH0 + P, dtype=f64),
@@ -312,21 +312,56 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         K.push_urgent.py_func(st, K.EV_INIT, s)
     if faults:
         K.push_urgent.py_func(st, K.EV_FAULT_INIT, 0)
-    return prm, st, draws
+    # Streams this model can never draw from (loss decisions without loss, reads in a
+    # write-only workload, the replication link without replication) are never filled.
+    used = [True] * len(draws)
+    if not lossy:
+        for i in str_loss:
+            used[i] = False
+    if repl is None:
+        used[int(str_repl[0])] = False
+    for op, possible in ((0, any(j.read_fraction > 0 for j in model.jobs)), (1, any(j.read_fraction < 1 for j in model.jobs))):
+        if not possible:
+            for a in range(A):
+                used[int(str_svc[a, op])] = False
+    return prm, st, _Feed(draws, used, block, margin, st)
 
 
-def _refill(st, draws) -> None:
-    block = st.rnd.shape[1]
-    limit = block - int(st.rmargin[0])
-    for s, d in enumerate(draws):
-        pos = int(st.rpos[s])
-        if pos <= limit:
-            continue
-        rest = block - pos
-        st.rnd[s, :rest] = st.rnd[s, pos:]
-        st.rnd[s, rest:] = d.take(block - rest)
-        st.rpos[s] = 0
-    st.si[K.I_REFILL] = 0
+class _Feed:
+    """The kernel's blocks of pre-drawn values, one row per stream.
+
+    The kernel asks for a refill when a stream has fewer than ``margin`` values
+    left (the most one event can draw): the row keeps its unread values and is
+    topped up from the stream's Draws, which serves the same sequence whatever
+    the block sizes. A row is first filled with one CHUNK (what a Draws
+    generates at a time anyway), then with whole blocks: a short run does not
+    generate values it never reads. A stream the model cannot use is never
+    filled; drawing from it is an error, reported at once.
+    """
+
+    def __init__(self, draws, used, block, margin, st) -> None:
+        self.draws, self.used, self.block, self.margin = draws, used, block, margin
+        self.first = min(block, max(CHUNK, 2 * margin))
+        self.held = [0] * len(draws)
+        for s in range(len(draws)):  # a used stream is due at once; an unused one only if drawn from
+            st.rlim[s] = -margin if used[s] else 0
+
+    def refill(self, st) -> None:
+        for s, d in enumerate(self.draws):
+            pos = int(st.rpos[s])
+            if pos <= int(st.rlim[s]):
+                continue
+            if not self.used[s]:
+                raise RuntimeError(f"fast engine: the kernel drew from stream {s}, which this model never uses")
+            held = self.held[s]
+            rest = held - pos
+            size = self.block if held else self.first
+            st.rnd[s, :rest] = st.rnd[s, pos:held]
+            st.rnd[s, rest:size] = d.take(size - rest)
+            st.rpos[s] = 0
+            st.rlim[s] = size - self.margin
+            self.held[s] = size
+        st.si[K.I_REFILL] = 0
 
 
 def _drain_events(model: Model, st, out: list[dict[str, Any]]) -> None:
@@ -408,13 +443,13 @@ def _hist(st, row: int) -> LogHistogram:
     return h
 
 
-def _drive(prm, st, kinds, model, events, records, progress, step, ev_room, tr_room) -> None:
+def _drive(prm, st, feed, model, events, records, progress, step, ev_room, tr_room) -> None:
     """Call the kernel until the run ends, serving what it asks for in between."""
     t_stop = step
     while True:
         status = K.run_kernel(prm, st, t_stop, ev_room, tr_room)
         if status == K.REFILL:
-            _refill(st, kinds)
+            feed.refill(st)
         elif status == K.BUFFERS_FULL:
             _drain_events(model, st, events)
             _drain_trace(model, st, records)
@@ -432,18 +467,18 @@ def run_fast(
     spec = parse_spec(policy)[0] if isinstance(policy, str) else policy
     if not supports(spec):
         raise TypeError(f"the fast engine runs built-in policies only, not {policy!r}")
-    prm, st, draws = _build(model, spec, trace)
+    prm, st, feed = _build(model, spec, trace)
     events: list[dict[str, Any]] = []
     records: list[tuple] = []
     step = max(model.end / 100.0, model.interval) if progress else math.inf
     # room for one event's worth of log entries: a fault may log one per path, an evaluation one per device
     ev_room = st.ev_t.shape[0] - 8 - 4 * len(model.devices) - 2 * len(model.paths)
     tr_room = st.tr_seq.shape[0] - 2 if trace else np.iinfo(np.int64).max
-    _refill(st, draws)
+    feed.refill(st)
     gc_was_on = gc.isenabled()
     gc.disable()  # the loop allocates nothing worth collecting; a collection costs more than it frees
     try:
-        _drive(prm, st, draws, model, events, records, progress, step, ev_room, tr_room)
+        _drive(prm, st, feed, model, events, records, progress, step, ev_room, tr_room)
     finally:
         if gc_was_on:
             gc.enable()
