@@ -612,11 +612,14 @@ def hist_add(S, row, seconds):
 # -- scheduling ------------------------------------------------------------
 # The FIFOs and queues are rings whose sizes are powers of two (fast.py), indexed
 # with a mask: an integer division per push and pop cost more than the push.
-# The heap holds (time, key = event id << 8 | kind, arg) in three arrays. Ids
-# are unique, so every valid heap pops in the same order, and a new event's id
-# is larger than every id already in the heap: a push compares times only.
-# Indices are cast to unsigned: numba then skips its negative-index wraparound
-# (three instructions per access; these are the loop's hottest accesses).
+# The heap is 4-ary (half the levels of a binary heap: a pop is a chain of
+# dependent loads and compares, level after level) and holds (time, key = event
+# id << 8 | kind, arg) in three arrays. Ids are unique, so every valid heap
+# pops in the same order, and a new event's id is larger than every id already
+# in the heap: a push compares times only. Every time slot past the last entry
+# holds +inf (fast.py leaves three spare slots): a pop reads four children
+# without bounds tests. Indices are cast to uint64, so numba skips its
+# negative-index wraparound.
 KIND_BITS = 8
 KIND_MASK = (1 << KIND_BITS) - 1
 _u = np.uint64
@@ -633,7 +636,7 @@ def heap_push(S, t, kind, arg):
     i = si[I_HEAPN]
     si[I_HEAPN] = i + 1
     while i > 0:
-        parent = (i - 1) >> 1
+        parent = (i - 1) >> 2
         pt = ht[_u(parent)]
         if pt <= t:  # equal times: the parent's id is smaller
             break
@@ -646,9 +649,19 @@ def heap_push(S, t, kind, arg):
     ha[_u(i)] = arg
 
 
+@_jit
+def heap_min_child(ht, hk, c, n):
+    """The child in c .. c + 3 (below n) with the smallest (time, key): for ties on time."""
+    m = c
+    for j in range(c + 1, min(c + 4, n)):
+        if ht[j] < ht[m] or (ht[j] == ht[m] and hk[j] < hk[m]):
+            m = j
+    return m
+
+
 @_hot
 def heap_pop(S):
-    """Floyd's pop: the hole sinks along the smaller children to a leaf, then the last entry rises into it."""
+    """Floyd's pop: the hole sinks along the smallest children to a leaf, then the last entry rises into it."""
     si = S.si
     ht = S.h_time
     hk = S.h_key
@@ -661,21 +674,32 @@ def heap_pop(S):
         t = ht[_u(n)]
         k = hk[_u(n)]
         a = ha[_u(n)]
-        ht[_u(n)] = np.inf  # the vacated last slot as a sentinel: a right child at n is never the smaller
+        ht[_u(n)] = np.inf
         i = 0
         c = 1
         while c < n:
             t0 = ht[_u(c)]
             t1 = ht[_u(c + 1)]
-            # branch-free choice of the smaller child (a coin toss for the predictor)
-            c += (t1 < t0) | ((t1 == t0) & (hk[_u(c + 1)] < hk[_u(c)]))
-            ht[_u(i)] = ht[_u(c)]
-            hk[_u(i)] = hk[_u(c)]
-            ha[_u(i)] = ha[_u(c)]
-            i = c
-            c = 2 * i + 1
+            t2 = ht[_u(c + 2)]
+            t3 = ht[_u(c + 3)]
+            # the smallest time, without branches (which child wins is a coin toss for the predictor)
+            b01 = t1 < t0
+            m01 = c + b01
+            tm01 = min(t0, t1)
+            b23 = t3 < t2
+            m23 = c + 2 + b23
+            tm23 = min(t2, t3)
+            m = m23 if tm23 < tm01 else m01
+            tm = min(tm01, tm23)
+            if (t0 == tm) + (t1 == tm) + (t2 == tm) + (t3 == tm) > 1:  # a tie on time (rare): compare keys
+                m = heap_min_child(ht, hk, c, n)
+            ht[_u(i)] = tm
+            hk[_u(i)] = hk[_u(m)]
+            ha[_u(i)] = ha[_u(m)]
+            i = m
+            c = 4 * i + 1
         while i > 0:
-            parent = (i - 1) >> 1
+            parent = (i - 1) >> 2
             pt = ht[_u(parent)]
             if pt < t or (pt == t and hk[_u(parent)] < k):
                 break

@@ -203,9 +203,9 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
     st = K.State(
         si=np.zeros(K.N_SI, dtype=i64),
         sf=np.zeros(K.N_SF, dtype=f64),
-        h_time=np.zeros(heap_cap, dtype=f64),
-        h_key=np.zeros(heap_cap, dtype=i64),
-        h_arg=np.zeros(heap_cap, dtype=i64),
+        h_time=np.full(heap_cap + 3, np.inf, dtype=f64),  # +inf past the last entry: a pop reads 4 children
+        h_key=np.zeros(heap_cap + 3, dtype=i64),
+        h_arg=np.zeros(heap_cap + 3, dtype=i64),
         uf_kind=np.zeros(fifo_cap, dtype=i64),
         uf_arg=np.zeros(fifo_cap, dtype=i64),
         nf_kind=np.zeros(fifo_cap, dtype=i64),
