@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..distributions import Constant
 from ..metrics import LogHistogram, RunMetrics
 from ..model import Model
 from ..policies import PolicySpec, parse_spec
@@ -31,7 +32,7 @@ _ALUA = {"AO": 0, "ANO": 1, "standby": 2, "unavailable": 3, "transitioning": 4}
 _ALUA_NAMES = {v: k for k, v in _ALUA.items()}
 _POLICY = {"fixed": K.POL_FIXED, "mru": K.POL_MRU, "rr": K.POL_RR, "latency": K.POL_LATENCY}
 _LOG_NAMES = {K.LOG_PATH_DOWN: "path_down", K.LOG_PATH_UP: "path_up", K.LOG_ALUA: "alua"}
-BLOCK = 1 << 16  # pre-drawn variates per stream: fewer returns to Python
+BLOCK = CHUNK  # pre-drawn values per stream: a return to Python costs ~15 us, a value ~5 ns
 EVENT_CAP = 4096
 TRACE_CAP = 1 << 16
 
@@ -73,6 +74,26 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
     str_repl = np.array([J + C + 2 * A], dtype=i64)
     str_loss = J + C + 2 * A + 1 + np.arange(C + 1, dtype=i64)
     assert len(draws) == J + C + 2 * A + 1 + C + 1
+    # Streams this model can never draw from (loss decisions without loss, reads in a
+    # write-only workload, the replication link without replication) get no row of
+    # pre-drawn values: they all share one trap row, and drawing from it is an error.
+    lossy = (
+        any(c.loss_ppm > 0 for c in model.controllers)
+        or (model.replication is not None and model.replication.loss_ppm > 0)
+        or any(f.what == "loss" for f in model.faults)
+    )
+    used = np.ones(len(draws), dtype=bool)
+    if not lossy:
+        used[str_loss] = False
+    if model.replication is None:
+        used[str_repl] = False
+    for op, possible in ((0, any(j.read_fraction > 0 for j in model.jobs)), (1, any(j.read_fraction < 1 for j in model.jobs))):
+        if not possible:
+            used[str_svc[:, op]] = False
+    row = np.full(len(draws), int(used.sum()), dtype=i64)  # the trap row is the last
+    row[used] = np.arange(int(used.sum()))
+    str_job, str_path, str_svc, str_repl, str_loss = (row[x] for x in (str_job, str_path, str_svc, str_repl, str_loss))
+    feeds = [d for d, u in zip(draws, used) if u]
 
     d_paths = np.full((D, MP), -1, dtype=i64)
     d_np = np.zeros(D, dtype=i64)
@@ -190,9 +211,6 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
     fifo_cap = pow2(8 * N + 4 * P + 64)
     # the most values one event can draw from a stream: a wake-up restarts every slot, and with
     # loss each frame may draw up to MAX_RESENDS + 1 uniforms
-    lossy = any(c.loss_ppm > 0 for c in ctrls) or (repl is not None and repl.loss_ppm > 0) or any(
-        f.what == "loss" for f in faults
-    )
     margin = (K.MAX_RESENDS + 2) * (N + 1) + 16 if lossy else 2 * N + 16
     block = max(BLOCK, 4 * margin)
     tcap = TRACE_CAP if trace else 1
@@ -250,9 +268,9 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         aq_tail=np.zeros(A, dtype=i64),
         wt_slot=np.zeros(wt_cap, dtype=i64),
         wt_id=np.zeros(wt_cap, dtype=i64),
-        rnd=np.zeros((len(draws), block), dtype=f64),
-        rpos=np.zeros(len(draws), dtype=i64),
-        rlim=np.zeros(len(draws), dtype=i64),  # set by _Feed
+        rnd=np.zeros((len(feeds) + 1, block), dtype=f64),
+        rpos=np.zeros(len(feeds) + 1, dtype=i64),
+        rlim=np.zeros(len(feeds) + 1, dtype=i64),  # set by _Feed
         hist=np.zeros((K.H_PATH0 + P, K.NBINS), dtype=i64),
         h_n=np.zeros(K.H_PATH0 + P, dtype=i64),
         h_total=np.zeros(K.H_PATH0 + P, dtype=f64),
@@ -312,50 +330,51 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         K.push_urgent.py_func(st, K.EV_INIT, s)
     if faults:
         K.push_urgent.py_func(st, K.EV_FAULT_INIT, 0)
-    # Streams this model can never draw from (loss decisions without loss, reads in a
-    # write-only workload, the replication link without replication) are never filled.
-    used = [True] * len(draws)
-    if not lossy:
-        for i in str_loss:
-            used[i] = False
-    if repl is None:
-        used[int(str_repl[0])] = False
-    for op, possible in ((0, any(j.read_fraction > 0 for j in model.jobs)), (1, any(j.read_fraction < 1 for j in model.jobs))):
-        if not possible:
-            for a in range(A):
-                used[int(str_svc[a, op])] = False
-    return prm, st, _Feed(draws, used, block, margin, st)
+    return prm, st, _Feed(feeds, block, margin, st)
 
 
 class _Feed:
-    """The kernel's blocks of pre-drawn values, one row per stream.
+    """The kernel's blocks of pre-drawn values, one row per stream the model uses.
 
-    The kernel asks for a refill when a stream has fewer than ``margin`` values
+    The kernel asks for a refill when a row has fewer than ``margin`` values
     left (the most one event can draw): the row keeps its unread values and is
     topped up from the stream's Draws, which serves the same sequence whatever
-    the block sizes. A row is first filled with one CHUNK (what a Draws
-    generates at a time anyway), then with whole blocks: a short run does not
-    generate values it never reads. A stream the model cannot use is never
-    filled; drawing from it is an error, reported at once.
+    the block sizes. Rows start at FIRST values, then hold ``block``: a short
+    run neither generates nor touches (page faults cost) many values it never
+    reads. A row of a Constant delay (every value the same number, and nothing
+    drawn from its generator) is filled with that number, never from its Draws,
+    and reread from the start when it runs low. The last row is
+    the trap shared by streams the model cannot use: drawing from it is an
+    error, reported at once.
     """
 
-    def __init__(self, draws, used, block, margin, st) -> None:
-        self.draws, self.used, self.block, self.margin = draws, used, block, margin
-        self.first = min(block, max(CHUNK, 2 * margin))
+    FIRST = 4096
+
+    def __init__(self, draws, block, margin, st) -> None:
+        self.draws, self.block, self.margin = draws, block, margin
+        self.first = min(block, max(self.FIRST, 2 * margin))
         self.held = [0] * len(draws)
-        for s in range(len(draws)):  # a used stream is due at once; an unused one only if drawn from
-            st.rlim[s] = -margin if used[s] else 0
+        self.constant = [isinstance(d.dist, Constant) for d in draws]
+        for s in range(len(draws)):  # every row is due at once; the trap only if drawn from
+            st.rlim[s] = -margin
+        st.rlim[len(draws)] = 0
 
     def refill(self, st) -> None:
+        if st.rpos[len(self.draws)] > 0:
+            raise RuntimeError("fast engine: the kernel drew from a stream this model never uses")
         for s, d in enumerate(self.draws):
             pos = int(st.rpos[s])
             if pos <= int(st.rlim[s]):
                 continue
-            if not self.used[s]:
-                raise RuntimeError(f"fast engine: the kernel drew from stream {s}, which this model never uses")
             held = self.held[s]
-            rest = held - pos
             size = self.block if held else self.first
+            if self.constant[s]:
+                st.rnd[s, held:size] = d.dist.value
+                st.rpos[s] = 0
+                st.rlim[s] = size - self.margin
+                self.held[s] = size
+                continue
+            rest = held - pos
             st.rnd[s, :rest] = st.rnd[s, pos:held]
             st.rnd[s, rest:size] = d.take(size - rest)
             st.rpos[s] = 0
@@ -446,8 +465,9 @@ def _hist(st, row: int) -> LogHistogram:
 def _drive(prm, st, feed, model, events, records, progress, step, ev_room, tr_room) -> None:
     """Call the kernel until the run ends, serving what it asks for in between."""
     t_stop = step
+    pref, sref = K.to_params(prm), K.to_state(st)  # the kernel's view of the same arrays
     while True:
-        status = K.run_kernel(prm, st, t_stop, ev_room, tr_room)
+        status = K.run_kernel(pref, sref, t_stop, ev_room, tr_room)
         if status == K.REFILL:
             feed.refill(st)
         elif status == K.BUFFERS_FULL:
