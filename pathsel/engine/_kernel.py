@@ -28,6 +28,7 @@ from numba.core import cgutils, imputils, types
 from numba.core.datamodel import models
 from numba.core.extending import infer_getattr, intrinsic, lower_getattr_generic, register_model
 from numba.core.typing.templates import AttributeTemplate
+from numba.cpython.unsafe.numbers import leading_zeros
 from numba.experimental import structref
 
 # -- event kinds --------------------------------------------------------
@@ -597,14 +598,7 @@ def to_state(t):
 def bin_index(ns):
     if ns < SUB:
         return ns if ns > 0 else 0
-    e = 0
-    v = ns
-    while v >= 256:
-        v >>= 8
-        e += 8
-    while v > 1:
-        v >>= 1
-        e += 1
+    e = 63 - leading_zeros(ns)  # floor(log2(ns)): one lzcnt instead of a loop
     if e >= MAX_EXP:
         return NBINS - 1
     return SUB + (e - SUB_BITS) * SUB + ((ns >> (e - SUB_BITS)) - SUB)
@@ -758,10 +752,11 @@ def timeout(S, delay, kind, arg):
 # -- random variates ---------------------------------------------------------
 @_hot
 def draw(S, stream):
-    pos = S.rpos[stream]
-    v = S.rnd[stream, pos]
-    S.rpos[stream] = pos + 1
-    if pos + 1 > S.rlim[stream]:  # fewer than a margin left: refill before the next event
+    st = _u(stream)
+    pos = S.rpos[st]
+    v = S.rnd[st, _u(pos)]
+    S.rpos[st] = pos + 1
+    if pos + 1 > S.rlim[st]:  # fewer than a margin left: refill before the next event
         S.si[I_REFILL] = 1
     return v
 
