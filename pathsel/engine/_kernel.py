@@ -831,12 +831,12 @@ def log_event(S, now, h, kind, p, a, b):
 
 
 # -- policies ----------------------------------------------------------------
-@_jit
+@_hot
 def usable(S, p):
     return S.up[p] == 1 and S.alua[p] <= 1
 
 
-@_jit
+@_hot
 def working_set(P, S, h, use_ano, out):
     """alua_working_set: local indices into out; returns the count."""
     n = 0
@@ -861,7 +861,7 @@ def working_set(P, S, h, use_ano, out):
     return n
 
 
-@_jit
+@_hot
 def in_set(k, out, n):
     for i in range(n):
         if out[i] == k:
@@ -869,7 +869,7 @@ def in_set(k, out, n):
     return False
 
 
-@_jit
+@_hot
 def next_after(P, h, cur, out, n):
     if cur < 0:
         return out[0]
@@ -883,7 +883,7 @@ def next_after(P, h, cur, out, n):
     return out[0]
 
 
-@_jit
+@_hot
 def select_fixed(P, S, h):
     pref = P.d_pref[h]
     if usable(S, P.d_paths[h, pref]):
@@ -894,7 +894,7 @@ def select_fixed(P, S, h):
     return S.ps_cur[h]
 
 
-@_jit
+@_hot
 def select_mru(P, S, h):
     cur = S.ps_cur[h]
     if cur >= 0 and usable(S, P.d_paths[h, cur]):
@@ -912,7 +912,7 @@ def select_mru(P, S, h):
     return S.ps_cur[h]
 
 
-@_jit
+@_hot
 def select_rr(P, S, h, size):
     n = working_set(P, S, h, P.pol_i[3] != 0, S.tmp)
     if n == 0:
@@ -1097,7 +1097,7 @@ def lat_on_path_change(P, S, h, p, now):
             lat_evaluate(P, S, h, now)
 
 
-@_jit
+@_hot
 def select(P, S, h, s, now):
     """The policy's choice for slot s's I/O: a global path index, or -1."""
     kind = P.pol_i[0]
