@@ -63,7 +63,8 @@ I_EID, I_SEQ, I_ISSUED, I_COMPLETED, I_FAILED, I_RETRIED, I_INFLIGHT = 0, 1, 2, 
 I_HEAPN, I_UF_HEAD, I_UF_TAIL, I_NF_HEAD, I_NF_TAIL = 7, 8, 9, 10, 11
 I_FAULT_NEXT, I_WT_HEAD, I_WT_TAIL, I_NEV, I_NTRACE, I_REFILL = 12, 13, 14, 15, 16, 17
 I_TIMED_OUT, I_FRAMES_LOST, I_REPL_OK = 18, 19, 20
-N_SI = 21
+I_STOP, I_EV_ROOM, I_TRACE_ROOM = 21, 22, 23  # the loop's one test per event: see _loop
+N_SI = 24
 # float scalars in State.sf
 F_NOW, F_AREA, F_LAST_T, F_REPL_EXTRA, F_REPL_LOSS = 0, 1, 2, 3, 4
 N_SF = 5
@@ -86,6 +87,7 @@ Params = namedtuple(
         "p_ctrl",  # nexus of each path
         "p_local",  # index among its device's paths
         "p_mirror",  # peer array a write through the path is mirrored to, or -1
+        "p_str",  # value stream of the path's nexus (str_path[p_ctrl[p]])
         "p_bw",
         "c_host",
         "c_bw",
@@ -201,6 +203,7 @@ PARAMS_T = ParamsType([
     ("p_ctrl", _I1),
     ("p_local", _I1),
     ("p_mirror", _I1),
+    ("p_str", _I1),
     ("p_bw", _F1),
     ("c_host", _I1),
     ("c_bw", _F1),
@@ -433,6 +436,7 @@ def to_params(t):
     p.p_ctrl = t.p_ctrl
     p.p_local = t.p_local
     p.p_mirror = t.p_mirror
+    p.p_str = t.p_str
     p.p_bw = t.p_bw
     p.c_host = t.c_host
     p.c_bw = t.c_bw
@@ -758,6 +762,7 @@ def draw(S, stream):
     S.rpos[st] = pos + 1
     if pos + 1 > S.rlim[st]:  # fewer than a margin left: refill before the next event
         S.si[I_REFILL] = 1
+        S.si[I_STOP] = 1
     return v
 
 
@@ -821,6 +826,8 @@ def rec_fail(P, S, now):
 def log_event(S, now, h, kind, p, a, b):
     e = S.si[I_NEV]
     S.si[I_NEV] = e + 1
+    if e + 1 > S.si[I_EV_ROOM]:
+        S.si[I_STOP] = 1
     S.ev_t[e] = now
     S.ev_dev[e] = h
     S.ev_kind[e] = kind
@@ -1146,7 +1153,7 @@ def lose(S, stream, ppm, recovery, delay, limit):
 def leg(P, S, s, p, direction, nbytes):
     now = S.sf[F_NOW]
     c = P.p_ctrl[p]
-    delay = draw(S, P.str_path[c]) + S.extra[c]
+    delay = draw(S, P.p_str[p]) + S.extra[c]  # p_str[p] = str_path[p_ctrl[p]]: one load less on the way
     if nbytes != 0:
         t = now
         bw = P.c_bw[c]
@@ -1319,6 +1326,8 @@ def complete(P, S, s):
     if P.trace_on[0]:
         t = S.si[I_NTRACE]
         S.si[I_NTRACE] = t + 1
+        if t + 1 > S.si[I_TRACE_ROOM]:
+            S.si[I_STOP] = 1
         S.tr_seq[t] = S.s_seq[s]
         S.tr_job[t] = P.s_job0[s]
         S.tr_op[t] = S.s_op[s]
@@ -1564,10 +1573,17 @@ def _loop(P, S, t_stop, ev_room, trace_room):
     end = P.window[1]
     umask = S.uf_kind.shape[0] - 1
     nmask = S.nf_kind.shape[0] - 1
+    # Whatever needs Python (a stream running low, a log or trace buffer nearly
+    # full) raises si[I_STOP] where it happens (draw, log_event, complete): the
+    # loop tests that one word per event.
+    S.si[I_EV_ROOM] = ev_room
+    S.si[I_TRACE_ROOM] = trace_room
+    S.si[I_STOP] = S.si[I_REFILL] != 0 or S.si[I_NEV] > ev_room or S.si[I_NTRACE] > trace_room
     while True:
-        if S.si[I_REFILL] != 0:
-            return REFILL
-        if S.si[I_NEV] > ev_room or S.si[I_NTRACE] > trace_room:
+        if S.si[I_STOP] != 0:
+            S.si[I_STOP] = 0
+            if S.si[I_REFILL] != 0:
+                return REFILL
             return BUFFERS_FULL
         if S.si[I_UF_HEAD] < S.si[I_UF_TAIL]:
             i = S.si[I_UF_HEAD] & umask

@@ -155,6 +155,7 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         p_ctrl=np.array([p.controller for p in model.paths], dtype=i64),
         p_local=p_local,
         p_mirror=np.array([-1 if p.mirror is None else p.mirror for p in model.paths], dtype=i64),
+        p_str=np.array([str_path[p.controller] for p in model.paths], dtype=i64),
         p_bw=np.array([p.bandwidth or 0.0 for p in model.paths], dtype=f64),
         c_host=np.array([c.host for c in ctrls], dtype=i64),
         c_bw=np.array([c.bandwidth or 0.0 for c in ctrls], dtype=f64),
