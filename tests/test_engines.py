@@ -562,12 +562,13 @@ def test_stale_apd_timers_stay_inside_the_event_heap():
 
     sc = pathsel.loads_scenario(STALE_TIMERS).with_policies(["rr"])
     model = compile_model(sc, sc.runs[0])
-    prm, st, draws = fast._build(model, parse_spec("rr")[0], False)
-    fast._refill(st, draws)
+    prm, st, feed = fast._build(model, parse_spec("rr")[0], False)
+    feed.refill(st)
     room = st.ev_t.shape[0] - 64
-    while (status := K.run_kernel(prm, st, math.inf, room, 1 << 40)) != K.DONE:
+    pref, sref = K.to_params(prm), K.to_state(st)
+    while (status := K.run_kernel(pref, sref, math.inf, room, 1 << 40)) != K.DONE:
         if status == K.REFILL:
-            fast._refill(st, draws)
+            feed.refill(st)
         st.si[K.I_NEV] = 0
     assert 0 < st.si[K.I_HEAPN] <= st.h_time.shape[0]
     fast_, ref = _both(sc, None)

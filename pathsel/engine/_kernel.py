@@ -25,7 +25,11 @@ from collections import namedtuple
 
 import numba as nb
 import numpy as np
-from numba.core import types
+from numba.core import cgutils, imputils, types
+from numba.core.datamodel import models
+from numba.core.extending import infer_getattr, intrinsic, lower_getattr_generic, register_model
+from numba.core.typing.templates import AttributeTemplate
+from numba.cpython.unsafe.numbers import leading_zeros
 from numba.experimental import structref
 
 # -- event kinds --------------------------------------------------------
@@ -84,7 +88,8 @@ I_EID, I_SEQ, I_ISSUED, I_COMPLETED, I_FAILED, I_RETRIED, I_INFLIGHT = 0, 1, 2, 
 I_HEAPN, I_UF_HEAD, I_UF_TAIL, I_NF_HEAD, I_NF_TAIL = 7, 8, 9, 10, 11
 I_FAULT_NEXT, I_WT_HEAD, I_WT_TAIL, I_NEV, I_NTRACE, I_REFILL = 12, 13, 14, 15, 16, 17
 I_TIMED_OUT, I_FRAMES_LOST, I_REPL_OK = 18, 19, 20
-N_SI = 21
+I_STOP, I_EV_ROOM, I_TRACE_ROOM = 21, 22, 23  # the loop's one test per event: see _loop
+N_SI = 24
 # float scalars in State.sf
 F_NOW, F_AREA, F_LAST_T, F_REPL_EXTRA, F_REPL_LOSS = 0, 1, 2, 3, 4
 N_SF = 5
@@ -107,6 +112,7 @@ Params = namedtuple(
         "p_ctrl",  # nexus of each path
         "p_local",  # index among its device's paths
         "p_mirror",  # peer array a write through the path is mirrored to, or -1
+        "p_str",  # value stream of the path's nexus (str_path[p_ctrl[p]])
         "p_bw",
         "c_host",
         "c_bw",
@@ -165,12 +171,12 @@ Params = namedtuple(
 State = namedtuple(
     "State",
     [
-        "si", "sf", "h_time", "h_eid", "h_kind", "h_arg", "uf_kind", "uf_arg", "nf_kind", "nf_arg", "s_seq",
+        "si", "sf", "h_time", "h_key", "h_arg", "uf_kind", "uf_arg", "nf_kind", "nf_arg", "s_seq",
         "s_op", "s_size", "s_issued", "s_attempts", "s_path", "s_started", "s_stage", "s_epoch", "s_mstate",
         "s_mwait", "s_sample", "s_deadline", "s_waitid", "s_woken", "s_wakeval", "up", "alua", "out",
         "out_bytes", "c_out", "c_out_bytes", "phys_up", "epoch", "extra", "loss", "alive", "wire_free",
         "wire_busy", "wire_wait", "wire_frames", "rec_pout", "rec_plast", "users", "aq_slot", "aq_mirror",
-        "aq_head", "aq_tail", "wt_slot", "wt_id", "rnd", "rpos", "rmargin", "hist", "h_n", "h_total", "h_lo",
+        "aq_head", "aq_tail", "wt_slot", "wt_id", "rnd", "rpos", "rlim", "hist", "h_n", "h_total", "h_lo",
         "h_hi", "bytes_op", "path_bytes", "ts_ios", "ts_bytes", "ts_lat_sum", "ts_lat_max", "ts_path_ios",
         "ts_failed", "path_area", "ev_t", "ev_dev", "ev_kind", "ev_path", "ev_a", "ev_b", "ev_mask", "ev_avg",
         "tr_seq", "tr_job", "tr_op", "tr_size", "tr_issued", "tr_done", "tr_path", "tr_attempts", "ps_cur",
@@ -181,13 +187,21 @@ State = namedtuple(
     ],
 )
 
-_jit = nb.njit(cache=True, nogil=True, error_model="numpy")
+# forceinline is inherited by callees that do not set it (numba's ConfigStack): set it everywhere.
+_jit = nb.njit(cache=True, nogil=True, error_model="numpy", forceinline=False)
+# The event path: LLVM inlines these into the loop (alwaysinline), so an event costs no calls
+# (a call was a prologue, an epilogue and a status check; ~65 of them per replicated write).
+_hot = nb.njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 
 
 # -- structrefs: the compiled helpers take pointers, not 100-field tuples ----
 # (numba passes a tuple by value and types every call with it: compiling the
 # kernel with tuples took minutes; with structrefs, seconds). Python builds the
-# namedtuples above; run_kernel wraps them once per call.
+# namedtuples above and wraps them once per run (to_params, to_state): a
+# KernelRef crosses into run_kernel as one pointer, where unboxing the two
+# namedtuples' 166 arrays cost ~35 us per call (and the loop returns to Python
+# for every refill). The arrays are shared: Python reads and writes them
+# through the namedtuples.
 _I1, _F1 = types.int64[::1], types.float64[::1]
 _I2, _F2, _B2 = types.int64[:, ::1], types.float64[:, ::1], types.int8[:, ::1]
 _U1, _U2 = types.uint64[::1], types.uint64[:, ::1]
@@ -203,6 +217,14 @@ class StateType(types.StructRef):
     pass
 
 
+class KernelRef(structref.StructRefProxy):
+    """A Params or State StructRef on the Python side (opaque: use the namedtuple)."""
+
+
+structref.define_boxing(ParamsType, KernelRef)
+structref.define_boxing(StateType, KernelRef)
+
+
 PARAMS_T = ParamsType([
     ("protocol", _I1),
     ("window", _F1),
@@ -211,6 +233,7 @@ PARAMS_T = ParamsType([
     ("p_ctrl", _I1),
     ("p_local", _I1),
     ("p_mirror", _I1),
+    ("p_str", _I1),
     ("p_bw", _F1),
     ("c_host", _I1),
     ("c_bw", _F1),
@@ -268,8 +291,7 @@ STATE_T = StateType([
     ("si", _I1),
     ("sf", _F1),
     ("h_time", _F1),
-    ("h_eid", _I1),
-    ("h_kind", _I1),
+    ("h_key", _I1),
     ("h_arg", _I1),
     ("uf_kind", _I1),
     ("uf_arg", _I1),
@@ -317,7 +339,7 @@ STATE_T = StateType([
     ("wt_id", _I1),
     ("rnd", _F2),
     ("rpos", _I1),
-    ("rmargin", _I1),
+    ("rlim", _I1),
     ("hist", _I2),
     ("h_n", _I1),
     ("h_total", _F1),
@@ -381,6 +403,72 @@ STATE_T = StateType([
 ])
 
 
+# -- borrowed views: the hot loop's P and S ------------------------------------
+# A StructRef is reference counted: every compiled helper that takes one
+# increments its count on entry and decrements it on exit (atomic instructions
+# numba's pruner cannot remove: its del pattern joins in a phi), and every
+# ``S.field`` does the same for the field's array. Measured on seed 004 that
+# was most of the loop's time. ``borrow`` hands the loop a plain pointer to the
+# struct's payload instead, and reading a field gives the array without its
+# meminfo: no reference counting at all. Both are borrowed: run_kernel keeps
+# the StructRefs (and so the arrays) alive until the loop returns.
+class Borrowed(types.Type):
+    """A pointer to a StructRef's payload, for reading its (array) fields."""
+
+    def __init__(self, struct_type):
+        self.struct_type = struct_type
+        self.field_dict = struct_type.field_dict
+        super().__init__(name=f"Borrowed[{struct_type.name}]")
+
+
+@register_model(Borrowed)
+class _BorrowedModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        payload = dmm.lookup(fe_type.struct_type.get_data_type()).get_value_type()
+        super().__init__(dmm, fe_type, payload.as_pointer())
+
+
+@infer_getattr
+class _BorrowedAttrs(AttributeTemplate):
+    key = Borrowed
+
+    def generic_resolve(self, typ, attr):
+        return typ.field_dict.get(attr)
+
+
+@lower_getattr_generic(Borrowed)
+def _borrowed_getattr(context, builder, typ, val, attr):
+    data = cgutils.create_struct_proxy(typ.struct_type.get_data_type())(context, builder, ref=val)
+    value = getattr(data, attr)
+    fieldtype = typ.field_dict[attr]
+    if isinstance(fieldtype, types.Array):  # drop the meminfo: nothing to count
+        arr = context.make_array(fieldtype)(context, builder, value=value)
+        arr.meminfo = cgutils.get_null_value(arr.meminfo.type)
+        arr.parent = cgutils.get_null_value(arr.parent.type)
+        value = arr._getvalue()
+    return imputils.impl_ret_borrowed(context, builder, fieldtype, value)
+
+
+@intrinsic
+def borrow(typingctx, sref):
+    """A Borrowed view of a StructRef; the StructRef must outlive it."""
+
+    def codegen(context, builder, sig, args):
+        return structref._Utils(context, builder, sig.args[0]).get_data_pointer(args[0])
+
+    return Borrowed(sref)(sref), codegen
+
+
+@intrinsic
+def keep_alive(typingctx, a, b):
+    """Uses ``a`` and ``b``: numba releases a variable after its last use."""
+
+    def codegen(context, builder, sig, args):
+        return context.get_dummy_value()
+
+    return types.none(a, b), codegen
+
+
 @_jit
 def to_params(t):
     p = structref.new(PARAMS_T)
@@ -391,6 +479,7 @@ def to_params(t):
     p.p_ctrl = t.p_ctrl
     p.p_local = t.p_local
     p.p_mirror = t.p_mirror
+    p.p_str = t.p_str
     p.p_bw = t.p_bw
     p.c_host = t.c_host
     p.c_bw = t.c_bw
@@ -452,8 +541,7 @@ def to_state(t):
     s.si = t.si
     s.sf = t.sf
     s.h_time = t.h_time
-    s.h_eid = t.h_eid
-    s.h_kind = t.h_kind
+    s.h_key = t.h_key
     s.h_arg = t.h_arg
     s.uf_kind = t.uf_kind
     s.uf_arg = t.uf_arg
@@ -501,7 +589,7 @@ def to_state(t):
     s.wt_id = t.wt_id
     s.rnd = t.rnd
     s.rpos = t.rpos
-    s.rmargin = t.rmargin
+    s.rlim = t.rlim
     s.hist = t.hist
     s.h_n = t.h_n
     s.h_total = t.h_total
@@ -566,24 +654,17 @@ def to_state(t):
 
 
 # -- histogram ------------------------------------------------------------
-@_jit
+@_hot
 def bin_index(ns):
     if ns < SUB:
         return ns if ns > 0 else 0
-    e = 0
-    v = ns
-    while v >= 256:
-        v >>= 8
-        e += 8
-    while v > 1:
-        v >>= 1
-        e += 1
+    e = 63 - leading_zeros(ns)  # floor(log2(ns)): one lzcnt instead of a loop
     if e >= MAX_EXP:
         return NBINS - 1
     return SUB + (e - SUB_BITS) * SUB + ((ns >> (e - SUB_BITS)) - SUB)
 
 
-@_jit
+@_hot
 def hist_add(S, row, seconds):
     S.hist[row, bin_index(np.int64(seconds * 1e9))] += 1
     S.h_n[row] += 1
@@ -597,108 +678,156 @@ def hist_add(S, row, seconds):
 # -- scheduling ------------------------------------------------------------
 # The FIFOs and queues are rings whose sizes are powers of two (fast.py), indexed
 # with a mask: an integer division per push and pop cost more than the push.
-@_jit
+# The heap is 4-ary (half the levels of a binary heap: a pop is a chain of
+# dependent loads and compares, level after level) and holds (time, key = event
+# id << 8 | kind, arg) in three arrays. Ids are unique, so every valid heap
+# pops in the same order, and a new event's id is larger than every id already
+# in the heap: a push compares times only. Every time slot past the last entry
+# holds +inf (fast.py leaves three spare slots): a pop reads four children
+# without bounds tests. Indices are cast to uint64, so numba skips its
+# negative-index wraparound.
+KIND_BITS = 8
+KIND_MASK = (1 << KIND_BITS) - 1
+_u = np.uint64
+
+
+@_hot
 def heap_push(S, t, kind, arg):
-    eid = S.si[I_EID]
-    S.si[I_EID] = eid + 1
-    i = S.si[I_HEAPN]
-    S.si[I_HEAPN] = i + 1
+    si = S.si
+    ht = S.h_time
+    hk = S.h_key
+    ha = S.h_arg
+    eid = si[I_EID]
+    si[I_EID] = eid + 1
+    i = si[I_HEAPN]
+    si[I_HEAPN] = i + 1
     while i > 0:
-        parent = (i - 1) >> 1
-        pt = S.h_time[parent]
-        if pt < t or (pt == t and S.h_eid[parent] < eid):
+        parent = (i - 1) >> 2
+        pt = ht[_u(parent)]
+        if pt <= t:  # equal times: the parent's id is smaller
             break
-        S.h_time[i] = pt
-        S.h_eid[i] = S.h_eid[parent]
-        S.h_kind[i] = S.h_kind[parent]
-        S.h_arg[i] = S.h_arg[parent]
+        ht[_u(i)] = pt
+        hk[_u(i)] = hk[_u(parent)]
+        ha[_u(i)] = ha[_u(parent)]
         i = parent
-    S.h_time[i] = t
-    S.h_eid[i] = eid
-    S.h_kind[i] = kind
-    S.h_arg[i] = arg
+    ht[_u(i)] = t
+    hk[_u(i)] = (eid << KIND_BITS) | kind
+    ha[_u(i)] = arg
 
 
 @_jit
+def heap_min_child(ht, hk, c, n):
+    """The child in c .. c + 3 (below n) with the smallest (time, key): for ties on time."""
+    m = c
+    for j in range(c + 1, min(c + 4, n)):
+        if ht[j] < ht[m] or (ht[j] == ht[m] and hk[j] < hk[m]):
+            m = j
+    return m
+
+
+@_hot
 def heap_pop(S):
-    kind = S.h_kind[0]
-    arg = S.h_arg[0]
-    n = S.si[I_HEAPN] - 1
-    S.si[I_HEAPN] = n
+    """Floyd's pop: the hole sinks along the smallest children to a leaf, then the last entry rises into it."""
+    si = S.si
+    ht = S.h_time
+    hk = S.h_key
+    ha = S.h_arg
+    kind = hk[0] & KIND_MASK
+    arg = ha[0]
+    n = si[I_HEAPN] - 1
+    si[I_HEAPN] = n
     if n > 0:
-        t = S.h_time[n]
-        eid = S.h_eid[n]
-        k = S.h_kind[n]
-        a = S.h_arg[n]
+        t = ht[_u(n)]
+        k = hk[_u(n)]
+        a = ha[_u(n)]
+        ht[_u(n)] = np.inf
         i = 0
-        while True:
-            c = 2 * i + 1
-            if c >= n:
+        c = 1
+        while c < n:
+            t0 = ht[_u(c)]
+            t1 = ht[_u(c + 1)]
+            t2 = ht[_u(c + 2)]
+            t3 = ht[_u(c + 3)]
+            # the smallest time, without branches (which child wins is a coin toss for the predictor)
+            b01 = t1 < t0
+            m01 = c + b01
+            tm01 = min(t0, t1)
+            b23 = t3 < t2
+            m23 = c + 2 + b23
+            tm23 = min(t2, t3)
+            m = m23 if tm23 < tm01 else m01
+            tm = min(tm01, tm23)
+            if (t0 == tm) + (t1 == tm) + (t2 == tm) + (t3 == tm) > 1:  # a tie on time (rare): compare keys
+                m = heap_min_child(ht, hk, c, n)
+            ht[_u(i)] = tm
+            hk[_u(i)] = hk[_u(m)]
+            ha[_u(i)] = ha[_u(m)]
+            i = m
+            c = 4 * i + 1
+        while i > 0:
+            parent = (i - 1) >> 2
+            pt = ht[_u(parent)]
+            if pt < t or (pt == t and hk[_u(parent)] < k):
                 break
-            if c + 1 < n and (S.h_time[c + 1] < S.h_time[c] or (S.h_time[c + 1] == S.h_time[c] and S.h_eid[c + 1] < S.h_eid[c])):
-                c += 1
-            if S.h_time[c] > t or (S.h_time[c] == t and S.h_eid[c] > eid):
-                break
-            S.h_time[i] = S.h_time[c]
-            S.h_eid[i] = S.h_eid[c]
-            S.h_kind[i] = S.h_kind[c]
-            S.h_arg[i] = S.h_arg[c]
-            i = c
-        S.h_time[i] = t
-        S.h_eid[i] = eid
-        S.h_kind[i] = k
-        S.h_arg[i] = a
+            ht[_u(i)] = pt
+            hk[_u(i)] = hk[_u(parent)]
+            ha[_u(i)] = ha[_u(parent)]
+            i = parent
+        ht[_u(i)] = t
+        hk[_u(i)] = k
+        ha[_u(i)] = a
     return kind, arg
 
 
 @_jit
 def heap_drop_stale_timers(S):
-    """Drop the APD timers of waits that are over (due, they would do nothing), then heapify again.
+    """Drop the APD timers of waits that are over (due, they would do nothing), then rebuild the heap.
 
     A slot that is woken and waits again leaves its old timer in the heap, so without this
     the heap grows with every wake-up while the APD timeout is long (start_wait calls it when
-    the heap is half full). Keys (time, id) are unique, so the pop order does not change.
+    the heap is half full). Each kept entry keeps its key (time, id << 8 | kind), so the pop
+    order does not change.
     """
     n_slots = S.s_waitid.shape[0]
+    ht = S.h_time
+    hk = S.h_key
+    ha = S.h_arg
+    n = S.si[I_HEAPN]
     m = 0
-    for i in range(S.si[I_HEAPN]):
-        if S.h_kind[i] == EV_APD_TIMER:
-            a = S.h_arg[i]
+    for i in range(n):
+        if (hk[i] & KIND_MASK) == EV_APD_TIMER:
+            a = ha[i]
             w = a % n_slots
             if S.s_waitid[w] != a // n_slots or S.s_woken[w] != 0:
                 continue
-        S.h_time[m] = S.h_time[i]
-        S.h_eid[m] = S.h_eid[i]
-        S.h_kind[m] = S.h_kind[i]
-        S.h_arg[m] = S.h_arg[i]
+        ht[m] = ht[i]
+        hk[m] = hk[i]
+        ha[m] = ha[i]
         m += 1
-    S.si[I_HEAPN] = m
-    for top in range(m // 2 - 1, -1, -1):  # sift each parent down, as heap_pop does
-        t = S.h_time[top]
-        eid = S.h_eid[top]
-        k = S.h_kind[top]
-        a = S.h_arg[top]
-        i = top
-        while True:
-            c = 2 * i + 1
-            if c >= m:
+    for i in range(m, n):
+        ht[i] = np.inf  # heap_pop reads up to three entries past the last: they must be +inf
+    S.si[I_HEAPN] = 0
+    for i in range(m):  # re-insert in place: entry i is read before the heap (size i) can write at i
+        t = ht[i]
+        k = hk[i]
+        a = ha[i]
+        j = S.si[I_HEAPN]
+        S.si[I_HEAPN] = j + 1
+        while j > 0:
+            parent = (j - 1) >> 2
+            pt = ht[parent]
+            if pt < t or (pt == t and hk[parent] < k):
                 break
-            if c + 1 < m and (S.h_time[c + 1] < S.h_time[c] or (S.h_time[c + 1] == S.h_time[c] and S.h_eid[c + 1] < S.h_eid[c])):
-                c += 1
-            if S.h_time[c] > t or (S.h_time[c] == t and S.h_eid[c] > eid):
-                break
-            S.h_time[i] = S.h_time[c]
-            S.h_eid[i] = S.h_eid[c]
-            S.h_kind[i] = S.h_kind[c]
-            S.h_arg[i] = S.h_arg[c]
-            i = c
-        S.h_time[i] = t
-        S.h_eid[i] = eid
-        S.h_kind[i] = k
-        S.h_arg[i] = a
+            ht[j] = pt
+            hk[j] = hk[parent]
+            ha[j] = ha[parent]
+            j = parent
+        ht[j] = t
+        hk[j] = k
+        ha[j] = a
 
 
-@_jit
+@_hot
 def push_urgent(S, kind, arg):
     i = S.si[I_UF_TAIL] & (S.uf_kind.shape[0] - 1)
     tail = S.si[I_UF_TAIL]
@@ -708,7 +837,7 @@ def push_urgent(S, kind, arg):
     S.si[I_EID] += 1
 
 
-@_jit
+@_hot
 def push_normal(S, kind, arg):
     i = S.si[I_NF_TAIL] & (S.nf_kind.shape[0] - 1)
     tail = S.si[I_NF_TAIL]
@@ -718,7 +847,7 @@ def push_normal(S, kind, arg):
     S.si[I_EID] += 1
 
 
-@_jit
+@_hot
 def timeout(S, delay, kind, arg):
     now = S.sf[F_NOW]
     t = now + delay
@@ -729,13 +858,15 @@ def timeout(S, delay, kind, arg):
 
 
 # -- random variates ---------------------------------------------------------
-@_jit
+@_hot
 def draw(S, stream):
-    pos = S.rpos[stream]
-    v = S.rnd[stream, pos]
-    S.rpos[stream] = pos + 1
-    if pos + 1 > S.rnd.shape[1] - S.rmargin[0]:
+    st = _u(stream)
+    pos = S.rpos[st]
+    v = S.rnd[st, _u(pos)]
+    S.rpos[st] = pos + 1
+    if pos + 1 > S.rlim[st]:  # fewer than a margin left: refill before the next event
         S.si[I_REFILL] = 1
+        S.si[I_STOP] = 1
     return v
 
 
@@ -743,12 +874,12 @@ def draw(S, stream):
 
 
 # -- recorder (same arithmetic as metrics.Recorder) --------------------------
-@_jit
+@_hot
 def clip(P, t0, t1):
     return max(0.0, min(t1, P.window[1]) - max(t0, P.window[0]))
 
 
-@_jit
+@_hot
 def rec_issue(P, S, now):
     S.si[I_ISSUED] += 1
     S.sf[F_AREA] += S.si[I_INFLIGHT] * clip(P, S.sf[F_LAST_T], now)
@@ -756,14 +887,14 @@ def rec_issue(P, S, now):
     S.sf[F_LAST_T] = now
 
 
-@_jit
+@_hot
 def rec_path(P, S, now, p, delta):
     S.path_area[p] += S.rec_pout[p] * clip(P, S.rec_plast[p], now)
     S.rec_pout[p] += delta
     S.rec_plast[p] = now
 
 
-@_jit
+@_hot
 def rec_complete(P, S, now, op, size, latency, p, path_latency):
     S.si[I_COMPLETED] += 1
     S.sf[F_AREA] += S.si[I_INFLIGHT] * clip(P, S.sf[F_LAST_T], now)
@@ -799,6 +930,8 @@ def rec_fail(P, S, now):
 def log_event(S, now, h, kind, p, a, b):
     e = S.si[I_NEV]
     S.si[I_NEV] = e + 1
+    if e + 1 > S.si[I_EV_ROOM]:
+        S.si[I_STOP] = 1
     S.ev_t[e] = now
     S.ev_dev[e] = h
     S.ev_kind[e] = kind
@@ -809,12 +942,12 @@ def log_event(S, now, h, kind, p, a, b):
 
 
 # -- policies ----------------------------------------------------------------
-@_jit
+@_hot
 def usable(S, p):
     return S.up[p] == 1 and S.alua[p] <= 1
 
 
-@_jit
+@_hot
 def working_set(P, S, h, use_ano, out):
     """alua_working_set: local indices into out; returns the count."""
     n = 0
@@ -839,7 +972,7 @@ def working_set(P, S, h, use_ano, out):
     return n
 
 
-@_jit
+@_hot
 def in_set(k, out, n):
     for i in range(n):
         if out[i] == k:
@@ -847,7 +980,7 @@ def in_set(k, out, n):
     return False
 
 
-@_jit
+@_hot
 def next_after(P, h, cur, out, n):
     if cur < 0:
         return out[0]
@@ -861,7 +994,7 @@ def next_after(P, h, cur, out, n):
     return out[0]
 
 
-@_jit
+@_hot
 def select_fixed(P, S, h):
     pref = P.d_pref[h]
     if usable(S, P.d_paths[h, pref]):
@@ -872,7 +1005,7 @@ def select_fixed(P, S, h):
     return S.ps_cur[h]
 
 
-@_jit
+@_hot
 def select_mru(P, S, h):
     cur = S.ps_cur[h]
     if cur >= 0 and usable(S, P.d_paths[h, cur]):
@@ -890,7 +1023,7 @@ def select_mru(P, S, h):
     return S.ps_cur[h]
 
 
-@_jit
+@_hot
 def select_rr(P, S, h, size):
     n = working_set(P, S, h, P.pol_i[3] != 0, S.tmp)
     if n == 0:
@@ -1519,7 +1652,7 @@ def select_p2c(P, S, h, now):
     return k
 
 
-@_jit
+@_hot
 def select(P, S, h, s, now):
     """The policy's choice for slot s's I/O: a global path index, or -1."""
     kind = P.pol_i[0]
@@ -1553,7 +1686,7 @@ def select(P, S, h, s, now):
 
 
 # -- the life of one I/O -------------------------------------------------------
-@_jit
+@_hot
 def serialise(S, w, direction, t, nbytes, bw):
     """Queue a frame for wire ``w`` (FIFO per direction) from ``t``; returns when it is across."""
     start = max(t, S.wire_free[w, direction])
@@ -1582,11 +1715,11 @@ def lose(S, stream, ppm, recovery, delay, limit):
     return delay
 
 
-@_jit
+@_hot
 def leg(P, S, s, p, direction, nbytes):
     now = S.sf[F_NOW]
     c = P.p_ctrl[p]
-    delay = draw(S, P.str_path[c]) + S.extra[c]
+    delay = draw(S, P.p_str[p]) + S.extra[c]  # p_str[p] = str_path[p_ctrl[p]]: one load less on the way
     if nbytes != 0:
         t = now
         bw = P.c_bw[c]
@@ -1607,7 +1740,7 @@ def leg(P, S, s, p, direction, nbytes):
         timeout(S, delay, EV_LEG, s)
 
 
-@_jit
+@_hot
 def trigger_put(S, a, conc):
     head = S.aq_head[a]
     if head < S.aq_tail[a] and S.users[a] < conc:
@@ -1619,7 +1752,7 @@ def trigger_put(S, a, conc):
         push_normal(S, EV_GRANT_MIRROR if mirror else EV_GRANT_MAIN, slot)
 
 
-@_jit
+@_hot
 def request(P, S, a, s, mirror):
     tail = S.aq_tail[a]
     i = tail & (S.aq_slot.shape[1] - 1)
@@ -1629,7 +1762,7 @@ def request(P, S, a, s, mirror):
     trigger_put(S, a, P.a_conc[a])
 
 
-@_jit
+@_hot
 def release(S, a):
     S.users[a] -= 1
     push_normal(S, EV_RELEASE, a)
@@ -1677,7 +1810,7 @@ def wake_waiters(S):
     S.si[I_WT_HEAD] = S.si[I_WT_TAIL]
 
 
-@_jit
+@_hot
 def begin_attempt(P, S, s):
     """The top of io_life's loop: ask the policy, then send the first frame."""
     now = S.sf[F_NOW]
@@ -1710,7 +1843,7 @@ def begin_attempt(P, S, s):
         leg(P, S, s, p, 0, S.s_size[s])
 
 
-@_jit
+@_hot
 def new_io(P, S, s):
     now = S.sf[F_NOW]
     j = P.s_job0[s]
@@ -1737,7 +1870,7 @@ def new_io(P, S, s):
     begin_attempt(P, S, s)
 
 
-@_jit
+@_hot
 def end_attempt(P, S, s, p):
     now = S.sf[F_NOW]
     c = P.p_ctrl[p]
@@ -1748,7 +1881,7 @@ def end_attempt(P, S, s, p):
     rec_path(P, S, now, p, -1)
 
 
-@_jit
+@_hot
 def complete(P, S, s):
     now = S.sf[F_NOW]
     p = S.s_path[s]
@@ -1766,6 +1899,8 @@ def complete(P, S, s):
     if P.trace_on[0]:
         t = S.si[I_NTRACE]
         S.si[I_NTRACE] = t + 1
+        if t + 1 > S.si[I_TRACE_ROOM]:
+            S.si[I_STOP] = 1
         S.tr_seq[t] = S.s_seq[s]
         S.tr_job[t] = P.s_job0[s]
         S.tr_op[t] = S.s_op[s]
@@ -1792,13 +1927,13 @@ def lost(P, S, s, timed_out):
         begin_attempt(P, S, s)
 
 
-@_jit
+@_hot
 def status_leg(P, S, s):
     S.s_stage[s] = ST_W_STATUS
     leg(P, S, s, S.s_path[s], 1, 0)
 
 
-@_jit
+@_hot
 def on_leg(P, S, s):
     p = S.s_path[s]
     c = P.p_ctrl[p]
@@ -1830,7 +1965,7 @@ def on_leg(P, S, s):
         complete(P, S, s)
 
 
-@_jit
+@_hot
 def on_service_done(P, S, s):
     p = S.s_path[s]
     a = P.p_array[p]
@@ -1845,7 +1980,7 @@ def on_service_done(P, S, s):
         status_leg(P, S, s)
 
 
-@_jit
+@_hot
 def repl_trip(P, S, s, first):
     """One way over the replication link (the forward trip carries the data)."""
     now = S.sf[F_NOW]
@@ -1952,7 +2087,7 @@ def fault_loop(P, S):
         apply_fault(P, S, f)
 
 
-@_jit
+@_hot
 def dispatch(P, S, kind, arg):
     if kind == EV_LEG:
         on_leg(P, S, arg)
@@ -2016,37 +2151,52 @@ def _loop(P, S, t_stop, ev_room, trace_room):
     end = P.window[1]
     umask = S.uf_kind.shape[0] - 1
     nmask = S.nf_kind.shape[0] - 1
+    # Whatever needs Python (a stream running low, a log or trace buffer nearly
+    # full) raises si[I_STOP] where it happens (draw, log_event, complete): the
+    # loop tests that one word per event.
+    S.si[I_EV_ROOM] = ev_room
+    S.si[I_TRACE_ROOM] = trace_room
+    S.si[I_STOP] = S.si[I_REFILL] != 0 or S.si[I_NEV] > ev_room or S.si[I_NTRACE] > trace_room
     while True:
-        if S.si[I_REFILL] != 0:
-            return REFILL
-        if S.si[I_NEV] > ev_room or S.si[I_NTRACE] > trace_room:
+        if S.si[I_STOP] != 0:
+            S.si[I_STOP] = 0
+            if S.si[I_REFILL] != 0:
+                return REFILL
             return BUFFERS_FULL
-        now = S.sf[F_NOW]
         if S.si[I_UF_HEAD] < S.si[I_UF_TAIL]:
             i = S.si[I_UF_HEAD] & umask
             S.si[I_UF_HEAD] += 1
-            dispatch(P, S, S.uf_kind[i], S.uf_arg[i])
-        elif S.si[I_HEAPN] > 0 and S.h_time[0] == now:
-            kind, arg = heap_pop(S)
-            dispatch(P, S, kind, arg)
-        elif S.si[I_NF_HEAD] < S.si[I_NF_TAIL]:
-            i = S.si[I_NF_HEAD] & nmask
-            S.si[I_NF_HEAD] += 1
-            dispatch(P, S, S.nf_kind[i], S.nf_arg[i])
-        elif S.si[I_HEAPN] > 0:
-            t = S.h_time[0]
-            if t >= end:
-                return DONE
-            if t >= t_stop:
-                return PAUSED
-            S.sf[F_NOW] = t
-            kind, arg = heap_pop(S)
-            dispatch(P, S, kind, arg)
+            kind = S.uf_kind[i]
+            arg = S.uf_arg[i]
         else:
-            return DONE
+            # a single heap_pop and a single dispatch: both are inlined, once
+            from_heap = S.si[I_HEAPN] > 0 and S.h_time[0] == S.sf[F_NOW]
+            if not from_heap:
+                if S.si[I_NF_HEAD] < S.si[I_NF_TAIL]:
+                    i = S.si[I_NF_HEAD] & nmask
+                    S.si[I_NF_HEAD] += 1
+                    kind = S.nf_kind[i]
+                    arg = S.nf_arg[i]
+                else:
+                    if S.si[I_HEAPN] == 0:
+                        return DONE
+                    t = S.h_time[0]
+                    if t >= end:
+                        return DONE
+                    if t >= t_stop:
+                        return PAUSED
+                    S.sf[F_NOW] = t
+                    from_heap = True
+            if from_heap:
+                kind, arg = heap_pop(S)
+        dispatch(P, S, kind, arg)
 
 
 @_jit
-def run_kernel(params, state, t_stop, ev_room, trace_room):
-    """Process events until the end of the run, ``t_stop``, or a buffer needs Python."""
-    return _loop(to_params(params), to_state(state), t_stop, ev_room, trace_room)
+def run_kernel(p, s, t_stop, ev_room, trace_room):
+    """Process events until the end of the run, ``t_stop``, or a buffer needs Python.
+
+    ``p`` and ``s`` are the KernelRefs of to_params and to_state."""
+    status = _loop(borrow(p), borrow(s), t_stop, ev_room, trace_room)
+    keep_alive(p, s)
+    return status

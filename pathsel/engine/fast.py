@@ -18,13 +18,14 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..distributions import Constant
 from ..metrics import LogHistogram, RunMetrics
 from ..model import Model
 from ..policies import PolicySpec, parse_spec
 from ..policies.esxi import fixed_preferred
 from ..policies.linux_dm import ALUA_PRIO, hst_weights
 from . import _kernel as K
-from .streams import Draws, make_streams
+from .streams import CHUNK, Draws, make_streams
 
 __all__ = ["run_fast", "supports"]
 
@@ -43,7 +44,7 @@ _POLICY = {
 }
 _LOG_NAMES = {K.LOG_PATH_DOWN: "path_down", K.LOG_PATH_UP: "path_up", K.LOG_ALUA: "alua"}
 _DM_GROUPING = {"group_by_prio": 0, "multibus": 1, "failover": 2}
-BLOCK = 1 << 16  # pre-drawn variates per stream: fewer returns to Python
+BLOCK = CHUNK  # pre-drawn values per stream: a return to Python costs ~15 us, a value ~5 ns
 EVENT_CAP = 4096
 TRACE_CAP = 1 << 16
 
@@ -99,6 +100,28 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
     if spec.name == "p2c-ewma":  # each device's policy generator, served in blocks as the policy's rng.random()
         str_pol[:] = len(draws) + np.arange(D, dtype=i64)
         draws += [Draws(g) for g in streams.policies]
+    # Streams this model can never draw from (loss decisions without loss, reads in a
+    # write-only workload, the replication link without replication) get no row of
+    # pre-drawn values: they all share one trap row, and drawing from it is an error.
+    lossy = (
+        any(c.loss_ppm > 0 for c in model.controllers)
+        or (model.replication is not None and model.replication.loss_ppm > 0)
+        or any(f.what == "loss" for f in model.faults)
+    )
+    used = np.ones(len(draws), dtype=bool)
+    if not lossy:
+        used[str_loss] = False
+    if model.replication is None:
+        used[str_repl] = False
+    for op, possible in ((0, any(j.read_fraction > 0 for j in model.jobs)), (1, any(j.read_fraction < 1 for j in model.jobs))):
+        if not possible:
+            used[str_svc[:, op]] = False
+    row = np.full(len(draws), int(used.sum()), dtype=i64)  # the trap row is the last
+    row[used] = np.arange(int(used.sum()))
+    str_job, str_path, str_svc, str_repl, str_loss = (row[x] for x in (str_job, str_path, str_svc, str_repl, str_loss))
+    if spec.name == "p2c-ewma":
+        str_pol = row[str_pol]
+    feeds = [d for d, u in zip(draws, used) if u]
 
     d_paths = np.full((D, MP), -1, dtype=i64)
     d_np = np.zeros(D, dtype=i64)
@@ -191,6 +214,7 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         p_ctrl=np.array([p.controller for p in model.paths], dtype=i64),
         p_local=p_local,
         p_mirror=np.array([-1 if p.mirror is None else p.mirror for p in model.paths], dtype=i64),
+        p_str=np.array([str_path[p.controller] for p in model.paths], dtype=i64),
         p_bw=np.array([p.bandwidth or 0.0 for p in model.paths], dtype=f64),
         c_host=np.array([c.host for c in ctrls], dtype=i64),
         c_bw=np.array([c.bandwidth or 0.0 for c in ctrls], dtype=f64),
@@ -254,9 +278,6 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
     fifo_cap = pow2(8 * N + 4 * P + 64)
     # the most values one event can draw from a stream: a wake-up restarts every slot, and with
     # loss each frame may draw up to MAX_RESENDS + 1 uniforms
-    lossy = any(c.loss_ppm > 0 for c in ctrls) or (repl is not None and repl.loss_ppm > 0) or any(
-        f.what == "loss" for f in faults
-    )
     margin = (K.MAX_RESENDS + 2) * (N + 1) + 16 if lossy else 2 * N + 16
     block = max(BLOCK, 4 * margin)
     tcap = TRACE_CAP if trace else 1
@@ -267,10 +288,9 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
     st = K.State(
         si=np.zeros(K.N_SI, dtype=i64),
         sf=np.zeros(K.N_SF, dtype=f64),
-        h_time=np.zeros(heap_cap, dtype=f64),
-        h_eid=np.zeros(heap_cap, dtype=i64),
-        h_kind=np.zeros(heap_cap, dtype=i64),
-        h_arg=np.zeros(heap_cap, dtype=i64),
+        h_time=np.full(heap_cap + 3, np.inf, dtype=f64),  # +inf past the last entry: a pop reads 4 children
+        h_key=np.zeros(heap_cap + 3, dtype=i64),
+        h_arg=np.zeros(heap_cap + 3, dtype=i64),
         uf_kind=np.zeros(fifo_cap, dtype=i64),
         uf_arg=np.zeros(fifo_cap, dtype=i64),
         nf_kind=np.zeros(fifo_cap, dtype=i64),
@@ -315,9 +335,9 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         aq_tail=np.zeros(A, dtype=i64),
         wt_slot=np.zeros(wt_cap, dtype=i64),
         wt_id=np.zeros(wt_cap, dtype=i64),
-        rnd=np.zeros((len(draws), block), dtype=f64),
-        rpos=np.full(len(draws), block, dtype=i64),  # empty: filled before the first call
-        rmargin=np.array([margin], dtype=i64),
+        rnd=np.zeros((len(feeds) + 1, block), dtype=f64),
+        rpos=np.zeros(len(feeds) + 1, dtype=i64),
+        rlim=np.zeros(len(feeds) + 1, dtype=i64),  # set by _Feed
         hist=np.zeros((K.H_PATH0 + P, K.NBINS), dtype=i64),
         h_n=np.zeros(K.H_PATH0 + P, dtype=i64),
         h_total=np.zeros(K.H_PATH0 + P, dtype=f64),
@@ -387,21 +407,57 @@ def _build(model: Model, spec: PolicySpec, trace: bool):
         K.push_urgent.py_func(st, K.EV_INIT, s)
     if faults:
         K.push_urgent.py_func(st, K.EV_FAULT_INIT, 0)
-    return prm, st, draws
+    return prm, st, _Feed(feeds, block, margin, st)
 
 
-def _refill(st, draws) -> None:
-    block = st.rnd.shape[1]
-    limit = block - int(st.rmargin[0])
-    for s, d in enumerate(draws):
-        pos = int(st.rpos[s])
-        if pos <= limit:
-            continue
-        rest = block - pos
-        st.rnd[s, :rest] = st.rnd[s, pos:]
-        st.rnd[s, rest:] = d.take(block - rest)
-        st.rpos[s] = 0
-    st.si[K.I_REFILL] = 0
+class _Feed:
+    """The kernel's blocks of pre-drawn values, one row per stream the model uses.
+
+    The kernel asks for a refill when a row has fewer than ``margin`` values
+    left (the most one event can draw): the row keeps its unread values and is
+    topped up from the stream's Draws, which serves the same sequence whatever
+    the block sizes. Rows start at FIRST values, then hold ``block``: a short
+    run neither generates nor touches (page faults cost) many values it never
+    reads. A row of a Constant delay (every value the same number, and nothing
+    drawn from its generator) is filled with that number, never from its Draws,
+    and reread from the start when it runs low. The last row is
+    the trap shared by streams the model cannot use: drawing from it is an
+    error, reported at once.
+    """
+
+    FIRST = 4096
+
+    def __init__(self, draws, block, margin, st) -> None:
+        self.draws, self.block, self.margin = draws, block, margin
+        self.first = min(block, max(self.FIRST, 2 * margin))
+        self.held = [0] * len(draws)
+        self.constant = [isinstance(d.dist, Constant) for d in draws]
+        for s in range(len(draws)):  # every row is due at once; the trap only if drawn from
+            st.rlim[s] = -margin
+        st.rlim[len(draws)] = 0
+
+    def refill(self, st) -> None:
+        if st.rpos[len(self.draws)] > 0:
+            raise RuntimeError("fast engine: the kernel drew from a stream this model never uses")
+        for s, d in enumerate(self.draws):
+            pos = int(st.rpos[s])
+            if pos <= int(st.rlim[s]):
+                continue
+            held = self.held[s]
+            size = self.block if held else self.first
+            if self.constant[s]:
+                st.rnd[s, held:size] = d.dist.value
+                st.rpos[s] = 0
+                st.rlim[s] = size - self.margin
+                self.held[s] = size
+                continue
+            rest = held - pos
+            st.rnd[s, :rest] = st.rnd[s, pos:held]
+            st.rnd[s, rest:size] = d.take(size - rest)
+            st.rpos[s] = 0
+            st.rlim[s] = size - self.margin
+            self.held[s] = size
+        st.si[K.I_REFILL] = 0
 
 
 def _drain_events(model: Model, st, out: list[dict[str, Any]]) -> None:
@@ -555,13 +611,14 @@ def _hist(st, row: int) -> LogHistogram:
     return h
 
 
-def _drive(prm, st, kinds, model, events, records, progress, step, ev_room, tr_room) -> None:
+def _drive(prm, st, feed, model, events, records, progress, step, ev_room, tr_room) -> None:
     """Call the kernel until the run ends, serving what it asks for in between."""
     t_stop = step
+    pref, sref = K.to_params(prm), K.to_state(st)  # the kernel's view of the same arrays
     while True:
-        status = K.run_kernel(prm, st, t_stop, ev_room, tr_room)
+        status = K.run_kernel(pref, sref, t_stop, ev_room, tr_room)
         if status == K.REFILL:
-            _refill(st, kinds)
+            feed.refill(st)
         elif status == K.BUFFERS_FULL:
             _drain_events(model, st, events)
             _drain_trace(model, st, records)
@@ -579,18 +636,18 @@ def run_fast(
     spec = parse_spec(policy)[0] if isinstance(policy, str) else policy
     if not supports(spec):
         raise TypeError(f"the fast engine runs built-in policies only, not {policy!r}")
-    prm, st, draws = _build(model, spec, trace)
+    prm, st, feed = _build(model, spec, trace)
     events: list[dict[str, Any]] = []
     records: list[tuple] = []
     step = max(model.end / 100.0, model.interval) if progress else math.inf
     # room for one event's worth of log entries: a fault may log one per path, an evaluation one per device
     ev_room = st.ev_t.shape[0] - 8 - 4 * len(model.devices) - 2 * len(model.paths)
     tr_room = st.tr_seq.shape[0] - 2 if trace else np.iinfo(np.int64).max
-    _refill(st, draws)
+    feed.refill(st)
     gc_was_on = gc.isenabled()
     gc.disable()  # the loop allocates nothing worth collecting; a collection costs more than it frees
     try:
-        _drive(prm, st, draws, model, events, records, progress, step, ev_room, tr_room)
+        _drive(prm, st, feed, model, events, records, progress, step, ev_room, tr_room)
     finally:
         if gc_was_on:
             gc.enable()

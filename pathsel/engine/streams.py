@@ -31,15 +31,27 @@ class Draws:
     ``dist=None`` gives standard uniforms (the workload's op and size choices,
     loss decisions). ``next()`` serves the reference engine one value at a
     time; ``take(n)`` serves the fast engine blocks; both see one sequence.
+    Given ``(seed_sequence, i)``, the i-th child of that SeedSequence and its
+    generator are only made when the first value is drawn (a model has dozens
+    of streams, many of them never read).
     """
 
-    __slots__ = ("gen", "dist", "buf", "pos")
+    __slots__ = ("_gen", "_seed", "dist", "buf", "pos")
 
-    def __init__(self, gen: np.random.Generator, dist: Any = None) -> None:
-        self.gen = gen
+    def __init__(self, gen: np.random.Generator | tuple[np.random.SeedSequence, int], dist: Any = None) -> None:
+        if isinstance(gen, np.random.Generator):
+            self._gen, self._seed = gen, None
+        else:
+            self._gen, self._seed = None, gen
         self.dist = dist
         self.buf = np.empty(0)
         self.pos = 0
+
+    @property
+    def gen(self) -> np.random.Generator:
+        if self._gen is None:
+            self._gen = np.random.default_rng(_child(*self._seed))
+        return self._gen
 
     def _chunk(self) -> np.ndarray:
         if self.dist is None:
@@ -85,20 +97,25 @@ class Streams:
         return out
 
 
+def _child(ss: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
+    """The i-th child ``ss.spawn()`` gives, made alone (numpy's spawn builds each child so)."""
+    return np.random.SeedSequence(ss.entropy, spawn_key=ss.spawn_key + (i,), pool_size=ss.pool_size)
+
+
 def make_streams(model: Model) -> Streams:
     root = np.random.SeedSequence(model.seed)
     # spawn(6) gives the same first five children as spawn(5): loss was added last
-    ss_jobs, ss_service, ss_paths, ss_repl, ss_policies, ss_loss = root.spawn(6)
+    ss_jobs, ss_service, ss_paths, ss_repl, ss_policies, ss_loss = (_child(root, i) for i in range(6))
     gen = np.random.default_rng
     repl = model.replication
     return Streams(
-        jobs=[Draws(gen(s)) for s in ss_jobs.spawn(len(model.jobs))],
-        paths=[Draws(gen(s), c.one_way_latency) for s, c in zip(ss_paths.spawn(len(model.controllers)), model.controllers)],
+        jobs=[Draws((ss_jobs, i)) for i in range(len(model.jobs))],
+        paths=[Draws((ss_paths, i), c.one_way_latency) for i, c in enumerate(model.controllers)],
         service=[
-            [Draws(g, a.read_service), Draws(h, a.write_service)]
-            for a, (g, h) in zip(model.arrays, ([gen(x) for x in s.spawn(2)] for s in ss_service.spawn(len(model.arrays))))
+            [Draws((ss_a, 0), a.read_service), Draws((ss_a, 1), a.write_service)]
+            for a, ss_a in ((a, _child(ss_service, i)) for i, a in enumerate(model.arrays))
         ],
-        replication=Draws(gen(ss_repl), repl.one_way_latency if repl is not None else None),
-        loss=[Draws(gen(s)) for s in ss_loss.spawn(len(model.controllers) + 1)],
-        policies=[gen(s) for s in ss_policies.spawn(len(model.devices))],
+        replication=Draws((root, 3), repl.one_way_latency if repl is not None else None),  # ss_repl
+        loss=[Draws((ss_loss, i)) for i in range(len(model.controllers) + 1)],
+        policies=[gen(_child(ss_policies, i)) for i in range(len(model.devices))],
     )
