@@ -135,6 +135,23 @@ def _timeout(value: Any) -> float:
 
 Timeout = Annotated[float, BeforeValidator(_timeout), WithJsonSchema({"type": "string"})]
 
+# Real hosts' defaults for noticing a dead or returned path (shared/reference/policies.md, timers).
+DETECTION_PRESETS = {
+    "dm": 5.0,  # multipath.conf polling_interval
+    "nvme": 5.0,  # NVMe-oF keep-alive timeout (kato)
+    "iscsi": 120.0,  # open-iscsi node.session.timeo.replacement_timeout
+}
+
+
+def _detection(value: Any) -> float:
+    """A duration >= 0, or the name of a host stack's default."""
+    if isinstance(value, str) and value.strip().lower() in DETECTION_PRESETS:
+        return DETECTION_PRESETS[value.strip().lower()]
+    return _non_negative_duration(value)
+
+
+Detection = Annotated[float, BeforeValidator(_detection), WithJsonSchema({"type": "string"})]
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
@@ -173,7 +190,7 @@ class HostConfig(_Strict):
         None,
         description="Pure ActiveCluster preferred array / NetApp host proximity: that array's paths are AO, the peer's ANO",
     )
-    detection: NonNegativeDuration = Field(
+    detection: Detection = Field(
         5.0, description="time for the host to notice a path going down or up (dm polling_interval, NVMe keep-alive: 5 s)"
     )
     apd_timeout: Timeout = Field(140.0, description="an I/O with no usable path fails after this (ESXi APD: 140 s; never = queue)")
