@@ -34,7 +34,7 @@ from numba.experimental import structref
 
 # -- event kinds --------------------------------------------------------
 EV_INIT, EV_LEG, EV_GRANT_MAIN, EV_SVC_MAIN, EV_RELEASE = 0, 1, 2, 3, 4
-EV_MIRROR_INIT, EV_M_FWD, EV_GRANT_MIRROR, EV_M_SVC, EV_M_ACK, EV_M_END = 5, 6, 7, 8, 9, 10
+EV_MIRROR_INIT, EV_M_FWD, EV_GRANT_MIRROR, EV_M_SVC, EV_M_ACK, EV_M_END = 5, 6, 7, 8, 9, 10  # MIRROR_INIT: taken in line (on_leg)
 EV_FAULT_INIT, EV_FAULT, EV_NOTICE, EV_APD_TIMER, EV_WAKE, EV_LEG_TIMEOUT = 11, 12, 13, 14, 15, 16
 
 # -- stages of an I/O's main process ------------------------------------
@@ -1763,9 +1763,58 @@ def request(P, S, a, s, mirror):
 
 
 @_hot
-def release(S, a):
+def release(P, S, a):
     S.users[a] -= 1
-    push_normal(S, EV_RELEASE, a)
+    if P.a_conc[a] >= S.s_op.shape[0]:
+        # No request can ever wait here (a job slot holds at most one grant per array,
+        # so users < slots <= concurrency): the release event would grant no one. Its
+        # id is still taken, so every later event keeps the id SimPy gives it.
+        S.si[I_EID] += 1
+    else:
+        push_normal(S, EV_RELEASE, a)
+
+
+# -- events processed where they are scheduled -------------------------------------
+# An event pushed on the normal FIFO is processed right after the current one when
+# nothing is due before it: both FIFOs empty, and no heap entry at this instant (a
+# heap entry due now was scheduled earlier, so its id is smaller). Then the code
+# that pushes it can run its handler at once instead (taking its id), the last thing
+# the current event does: same ids, same draws in the same order, one trip through
+# the loop and the dispatch less.
+@_hot
+def next_in_line(S):
+    """True when an event pushed on the normal FIFO now would be the next one processed."""
+    si = S.si
+    return (
+        si[I_UF_HEAD] == si[I_UF_TAIL]
+        and si[I_NF_HEAD] == si[I_NF_TAIL]
+        and not (si[I_HEAPN] > 0 and S.h_time[0] == S.sf[F_NOW])
+    )
+
+
+@_hot
+def grant_in_line(P, S, a):
+    """A request for ``a`` granted at once, its grant event next in line: take the slot and the event's id."""
+    if S.aq_head[a] == S.aq_tail[a] and S.users[a] < P.a_conc[a] and next_in_line(S):
+        S.users[a] += 1
+        S.si[I_EID] += 1
+        return True
+    return False
+
+
+@_hot
+def start_service(P, S, a, op, s):
+    """EV_GRANT_MAIN's handler: the array serves the I/O."""
+    timeout(S, draw(S, P.str_svc[a, op]), EV_SVC_MAIN, s)
+
+
+@_hot
+def mirror_end(P, S, s):
+    """EV_M_END's handler: the mirror process has returned."""
+    S.s_mstate[s] = M_PROCESSED
+    if S.s_mwait[s] == 1:
+        S.s_mwait[s] = 0
+        status_leg(P, S, s)
 
 
 @_jit
@@ -1944,7 +1993,10 @@ def on_leg(P, S, s):
     a = P.p_array[p]
     if stage == ST_R_CMD:
         S.s_stage[s] = ST_R_SVC
-        request(P, S, a, s, 0)
+        if grant_in_line(P, S, a):
+            start_service(P, S, a, 0, s)
+        else:
+            request(P, S, a, s, 0)
     elif stage == ST_W_CMD:
         S.s_stage[s] = ST_W_XFER
         leg(P, S, s, p, 1, 0)
@@ -1953,14 +2005,25 @@ def on_leg(P, S, s):
         leg(P, S, s, p, 0, S.s_size[s])
     elif stage == ST_W_DATA:
         peer = P.p_mirror[p]
-        if peer >= 0 and S.si[I_REPL_OK] == 1 and S.alive[peer] == 1:
+        mirror = peer >= 0 and S.si[I_REPL_OK] == 1 and S.alive[peer] == 1
+        S.s_stage[s] = ST_W_SVC
+        if mirror:
+            # The mirror process starts: SimPy schedules its Initialize event (urgent),
+            # so it runs right after this event, before anything else; it is run below,
+            # after the request, with the id it was given here.
             S.s_mstate[s] = M_RUNNING
             S.s_mwait[s] = 0
-            push_urgent(S, EV_MIRROR_INIT, s)
+            S.si[I_EID] += 1
         else:
             S.s_mstate[s] = M_NONE
-        S.s_stage[s] = ST_W_SVC
-        request(P, S, a, s, 0)
+        if grant_in_line(P, S, a):
+            if mirror:
+                timeout(S, repl_trip(P, S, s, True), EV_M_FWD, s)
+            start_service(P, S, a, 1, s)
+        else:
+            request(P, S, a, s, 0)
+            if mirror:
+                timeout(S, repl_trip(P, S, s, True), EV_M_FWD, s)
     else:  # ST_R_DATA or ST_W_STATUS: done
         complete(P, S, s)
 
@@ -1969,7 +2032,7 @@ def on_leg(P, S, s):
 def on_service_done(P, S, s):
     p = S.s_path[s]
     a = P.p_array[p]
-    release(S, a)
+    release(P, S, a)
     if S.s_op[s] == 0:
         S.s_stage[s] = ST_R_DATA
         leg(P, S, s, p, 1, S.s_size[s])
@@ -2092,32 +2155,32 @@ def dispatch(P, S, kind, arg):
     if kind == EV_LEG:
         on_leg(P, S, arg)
     elif kind == EV_GRANT_MAIN:
-        p = S.s_path[arg]
-        a = P.p_array[p]
-        op = S.s_op[arg]
-        timeout(S, draw(S, P.str_svc[a, op]), EV_SVC_MAIN, arg)
+        start_service(P, S, P.p_array[S.s_path[arg]], S.s_op[arg], arg)
     elif kind == EV_SVC_MAIN:
         on_service_done(P, S, arg)
     elif kind == EV_RELEASE:
         trigger_put(S, arg, P.a_conc[arg])
-    elif kind == EV_MIRROR_INIT:
-        timeout(S, repl_trip(P, S, arg, True), EV_M_FWD, arg)
     elif kind == EV_M_FWD:
-        request(P, S, P.p_mirror[S.s_path[arg]], arg, 1)
+        peer = P.p_mirror[S.s_path[arg]]
+        if grant_in_line(P, S, peer):
+            timeout(S, draw(S, P.str_svc[peer, 1]), EV_M_SVC, arg)
+        else:
+            request(P, S, peer, arg, 1)
     elif kind == EV_GRANT_MIRROR:
         peer = P.p_mirror[S.s_path[arg]]
         timeout(S, draw(S, P.str_svc[peer, 1]), EV_M_SVC, arg)
     elif kind == EV_M_SVC:
-        release(S, P.p_mirror[S.s_path[arg]])
+        release(P, S, P.p_mirror[S.s_path[arg]])
         timeout(S, repl_trip(P, S, arg, False), EV_M_ACK, arg)
     elif kind == EV_M_ACK:  # the mirror process returns: its own event is scheduled
-        S.s_mstate[arg] = M_END_SCHEDULED
-        push_normal(S, EV_M_END, arg)
+        if next_in_line(S):
+            S.si[I_EID] += 1
+            mirror_end(P, S, arg)
+        else:
+            S.s_mstate[arg] = M_END_SCHEDULED
+            push_normal(S, EV_M_END, arg)
     elif kind == EV_M_END:
-        S.s_mstate[arg] = M_PROCESSED
-        if S.s_mwait[arg] == 1:
-            S.s_mwait[arg] = 0
-            status_leg(P, S, arg)
+        mirror_end(P, S, arg)
     elif kind == EV_INIT:
         new_io(P, S, arg)
     elif kind == EV_FAULT_INIT:
