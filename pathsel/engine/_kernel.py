@@ -89,7 +89,8 @@ I_HEAPN, I_UF_HEAD, I_UF_TAIL, I_NF_HEAD, I_NF_TAIL = 7, 8, 9, 10, 11
 I_FAULT_NEXT, I_WT_HEAD, I_WT_TAIL, I_NEV, I_NTRACE, I_REFILL = 12, 13, 14, 15, 16, 17
 I_TIMED_OUT, I_FRAMES_LOST, I_REPL_OK = 18, 19, 20
 I_STOP, I_EV_ROOM, I_TRACE_ROOM = 21, 22, 23  # the loop's one test per event: see _loop
-N_SI = 24
+I_HTOP = 24  # 1 while the heap's root is the event being processed, its removal deferred (heap_push)
+N_SI = 25
 # float scalars in State.sf
 F_NOW, F_AREA, F_LAST_T, F_REPL_EXTRA, F_REPL_LOSS = 0, 1, 2, 3, 4
 N_SF = 5
@@ -699,6 +700,10 @@ def heap_push(S, t, kind, arg):
     ha = S.h_arg
     eid = si[I_EID]
     si[I_EID] = eid + 1
+    if si[I_HTOP] != 0:  # the root is the event being processed: the new entry takes its place
+        si[I_HTOP] = 0
+        heap_replace_top(S, t, (eid << KIND_BITS) | kind, arg)
+        return
     i = si[I_HEAPN]
     si[I_HEAPN] = i + 1
     while i > 0:
@@ -726,6 +731,72 @@ def heap_min_child(ht, hk, c, n):
 
 
 @_hot
+def heap_min4(ht, hk, c, n):
+    """The smallest child in c .. c + 3 and its time, without branches (which child wins is a coin toss for the predictor)."""
+    t0 = ht[_u(c)]
+    t1 = ht[_u(c + 1)]
+    t2 = ht[_u(c + 2)]
+    t3 = ht[_u(c + 3)]
+    b01 = t1 < t0
+    m01 = c + b01
+    tm01 = min(t0, t1)
+    b23 = t3 < t2
+    m23 = c + 2 + b23
+    tm23 = min(t2, t3)
+    m = m23 if tm23 < tm01 else m01
+    tm = min(tm01, tm23)
+    if (t0 == tm) + (t1 == tm) + (t2 == tm) + (t3 == tm) > 1:  # a tie on time (rare): compare keys
+        m = heap_min_child(ht, hk, c, n)
+    return m, tm
+
+
+@_hot
+def heap_replace_top(S, t, k, a):
+    """Pop the root and push (t, k, a) in one pass: the new entry sinks from the root.
+
+    Most events schedule exactly one timeout: a pop and then a push cost a sift to a
+    leaf and a sift up; this is one partial sift down. ``k`` holds the newest id, so a
+    child due at the same time goes first.
+    """
+    ht = S.h_time
+    hk = S.h_key
+    ha = S.h_arg
+    n = S.si[I_HEAPN]
+    i = 0
+    c = 1
+    while c < n:
+        m, tm = heap_min4(ht, hk, c, n)
+        if tm > t:
+            break
+        ht[_u(i)] = tm
+        hk[_u(i)] = hk[_u(m)]
+        ha[_u(i)] = ha[_u(m)]
+        i = m
+        c = 4 * i + 1
+    ht[_u(i)] = t
+    hk[_u(i)] = k
+    ha[_u(i)] = a
+
+
+@_hot
+def heap_settle(S):
+    """Remove the root if it is still the processed event (it scheduled no timeout)."""
+    if S.si[I_HTOP] != 0:
+        S.si[I_HTOP] = 0
+        heap_pop(S)
+
+
+@_hot
+def heap_due_now(S):
+    """True when a heap entry other than the event being processed is due at this instant."""
+    ht = S.h_time
+    now = S.sf[F_NOW]
+    if S.si[I_HTOP] != 0:  # the next entry is among the root's children (+inf past the last)
+        return S.si[I_HEAPN] > 1 and min(min(ht[1], ht[2]), min(ht[3], ht[4])) == now
+    return S.si[I_HEAPN] > 0 and ht[0] == now
+
+
+@_hot
 def heap_pop(S):
     """Floyd's pop: the hole sinks along the smallest children to a leaf, then the last entry rises into it."""
     si = S.si
@@ -744,21 +815,7 @@ def heap_pop(S):
         i = 0
         c = 1
         while c < n:
-            t0 = ht[_u(c)]
-            t1 = ht[_u(c + 1)]
-            t2 = ht[_u(c + 2)]
-            t3 = ht[_u(c + 3)]
-            # the smallest time, without branches (which child wins is a coin toss for the predictor)
-            b01 = t1 < t0
-            m01 = c + b01
-            tm01 = min(t0, t1)
-            b23 = t3 < t2
-            m23 = c + 2 + b23
-            tm23 = min(t2, t3)
-            m = m23 if tm23 < tm01 else m01
-            tm = min(tm01, tm23)
-            if (t0 == tm) + (t1 == tm) + (t2 == tm) + (t3 == tm) > 1:  # a tie on time (rare): compare keys
-                m = heap_min_child(ht, hk, c, n)
+            m, tm = heap_min4(ht, hk, c, n)
             ht[_u(i)] = tm
             hk[_u(i)] = hk[_u(m)]
             ha[_u(i)] = ha[_u(m)]
@@ -788,6 +845,7 @@ def heap_drop_stale_timers(S):
     the heap is half full). Each kept entry keeps its key (time, id << 8 | kind), so the pop
     order does not change.
     """
+    heap_settle(S)
     n_slots = S.s_waitid.shape[0]
     ht = S.h_time
     hk = S.h_key
@@ -1788,7 +1846,7 @@ def next_in_line(S):
     return (
         si[I_UF_HEAD] == si[I_UF_TAIL]
         and si[I_NF_HEAD] == si[I_NF_TAIL]
-        and not (si[I_HEAPN] > 0 and S.h_time[0] == S.sf[F_NOW])
+        and not heap_due_now(S)
     )
 
 
@@ -2232,7 +2290,7 @@ def _loop(P, S, t_stop, ev_room, trace_room):
             kind = S.uf_kind[i]
             arg = S.uf_arg[i]
         else:
-            # a single heap_pop and a single dispatch: both are inlined, once
+            # one dispatch and one heap removal (heap_settle), each inlined once
             from_heap = S.si[I_HEAPN] > 0 and S.h_time[0] == S.sf[F_NOW]
             if not from_heap:
                 if S.si[I_NF_HEAD] < S.si[I_NF_TAIL]:
@@ -2250,9 +2308,12 @@ def _loop(P, S, t_stop, ev_room, trace_room):
                         return PAUSED
                     S.sf[F_NOW] = t
                     from_heap = True
-            if from_heap:
-                kind, arg = heap_pop(S)
+            if from_heap:  # taken from the root, removed after (or replaced by the first timeout it schedules)
+                kind = S.h_key[0] & KIND_MASK
+                arg = S.h_arg[0]
+                S.si[I_HTOP] = 1
         dispatch(P, S, kind, arg)
+        heap_settle(S)
 
 
 @_jit
