@@ -1081,14 +1081,49 @@ def select_mru(P, S, h):
     return S.ps_cur[h]
 
 
+# Membership of the working set without listing it (the per-I/O policies): a path is in
+# it when usable and, unless useANO, in the set's ALUA tier: AO while any AO path is
+# usable, else ANO. The tier needs no scan when the path in use is a usable AO path.
+@_hot
+def ws_tier(P, S, h, use_ano, cur):
+    """-1 with useANO (every usable path), else 0 (AO) or 1 (ANO): alua_working_set's choice."""
+    if use_ano:
+        return -1
+    if cur >= 0:
+        p = P.d_paths[h, cur]
+        if usable(S, p) and S.alua[p] == 0:
+            return 0
+    for k in range(P.d_np[h]):
+        p = P.d_paths[h, k]
+        if usable(S, p) and S.alua[p] == 0:
+            return 0
+    return 1
+
+
+@_hot
+def ws_member(S, p, tier):
+    return usable(S, p) and (tier < 0 or S.alua[p] == tier)
+
+
 @_hot
 def select_rr(P, S, h, size):
-    n = working_set(P, S, h, P.pol_i[3] != 0, S.tmp)
-    if n == 0:
-        return -1
+    """As working_set then next_after, without listing the set: one or two paths looked at per I/O."""
     cur = S.ps_cur[h]
-    if cur < 0 or not in_set(cur, S.tmp, n) or S.ps_count[h] >= P.pol_i[2]:
-        cur = next_after(P, h, cur, S.tmp, n)
+    tier = ws_tier(P, S, h, P.pol_i[3] != 0, cur)
+    if cur < 0 or not ws_member(S, P.d_paths[h, cur], tier) or S.ps_count[h] >= P.pol_i[2]:
+        npaths = P.d_np[h]
+        start = 0 if cur < 0 else cur + 1
+        nxt = -1
+        for step in range(npaths):  # the first member after cur, cyclically (cur itself last)
+            cand = start + step
+            if cand >= npaths:
+                cand -= npaths
+            if ws_member(S, P.d_paths[h, cand], tier):
+                nxt = cand
+                break
+        if nxt < 0:  # an empty working set
+            return -1
+        cur = nxt
         S.ps_count[h] = 0
     S.ps_cur[h] = cur
     S.ps_count[h] += 1 if P.pol_i[1] == 0 else size
@@ -1187,6 +1222,18 @@ def lat_evaluate(P, S, h, now):
 
 @_jit
 def select_latency(P, S, h, s, now):
+    if S.ps_sampling[h] == 0 and now < S.ps_next_eval[h]:
+        # Between evaluations: the chosen paths still in the working set, without listing
+        # the set (the general case below does the same when this finds none).
+        tier = ws_tier(P, S, h, P.pol_i[3] != 0, S.ps_last[h])
+        m = 0
+        for i in range(S.ps_nactive[h]):
+            k = S.ps_active[h, i]
+            if ws_member(S, P.d_paths[h, k], tier):
+                S.tmp2[m] = k
+                m += 1
+        if m > 0:
+            return lat_pick(P, S, h, m)
     while True:
         n = working_mask(P, S, h)
         if n == 0:
@@ -1215,25 +1262,31 @@ def select_latency(P, S, h, s, now):
             for i in range(n):
                 S.tmp2[i] = S.tmp[i]
             m = n
-        if P.pol_i[5] == 1 and S.ps_sampling[h] == 0:
-            best_k = -1
-            best = 0.0
-            for i in range(m):
-                k = S.tmp2[i]
-                p = P.d_paths[h, k]
-                avg = S.ps_avg[h, k]
-                if avg != avg:
-                    avg = 0.0
-                score = avg * (S.out[p] + 1)
-                if best_k < 0 or score < best:
-                    best_k = k
-                    best = score
-            k = best_k
-        else:
-            k = S.tmp2[S.ps_rot[h] % m]
-            S.ps_rot[h] += 1
-        S.ps_last[h] = k
-        return k
+        return lat_pick(P, S, h, m)
+
+
+@_hot
+def lat_pick(P, S, h, m):
+    """The path for this I/O among the m in tmp2: the lowest score, or the next in rotation."""
+    if P.pol_i[5] == 1 and S.ps_sampling[h] == 0:
+        best_k = -1
+        best = 0.0
+        for i in range(m):
+            k = S.tmp2[i]
+            p = P.d_paths[h, k]
+            avg = S.ps_avg[h, k]
+            if avg != avg:
+                avg = 0.0
+            score = avg * (S.out[p] + 1)
+            if best_k < 0 or score < best:
+                best_k = k
+                best = score
+        k = best_k
+    else:
+        k = S.tmp2[S.ps_rot[h] % m]
+        S.ps_rot[h] += 1
+    S.ps_last[h] = k
+    return k
 
 
 @_jit
