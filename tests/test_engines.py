@@ -338,10 +338,66 @@ what = "path_up"
 path = "vmhba2:C0:T2:L1"
 """
 
+# Every delay the same constant: events fall on the same instants all the time, so the
+# order of equal times (SimPy's event ids) decides which I/O gets which path. The arrays
+# never queue, so the fast engine takes grants and the mirror's events in line here,
+# and must do so only when nothing else is due at that instant.
+TIES = """
+name = "ties"
+seed = 5
+duration = "60ms"
+protocol = "scsi"
+
+[[arrays]]
+name = "a"
+concurrency = 64
+service_time = { read = "100us", write = "100us" }
+
+[[arrays]]
+name = "b"
+concurrency = 64
+service_time = { read = "100us", write = "100us" }
+
+[replication]
+arrays = ["a", "b"]
+one_way_latency = "100us"
+
+[[hosts]]
+name = "h1"
+
+[[paths]]
+name = "vmhba1:C0:T{i}:L1"
+count = 2
+array = "a"
+one_way_latency = "100us"
+
+[[paths]]
+name = "vmhba2:C0:T{i}:L1"
+start = 2
+count = 2
+array = "b"
+one_way_latency = "100us"
+
+[[workloads]]
+rw = "randrw"
+rwmixread = 50
+bs = "8k"
+iodepth = 8
+numjobs = 2
+ramp_time = "5ms"
+"""
+
 SCENARIOS = {
     # name: template values for BASE, or a whole scenario
     "scsi writes, replicated, constant legs": dict(protocol="scsi", rw="randwrite", bs="32k", iodepth=8, conc=4,
                                                    lat_a="50us", lat_b='"1ms"', replication=REPL, preferred="", faults=""),
+    # arrays that can never queue: the fast engine takes grants and the mirror's events in line
+    "scsi writes, replicated, no queueing at the arrays": dict(protocol="scsi", rw="randwrite", bs="32k", iodepth=8,
+                                                               conc=64, lat_a="50us", lat_b='"1ms"', replication=REPL,
+                                                               preferred="", faults=""),
+    "equal constant legs (ties), mixed, no queueing": dict(protocol="scsi", rw="randrw", bs="8k", iodepth=8, conc=16,
+                                                           lat_a="10us", lat_b='"10us"', replication=REPL, preferred="",
+                                                           faults=""),
     "nvme mixed sizes, jittered legs": dict(protocol="nvme", rw="randrw", bs="4k/50:64k/30:1m/20", iodepth=16, conc=2,
                                             lat_a="40us", lat_b='{ dist = "exponential", mean = "300us" }',
                                             replication=REPL, preferred="", faults=""),
@@ -357,6 +413,7 @@ SCENARIOS = {
         preferred=ROUGH_HOST, faults=ROUGH),
     "two volumes over shared nexuses, weights, ALUA flips": VOLUMES,
     "failback after seconds, weights": FAILBACK,
+    "every delay equal: ties at every instant": TIES,
 }
 
 POLICIES = [
