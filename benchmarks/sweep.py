@@ -34,7 +34,7 @@ import textwrap
 PROBE = """
     import json, os, resource, sys, tempfile, time
     import pathsel
-    from pathsel.sweeps import sweep
+    from pathsel.studies.sweep import sweep
     pathsel.simulate(duration=0.001)  # load the compiled engine before the clock starts
     runs, duration, workers, out = {runs}, {duration}, {workers}, {out!r}
     cycles = [16 + 8 * i for i in range(runs)]

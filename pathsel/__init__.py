@@ -10,9 +10,8 @@ from .errors import ScenarioError
 from .policies import DeviceView, IORequest, PathView, Policy, alua_working_set
 from .results import Result, RunResult
 from .scenario import Scenario, default_scenario, load_scenario, loads_scenario
-from .sweeps import SweepResult, sweep
-
-__version__ = "0.1.0"
+from .studies.sweep import SweepResult, sweep
+from .version import __version__
 
 __all__ = [
     "simulate",
@@ -32,4 +31,17 @@ __all__ = [
     "IORequest",
     "alua_working_set",
     "__version__",
+    "plots",
+    "report",
 ]
+
+
+def __getattr__(name: str):
+    """``pathsel.plots`` and ``pathsel.report`` load plotly only when first used."""
+    if name in ("plots", "report"):
+        import importlib
+
+        module = importlib.import_module(f".results.{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'pathsel' has no attribute {name!r}")

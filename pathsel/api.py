@@ -15,7 +15,7 @@ from .policies import PolicySpec, policy_label
 from .results import Result, RunResult
 from .scenario import RunSpec, Scenario, default_scenario, load_scenario
 
-__all__ = ["simulate", "simulate_seeds", "resolve_scenario"]
+__all__ = ["simulate", "simulate_seeds", "resolve_scenario", "with_policies"]
 
 
 def resolve_scenario(scenario: Scenario | str | Path | None) -> Scenario:
@@ -27,7 +27,8 @@ def resolve_scenario(scenario: Scenario | str | Path | None) -> Scenario:
     return load_scenario(scenario)
 
 
-def _runs(scenario: Scenario, policies: Iterable[Any] | None) -> Scenario:
+def with_policies(scenario: Scenario, policies: Iterable[Any] | None) -> Scenario:
+    """``scenario`` with its runs replaced by ``policies`` (spec strings, RunSpecs, Policy classes or instances); None keeps them."""
     if policies is None:
         return scenario
     policies = list(policies)
@@ -66,7 +67,7 @@ def simulate(
     else the reference engine), ``"fast"`` or ``"reference"``; both give the
     same numbers for the same seed.
     """
-    sc = _runs(resolve_scenario(scenario), policies)
+    sc = with_policies(resolve_scenario(scenario), policies)
     if engine not in ("auto", *ENGINES):
         raise ScenarioError("simulate()", "engine", f"unknown engine {engine!r} (engines: auto, {', '.join(ENGINES)})")
     custom = [run.label for run in sc.runs if not supports(run.policy)]

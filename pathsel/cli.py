@@ -13,12 +13,12 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import __version__
 from .api import resolve_scenario, simulate
 from .errors import ScenarioError
 from .policies.spec import POLICY_DEFS
 from .scenario.schema import ScenarioModel
 from .units import parse_duration
+from .version import __version__
 
 __all__ = ["main"]
 
@@ -85,7 +85,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     )
     preds = None
     if args.predict:
-        from .analytic import predict_scenario
+        from .studies.analytic import predict_scenario
 
         preds = predict_scenario(scenario, duration=args.duration, seed=args.seed)
     if args.json:
@@ -99,7 +99,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         return 0
     out = [result.table()]
     if preds is not None:
-        from .analytic import format_beside
+        from .studies.analytic import format_beside
 
         out.append(format_beside(result, preds))
     digest = _events_digest(result)
@@ -137,8 +137,8 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
-    from .analytic import format_predictions, predict_scenario, predictions_json
-    from .validate import scenario_of
+    from .studies.analytic import format_predictions, predict_scenario, predictions_json
+    from .studies.validate import scenario_of
 
     scenario = scenario_of(args.file) or resolve_scenario(args.file)  # a validation case file works too
     if args.policy:
@@ -152,7 +152,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .validate import format_table, validate
+    from .studies.validate import format_table, validate
 
     engines = None if args.engine == "both" else (args.engine,)
     progress = None
@@ -168,7 +168,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .report import write  # plotly only when a report is asked for
+    from .results.report import write  # plotly only when a report is asked for
 
     scenario = resolve_scenario(args.file)
     if args.policy:
@@ -206,7 +206,7 @@ def _summary_text(res) -> str:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweeps import parse_param, sweep
+    from .studies.sweep import parse_param, sweep
 
     params: dict[str, list] = {}
     for text in args.param or []:
@@ -263,7 +263,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_recommend(args: argparse.Namespace) -> int:
-    from .recommend import recommend, write_html
+    from .studies.recommend import recommend, write_html
 
     rec = recommend(args.results, metrics=args.metric, policies=args.policy)
     if args.html:
@@ -272,9 +272,11 @@ def _cmd_recommend(args: argparse.Namespace) -> int:
         except OSError as e:
             raise ScenarioError(args.html, "", f"cannot write: {e.strerror or e}") from None
     if args.json:
-        from .results import _jsonable  # NaN (an interval of one replication) becomes null: strict JSON
+        from .results.result import (
+            jsonable,  # NaN (an interval of one replication) becomes null: strict JSON
+        )
 
-        sys.stdout.write(json.dumps(_jsonable(rec.to_dict()), indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps(jsonable(rec.to_dict()), indent=2, default=str) + "\n")
         return 0
     sys.stdout.write(rec.text(top=args.top))
     if args.html:

@@ -1,4 +1,4 @@
-"""The analytic oracle (pathsel.analytic) and the validation cases (pathsel validate).
+"""The analytic oracle (pathsel.studies.analytic) and the validation cases (pathsel validate).
 
 * MVA against hand-computed closed networks and against the product-form
   solution summed state by state (load-dependent stations included).
@@ -23,12 +23,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import pathsel
-from pathsel import analytic
-from pathsel.analytic import Fork, Network, RandomSplit, Route, Station, bounds, mva
 from pathsel.cli import main
 from pathsel.model import compile_model
 from pathsel.scenario import RunSpec
-from pathsel.validate import _batch_ci95, load_case
+from pathsel.studies import analytic
+from pathsel.studies.analytic import (
+    Fork,
+    Network,
+    RandomSplit,
+    Route,
+    Station,
+    bounds,
+    mva,
+)
+from pathsel.studies.validate import _batch_ci95, load_case
 
 from .conftest import ROOT
 from .test_properties import cases

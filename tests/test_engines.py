@@ -536,8 +536,8 @@ def _compressed(path, factor: float):
     """A sims/ scenario with its clock sped up ``factor`` times (faults, detection, duration), for the reference engine's pace."""
     import tomllib
 
-    from pathsel.distributions import delay_files_relative_to
-    from pathsel.scenario.load import _build
+    from pathsel.model.distributions import delay_files_relative_to
+    from pathsel.scenario.load import build_scenario
     from pathsel.units import parse_duration
 
     data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -556,7 +556,7 @@ def _compressed(path, factor: float):
         scale(f, "at")
         scale(f, "duration")
     with delay_files_relative_to(path.parent):
-        return _build(data, str(path))
+        return build_scenario(data, str(path))
 
 
 @pytest.mark.parametrize(

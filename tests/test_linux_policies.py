@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import pytest
 
-from pathsel.policies import DmHistoricalServiceTime, DmQueueLength, DmRoundRobin, DmServiceTime, build_policy
+from pathsel.policies import (
+    DmHistoricalServiceTime,
+    DmQueueLength,
+    DmRoundRobin,
+    DmServiceTime,
+    build_policy,
+)
 from pathsel.policies.linux_dm import HST_FIXED_1, fixed_ema, fixed_power, hst_weights
 
 from .policy_rig import Rig

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ import pytest
 
 import pathsel
 from pathsel import plots
+from pathsel.stats import ci95, t975
 
 from .conftest import SIMS
 
@@ -162,7 +164,7 @@ def test_compare_seeds_plots_mean_and_95_ci_across_seeds():
     for i, label in enumerate(iops.x):
         rows = table[table.policy == label]
         assert iops.y[i] == pytest.approx(rows.iops.mean())
-        half = plots._t975(2) * rows.iops.std(ddof=1) / np.sqrt(3)
+        half = t975(2) * rows.iops.std(ddof=1) / np.sqrt(3)
         assert iops.error_y.array[i] == pytest.approx(half)
         assert p99.y[i] == pytest.approx(rows.p99_us.mean() / 1e3)
         assert p99.error_y.array[i] >= 0
@@ -172,16 +174,18 @@ def test_compare_seeds_plots_mean_and_95_ci_across_seeds():
 
 
 def test_t_quantiles():
-    assert plots._t975(1) == pytest.approx(12.706)
-    assert plots._t975(4) == pytest.approx(2.776)
-    assert 2.042 > plots._t975(35) > 2.021
-    assert plots._t975(1000) == pytest.approx(1.96)
+    assert t975(1) == pytest.approx(12.706, abs=5e-4)  # the printed tables' figures
+    assert t975(4) == pytest.approx(2.776, abs=5e-4)
+    assert 2.042 > t975(35) > 2.021
+    assert t975(1000) == pytest.approx(1.962, abs=5e-4)
+    assert ci95([1.0, 2.0, 3.0]) == pytest.approx((2.0, t975(2) / 3**0.5))
+    assert ci95([5.0])[0] == 5.0 and math.isnan(ci95([5.0])[1])
 
 
 def test_importing_pathsel_does_not_import_plotting():
     code = (
         "import sys, pathsel, pathsel.results, pathsel.api\n"
-        "loaded = [m for m in sys.modules if m.split('.')[0] == 'plotly' or m in ('pathsel.plots', 'pathsel.report')]\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] == 'plotly' or m in ('pathsel.results.plots', 'pathsel.results.report')]\n"
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

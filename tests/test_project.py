@@ -34,6 +34,7 @@ def test_public_api_is_curated():
         [
             "simulate", "simulate_seeds", "sweep", "SweepResult", "load_scenario", "loads_scenario", "default_scenario", "Scenario", "ScenarioError",
             "Result", "RunResult", "Policy", "PathView", "DeviceView", "IORequest", "alua_working_set", "__version__",
+            "plots", "report",
         ]
     )
     for name in pathsel.__all__:

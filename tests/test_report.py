@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 import pathsel
-from pathsel import report
 from pathsel.cli import main
+from pathsel.results import report
 
 from .test_plots import LATENCY, faulty_scenario
 
@@ -38,8 +38,8 @@ def result() -> pathsel.Result:
 @pytest.fixture(scope="module")
 def report_file(result, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("report") / "report.html"
-    text = result.to_html(path)
-    assert path.read_text(encoding="utf-8") == text
+    assert report.write(result, path) == path
+    assert path.read_text(encoding="utf-8") == report.render(result)
     return path
 
 
@@ -69,12 +69,12 @@ def test_report_is_one_self_contained_file(report_file: Path, result):
     assert "path_down" in text and "evaluation" in text  # events
 
 
-def test_to_html_without_a_path_only_returns_the_document(result, tmp_path, monkeypatch):
+def test_render_only_returns_the_document(result, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    text = result.to_html()
+    text = report.render(result)
     assert text.startswith("<!DOCTYPE html>")
     assert list(tmp_path.iterdir()) == []
-    assert "<title>Custom · pathsel report</title>" in result.to_html(title="Custom")
+    assert "<title>Custom · pathsel report</title>" in report.render(result, title="Custom")
 
 
 def test_report_escapes_names():

@@ -28,7 +28,12 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, imputils, types
 from numba.core.datamodel import models
-from numba.core.extending import infer_getattr, intrinsic, lower_getattr_generic, register_model
+from numba.core.extending import (
+    infer_getattr,
+    intrinsic,
+    lower_getattr_generic,
+    register_model,
+)
 from numba.core.typing.templates import AttributeTemplate
 from numba.cpython.unsafe.numbers import leading_zeros
 from numba.experimental import structref

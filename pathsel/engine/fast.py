@@ -18,9 +18,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..distributions import Constant
 from ..metrics import LogHistogram, RunMetrics
 from ..model import Model
+from ..model.distributions import Constant
 from ..policies import PolicySpec, parse_spec
 from ..policies.esxi import fixed_preferred
 from ..policies.linux_dm import ALUA_PRIO, hst_weights

@@ -10,10 +10,31 @@ import copy
 from typing import Any
 
 from .balancers import PeakEwmaP2C, balancer_policy
-from .base import USABLE_STATES, DeviceView, IORequest, PathTable, PathView, Policy, alua_working_set
+from .base import (
+    USABLE_STATES,
+    DeviceView,
+    IORequest,
+    PathTable,
+    PathView,
+    Policy,
+    alua_working_set,
+)
 from .esxi import Fixed, LatencyRoundRobin, MostRecentlyUsed, RoundRobin, esxi_policy
-from .hpp import HppFixed, HppLatency, HppLoadBalanceBytes, HppLoadBalanceIops, HppRoundRobin, hpp_policy
-from .linux_dm import DmHistoricalServiceTime, DmQueueLength, DmRoundRobin, DmServiceTime, dm_policy
+from .hpp import (
+    HppFixed,
+    HppLatency,
+    HppLoadBalanceBytes,
+    HppLoadBalanceIops,
+    HppRoundRobin,
+    hpp_policy,
+)
+from .linux_dm import (
+    DmHistoricalServiceTime,
+    DmQueueLength,
+    DmRoundRobin,
+    DmServiceTime,
+    dm_policy,
+)
 from .nvme import NvmeNuma, NvmeQueueDepth, NvmeRoundRobin, nvme_policy
 from .spec import POLICY_DEFS, PolicySpec, parse_spec
 from .windows import (

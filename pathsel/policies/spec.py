@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Param", "PolicyDef", "PolicySpec", "POLICY_DEFS", "FAMILIES", "parse_spec", "SpecError", "RUN_KEYS"]
+__all__ = ["Param", "PolicyDef", "PolicySpec", "POLICY_DEFS", "FAMILIES", "parse_spec", "SpecError", "RUN_KEYS", "norm_key"]
 
 INT32_MAX = 2147483647
 UINT32_MAX = 4294967295
@@ -383,7 +383,7 @@ def _unknown(name: str) -> str:
     return f"unknown policy {name!r} (known: {', '.join(bare)}; {'; '.join(groups)})"
 
 
-def _norm_key(key: str) -> str:
+def norm_key(key: str) -> str:
     return key.strip().lower().replace("-", "_").lstrip("_")
 
 
@@ -402,9 +402,9 @@ def parse_spec(text: str, extra: dict[str, Any] | None = None) -> tuple[PolicySp
             key, eq, value = item.partition("=")
             if not eq or not key.strip():
                 raise SpecError(f"{item.strip()!r} in policy spec {text!r} is not key=value")
-            raw[_norm_key(key)] = value.strip()
+            raw[norm_key(key)] = value.strip()
     for key, value in (extra or {}).items():
-        raw[_norm_key(key)] = value
+        raw[norm_key(key)] = value
     canonical = _ALIASES.get(name.lower(), name.lower())
     if canonical == "rr" and str(raw.get("type", "")).lower() == "latency":
         canonical = "latency"

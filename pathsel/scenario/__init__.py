@@ -1,6 +1,13 @@
 """Scenario files: the user's words, validated into immutable models."""
 
-from .load import DEFAULT_SCENARIO_NAME, RunSpec, Scenario, default_scenario, load_scenario, loads_scenario
+from .load import (
+    DEFAULT_SCENARIO_NAME,
+    RunSpec,
+    Scenario,
+    default_scenario,
+    load_scenario,
+    loads_scenario,
+)
 from .schema import ScenarioModel
 
 __all__ = [

@@ -15,12 +15,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..distributions import delay_files_relative_to
 from ..errors import ScenarioError
-from ..policies.spec import PolicySpec, _norm_key, parse_spec
+from ..model.distributions import delay_files_relative_to
+from ..policies.spec import PolicySpec, norm_key, parse_spec
 from .schema import ScenarioModel
 
-__all__ = ["Scenario", "RunSpec", "load_scenario", "loads_scenario", "scenario_from_data", "default_scenario", "DEFAULT_SCENARIO_NAME"]
+__all__ = [
+    "Scenario", "RunSpec", "load_scenario", "loads_scenario", "scenario_from_data", "build_scenario", "default_scenario",
+    "DEFAULT_SCENARIO_NAME",
+]
 
 DEFAULT_SCENARIO_NAME = "esxi-latency-testdrive.toml"
 
@@ -131,7 +134,7 @@ def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, sou
         """The place of a parameter: the TOML key beside ``spec`` that gave it, else ``spec`` itself."""
         if source is None:
             return place
-        given = next((k for k in extra if key is not None and _norm_key(k) == key), "spec")
+        given = next((k for k in extra if key is not None and norm_key(k) == key), "spec")
         return f"{place}.{given}"
 
     try:
@@ -289,7 +292,8 @@ def _check_references(m: ScenarioModel, source: str) -> None:
             fail(f"{at}.duration", f"only a latency step or a loss burst takes a duration, not {f.what}")
 
 
-def _build(data: dict[str, Any], source: str) -> Scenario:
+def build_scenario(data: dict[str, Any], source: str) -> Scenario:
+    """Validate parsed TOML (``[sweep]`` and other tables of other commands already taken out)."""
     try:
         model = ScenarioModel.model_validate(data)
     except ValidationError as e:
@@ -328,7 +332,7 @@ def scenario_from_data(data: dict[str, Any], source: str = "<data>") -> Scenario
     A ``[sweep]`` table is skipped: it belongs to ``pathsel sweep`` (which
     checks it), so a file with one still simulates as it stands.
     """
-    return _build({k: v for k, v in data.items() if k != "sweep"}, source)
+    return build_scenario({k: v for k, v in data.items() if k != "sweep"}, source)
 
 
 def load_scenario(path: str | Path) -> Scenario:

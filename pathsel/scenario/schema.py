@@ -12,9 +12,16 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    WithJsonSchema,
+)
 
-from ..distributions import DELAY_KINDS, Constant, Distribution, parse_delay
+from ..model.distributions import DELAY_KINDS, Constant, Distribution, parse_delay
 from ..units import parse_bandwidth, parse_duration, parse_size
 
 __all__ = [

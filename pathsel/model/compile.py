@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..scenario.load import RunSpec, Scenario
 from .distributions import Distribution
-from .scenario.load import RunSpec, Scenario
 
 __all__ = [
     "Model", "PathModel", "ArrayModel", "ReplicationModel", "JobModel", "FaultModel", "ControllerModel", "DeviceModel",

@@ -33,10 +33,8 @@ import copy
 import dataclasses
 import hashlib
 import itertools
-import json
 import math
 import os
-import re
 import shutil
 import sys
 import time
@@ -51,14 +49,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .api import _runs, simulate
-from .engine import supports
-from .errors import ScenarioError
-from .policies import PolicySpec, policy_label
-from .policies.spec import POLICY_DEFS, _norm_key, parse_spec
-from .results import RunResult
-from .scenario import Scenario, load_scenario
-from .scenario.load import DEFAULT_SCENARIO_NAME, scenario_from_data
+from ..api import simulate, with_policies
+from ..engine import supports
+from ..errors import ScenarioError
+from ..policies import PolicySpec, policy_label
+from ..policies.spec import POLICY_DEFS, norm_key, parse_spec
+from ..scenario import Scenario, load_scenario
+from ..scenario.load import DEFAULT_SCENARIO_NAME, scenario_from_data
+from ..scenario.overrides import assign, cli_value, format_value, lookup, path_tokens
+from .table import (
+    DEFAULT_REPLICATIONS,
+    INT_METRICS,
+    METRIC_COLUMNS,
+    NO_PARAMS,
+    convergence_time,
+    param_columns,
+    read_table,
+    summarize,
+)
 
 __all__ = [
     "sweep",
@@ -67,24 +75,11 @@ __all__ = [
     "parse_param",
     "read_table",
     "convergence_time",
+    "format_value",
+    "param_columns",
     "METRIC_COLUMNS",
     "DEFAULT_REPLICATIONS",
 ]
-
-DEFAULT_REPLICATIONS = 3
-CONVERGENCE_BAND = 0.10  # IOPS within +-10 % of the level it settles at counts as converged
-
-# Every metric of Result.summary(), then what a sweep adds: simulated I/Os and convergence after faults.
-METRIC_COLUMNS = (
-    "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used", "expected_iops", "ios",
-    "convergence_s",
-)
-_INT_METRICS = {"paths_used", "ios"}
-# Summaries and recommendations read these; expected_iops is the file's figure, not a measurement.
-SUMMARY_METRICS = ("iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used", "convergence_s")
-KEY_COLUMNS = ("scenario", "point", "replication", "seed", "policy", "spec")
-NO_PARAMS = "defaults"  # the point text of a sweep without parameters
-
 
 # -- parameters ------------------------------------------------------------
 
@@ -99,34 +94,6 @@ class _Param:
     key: str  # the policy parameter, or the name itself for a scenario override
 
 
-def _format_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return repr(v) if not v.is_integer() else str(int(v)) if abs(v) < 1e15 else repr(v)
-    if isinstance(v, dict):
-        return json.dumps(v, sort_keys=True, separators=(",", ":"))
-    return str(v)
-
-
-def _cli_value(text: str) -> Any:
-    """A value typed on the command line, typed as TOML would read it: 16 -> int, 0.5 -> float, 1ms -> str."""
-    t = text.strip()
-    if t in ("true", "false"):
-        return t == "true"
-    for kind in (int, float):
-        try:
-            v = kind(t)
-        except ValueError:
-            continue
-        if kind is float and not math.isfinite(v):
-            break
-        return v
-    if len(t) >= 2 and t[0] == t[-1] and t[0] in "\"'":
-        return t[1:-1]
-    return t
-
-
 def parse_param(text: str) -> tuple[str, list[Any]]:
     """``"latency.num_sampling_cycles=16,32,64"`` -> ``("latency.num_sampling_cycles", [16, 32, 64])``.
 
@@ -139,7 +106,7 @@ def parse_param(text: str) -> tuple[str, list[Any]]:
     items = rest.split(",")
     if any(not item.strip() for item in items):
         raise ScenarioError("command line", f"--param {name}", f"empty value in {rest!r} (values are separated by commas)")
-    return name, [_cli_value(item) for item in items]
+    return name, [cli_value(item) for item in items]
 
 
 def _resolve_param(name: str, values: Any, source: str, place: str) -> _Param:
@@ -152,13 +119,13 @@ def _resolve_param(name: str, values: Any, source: str, place: str) -> _Param:
     for v in values:
         if not isinstance(v, (bool, int, float, str, dict)):
             raise ScenarioError(source, place, f"values must be numbers, strings, booleans or tables, got {v!r}")
-        text = _format_value(v)
+        text = format_value(v)
         if text in seen:
             raise ScenarioError(source, place, f"value {text} is given twice")
         seen.append(text)
     head, dot, rest = name.partition(".")
     if dot and head in POLICY_DEFS:
-        key = _norm_key(rest)
+        key = norm_key(rest)
         d = POLICY_DEFS[head]
         if d.param(key) is None:
             known = ", ".join(p.name for p in d.params) or "none"
@@ -169,76 +136,8 @@ def _resolve_param(name: str, values: Any, source: str, place: str) -> _Param:
             except ValueError as e:
                 raise ScenarioError(source, place, str(e)) from None
         return _Param(name, values, source, place, head, key)
-    _path_tokens(name, source, place)  # the grammar, now
+    path_tokens(name, source, place)  # the grammar, now
     return _Param(name, values, source, place, None, name)
-
-
-_TOKEN = re.compile(r"(?P<key>[A-Za-z_][\w-]*)|\[(?P<sel>[^\]]*)\]|(?P<dot>\.)|(?P<bad>.)")
-
-
-def _path_tokens(name: str, source: str, place: str) -> list[tuple[str, str]]:
-    """``workloads[0].iodepth`` -> [("key", "workloads"), ("sel", "0"), ("key", "iodepth")]."""
-    out: list[tuple[str, str]] = []
-    expect_key = True
-    for m in _TOKEN.finditer(name):
-        kind = m.lastgroup
-        if kind == "key" and expect_key:
-            out.append(("key", m.group("key")))
-            expect_key = False
-        elif kind == "sel" and not expect_key:
-            out.append(("sel", m.group("sel").strip()))
-        elif kind == "dot" and not expect_key:
-            expect_key = True
-        else:
-            raise ScenarioError(
-                source, place,
-                f"{name!r} is not a parameter name: use FAMILY.key for a policy parameter (families: {', '.join(POLICY_DEFS)}) "
-                "or a scenario key such as replication.one_way_latency, workloads[0].iodepth, arrays[local].concurrency",
-            )
-    if expect_key:
-        raise ScenarioError(source, place, f"{name!r} ends with a dot")
-    return out
-
-
-def _assign(data: dict[str, Any], p: _Param, value: Any, source: str) -> None:
-    """Set one scenario override in raw TOML data; the tables it goes through must exist."""
-    tokens = _path_tokens(p.name, p.source, p.place)
-
-    def walk(node: Any, i: int, where: str) -> None:
-        kind, tok = tokens[i]
-        last = i == len(tokens) - 1
-        if kind == "key":
-            if not isinstance(node, dict):
-                raise ScenarioError(source, p.place, f"{where or 'the scenario'} is not a table, cannot set {tok!r} in it")
-            here = f"{where}.{tok}" if where else tok
-            if last:
-                node[tok] = copy.deepcopy(value)
-                return
-            if tok not in node:
-                raise ScenarioError(source, p.place, f"the scenario has no {here} to set {p.name} in")
-            walk(node[tok], i + 1, here)
-            return
-        if not isinstance(node, list):
-            raise ScenarioError(source, p.place, f"{where} is not a list, cannot select [{tok}] in it")
-        if tok == "*":
-            picks = list(range(len(node)))
-        elif re.fullmatch(r"-?\d+", tok):
-            k = int(tok)
-            if not -len(node) <= k < len(node):
-                raise ScenarioError(source, p.place, f"{where} has {len(node)} entr{'y' if len(node) == 1 else 'ies'}, no [{k}]")
-            picks = [k % len(node)]
-        else:
-            picks = [j for j, item in enumerate(node) if isinstance(item, dict) and item.get("name") == tok]
-            if not picks:
-                names = [str(item.get("name")) for item in node if isinstance(item, dict) and "name" in item]
-                raise ScenarioError(source, p.place, f"{where} has no entry named {tok!r} (names: {', '.join(names) or 'none'})")
-        for j in picks:
-            if last:
-                node[j] = copy.deepcopy(value)
-            else:
-                walk(node[j], i + 1, f"{where}[{j}]")
-
-    walk(data, 0, "")
 
 
 def _set_policy_param(sc: Scenario, p: _Param, value: Any) -> Scenario:
@@ -382,28 +281,6 @@ def _dtype(values: list[Any]) -> str:
     return "str"
 
 
-def _lookup(data: dict[str, Any] | None, name: str) -> Any:
-    """The value a scenario file has at a parameter's place (None when absent or not one value)."""
-    if data is None:
-        return None
-    nodes = [data]
-    for kind, tok in _path_tokens(name, "", ""):
-        nxt = []
-        for node in nodes:
-            if kind == "key" and isinstance(node, dict) and tok in node:
-                nxt.append(node[tok])
-            elif kind == "sel" and isinstance(node, list):
-                if tok == "*":
-                    nxt.extend(node)
-                elif re.fullmatch(r"-?\d+", tok) and -len(node) <= int(tok) < len(node):
-                    nxt.append(node[int(tok)])
-                else:
-                    nxt.extend(i for i in node if isinstance(i, dict) and i.get("name") == tok)
-        nodes = nxt
-    texts = {_format_value(v) for v in nodes}
-    return nodes[0] if len(texts) == 1 and not isinstance(nodes[0], list) else None
-
-
 def _plan(
     scenarios: Any,
     params: Mapping[str, Any] | None,
@@ -450,20 +327,20 @@ def _plan(
         built: dict[tuple[str, ...], Scenario] = {}
         for combo in itertools.product(*(p.values for p in grid)):
             values = {p.name: v for p, v in zip(grid, combo)}
-            raw_key = tuple(_format_value(values[p.name]) for p in raw)
+            raw_key = tuple(format_value(values[p.name]) for p in raw)
             sc = built.get(raw_key)
             if sc is None:
                 if raw:
                     d = copy.deepcopy(data)
-                    what = ", ".join(f"{p.name}={_format_value(values[p.name])}" for p in raw)
+                    what = ", ".join(f"{p.name}={format_value(values[p.name])}" for p in raw)
                     src = f"{base.source} with {what}"
                     for p in raw:
-                        _assign(d, p, values[p.name], src)
+                        assign(d, p.name, values[p.name], src, p.place)
                     sc = scenario_from_data(d, src)  # the loader's checks and messages
                 else:
                     sc = base
                 if policies is not None:
-                    sc = _runs(sc, policies)
+                    sc = with_policies(sc, policies)
                 built[raw_key] = sc
             for p in grid:
                 if p.family is not None:
@@ -472,7 +349,7 @@ def _plan(
             for lab in labels:
                 if labels.count(lab) > 1:
                     raise ScenarioError(sc.source, "policies", f"two policies are labelled {lab!r}; give each its own label")
-            text = " ".join(f"{k}={_format_value(v)}" for k, v in values.items()) or NO_PARAMS
+            text = " ".join(f"{k}={format_value(v)}" for k, v in values.items()) or NO_PARAMS
             if (label, text) in policy_order:
                 raise ScenarioError(origin, "params", f"two points of {label} read the same: {text}")
             point = _Point(len(points), label, text, values, sc, _fingerprint(sc, duration))
@@ -491,7 +368,7 @@ def _plan(
                     pol = run.policy
                     v = pol[k.key] if isinstance(pol, PolicySpec) and pol.name == k.family else None
                 else:
-                    v = point.values[n] if n in point.values else _lookup(raw_of[point.scenario], n)
+                    v = point.values[n] if n in point.values else lookup(raw_of[point.scenario], n)
                 cell[n] = v
                 column_values[n].append(v)
             point.cells[run.label] = cell
@@ -500,39 +377,6 @@ def _plan(
 
 
 # -- one run (in a worker) -------------------------------------------------
-
-
-def convergence_time(run: RunResult, band: float = CONVERGENCE_BAND) -> float:
-    """Seconds from the last fault until IOPS is back within ``band`` of its level before the first fault.
-
-    The level before is the mean IOPS of the later half of the measured
-    intervals (the scenario's ``interval``) that end before the first fault
-    in the window (the later half: after the policy's own start-up). The time
-    runs from the last fault to the start of the first interval after it
-    with IOPS at least ``(1 - band)`` x that level; when there is none, to the
-    end of the run (a lower bound). NaN when no fault falls in the measured
-    window or no interval precedes the first. Later dips (latency round
-    robin's sampling windows, say) are in the run's IOPS and p99, not here.
-    The resolution is ``interval``: set it well below the times you compare.
-    """
-    model, m = run.model, run.metrics
-    times = [f.at for f in model.faults if model.ramp <= f.at < model.end]
-    if not times:
-        return math.nan
-    first, last = min(times), max(times)
-    iops = np.asarray(m.ts_ios, dtype=float) / m.interval
-    starts = np.arange(len(iops)) * m.interval
-    ends = starts + m.interval
-    whole = (starts >= model.ramp - 1e-12) & (ends <= model.end + 1e-12)  # a cut-off interval would look like a drop
-    before = np.flatnonzero(whole & (ends <= first + 1e-12))
-    if not len(before):
-        return math.nan
-    level = iops[before[len(before) // 2 :]].mean()
-    after = np.flatnonzero(whole & (ends > last))
-    back = after[iops[after] >= (1.0 - band) * level]
-    if not len(back):
-        return float(model.end - last)
-    return float(max(starts[back[0]] - last, 0.0))
 
 
 def _run_one(sc: Scenario, seed: int, duration: float | None, engine: str) -> list[dict[str, Any]]:
@@ -558,14 +402,14 @@ def _typed(df: pd.DataFrame, plan: _Plan) -> pd.DataFrame:
     for c in plan.columns:
         if c in plan.dtypes:
             kind = plan.dtypes[c]
-        elif c in ("replication", "seed") or c in _INT_METRICS:
+        elif c in ("replication", "seed") or c in INT_METRICS:
             kind = "int64"
         elif c in METRIC_COLUMNS:
             kind = "float64"
         else:
             kind = "str"
         if kind == "str":
-            col = df[c].map(lambda v: v if isinstance(v, str) or (isinstance(v, float) and math.isnan(v)) or v is None else _format_value(v))
+            col = df[c].map(lambda v: v if isinstance(v, str) or (isinstance(v, float) and math.isnan(v)) or v is None else format_value(v))
             df[c] = col.astype("str")
         else:
             df[c] = pd.to_numeric(df[c]).astype(kind)
@@ -692,72 +536,7 @@ class _Store:
         return df
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """A sweep's results table from a ``.parquet`` or ``.csv`` file (ScenarioError when it is not one)."""
-    p = Path(path)
-    if not p.exists():
-        parts = p.with_name(p.name + ".parts")
-        if parts.is_dir():
-            raise ScenarioError(str(p), "", "the sweep writing it has not finished (its part files are there): run it again to finish")
-        raise ScenarioError(str(p), "", "no such file")
-    try:
-        if p.suffix.lower() == ".csv":
-            df = pd.read_csv(p, keep_default_na=False, na_values=[""])
-        elif p.suffix.lower() == ".parquet":
-            df = pd.read_parquet(p)
-        else:
-            raise ScenarioError(str(p), "", "sweep results are a .parquet or .csv file")
-    except ScenarioError:
-        raise
-    except IsADirectoryError:
-        raise ScenarioError(str(p), "", "is a directory, not a results file") from None
-    except Exception as e:
-        raise ScenarioError(str(p), "", f"cannot read: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
-    missing = [c for c in ("scenario", "point", "replication", "policy", "spec", "iops", "p99_us") if c not in df.columns]
-    if missing:
-        raise ScenarioError(str(p), "", f"not a pathsel sweep table (no column {missing[0]!r})")
-    return df
-
-
 # -- the sweep -----------------------------------------------------------------
-
-
-def param_columns(table: pd.DataFrame) -> list[str]:
-    """The swept parameters' columns of a results table (between ``point`` and ``replication``)."""
-    cols = list(table.columns)
-    return cols[cols.index("point") + 1 : cols.index("replication")]
-
-
-def _t975(dof: int) -> float:
-    from .plots import _t975 as t  # one table of Student's t, in plots (lazily: plotly is slow to import)
-
-    return t(dof)
-
-
-def summarize(table: pd.DataFrame) -> pd.DataFrame:
-    """Means and 95 % confidence intervals over replications (Student's t).
-
-    One row per scenario x point x policy x metric: ``n``, ``mean``, ``std``,
-    ``ci95`` (half-width), ``ci95_low``, ``ci95_high``. Metrics with no value
-    (convergence without faults) are left out.
-    """
-    params = param_columns(table)
-    keys = ["scenario", "point", *params, "policy"]
-    rows = []
-    for key, g in table.groupby(keys, sort=False, dropna=False):
-        for metric in SUMMARY_METRICS:
-            if metric not in g:
-                continue
-            v = g[metric].dropna().astype(float)
-            n = len(v)
-            if not n:
-                continue
-            mean = float(v.mean())
-            std = float(v.std(ddof=1)) if n > 1 else math.nan
-            half = _t975(n - 1) * std / math.sqrt(n) if n > 1 else math.nan
-            rows.append({**dict(zip(keys, key)), "metric": metric, "n": n, "mean": mean, "std": std,
-                         "ci95": half, "ci95_low": mean - half, "ci95_high": mean + half})
-    return pd.DataFrame(rows, columns=[*keys, "metric", "n", "mean", "std", "ci95", "ci95_low", "ci95_high"])
 
 
 @dataclass
@@ -777,8 +556,8 @@ class SweepResult:
         """Means and 95 % confidence intervals over replications: see :func:`summarize`."""
         return summarize(self.table)
 
-    def recommend(self, **kwargs: Any):  # -> pathsel.recommend.Recommendation
-        """The point with the best worst-case regret across scenarios: see :func:`pathsel.recommend.recommend`."""
+    def recommend(self, **kwargs: Any):  # -> pathsel.studies.recommend.Recommendation
+        """The point with the best worst-case regret across scenarios: see :func:`pathsel.studies.recommend.recommend`."""
         from .recommend import recommend
 
         return recommend(self.table, **kwargs)

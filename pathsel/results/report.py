@@ -5,8 +5,8 @@ the per-path table, the policy events, and the figures of
 :mod:`pathsel.plots` with plotly.js inlined once (in the first figure). No
 ``<script src=...>``, no fonts or styles fetched from anywhere.
 
-``Result.to_html(path)`` and ``pathsel report FILE -o report.html`` call
-:func:`render`.
+``pathsel.report.write(result, path)`` and ``pathsel report FILE -o report.html``
+call :func:`render`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from . import __version__, plots
-from .results import Result
+from ..version import __version__
+from . import plots
+from .result import Result
 
 __all__ = ["render", "write", "default_figures"]
 

@@ -63,11 +63,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .distributions import Constant, Distribution, Exponential, Uniform
-from .model import Model
-from .policies import Policy, PolicySpec, alua_working_set
-from .policies.base import USABLE_STATES
-from .policies.esxi import fixed_preferred, size_normalised
+from ..model import Model
+from ..model.distributions import Constant, Distribution, Exponential
+from ..policies import Policy, PolicySpec, alua_working_set
+from ..policies.base import USABLE_STATES
+from ..policies.esxi import fixed_preferred, size_normalised
 
 __all__ = [
     "Station",
@@ -629,7 +629,7 @@ def policy_split(model: Model, policy: Any) -> Split:
     """
     spec = policy if isinstance(policy, PolicySpec) else None
     if isinstance(policy, str):
-        from .policies import parse_spec
+        from ..policies import parse_spec
 
         spec = parse_spec(policy)[0]
     pop = model.outstanding
@@ -787,7 +787,7 @@ def predict(model: Model, policy: Any, label: str = "") -> Prediction:
 
 def predict_scenario(scenario: Any, *, duration: float | None = None, seed: int | None = None) -> list[Prediction]:
     """One :class:`Prediction` per run of a loaded :class:`~pathsel.scenario.Scenario`."""
-    from .model import compile_model
+    from ..model import compile_model
 
     return [
         predict(compile_model(scenario, run, duration=duration, seed=seed), run.policy, run.label)

@@ -39,15 +39,15 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..api import simulate
+from ..engine import supports
+from ..errors import ScenarioError
+from ..model.distributions import Constant
+from ..policies.spec import POLICY_DEFS
+from ..results import RunResult
+from ..scenario.load import RunSpec, Scenario, build_scenario
+from ..units import parse_duration
 from .analytic import RandomSplit
-from .api import simulate
-from .distributions import Constant
-from .engine import supports
-from .errors import ScenarioError
-from .policies.spec import POLICY_DEFS
-from .results import RunResult
-from .scenario.load import RunSpec, Scenario, _build
-from .units import parse_duration
 
 __all__ = ["Case", "Check", "Row", "METRICS", "load_case", "case_files", "run_case", "validate", "format_table", "default_dir"]
 
@@ -228,7 +228,7 @@ def load_case(path: str | Path) -> Case:
         # each built-in policy at its defaults, unless the file already runs it bare
         have = {str(p if isinstance(p, str) else p.get("spec", "")) for p in data.get("policies", [])}
         data["policies"] = list(data.get("policies", [])) + [n for n in POLICY_DEFS if n not in have]
-    scenario = _build(data, scenario_src)
+    scenario = build_scenario(data, scenario_src)
 
     split = meta.get("random_split")
     if split is not None:

@@ -32,8 +32,9 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from .metrics import NBINS, bin_value
-from .results import Result, RunResult
+from ..metrics import NBINS, bin_value
+from ..stats import ci95
+from . import Result, RunResult
 
 __all__ = [
     "timeline",
@@ -331,26 +332,10 @@ def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None)
 # -- across seeds ----------------------------------------------------------
 
 
-def _t975(dof: int) -> float:
-    """Two-sided 95 % quantile of Student's t with ``dof`` degrees of freedom."""
-    table = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
-             10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
-             18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
-    if dof in table:
-        return table[dof]
-    if dof > 120:
-        return 1.960
-    above = min(k for k in table if k > dof)
-    below = max(k for k in table if k < dof)
-    return table[below] + (table[above] - table[below]) * (dof - below) / (above - below)
-
-
 def _ci(values: pd.Series) -> tuple[float, float]:
-    n = len(values)
-    mean = float(values.mean())
-    if n < 2:
-        return mean, 0.0
-    return mean, _t975(n - 1) * float(values.std(ddof=1)) / math.sqrt(n)
+    """Mean and 95 % half-width; no error bar (0) for a single value."""
+    mean, half = ci95(values)
+    return mean, 0.0 if math.isnan(half) else half
 
 
 def compare_seeds(table: pd.DataFrame) -> go.Figure:
@@ -412,7 +397,7 @@ def regret_heatmap(
 ) -> go.Figure:
     """Regret of each setting (rows, best first) in each condition (columns), from a sweep's recommendation.
 
-    ``cells``: :attr:`pathsel.recommend.MetricRecommendation.cells` (setting,
+    ``cells``: :attr:`pathsel.studies.recommend.MetricRecommendation.cells` (setting,
     condition, mean, regret); relative regret (a fraction) is drawn in %
     when ``unit`` is ``"%"``. The recommended setting's row is starred.
     """

@@ -29,9 +29,11 @@ from typing import Any
 
 import pandas as pd
 
-from .errors import ScenarioError
-from .policies.spec import POLICY_DEFS, parse_spec
-from .sweeps import _format_value, _t975, param_columns, read_table
+from ..errors import ScenarioError
+from ..policies.spec import POLICY_DEFS, parse_spec
+from ..scenario.overrides import format_value
+from ..stats import t975
+from .table import param_columns, read_table
 
 __all__ = ["recommend", "Recommendation", "MetricRecommendation", "METRICS"]
 
@@ -59,7 +61,7 @@ def _setting_text(spec_text: str, label: str, pparams: list[str]) -> str:
     d = POLICY_DEFS[spec.name]
     swept = {c.split(".", 1)[1] for c in pparams if c.split(".", 1)[0] == spec.name}
     shown = [(k, v) for k, v in spec.params if k in swept or (d.param(k) is not None and v != d.param(k).default)]
-    return spec.name + (" [" + ", ".join(f"{k}={_format_value(v)}" for k, v in shown) + "]" if shown else "")
+    return spec.name + (" [" + ", ".join(f"{k}={format_value(v)}" for k, v in shown) + "]" if shown else "")
 
 
 @dataclass
@@ -123,7 +125,7 @@ class Recommendation:
 
     def figure(self, metric: str):  # -> plotly Figure
         """Regret by setting x condition as a heatmap (:func:`pathsel.plots.regret_heatmap`)."""
-        from .plots import regret_heatmap
+        from ..results.plots import regret_heatmap
 
         m = self.metrics[metric]
         unit = "%" if m.regret_kind == "relative" else METRICS[metric][3]
@@ -185,7 +187,7 @@ def recommend(
 
     def condition(row: pd.Series) -> str:
         mine = [(c, row[c]) for c in sparams if not pd.isna(row[c])]
-        return str(row["scenario"]) + ("  " + " ".join(f"{k}={_format_value(v)}" for k, v in mine) if mine else "")
+        return str(row["scenario"]) + ("  " + " ".join(f"{k}={format_value(v)}" for k, v in mine) if mine else "")
 
     df["_setting"] = [_setting_text(spec, label, pparams) for spec, label in zip(df.spec, df.policy)]
     df["_condition"] = [condition(r) for _, r in df.iterrows()]
@@ -251,7 +253,7 @@ def _one_metric(df: pd.DataFrame, metric: str, col: str, higher: bool, kind: str
         for c in conds:
             st = stats.loc[(s, c)]
             n = int(st["count"])
-            half = _t975(n - 1) * float(st["std"]) / math.sqrt(n) if n > 1 else math.nan
+            half = t975(n - 1) * float(st["std"]) / math.sqrt(n) if n > 1 else math.nan
             rows.append({"setting": s, "condition": c, "mean": float(st["mean"]), "ci95": half, "n": n,
                          "best": float(best[c]), "regret": float(regret.loc[s, c])})
     cells = pd.DataFrame(rows)
@@ -265,7 +267,7 @@ def _one_metric(df: pd.DataFrame, metric: str, col: str, higher: bool, kind: str
             diff = diff.dropna()
             n = len(diff)
             mean = float(diff.mean()) if n else math.nan
-            half = _t975(n - 1) * float(diff.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
+            half = t975(n - 1) * float(diff.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
             paired_rows.append({"condition": c, "n": n, "diff_mean": mean, "diff_ci95": half})
     paired = pd.DataFrame(paired_rows, columns=["condition", "n", "diff_mean", "diff_ci95"])
     spec = str(df.loc[df._setting == rec, "spec"].iloc[0])

@@ -12,16 +12,15 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from .distributions import INPUT_QUANTILES
-from .metrics import RunMetrics
-from .model import Model
+from ..metrics import RunMetrics
+from ..model import Model
+from ..model.distributions import INPUT_QUANTILES
 
-__all__ = ["Result", "RunResult"]
+__all__ = ["Result", "RunResult", "jsonable"]
 
 
 @dataclass
@@ -205,7 +204,7 @@ class RunResult:
             "links": self.links(),
             "delays": self.delays(),
             "device_config": self.metrics.config_strings,
-            "events": _jsonable(self.metrics.events),
+            "events": jsonable(self.metrics.events),
         }
         if self.expect_iops is not None:
             d["expected"] = {
@@ -280,11 +279,11 @@ def _recovery(m: RunMetrics, at: float, until: float, ramp: float) -> dict[str, 
     }
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if hasattr(value, "item"):  # numpy scalars
@@ -393,20 +392,7 @@ class Result:
         }
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(_jsonable(self.to_dict()), indent=indent)
-
-    def to_html(self, path: str | Path | None = None, **kwargs: Any) -> str:
-        """A self-contained HTML report (tables and plotly figures, plotly.js inlined).
-
-        Writes it to ``path`` when given; returns the document either way.
-        ``kwargs`` go to :func:`pathsel.report.render` (``title``, ``figures``).
-        """
-        from . import report  # lazily: report imports results and plots, never the reverse
-
-        text = report.render(self, **kwargs)
-        if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
-        return text
+        return json.dumps(jsonable(self.to_dict()), indent=indent)
 
     def table(self) -> str:
         """The comparison a person reads: one row per policy."""

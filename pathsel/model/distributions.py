@@ -36,7 +36,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .units import format_duration, parse_duration
+from ..stats import norm_cdf, norm_pdf, norm_ppf
+from ..units import format_duration, parse_duration
 
 __all__ = [
     "Distribution",
@@ -59,7 +60,6 @@ __all__ = [
 INPUT_QUANTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p99.9": 0.999}
 
 _Z99 = 2.3263478740408408  # standard normal 99th percentile (NormalDist().inv_cdf(0.99))
-_SQRT2 = math.sqrt(2.0)
 
 
 class Distribution(Protocol):
@@ -85,68 +85,6 @@ class Distribution(Protocol):
     def input_quantiles(self) -> dict[str, float]: ...
 
     def describe(self) -> str: ...
-
-
-# -- the standard normal, without scipy ----------------------------------------
-
-
-def _ndtri(p: np.ndarray) -> np.ndarray:
-    """Standard normal quantile of each p in [0, 1], vectorised.
-
-    Wichura's AS241 (PPND16), the algorithm behind ``statistics.NormalDist.inv_cdf``:
-    relative error about 1e-16, so no refinement step is needed. p = 0 gives -inf.
-    """
-    p = np.asarray(p, dtype=np.float64)
-    q = p - 0.5
-    out = np.empty_like(p)
-    central = np.abs(q) <= 0.425
-    if central.any():
-        qc = q[central]
-        r = 0.180625 - qc * qc
-        num = (((((((2509.0809287301226727 * r + 33430.575583588128105) * r + 67265.770927008700853) * r
-                   + 45921.953931549871457) * r + 13731.693765509461125) * r + 1971.5909503065514427) * r
-                + 133.14166789178437745) * r + 3.387132872796366608) * qc
-        den = (((((((5226.495278852545925 * r + 28729.085735721942674) * r + 39307.89580009271061) * r
-                   + 21213.794301586595867) * r + 5394.1960214247511077) * r + 687.1870074920579083) * r
-                + 42.313330701600911252) * r + 1.0)
-        out[central] = num / den
-    tail = ~central
-    if tail.any():
-        qt = q[tail]
-        with np.errstate(divide="ignore"):  # p = 0 or 1: log(0) -> the infinite quantile, as intended
-            r = np.sqrt(-np.log(np.where(qt < 0.0, p[tail], 1.0 - p[tail])))
-        x = np.empty_like(r)
-        near = r <= 5.0
-        rn = r[near] - 1.6
-        num = (((((((7.7454501427834140764e-4 * rn + 0.0227238449892691845833) * rn + 0.24178072517745061177) * rn
-                   + 1.27045825245236838258) * rn + 3.64784832476320460504) * rn + 5.7694972214606914055) * rn
-                + 4.6303378461565452959) * rn + 1.42343711074968357734)
-        den = (((((((1.05075007164441684324e-9 * rn + 5.475938084995344946e-4) * rn + 0.0151986665636164571966) * rn
-                   + 0.14810397642748007459) * rn + 0.68976733498510000455) * rn + 1.6763848301838038494) * rn
-                + 2.05319162663775882187) * rn + 1.0)
-        x[near] = num / den
-        far = ~near
-        rf = r[far] - 5.0
-        num = (((((((2.01033439929228813265e-7 * rf + 2.71155556874348757815e-5) * rf + 0.0012426609473880784386) * rf
-                   + 0.026532189526576123093) * rf + 0.29656057182850489123) * rf + 1.7848265399172913358) * rf
-                + 5.4637849111641143699) * rf + 6.6579046435011037772)
-        den = (((((((2.04426310338993978564e-15 * rf + 1.4215117583164458887e-7) * rf + 1.8463183175100546818e-5) * rf
-                   + 7.868691311456132591e-4) * rf + 0.0148753612908506148525) * rf + 0.13692988092273580531) * rf
-                + 0.59983220655588793769) * rf + 1.0)
-        with np.errstate(invalid="ignore"):  # r = inf gives inf / inf; set below
-            x[far] = num / den
-        x[np.isinf(r)] = np.inf
-        out[tail] = np.where(qt < 0.0, -x, x)
-    return out
-
-
-def _phi(z: float) -> float:
-    """Standard normal CDF (erfc keeps the lower tail accurate)."""
-    return 0.5 * math.erfc(-z / _SQRT2)
-
-
-def _pdf(z: float) -> float:
-    return math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
 
 
 # -- shared behaviour ------------------------------------------------------------
@@ -318,12 +256,12 @@ class Normal(_Delay):
     @property
     def _cut(self) -> float:
         """P(untruncated < 0): the mass moved off by the truncation."""
-        return _phi(-self.mu / self.sigma)
+        return norm_cdf(-self.mu / self.sigma)
 
     @property
     def _hazard(self) -> float:
         a = -self.mu / self.sigma
-        return _pdf(a) / _phi(self.mu / self.sigma)
+        return norm_pdf(a) / norm_cdf(self.mu / self.sigma)
 
     @property
     def mean(self) -> float:
@@ -340,13 +278,13 @@ class Normal(_Delay):
 
     def _ppf(self, u: np.ndarray) -> np.ndarray:
         cut = self._cut
-        return self.mu + self.sigma * _ndtri(cut + (1.0 - cut) * u)
+        return self.mu + self.sigma * norm_ppf(cut + (1.0 - cut) * u)
 
     def cdf(self, x: float) -> float:
         if x <= 0:
             return 0.0
         cut = self._cut
-        return max(0.0, (_phi((x - self.mu) / self.sigma) - cut) / (1.0 - cut))
+        return max(0.0, (norm_cdf((x - self.mu) / self.sigma) - cut) / (1.0 - cut))
 
     def describe(self) -> str:
         return f"normal(mean {format_duration(self.mu)}, stddev {format_duration(self.sigma)}, truncated at 0)"
@@ -413,12 +351,12 @@ class LogNormal(_Delay):
         return False
 
     def _ppf(self, u: np.ndarray) -> np.ndarray:
-        return self.shift + np.exp(self.mu + self.sigma * _ndtri(u))
+        return self.shift + np.exp(self.mu + self.sigma * norm_ppf(u))
 
     def cdf(self, x: float) -> float:
         if x <= self.shift:
             return 0.0
-        return _phi((math.log(x - self.shift) - self.mu) / self.sigma)
+        return norm_cdf((math.log(x - self.shift) - self.mu) / self.sigma)
 
     def describe(self) -> str:
         median = format_duration(self.shift + math.exp(self.mu))

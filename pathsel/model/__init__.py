@@ -1,0 +1,26 @@
+"""The model layer: a scenario compiled for one run, and the delay distributions it draws from.
+
+:func:`compile_model` turns a :class:`~pathsel.scenario.Scenario` and one run
+(a policy, a preferred array) into a :class:`Model`: plain numbers, indices
+and distributions that both engines read.
+"""
+
+from .compile import (
+    US_PER_KM,
+    ArrayModel,
+    ControllerModel,
+    DeviceModel,
+    FaultModel,
+    HostModel,
+    JobModel,
+    LinkModel,
+    Model,
+    PathModel,
+    ReplicationModel,
+    compile_model,
+)
+
+__all__ = [
+    "Model", "PathModel", "ArrayModel", "ReplicationModel", "JobModel", "FaultModel", "ControllerModel", "DeviceModel",
+    "LinkModel", "HostModel", "compile_model", "US_PER_KM",
+]
