@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -17,7 +18,7 @@ from .api import resolve_scenario, simulate
 from .errors import ScenarioError
 from .policies.spec import POLICY_DEFS
 from .scenario.schema import ScenarioModel
-from .units import parse_duration
+from .units import parse_seconds
 from .version import __version__
 
 __all__ = ["main"]
@@ -29,13 +30,34 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _duration(text: str) -> float:
+    """A bare number is seconds (fio's runtime=20); a unit works too (500ms, 2min)."""
     try:
-        seconds = parse_duration(text)
+        seconds = parse_seconds(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
     if seconds <= 0:
-        raise argparse.ArgumentTypeError("must be > 0")
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
     return seconds
+
+
+# Options whose value may look like an option ("--duration -1s"): argparse would take the
+# value for an unknown option and say "expected one argument"; joined as --duration=-1s,
+# the value reaches its check and gets a proper message.
+_VALUE_OPTIONS = ("--duration", "--seed", "--replications", "--workers", "--top")
+_NEGATIVE = re.compile(r"-(?:[0-9.]|inf|nan)", re.IGNORECASE)
+
+
+def _join_negative_values(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in _VALUE_OPTIONS and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1]):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
 
 
 def _seed(text: str) -> int:
@@ -292,7 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("simulate", help="run a scenario's policies and print the comparison")
     sim.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded seed 004 test drive)")
     sim.add_argument("--policy", action="append", metavar="SPEC", help="policy to run instead of the file's, e.g. rr:iops=1, latency:num_sampling_cycles=32 (repeatable)")
-    sim.add_argument("--duration", type=_duration, help="measured time after the ramp, e.g. 30s")
+    sim.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms, 2min)")
     sim.add_argument("--seed", type=_seed, help="random seed (same seed, same results)")
     sim.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="fast (numba), reference (SimPy), or auto: fast when every policy is built in (default)")
     sim.add_argument("--json", action="store_true", help="print one JSON document on stdout")
@@ -325,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded seed 004 test drive)")
     rep.add_argument("-o", "--output", default="report.html", metavar="HTML", help="where to write the report (default: report.html)")
     rep.add_argument("--policy", action="append", metavar="SPEC", help="policy to run instead of the file's (repeatable)")
-    rep.add_argument("--duration", type=_duration, help="measured time after the ramp, e.g. 30s")
+    rep.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms, 2min)")
     rep.add_argument("--seed", type=_seed, help="random seed (same seed, same results)")
     rep.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="as for simulate")
     rep.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no closing line")
@@ -337,7 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     swp.add_argument("--replications", type=_positive_int, metavar="N", help="runs per point on seeds spawned from --seed (default: the file's [sweep], else 3)")
     swp.add_argument("--seed", type=_seed, help="root seed of the replications (default: the file's [sweep] seed, else its seed)")
     swp.add_argument("--policy", action="append", metavar="SPEC", help="policy to run instead of the files' (repeatable)")
-    swp.add_argument("--duration", type=_duration, help="measured time after the ramp, e.g. 30s (default: each file's)")
+    swp.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms) (default: each file's)")
     swp.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="as for simulate")
     swp.add_argument("--out", metavar="FILE", help="results table, .parquet or .csv, written as runs finish; the same command again resumes")
     where = swp.add_mutually_exclusive_group()
@@ -361,7 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     try:
         return args.func(args)
     except ScenarioError as e:

@@ -43,6 +43,15 @@ CASES = [
         "empirical: format must be one of auto, plain, ping, sockperf, latte, got 'csv'",
     ),
     ("bandwidth_no_unit.toml", "paths[1].bandwidth", "'16' has no unit"),
+    # issue 13: units as people write them, and their limits
+    (
+        "bandwidth_bytes_without_rate.toml",
+        "paths[1].bandwidth",
+        "'32GB' is an amount of data, not a rate: write \"32GB/s\" for bytes per second, or \"32Gb\" for bits per second",
+    ),
+    ("bandwidth_unknown_unit.toml", "paths[1].bandwidth", "'10Gbq': unknown link speed unit 'Gbq' (bits: Gbit, Gb, Gbps"),
+    ("duration_too_long.toml", "duration", "'1e12s' is more than the 1e6s (11.6 days) pathsel allows: its clock counts seconds in float64"),
+    ("duration_infinite.toml", "duration", "'inf s': must be finite"),
     # issue 5: links, loss, detection, volumes and the fault timeline
     ("fault_negative_time.toml", "faults[0].at", "must be >= 0"),
     ("fault_unknown_link.toml", "faults[0].link", "no link named 'isl-9' (links: replication)"),
@@ -153,7 +162,14 @@ def test_cli_subprocess_exit_status_and_no_traceback(name, place, fragment):
 
 ARG_CASES = [
     (["--duration", "0s"], "argument --duration: must be > 0"),
-    (["--duration", "10"], "argument --duration: '10' has no unit"),
+    # "-1s" looks like an option to argparse: it must still reach the duration check
+    (["--duration", "-1s"], "argument --duration: must be > 0, got '-1s'"),
+    (["--duration", "-1"], "argument --duration: must be > 0, got '-1'"),
+    (["--duration", "inf"], "argument --duration: must be finite, got 'inf'"),
+    (["--duration", "nan"], "argument --duration: must be finite, got 'nan'"),
+    (["--duration", "1e12s"], "argument --duration: '1e12s' is more than the 1e6s (11.6 days) pathsel allows"),
+    (["--duration", "1e12"], "argument --duration: '1e12' is more than the 1e6s (11.6 days) pathsel allows"),
+    (["--duration", "10 furlongs"], "argument --duration: '10 furlongs': unknown time unit 'furlongs'"),
     (["--seed", "-1"], "argument --seed: must be >= 0"),
     (["--policy", "bogus"], "--policy 'bogus': unknown policy 'bogus'"),
     (
@@ -182,3 +198,18 @@ def test_unreadable_file(tmp_path, monkeypatch, capsys):
     assert str(info.value) == f"{path}: cannot read: Permission denied"
     assert main(["simulate", str(path)]) == 2
     assert capsys.readouterr().err == f"pathsel: error: {path}: cannot read: Permission denied\n"
+
+
+@pytest.mark.parametrize("command", ["simulate", "report", "sweep"])
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [("-1s", "must be > 0, got '-1s'"), ("nan", "must be finite, got 'nan'"), ("1e12s", "is more than the 1e6s")],
+)
+def test_every_duration_option_refuses_alike(command, value, fragment, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([command, "--duration", value])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"pathsel: error: command line: argument --duration: ")
+    assert fragment in err

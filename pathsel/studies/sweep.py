@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..api import simulate, with_policies
+from ..api import duration_seconds, simulate, with_policies
 from ..engine import supports
 from ..errors import ScenarioError
 from ..policies import PolicySpec, policy_label
@@ -578,7 +578,7 @@ def sweep(
     replications: int | None = None,
     seed: int | None = None,
     policies: Iterable[Any] | None = None,
-    duration: float | None = None,
+    duration: float | str | None = None,
     engine: str = "auto",
     out: str | Path | None = None,
     executor: Executor | str | None = None,
@@ -616,8 +616,7 @@ def sweep(
     t_start = time.perf_counter()
     if engine not in ("auto", "fast", "reference"):
         raise ScenarioError(_origin, "engine", f"unknown engine {engine!r} (engines: auto, fast, reference)")
-    if duration is not None and not duration > 0:
-        raise ScenarioError(_origin, "duration", "must be > 0")
+    duration = duration_seconds(duration, _origin)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise ScenarioError(_origin, "seed", f"must be a whole number >= 0, got {seed!r}")
     if replications is not None and (isinstance(replications, bool) or not isinstance(replications, (int, np.integer)) or replications < 1):

@@ -1,0 +1,89 @@
+"""Inputs as people write them (issue 13): durations, link speeds, one service time for both
+ops, fio's rwmixwrite, validation case files, suggestions for misspellings, every problem of a
+file at once; and what comes out: the JSON's extra keys, per-op rows, one time unit per table.
+
+Refusals are rows of tests/test_bad_input.py; these tables hold what is accepted and its value.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import pathsel
+from pathsel.cli import _duration, main
+from pathsel.units import parse_bandwidth, parse_seconds
+
+from .conftest import ROOT
+
+# -- durations on the command line and in the API: a bare number is seconds ----------------
+
+SECONDS = [
+    ("20", 20.0),
+    ("0.5", 0.5),
+    (".25", 0.25),
+    ("1e3", 1000.0),
+    ("20s", 20.0),
+    ("500ms", 0.5),
+    ("2min", 120.0),
+    ("250 us", 250e-6),
+    ("1e6", 1e6),  # the longest allowed
+]
+
+
+@pytest.mark.parametrize(("text", "seconds"), SECONDS)
+def test_command_line_durations(text, seconds):
+    assert _duration(text) == pytest.approx(seconds)
+    assert parse_seconds(text) == pytest.approx(seconds)
+
+
+def test_a_bare_number_is_seconds_on_the_command_line_and_in_the_api(capsys):
+    assert main(["simulate", "-q", "--json", "--duration", "0.02", "--policy", "rr:iops=1"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert cli["duration_s"] == 0.02
+    for duration in (0.02, "0.02", "20ms"):
+        api = json.loads(pathsel.simulate(duration=duration, policies=["rr:iops=1"]).to_json())
+        assert api == cli
+
+
+def test_a_negative_looking_value_still_reaches_its_check(capsys):
+    # "--seed -1" always worked (argparse reads -1 as a number); "-1s" needs joining
+    with pytest.raises(SystemExit):
+        main(["simulate", "--seed", "-1"])
+    assert "argument --seed: must be >= 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("duration", "problem"),
+    [
+        (float("nan"), "must be finite, got nan"),
+        (float("inf"), "must be finite, got inf"),
+        (1e12, "1000000000000.0 is more than the 1e6s (11.6 days) pathsel allows"),
+        ("1e12s", "'1e12s' is more than the 1e6s"),
+        (0, "must be > 0, got 0"),
+        ("-1s", "must be > 0, got '-1s'"),
+    ],
+)
+def test_api_refuses_durations_as_the_command_line_does(duration, problem):
+    with pytest.raises(pathsel.ScenarioError) as info:
+        pathsel.simulate(duration=duration)
+    assert (info.value.source, info.value.place) == ("simulate()", "duration")
+    assert problem in info.value.problem
+    with pytest.raises(pathsel.ScenarioError) as info:
+        pathsel.sweep(duration=duration)
+    assert info.value.place == "duration" and problem in info.value.problem
+
+
+def test_a_time_series_too_large_for_memory_is_refused_before_running(tmp_path):
+    path = tmp_path / "long.toml"
+    path.write_text(
+        'duration = "100000s"\ninterval = "1ms"\n[[arrays]]\nname = "a"\n'
+        '[[paths]]\nname = "p0"\narray = "a"\none_way_latency = "50us"\n[[workloads]]\nrw = "randread"\n'
+    )
+    with pytest.raises(pathsel.ScenarioError) as info:
+        pathsel.simulate(path)
+    err = info.value
+    assert (err.source, err.place) == (str(path), "interval")
+    assert err.problem.startswith("1ms bins over a 100000s run make a time series of 100,000,000 rows x 1 paths (4.0 GB)")
+    assert err.problem.endswith("write a longer interval")
