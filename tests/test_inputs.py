@@ -87,3 +87,76 @@ def test_a_time_series_too_large_for_memory_is_refused_before_running(tmp_path):
     assert (err.source, err.place) == (str(path), "interval")
     assert err.problem.startswith("1ms bins over a 100000s run make a time series of 100,000,000 rows x 1 paths (4.0 GB)")
     assert err.problem.endswith("write a longer interval")
+
+
+# -- link speeds: b is a bit, B a byte; a bare prefix counts bits ---------------------------
+
+GBIT = 1e9 / 8  # bytes per second in 1 Gbit/s
+
+LINK_SPEEDS = [
+    ("32Gb", 32 * GBIT),
+    ("32gb", 32 * GBIT),
+    ("32Gbps", 32 * GBIT),
+    ("32Gbit", 32 * GBIT),
+    ("32Gbits", 32 * GBIT),
+    ("32Gbit/s", 32 * GBIT),
+    ("32GBit/s", 32 * GBIT),  # "bit" spelt out: any case
+    ("32 Gbit/s", 32 * GBIT),
+    ("32Gb/s", 32 * GBIT),
+    ("25GbE", 25 * GBIT),  # the Ethernet rate, no encoding or header allowance
+    ("25gbe", 25 * GBIT),
+    ("25GBE", 25 * GBIT),
+    ("16GFC", 16 * GBIT),  # nominal, like GbE
+    ("16gfc", 16 * GBIT),
+    ("10G", 10 * GBIT),  # bits, as 10G Ethernet
+    ("10g", 10 * GBIT),
+    ("100M", 100e6 / 8),
+    ("1T", 1e12 / 8),
+    ("1000Mbit", 125e6),
+    ("1600mb/s", 200e6),  # lower-case b: megabits
+    ("1600Mb/s", 200e6),
+    ("8000000000bps", 1e9),
+    ("3200MB/s", 3.2e9),
+    ("3200MBps", 3.2e9),
+    ("3200MByte/s", 3.2e9),
+    ("3200 MB/s", 3.2e9),
+    ("3.2GB/s", 3.2e9),
+    ("400MiB/s", 400 * 2**20),
+    ("400MiBps", 400 * 2**20),
+    ("1GiB/s", 2**30),
+    ("1Gibit/s", 2**30 / 8),
+    ("500KB/s", 500e3),
+    ("500kb/s", 500e3 / 8),
+]
+
+
+@pytest.mark.parametrize(("text", "bytes_per_s"), LINK_SPEEDS)
+def test_link_speed_spellings(text, bytes_per_s):
+    assert parse_bandwidth(text) == pytest.approx(bytes_per_s, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("32GB", "'32GB' is an amount of data, not a rate: write \"32GB/s\" for bytes per second, or \"32Gb\" for bits per second"),
+        ("32Gbyte", "'32Gbyte' is an amount of data, not a rate: write \"32Gbyte/s\" for bytes per second"),
+        ("3200MBPS", "unknown link speed unit 'MBPS'"),  # capitals leave b or B unclear
+        ("25GbE/s", "unknown link speed unit 'GbE/s'"),
+        ("10Xb", "unknown link speed unit 'Xb'"),
+        ("10 furlongs", "unknown link speed unit 'furlongs'"),
+        ("infGbit", "'infGbit': must be finite"),
+        ("16", "'16' has no unit"),
+        (16, "16 has no unit"),
+    ],
+)
+def test_link_speed_nonsense_is_refused(text, problem):
+    with pytest.raises(ValueError) as info:
+        parse_bandwidth(text)
+    assert problem in str(info.value)
+
+
+def test_a_link_speed_spelling_reaches_the_model(tmp_path):
+    text = (ROOT / "tests" / "bad_inputs" / "bandwidth_no_unit.toml").read_text()
+    for spelling, rate in (("25GbE", 25 * GBIT), ("3200MBps", 3.2e9)):
+        sc = pathsel.loads_scenario(text.replace('bandwidth = "16"', f'bandwidth = "{spelling}"'))
+        assert sc.model.paths[1].bandwidth == pytest.approx(rate)
