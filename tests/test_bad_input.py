@@ -52,6 +52,7 @@ CASES = [
     ("bandwidth_unknown_unit.toml", "paths[1].bandwidth", "'10Gbq': unknown link speed unit 'Gbq' (bits: Gbit, Gb, Gbps"),
     ("duration_too_long.toml", "duration", "'1e12s' is more than the 1e6s (11.6 days) pathsel allows: its clock counts seconds in float64"),
     ("duration_infinite.toml", "duration", "'inf s': must be finite"),
+    ("service_time_negative.toml", "arrays[0].service_time", "must be >= 0"),
     # issue 5: links, loss, detection, volumes and the fault timeline
     ("fault_negative_time.toml", "faults[0].at", "must be >= 0"),
     ("fault_unknown_link.toml", "faults[0].link", "no link named 'isl-9' (links: replication)"),

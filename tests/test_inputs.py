@@ -160,3 +160,44 @@ def test_a_link_speed_spelling_reaches_the_model(tmp_path):
     for spelling, rate in (("25GbE", 25 * GBIT), ("3200MBps", 3.2e9)):
         sc = pathsel.loads_scenario(text.replace('bandwidth = "16"', f'bandwidth = "{spelling}"'))
         assert sc.model.paths[1].bandwidth == pytest.approx(rate)
+
+
+# -- service_time: one delay for both ops, or read and write ------------------------------
+
+ONE_ARRAY = """
+[[arrays]]
+name = "a"
+service_time = {service_time}
+
+[[paths]]
+name = "p{{i}}"
+count = 2
+array = "a"
+one_way_latency = "50us"
+
+[[workloads]]
+rw = "randrw"
+rwmixread = 70
+iodepth = 4
+"""
+
+
+@pytest.mark.parametrize(
+    ("one", "split"),
+    [
+        ('"150us"', '{ read = "150us", write = "150us" }'),
+        ('{ dist = "exponential", mean = "100us" }',
+         '{ read = { dist = "exponential", mean = "100us" }, write = { dist = "exponential", mean = "100us" } }'),
+        ('"0us"', '{ read = "0us", write = "0us" }'),
+    ],
+)
+def test_one_service_time_is_the_same_delay_for_reads_and_writes(one, split):
+    a = pathsel.loads_scenario(ONE_ARRAY.format(service_time=one))
+    b = pathsel.loads_scenario(ONE_ARRAY.format(service_time=split))
+    st = a.model.arrays[0].service_time
+    assert st.read == st.write == b.model.arrays[0].service_time.read
+    assert a.model.arrays[0].service_time == b.model.arrays[0].service_time
+    # the same draws: each op keeps its own random stream either way
+    ra = json.loads(pathsel.simulate(a, duration=0.01).to_json())
+    rb = json.loads(pathsel.simulate(b, duration=0.01).to_json())
+    assert ra["runs"] == rb["runs"]

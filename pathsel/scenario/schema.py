@@ -171,9 +171,38 @@ class ServiceTime(_Strict):
     write: ServiceDelay = Constant(100e-6)
 
 
+def _service_time(value: Any) -> Any:
+    """One delay (``"150us"`` or a ``{dist = ...}`` table) is the same for reads and writes;
+    a table of ``read`` and ``write`` gives each its own."""
+    if isinstance(value, dict) and "dist" not in value:
+        return value
+    if isinstance(value, ServiceTime):
+        return value
+    # validated here, so that a bad value is reported at service_time, where it was written
+    delay = parse_delay(value, allow_zero=True)
+    return {"read": delay, "write": delay}
+
+
+_SERVICE_TIME_SCHEMA = {
+    "anyOf": [
+        _DELAY_SCHEMA["anyOf"][0],
+        _DELAY_SCHEMA["anyOf"][1],
+        {
+            "type": "object",
+            "properties": {"read": _DELAY_SCHEMA, "write": _DELAY_SCHEMA},
+            "additionalProperties": False,
+            "description": "a delay for reads and one for writes",
+        },
+    ],
+    "description": "one delay for reads and writes, or a table of read and write",
+}
+
+
 class ArrayConfig(_Strict):
     name: Name
-    service_time: ServiceTime = ServiceTime()
+    service_time: Annotated[ServiceTime, BeforeValidator(_service_time), WithJsonSchema(_SERVICE_TIME_SCHEMA)] = Field(
+        ServiceTime(), description="time an I/O holds a slot: one delay for both ops, or { read = ..., write = ... }"
+    )
     concurrency: int = Field(64, ge=1, strict=True, description="I/Os the array serves in parallel; more wait in a FIFO queue")
 
 
