@@ -87,6 +87,12 @@ CASES = [
     ("count_without_i.toml", "paths[0].name", "count = 3 needs {i} in the name"),
     ("bs_split_over_100.toml", "workloads[0].bs", "bs split percentages add up to 120, more than 100"),
     ("rwmixread_150.toml", "workloads[0].rwmixread", "less than or equal to 100, got 150"),
+    ("rwmixwrite_101.toml", "workloads[0].rwmixwrite", "less than or equal to 100, got 101"),
+    (
+        "rwmix_read_and_write_disagree.toml",
+        "workloads[0]",
+        "rwmixread = 70 and rwmixwrite = 40 add up to 110, not 100: give one of them, or two that add up to 100",
+    ),
     ("rw_unknown.toml", "workloads[0].rw", "got 'randomread'"),
     ("ramp_time_negative.toml", "workloads[0].ramp_time", "must be >= 0"),
     ("seed_negative.toml", "seed", "greater than or equal to 0, got -1"),

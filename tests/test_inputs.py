@@ -201,3 +201,32 @@ def test_one_service_time_is_the_same_delay_for_reads_and_writes(one, split):
     ra = json.loads(pathsel.simulate(a, duration=0.01).to_json())
     rb = json.loads(pathsel.simulate(b, duration=0.01).to_json())
     assert ra["runs"] == rb["runs"]
+
+
+# -- fio's rwmixwrite -----------------------------------------------------------------------
+
+RWMIX = [
+    # (keys in [[workloads]], rw, share of reads)
+    ("", "randrw", 0.5),
+    ("rwmixread = 70", "randrw", 0.7),
+    ("rwmixwrite = 30", "randrw", 0.7),
+    ("rwmixwrite = 100", "rw", 0.0),
+    ("rwmixwrite = 0", "readwrite", 1.0),
+    ("rwmixread = 70\nrwmixwrite = 30", "randrw", 0.7),
+    ("rwmixwrite = 30", "randread", 1.0),  # as in fio: the mix applies to mixed workloads only
+]
+
+
+@pytest.mark.parametrize(("keys", "rw", "reads"), RWMIX)
+def test_rwmixwrite_is_fios(keys, rw, reads):
+    text = ONE_ARRAY.format(service_time='"100us"').replace('rw = "randrw"\nrwmixread = 70', f'rw = "{rw}"\n{keys}')
+    w = pathsel.loads_scenario(text).model.workloads[0]
+    assert w.read_fraction == reads
+    if rw in ("rw", "readwrite", "randrw"):
+        assert w.rwmixread + w.rwmixwrite == 100
+
+
+def test_rwmixwrite_reaches_the_runs_op_mix():
+    text = ONE_ARRAY.format(service_time='"100us"').replace("rwmixread = 70", "rwmixwrite = 100")
+    run = json.loads(pathsel.simulate(pathsel.loads_scenario(text), duration=0.01).to_json())["runs"][0]
+    assert list(run["ops"]) == ["write"]

@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     PlainValidator,
     WithJsonSchema,
+    model_validator,
 )
 
 from ..model.distributions import DELAY_KINDS, Constant, Distribution, parse_delay
@@ -280,11 +281,31 @@ class WorkloadConfig(_Strict):
     host: str | None = None
     volume: str | None = None
     rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"] = "randread"
-    rwmixread: int = Field(50, ge=0, le=100, strict=True)
+    rwmixread: int = Field(50, ge=0, le=100, strict=True, description="% reads in a mixed workload")
+    rwmixwrite: int | None = Field(
+        None, ge=0, le=100, strict=True, description="% writes in a mixed workload (fio); 100 - rwmixread when not given"
+    )
     bs: BlockSizes = ((4096, 100.0),)
     iodepth: int = Field(1, ge=1, le=65536, strict=True)
     numjobs: int = Field(1, ge=1, le=4096, strict=True)
     ramp_time: NonNegativeDuration = 0.0
+
+    @model_validator(mode="after")
+    def _mix(self) -> WorkloadConfig:
+        """fio's two names for one split: either gives the other; both must agree."""
+        given_read = "rwmixread" in self.model_fields_set
+        if self.rwmixwrite is not None and given_read and self.rwmixread + self.rwmixwrite != 100:
+            # fio lets the later of the two win; a scenario's keys are not read in order, so say so
+            raise ValueError(
+                f"rwmixread = {self.rwmixread} and rwmixwrite = {self.rwmixwrite} add up to "
+                f"{self.rwmixread + self.rwmixwrite}, not 100: give one of them, or two that add up to 100"
+            )
+        # frozen model: set the derived one directly, so either name reads the split
+        if self.rwmixwrite is not None and not given_read:
+            object.__setattr__(self, "rwmixread", 100 - self.rwmixwrite)
+        elif self.rwmixwrite is None:
+            object.__setattr__(self, "rwmixwrite", 100 - self.rwmixread)
+        return self
 
     @property
     def read_fraction(self) -> float:
