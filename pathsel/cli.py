@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from .api import resolve_scenario, simulate
+from .engine import supports
 from .errors import ScenarioError
 from .policies.spec import POLICY_DEFS
 from .scenario.schema import ScenarioModel
@@ -97,13 +98,34 @@ def _events_digest(result) -> list[str]:
     return lines
 
 
-def _cmd_simulate(args: argparse.Namespace) -> int:
-    scenario = resolve_scenario(args.file)
+def _scenario(args: argparse.Namespace):
+    """The scenario FILE holds (a validation case's too), with --policy's policies; and the case, if it is one."""
+    from .studies.validate import case_of
+
+    case = case_of(args.file)
+    scenario = case.runnable_scenario if case is not None else resolve_scenario(args.file)
     if args.policy:
         scenario = scenario.with_policies(args.policy)
+    return scenario, case
+
+
+def _engine(scenario, engine: str) -> str:
+    """auto takes the reference engine, without a warning, for a validation case's random split (a Python policy)."""
+    python = [r.label for r in scenario.runs if not supports(r.policy)]
+    if not python:
+        return engine
+    if engine == "fast":
+        raise ScenarioError(
+            "command line", "--engine fast", f"the fast engine runs built-in policies only, and {python[0]!r} is a Python policy: use --engine reference"
+        )
+    return "reference"
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    scenario, case = _scenario(args)
     progress = not args.json and not args.quiet and sys.stderr.isatty()
     result = simulate(
-        scenario, duration=args.duration, seed=args.seed, engine=args.engine, progress=progress
+        scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress
     )
     preds = None
     if args.predict:
@@ -135,6 +157,11 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         acc = r.accounting
         if acc["issued"] != acc["completed"] + acc["failed"] + acc["in_flight"]:  # pragma: no cover - a bug
             out.append(f"ACCOUNTING ERROR in {r.label}: {acc}\n")
+    if case is not None:
+        out.append(
+            f"validation case {case.name} ({case.source}): pathsel validate {args.file} compares it with its "
+            f"{len(case.checks)} expected figure(s)\n"
+        )
     sys.stdout.write("\n".join(out))
     return 0
 
@@ -160,11 +187,8 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 def _cmd_predict(args: argparse.Namespace) -> int:
     from .studies.analytic import format_predictions, predict_scenario, predictions_json
-    from .studies.validate import scenario_of
 
-    scenario = scenario_of(args.file) or resolve_scenario(args.file)  # a validation case file works too
-    if args.policy:
-        scenario = scenario.with_policies(args.policy)
+    scenario, _ = _scenario(args)  # a validation case file works too
     preds = predict_scenario(scenario)
     if args.json:
         print(json.dumps(predictions_json(scenario.name, scenario.source, preds), indent=2))
@@ -192,11 +216,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from .results.report import write  # plotly only when a report is asked for
 
-    scenario = resolve_scenario(args.file)
-    if args.policy:
-        scenario = scenario.with_policies(args.policy)
+    scenario, _ = _scenario(args)  # a validation case file works too
     progress = not args.quiet and sys.stderr.isatty()
-    result = simulate(scenario, duration=args.duration, seed=args.seed, engine=args.engine, progress=progress)
+    result = simulate(scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress)
     try:
         path = write(result, args.output)
     except OSError as e:
@@ -312,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     sim = sub.add_parser("simulate", help="run a scenario's policies and print the comparison")
-    sim.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded seed 004 test drive)")
+    sim.add_argument("file", nargs="?", help="scenario TOML file, or a validation case file (default: the embedded seed 004 test drive)")
     sim.add_argument("--policy", action="append", metavar="SPEC", help="policy to run instead of the file's, e.g. rr:iops=1, latency:num_sampling_cycles=32 (repeatable)")
     sim.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms, 2min)")
     sim.add_argument("--seed", type=_seed, help="random seed (same seed, same results)")
@@ -344,7 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
     sch.set_defaults(func=_cmd_schema)
 
     rep = sub.add_parser("report", help="run a scenario's policies and write a self-contained HTML report with figures")
-    rep.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded seed 004 test drive)")
+    rep.add_argument("file", nargs="?", help="scenario TOML file, or a validation case file (default: the embedded seed 004 test drive)")
     rep.add_argument("-o", "--output", default="report.html", metavar="HTML", help="where to write the report (default: report.html)")
     rep.add_argument("--policy", action="append", metavar="SPEC", help="policy to run instead of the file's (repeatable)")
     rep.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms, 2min)")

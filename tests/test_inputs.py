@@ -8,6 +8,7 @@ Refusals are rows of tests/test_bad_input.py; these tables hold what is accepted
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 
@@ -230,3 +231,46 @@ def test_rwmixwrite_reaches_the_runs_op_mix():
     text = ONE_ARRAY.format(service_time='"100us"').replace("rwmixread = 70", "rwmixwrite = 100")
     run = json.loads(pathsel.simulate(pathsel.loads_scenario(text), duration=0.01).to_json())["runs"][0]
     assert list(run["ops"]) == ["write"]
+
+
+# -- pathsel simulate runs a validation case file -------------------------------------------
+
+CASES_DIR = ROOT / "sims" / "validation"
+
+
+@pytest.mark.parametrize("case", sorted(CASES_DIR.glob("*.toml")), ids=lambda p: p.stem)
+def test_simulate_runs_every_validation_case_file(case, capsys):
+    assert main(["simulate", "-q", str(case), "--duration", "0.2"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""  # no warning about the random split's Python policy: the reference engine is chosen quietly
+    assert f"pathsel validate {case} compares it with its" in out.splitlines()[-1]
+    from pathsel.studies.validate import load_case, scenario_of
+
+    loaded = load_case(case)
+    assert f"validation case {loaded.name} ({loaded.source})" in out
+    # the API runs the same scenario, with the same numbers (auto warns of a random split's reference engine)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api = pathsel.simulate(scenario_of(case), duration=0.2).table()
+    assert out.startswith(api)
+
+
+def test_a_validation_case_runs_its_random_split_on_the_reference_engine(capsys):
+    case = str(CASES_DIR / "mva-single-server.toml")
+    assert main(["simulate", "-q", case, "--duration", "0.05", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["engine"] == "reference"
+    assert [r["policy"] for r in doc["runs"]] == ["random-split"]
+    assert main(["simulate", "-q", case, "--duration", "0.05", "--engine", "fast"]) == 2
+    assert capsys.readouterr().err == (
+        "pathsel: error: command line: --engine fast: the fast engine runs built-in policies only, "
+        "and 'random-split' is a Python policy: use --engine reference\n"
+    )
+
+
+def test_load_scenario_points_a_case_file_at_scenario_of():
+    case = CASES_DIR / "mva-single-server.toml"
+    with pytest.raises(pathsel.ScenarioError) as info:
+        pathsel.load_scenario(case)
+    assert (info.value.place, str(info.value).count("\n")) == ("validation", 0)
+    assert "pathsel.simulate(scenario_of(file))" in info.value.problem

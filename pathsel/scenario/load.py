@@ -332,6 +332,13 @@ def scenario_from_data(data: dict[str, Any], source: str = "<data>") -> Scenario
     A ``[sweep]`` table is skipped: it belongs to ``pathsel sweep`` (which
     checks it), so a file with one still simulates as it stands.
     """
+    if "validation" in data:
+        # a validation case's scenario may live in another file or run a Python policy: studies know how
+        raise ScenarioError(
+            source, "validation",
+            "a validation case file: from Python, run its scenario with pathsel.simulate(scenario_of(file)) "
+            "(scenario_of from pathsel.studies.validate); pathsel simulate and pathsel validate take the file as it is",
+        )
     return build_scenario({k: v for k, v in data.items() if k != "sweep"}, source)
 
 

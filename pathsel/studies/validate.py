@@ -49,7 +49,7 @@ from ..scenario.load import RunSpec, Scenario, build_scenario
 from ..units import parse_duration
 from .analytic import RandomSplit
 
-__all__ = ["Case", "Check", "Row", "METRICS", "load_case", "case_files", "run_case", "validate", "format_table", "default_dir"]
+__all__ = ["Case", "Check", "Row", "METRICS", "load_case", "case_of", "scenario_of", "case_files", "run_case", "validate", "format_table", "default_dir"]
 
 # metric -> (unit, default error kind, needs a trace)
 METRICS: dict[str, tuple[str, str, bool]] = {
@@ -113,6 +113,13 @@ class Case:
     @property
     def builtin(self) -> bool:
         return self.random_split is None and all(supports(r.policy) for r in self.scenario.runs)
+
+    @property
+    def runnable_scenario(self) -> Scenario:
+        """The scenario with the runs the case compares (its random split, when it has one)."""
+        if self.random_split is None:
+            return self.scenario
+        return self.scenario.with_runs((RunSpec(label="random-split", policy=RandomSplit(self.random_split)),))
 
     @property
     def needs_trace(self) -> bool:
@@ -299,8 +306,8 @@ def load_case(path: str | Path) -> Case:
     return case
 
 
-def scenario_of(path: str | Path | None) -> Scenario | None:
-    """The scenario a validation case file runs (RandomSplit runs included), or None for a plain scenario file."""
+def case_of(path: str | Path | None) -> Case | None:
+    """The validation case a file holds, or None for a plain scenario file (no ``[validation]`` table)."""
     if path is None:
         return None
     p = Path(path)
@@ -310,10 +317,17 @@ def scenario_of(path: str | Path | None) -> Scenario | None:
         return None  # the scenario loader reports it
     if "validation" not in data:
         return None
-    case = load_case(p)
-    if case.random_split is None:
-        return case.scenario
-    return case.scenario.with_runs((RunSpec(label="random-split", policy=RandomSplit(case.random_split)),))
+    return load_case(p)
+
+
+def scenario_of(path: str | Path | None) -> Scenario | None:
+    """The scenario a validation case file runs (RandomSplit runs included), or None for a plain scenario file.
+
+    ``pathsel.simulate(scenario_of("sims/validation/mva-single-server.toml"))`` runs a case's
+    scenario as ``pathsel simulate`` does; ``pathsel validate`` runs its checks.
+    """
+    case = case_of(path)
+    return None if case is None else case.runnable_scenario
 
 
 def case_files(paths: list[str | Path] | None = None) -> list[Path]:
