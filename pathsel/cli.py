@@ -409,7 +409,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except ScenarioError as e:
-        print(f"pathsel: error: {e}", file=sys.stderr)
+        for line in e.lines():  # every problem of the file, one located line each
+            print(f"pathsel: error: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("pathsel: interrupted", file=sys.stderr)

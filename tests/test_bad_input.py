@@ -53,6 +53,11 @@ CASES = [
     ("duration_too_long.toml", "duration", "'1e12s' is more than the 1e6s (11.6 days) pathsel allows: its clock counts seconds in float64"),
     ("duration_infinite.toml", "duration", "'inf s': must be finite"),
     ("service_time_negative.toml", "arrays[0].service_time", "must be >= 0"),
+    # did you mean ...?
+    ("required_key_misspelt.toml", "paths[1].one_way_latncy", "unknown key 'one_way_latncy' (did you mean 'one_way_latency'?)"),
+    ("top_key_misspelt.toml", "polices", "unknown key 'polices' (did you mean 'policies'?)"),
+    ("policy_name_misspelt.toml", "policies[0].spec", "unknown policy 'latncy' (did you mean 'latency'?)"),
+    ("delay_key_misspelt.toml", "paths[1].one_way_latency", "unknown key 'meen' for an exponential distribution (did you mean 'mean'?)"),
     # issue 5: links, loss, detection, volumes and the fault timeline
     ("fault_negative_time.toml", "faults[0].at", "must be >= 0"),
     ("fault_unknown_link.toml", "faults[0].link", "no link named 'isl-9' (links: replication)"),
@@ -77,7 +82,7 @@ CASES = [
     ("rr_iops_0.toml", "policies[0].spec", "iops must be in 1..2147483647, got 0"),
     ("use_ano_2.toml", "policies[0].use_ano", "use_ano must be in 0..1, got 2"),
     ("unknown_policy.toml", "policies[0].spec", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma; dm:"),
-    ("unknown_param_in_spec.toml", "policies[0].spec", "rr has no parameter 'iopz' (parameters: type, iops, bytes, use_ano)"),
+    ("unknown_param_in_spec.toml", "policies[0].spec", "rr has no parameter 'iopz' (did you mean 'iops'? parameters: type, iops, bytes, use_ano)"),
     ("unknown_param_key.toml", "policies[0].iopz", "rr has no parameter 'iopz'"),
     ("policy_not_a_table.toml", "policies[0]", "must be a spec string such as \"rr:iops=1\" or a table with a spec key, got 5"),
     ("fixed_preferred_unknown.toml", "policies[0].spec", "preferred path 'p9' is not a path of this scenario"),
@@ -93,7 +98,7 @@ CASES = [
         "workloads[0]",
         "rwmixread = 70 and rwmixwrite = 40 add up to 110, not 100: give one of them, or two that add up to 100",
     ),
-    ("rw_unknown.toml", "workloads[0].rw", "got 'randomread'"),
+    ("rw_unknown.toml", "workloads[0].rw", "got 'randomread' (did you mean 'randread'?)"),
     ("ramp_time_negative.toml", "workloads[0].ramp_time", "must be >= 0"),
     ("seed_negative.toml", "seed", "greater than or equal to 0, got -1"),
     ("alua_fault_no_state.toml", "faults[0].state", "an alua change needs the new state"),
@@ -179,6 +184,8 @@ ARG_CASES = [
     (["--duration", "10 furlongs"], "argument --duration: '10 furlongs': unknown time unit 'furlongs'"),
     (["--seed", "-1"], "argument --seed: must be >= 0"),
     (["--policy", "bogus"], "--policy 'bogus': unknown policy 'bogus'"),
+    (["--policy", "latncy"], "--policy 'latncy': unknown policy 'latncy' (did you mean 'latency'?)"),
+    (["--policy", "rr:iop=3"], "--policy 'rr:iop=3': rr has no parameter 'iop' (did you mean 'iops'? parameters: type, iops, bytes, use_ano)"),
     (
         ["--policy", "latency:num_sampling_cycles=8"],
         "--policy 'latency:num_sampling_cycles=8': num_sampling_cycles must be in 16..2147483647, got 8",

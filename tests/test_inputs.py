@@ -274,3 +274,154 @@ def test_load_scenario_points_a_case_file_at_scenario_of():
         pathsel.load_scenario(case)
     assert (info.value.place, str(info.value).count("\n")) == ("validation", 0)
     assert "pathsel.simulate(scenario_of(file))" in info.value.problem
+
+
+# -- did you mean ...? ----------------------------------------------------------------------
+
+SPEC_SUGGESTIONS = [
+    ("latncy", "unknown policy 'latncy' (did you mean 'latency'?)"),
+    ("p2c-ewm", "unknown policy 'p2c-ewm' (did you mean 'p2c-ewma'?)"),
+    ("VMW_PSP_R", "unknown policy 'VMW_PSP_R' (did you mean 'VMW_PSP_RR'?)"),
+    ("dm:servce-time", "unknown policy 'dm:servce-time' (did you mean 'dm:service-time'?)"),
+    ("mpio:lq", "unknown policy 'mpio:lq' (did you mean 'mpio:lqd'?)"),
+    # within the family only: nothing in nvme: is close, so the family's list
+    ("nvme:least-latency", "unknown policy 'nvme:least-latency' (nvme policies: nvme:numa, nvme:round-robin, nvme:queue-depth)"),
+    ("bogus", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma; dm:"),
+    ("rr:iopz=1", "rr has no parameter 'iopz' (did you mean 'iops'? parameters: type, iops, bytes, use_ano)"),
+    ("latency:num_sampling_cycle=16", "latency has no parameter 'num_sampling_cycle' (did you mean 'num_sampling_cycles'?"),
+    ("rr:colour=1", "rr has no parameter 'colour' (parameters: type, iops, bytes, use_ano)"),
+]
+
+
+@pytest.mark.parametrize(("spec", "message"), SPEC_SUGGESTIONS)
+def test_policy_misspellings_get_a_suggestion(spec, message):
+    with pytest.raises(pathsel.ScenarioError) as info:
+        pathsel.simulate(policies=[spec])
+    assert info.value.problem.startswith(message)
+
+
+KEY_SUGGESTIONS = [
+    # (what replaces 'one_way_latency = "50us"' in the first path, place, problem)
+    ('one_way_latncy = "50us"', "paths[0].one_way_latncy", "unknown key 'one_way_latncy' (did you mean 'one_way_latency'?)"),
+    ('one_way_latency = "50us"\nbandwith = "16Gbit"', "paths[0].bandwith", "unknown key 'bandwith' (did you mean 'bandwidth'?)"),
+    ('one_way_latency = "50us"\ncolour = "red"', "paths[0].colour", "unknown key 'colour'"),
+    ('one_way_latency = { dist = "exponentail", mean = "50us" }', "paths[0].one_way_latency",
+     "got 'exponentail' (did you mean 'exponential'?)"),
+    ('one_way_latency = "50us"\nalua = "stanby"', "paths[0].alua", "got 'stanby' (did you mean 'standby'?)"),
+]
+
+
+@pytest.mark.parametrize(("text", "place", "problem"), KEY_SUGGESTIONS)
+def test_key_misspellings_get_a_suggestion(text, place, problem):
+    toml = ONE_ARRAY.format(service_time='"100us"').replace('one_way_latency = "50us"', text)
+    with pytest.raises(pathsel.ScenarioError) as info:
+        pathsel.loads_scenario(toml)
+    assert len(info.value.problems) == 1  # a misspelt required key is not also "missing"
+    assert info.value.place == place
+    assert info.value.problem.endswith(problem)
+
+
+# -- every problem of a file, one located line each ----------------------------------------
+
+MANY_KEY_PROBLEMS = """colour = "blue"
+[[arrays]]
+name = "a"
+concurrency = 0
+[[paths]]
+name = "p0"
+array = "a"
+one_way_latncy = "50us"
+[[paths]]
+name = "p1"
+array = "a"
+one_way_latency = "-5us"
+[[workloads]]
+iodepth = "many"
+"""
+
+MANY_REFERENCE_PROBLEMS = """[[arrays]]
+name = "a"
+[[hosts]]
+name = "h1"
+[[paths]]
+name = "p0"
+host = "h1"
+array = "b"
+one_way_latency = "50us"
+[[paths]]
+name = "p{i}"
+host = "h3"
+count = 2
+array = "a"
+one_way_latency = "50us"
+[[workloads]]
+host = "h1"
+[[faults]]
+at = "1s"
+what = "path_down"
+path = "p9"
+[[policies]]
+spec = "latncy"
+[[policies]]
+spec = "fixed:preferred=p7"
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        (
+            MANY_KEY_PROBLEMS,
+            [
+                "my.toml: colour: unknown key 'colour'",
+                "my.toml: arrays[0].concurrency: must be greater than or equal to 1, got 0",
+                "my.toml: paths[0].one_way_latncy: unknown key 'one_way_latncy' (did you mean 'one_way_latency'?)",
+                "my.toml: paths[1].one_way_latency: must be > 0",
+                "my.toml: workloads[0].iodepth: must be a valid integer, got 'many'",
+            ],
+        ),
+        (
+            MANY_REFERENCE_PROBLEMS,
+            [
+                "my.toml: paths[0].array: no array named 'b' (arrays: a)",
+                "my.toml: paths[1].host: no host named 'h3' (hosts: h1)",
+                "my.toml: policies[0].spec: unknown policy 'latncy' (did you mean 'latency'?)",
+                "my.toml: policies[1].spec: fixed: preferred path 'p7' is not a path of this scenario",
+                "my.toml: faults[0].path: no path named 'p9' on host 'h1'",
+            ],
+        ),
+    ],
+    ids=["keys", "references"],
+)
+def test_every_problem_is_listed_in_file_order(text, lines, tmp_path, monkeypatch, capsys):
+    with pytest.raises(pathsel.ScenarioError) as info:
+        pathsel.loads_scenario(text, "my.toml")
+    err = info.value
+    assert err.lines() == lines
+    assert str(err) == "\n".join(lines)
+    assert (err.place, err.problem) == err.problems[0]  # the first, as a single problem reads
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my.toml").write_text(text)
+    assert main(["simulate", "my.toml"]) == 2
+    out, stderr = capsys.readouterr()
+    assert out == ""
+    assert stderr == "".join(f"pathsel: error: {line}\n" for line in lines)
+
+
+def test_several_bad_policy_options_are_listed_together(capsys):
+    assert main(["simulate", "--policy", "latncy", "--policy", "rr:iops=0"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "pathsel: error: command line: --policy 'latncy': unknown policy 'latncy' (did you mean 'latency'?)",
+        "pathsel: error: command line: --policy 'rr:iops=0': iops must be in 1..2147483647, got 0",
+    ]
+
+
+def test_a_single_problem_reads_as_before_and_survives_pickling():
+    import pickle
+
+    err = pathsel.ScenarioError("my.toml", "paths[3].one_way_latency", "must be > 0")
+    assert str(err) == "my.toml: paths[3].one_way_latency: must be > 0"
+    assert err.problems == (("paths[3].one_way_latency", "must be > 0"),)
+    several = pathsel.ScenarioError.several("my.toml", [("a", "x"), ("", "y")])
+    back = pickle.loads(pickle.dumps(several))
+    assert (back.source, back.problems, str(back)) == ("my.toml", (("a", "x"), ("", "y")), "my.toml: a: x\nmy.toml: y")

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..api import simulate
 from ..engine import supports
-from ..errors import ScenarioError
+from ..errors import ScenarioError, closest
 from ..model.distributions import Constant
 from ..policies.spec import POLICY_DEFS
 from ..results import RunResult
@@ -183,6 +183,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ScenarioError(str(path), "", f"not valid TOML: {e}") from None
 
 
+def _unknown_key(key: str, keys: set[str]) -> str:
+    guess = closest(key, sorted(keys))
+    return f"unknown key {key!r}" + (f" (did you mean {guess!r}?)" if guess else "")
+
+
 def load_case(path: str | Path) -> Case:
     """Read a validation case: its ``[validation]`` table, then the scenario it holds or names."""
     path = Path(path)
@@ -197,7 +202,7 @@ def load_case(path: str | Path) -> Case:
 
     unknown = sorted(set(meta) - _CASE_KEYS)
     if unknown:
-        raise fail(unknown[0], "unknown key")
+        raise fail(unknown[0], _unknown_key(unknown[0], _CASE_KEYS))
     for key in ("case", "source"):
         if not isinstance(meta.get(key), str) or not meta[key]:
             raise fail(key, "required: a non-empty string")
@@ -257,7 +262,7 @@ def load_case(path: str | Path) -> Case:
             raise fail(place, "must be a table")
         extra = sorted(set(c) - _CHECK_KEYS)
         if extra:
-            raise fail(f"{place}.{extra[0]}", "unknown key")
+            raise fail(f"{place}.{extra[0]}", _unknown_key(extra[0], _CHECK_KEYS))
         metric = c.get("metric")
         if metric not in METRICS:
             raise fail(f"{place}.metric", f"must be one of {', '.join(METRICS)}, got {metric!r}")
