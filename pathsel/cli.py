@@ -150,9 +150,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if digest:
         out.append("policy events:\n" + "\n".join(digest) + "\n")
     if args.paths:
-        df = result.paths()
-        cols = ["policy", "path", "array", "alua", "ios", "share", "mean_us", "p99_us"]
-        out.append(df[cols].to_string(index=False, float_format=lambda v: f"{v:,.3f}") + "\n")
+        out.append(result.paths_table())
     for r in result.runs:
         acc = r.accounting
         if acc["issued"] != acc["completed"] + acc["failed"] + acc["in_flight"]:  # pragma: no cover - a bug
@@ -238,7 +236,7 @@ def _summary_text(res) -> str:
     s = res.summary()
     if s.empty:
         return ""
-    show = {"iops": ("IOPS", 1.0, "{:,.0f}"), "p99_us": ("p99 ms", 1e-3, "{:,.3f}"), "convergence_s": ("convergence s", 1.0, "{:,.2f}")}
+    show = {"iops": ("IOPS", 1.0, "{:,.0f}"), "p99_us": ("p99 (ms)", 1e-3, "{:,.3f}"), "convergence_s": ("convergence (s)", 1.0, "{:,.2f}")}
     keys = ["scenario", "point", "policy"]
     rows: dict[tuple, dict[str, str]] = {}
     for r in s[s.metric.isin(list(show))].itertuples(index=False):
@@ -340,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=_seed, help="random seed (same seed, same results)")
     sim.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="fast (numba), reference (SimPy), or auto: fast when every policy is built in (default)")
     sim.add_argument("--json", action="store_true", help="print one JSON document on stdout")
-    sim.add_argument("--paths", action="store_true", help="also print per-path shares and latencies")
+    sim.add_argument("--paths", action="store_true", help="also print per-path I/Os, shares, IOPS, I/Os in flight and latencies")
     sim.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     sim.add_argument("--predict", action="store_true", help="also show the analytic figures (pathsel predict) beside the simulated ones")
     sim.set_defaults(func=_cmd_simulate)

@@ -8,6 +8,7 @@ Refusals are rows of tests/test_bad_input.py; these tables hold what is accepted
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import pytest
@@ -425,3 +426,65 @@ def test_a_single_problem_reads_as_before_and_survives_pickling():
     several = pathsel.ScenarioError.several("my.toml", [("a", "x"), ("", "y")])
     back = pickle.loads(pickle.dumps(several))
     assert (back.source, back.problems, str(back)) == ("my.toml", (("a", "x"), ("", "y")), "my.toml: a: x\nmy.toml: y")
+
+
+# -- what comes out: JSON keys, per-op rows, one time unit per table ------------------------
+
+MIXED = ONE_ARRAY.format(service_time='{ read = "80us", write = "300us" }')
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    return pathsel.simulate(pathsel.loads_scenario(MIXED, "mixed.toml"), duration=0.05, policies=["rr:iops=1", "mru"])
+
+
+def test_json_carries_the_version_and_per_path_iops_in_flight_and_p50(mixed):
+    doc = json.loads(mixed.to_json())
+    assert doc["pathsel_version"] == pathsel.__version__
+    for run, r in zip(doc["runs"], mixed.runs):
+        for row, p in zip(run["paths"], r.model.paths):
+            assert set(row) >= {"name", "array", "alua", "ios", "share", "iops", "in_flight_mean", "latency_us"}
+            assert set(row["latency_us"]) == {"mean", "p50", "p99"}
+            assert row["iops"] == pytest.approx(row["ios"] / doc["duration_s"])
+            assert row["in_flight_mean"] == pytest.approx(r.metrics.path_in_flight_area[p.index] / doc["duration_s"])
+        # the paths' time-average I/Os in flight add up to the device's (every I/O in flight is on a path here)
+        assert sum(p["in_flight_mean"] for p in run["paths"]) == pytest.approx(run["little"]["in_flight_mean"], rel=1e-6)
+    df = mixed.paths()
+    assert {"iops", "in_flight_mean", "p50_us"} <= set(df.columns)
+    assert (df.p50_us <= df.p99_us).all()
+
+
+def test_a_mix_gets_a_read_and_a_write_row_per_policy(mixed):
+    ops = mixed.ops()
+    assert list(ops.columns) == ["policy", "op", "ios", "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us"]
+    assert list(zip(ops.policy, ops.op)) == [("rr:iops=1", "read"), ("rr:iops=1", "write"), ("mru", "read"), ("mru", "write")]
+    summary = mixed.summary().set_index("policy")
+    for policy, rows in ops.groupby("policy"):
+        assert rows.iops.sum() == pytest.approx(summary.loc[policy, "iops"])
+    # writes wait for the slower service: their rows say so
+    rr = ops[ops.policy == "rr:iops=1"].set_index("op")
+    assert rr.loc["write", "mean_us"] > rr.loc["read", "mean_us"] + 200
+    lines = mixed.table().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("rr:iops=1"))
+    assert lines[i + 1].split()[:2] == ["read", f"{rr.loc['read', 'iops']:,.0f}"]
+    assert lines[i + 2].split()[:2] == ["write", f"{rr.loc['write', 'iops']:,.0f}"]
+    assert lines[i + 3].startswith("mru")
+    from pathsel.results.report import render
+
+    page = render(mixed, figures=[])
+    assert page.count('<span class="op">read</span>') == 2 and page.count('<span class="op">write</span>') == 2
+
+
+def test_reads_only_get_no_op_rows():
+    text = MIXED.replace('rw = "randrw"\nrwmixread = 70', 'rw = "randread"')
+    res = pathsel.simulate(pathsel.loads_scenario(text), duration=0.02)
+    assert list(res.ops().op) == ["read"]
+    assert not any(line.lstrip().startswith(("read", "write")) for line in res.table().splitlines())
+
+
+def test_every_table_states_its_one_time_unit(mixed):
+    for table in (mixed.table(), mixed.paths_table()):
+        header = next(line for line in table.splitlines() if line.startswith("policy"))
+        timed = [h for h in re.split(r"\s{2,}", header) if h.startswith(("mean", "p50", "p99", "max"))]
+        assert timed and all(h.endswith("(ms)") for h in timed), header
+        assert "_us" not in table
