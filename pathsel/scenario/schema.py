@@ -1,7 +1,7 @@
 """The scenario file, validated: hosts, arrays, replication, paths, workloads, policies.
 
 Field names are the words users already know: fio's for workloads (``rw``,
-``rwmixread``, ``bs``, ``iodepth``, ``numjobs``, ``ramp_time``), esxcli's for
+``rwmixread``, ``rwmixwrite``, ``bs``, ``iodepth``, ``numjobs``, ``ramp_time``), esxcli's for
 policies, ALUA's for path states. Every model is frozen and rejects unknown
 keys. Cross-references (a path's array, a host's preferred array) are checked
 in :mod:`pathsel.scenario.load`, which knows the file name for the message.
