@@ -225,5 +225,5 @@ def test_every_duration_option_refuses_alike(command, value, fragment, capsys):
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert err.startswith(f"pathsel: error: command line: argument --duration: ")
+    assert err.startswith("pathsel: error: command line: argument --duration: ")
     assert fragment in err

@@ -843,7 +843,8 @@ def parse_delay(value: Any, *, allow_zero: bool = False, base_dir: str | Path | 
         extra = set(value) - required - optional - {"dist"}
         if extra:
             key = sorted(extra)[0]
-            guess = closest(str(key), sorted(required | optional))
+            # a percentile given is not a typo for the one taken (p90 is no p99): no suggestion then
+            guess = None if re.fullmatch(r"p\d+", str(key)) else closest(str(key), sorted(required | optional))
             raise ValueError(f"unknown key {key!r} for {_a(kind)} distribution" + (f" (did you mean {guess!r}?)" if guess else ""))
         missing = required - set(value)
         if missing:
