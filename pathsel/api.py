@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from pathlib import Path
 from typing import Any, Iterable
@@ -14,8 +15,27 @@ from .model import compile_model
 from .policies import PolicySpec, policy_label
 from .results import Result, RunResult
 from .scenario import RunSpec, Scenario, default_scenario, load_scenario
+from .units import format_duration, parse_seconds
 
-__all__ = ["simulate", "simulate_seeds", "resolve_scenario", "with_policies"]
+__all__ = ["simulate", "simulate_seeds", "resolve_scenario", "with_policies", "duration_seconds"]
+
+
+# The time series (per interval: counters, and I/Os per path) is kept in memory, 8 bytes a value.
+MAX_SERIES_VALUES = 50_000_000
+
+
+def duration_seconds(duration: Any, origin: str = "simulate()") -> float | None:
+    """A ``duration=`` argument in seconds: a number is seconds (fio's ``runtime=20``), a string may carry a unit
+    (``"500ms"``); None stays None. Non-finite, huge or non-positive values are a located ScenarioError."""
+    if duration is None:
+        return None
+    try:
+        seconds = parse_seconds(duration)
+    except ValueError as e:
+        raise ScenarioError(origin, "duration", str(e)) from None
+    if not seconds > 0:
+        raise ScenarioError(origin, "duration", f"must be > 0, got {duration!r}")
+    return seconds
 
 
 def resolve_scenario(scenario: Scenario | str | Path | None) -> Scenario:
@@ -50,7 +70,7 @@ def simulate(
     scenario: Scenario | str | Path | None = None,
     *,
     policies: Iterable[Any] | None = None,
-    duration: float | None = None,
+    duration: float | str | None = None,
     seed: int | None = None,
     engine: str = "auto",
     trace: bool = False,
@@ -61,7 +81,8 @@ def simulate(
     ``scenario``: a file path, a loaded :class:`Scenario`, or None for the
     embedded default (seed 004's test drive). ``policies`` replaces the file's
     policies: spec strings (``"rr:iops=1"``), Policy subclasses or instances.
-    ``duration`` (seconds, after the ramp) and ``seed`` override the file's.
+    ``duration`` (after the ramp: a number of seconds, or a string with a
+    unit such as ``"500ms"``) and ``seed`` override the file's.
     ``trace=True`` keeps a per-I/O record in each run's ``metrics.trace``.
     ``engine``: ``"auto"`` (the fast engine when every policy is built in,
     else the reference engine), ``"fast"`` or ``"reference"``; both give the
@@ -80,12 +101,21 @@ def simulate(
         if custom:
             names = ", ".join(repr(c) for c in custom)
             warnings.warn(f"pathsel: {names} {'is a Python policy' if len(custom) == 1 else 'are Python policies'}: running on the reference engine", stacklevel=2)
-    if duration is not None and duration <= 0:
-        raise ScenarioError("simulate()", "duration", "must be > 0")
+    duration = duration_seconds(duration)
     if seed is not None and seed < 0:
         raise ScenarioError("simulate()", "seed", "must be >= 0")
     run_engine = ENGINES[engine]
     models = [compile_model(sc, run, duration=duration, seed=seed) for run in sc.runs]
+    for m in models[:1]:  # every run has the same duration, interval and paths
+        bins = math.ceil(m.end / m.interval - 1e-9)
+        values = bins * (len(m.paths) + 4)
+        if values > MAX_SERIES_VALUES:
+            raise ScenarioError(
+                sc.source, "interval",
+                f"{format_duration(m.interval)} bins over a {m.end:g}s run make a time series of {bins:,} rows x "
+                f"{len(m.paths)} paths ({values * 8 / 1e9:,.1f} GB), more than the {MAX_SERIES_VALUES * 8 / 1e9:g} GB "
+                "pathsel keeps: write a longer interval",
+            )
     bar = None
     if progress and models:
         from tqdm.auto import tqdm

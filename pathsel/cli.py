@@ -10,14 +10,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 
 from .api import resolve_scenario, simulate
+from .engine import supports
 from .errors import ScenarioError
 from .policies.spec import POLICY_DEFS
 from .scenario.schema import ScenarioModel
-from .units import parse_duration
+from .units import parse_seconds
 from .version import __version__
 
 __all__ = ["main"]
@@ -29,13 +31,34 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _duration(text: str) -> float:
+    """A bare number is seconds (fio's runtime=20); a unit works too (500ms, 2min)."""
     try:
-        seconds = parse_duration(text)
+        seconds = parse_seconds(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
     if seconds <= 0:
-        raise argparse.ArgumentTypeError("must be > 0")
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
     return seconds
+
+
+# Options whose value may look like an option ("--duration -1s"): argparse would take the
+# value for an unknown option and say "expected one argument"; joined as --duration=-1s,
+# the value reaches its check and gets a proper message.
+_VALUE_OPTIONS = ("--duration", "--seed", "--replications", "--workers", "--top")
+_NEGATIVE = re.compile(r"-(?:[0-9.]|inf|nan)", re.IGNORECASE)
+
+
+def _join_negative_values(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in _VALUE_OPTIONS and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1]):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
 
 
 def _seed(text: str) -> int:
@@ -75,13 +98,34 @@ def _events_digest(result) -> list[str]:
     return lines
 
 
-def _cmd_simulate(args: argparse.Namespace) -> int:
-    scenario = resolve_scenario(args.file)
+def _scenario(args: argparse.Namespace):
+    """The scenario FILE holds (a validation case's too), with --policy's policies; and the case, if it is one."""
+    from .studies.validate import case_of
+
+    case = case_of(args.file)
+    scenario = case.runnable_scenario if case is not None else resolve_scenario(args.file)
     if args.policy:
         scenario = scenario.with_policies(args.policy)
+    return scenario, case
+
+
+def _engine(scenario, engine: str) -> str:
+    """auto takes the reference engine, without a warning, for a validation case's random split (a Python policy)."""
+    python = [r.label for r in scenario.runs if not supports(r.policy)]
+    if not python:
+        return engine
+    if engine == "fast":
+        raise ScenarioError(
+            "command line", "--engine fast", f"the fast engine runs built-in policies only, and {python[0]!r} is a Python policy: use --engine reference"
+        )
+    return "reference"
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    scenario, case = _scenario(args)
     progress = not args.json and not args.quiet and sys.stderr.isatty()
     result = simulate(
-        scenario, duration=args.duration, seed=args.seed, engine=args.engine, progress=progress
+        scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress
     )
     preds = None
     if args.predict:
@@ -106,13 +150,16 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if digest:
         out.append("policy events:\n" + "\n".join(digest) + "\n")
     if args.paths:
-        df = result.paths()
-        cols = ["policy", "path", "array", "alua", "ios", "share", "mean_us", "p99_us"]
-        out.append(df[cols].to_string(index=False, float_format=lambda v: f"{v:,.3f}") + "\n")
+        out.append(result.paths_table())
     for r in result.runs:
         acc = r.accounting
         if acc["issued"] != acc["completed"] + acc["failed"] + acc["in_flight"]:  # pragma: no cover - a bug
             out.append(f"ACCOUNTING ERROR in {r.label}: {acc}\n")
+    if case is not None:
+        out.append(
+            f"validation case {case.name} ({case.source}): pathsel validate {args.file} compares it with its "
+            f"{len(case.checks)} expected figure(s)\n"
+        )
     sys.stdout.write("\n".join(out))
     return 0
 
@@ -138,11 +185,8 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 def _cmd_predict(args: argparse.Namespace) -> int:
     from .studies.analytic import format_predictions, predict_scenario, predictions_json
-    from .studies.validate import scenario_of
 
-    scenario = scenario_of(args.file) or resolve_scenario(args.file)  # a validation case file works too
-    if args.policy:
-        scenario = scenario.with_policies(args.policy)
+    scenario, _ = _scenario(args)  # a validation case file works too
     preds = predict_scenario(scenario)
     if args.json:
         print(json.dumps(predictions_json(scenario.name, scenario.source, preds), indent=2))
@@ -170,11 +214,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from .results.report import write  # plotly only when a report is asked for
 
-    scenario = resolve_scenario(args.file)
-    if args.policy:
-        scenario = scenario.with_policies(args.policy)
+    scenario, _ = _scenario(args)  # a validation case file works too
     progress = not args.quiet and sys.stderr.isatty()
-    result = simulate(scenario, duration=args.duration, seed=args.seed, engine=args.engine, progress=progress)
+    result = simulate(scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress)
     try:
         path = write(result, args.output)
     except OSError as e:
@@ -194,7 +236,7 @@ def _summary_text(res) -> str:
     s = res.summary()
     if s.empty:
         return ""
-    show = {"iops": ("IOPS", 1.0, "{:,.0f}"), "p99_us": ("p99 ms", 1e-3, "{:,.3f}"), "convergence_s": ("convergence s", 1.0, "{:,.2f}")}
+    show = {"iops": ("IOPS", 1.0, "{:,.0f}"), "p99_us": ("p99 (ms)", 1e-3, "{:,.3f}"), "convergence_s": ("convergence (s)", 1.0, "{:,.2f}")}
     keys = ["scenario", "point", "policy"]
     rows: dict[tuple, dict[str, str]] = {}
     for r in s[s.metric.isin(list(show))].itertuples(index=False):
@@ -290,13 +332,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     sim = sub.add_parser("simulate", help="run a scenario's policies and print the comparison")
-    sim.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded seed 004 test drive)")
+    sim.add_argument("file", nargs="?", help="scenario TOML file, or a validation case file (default: the embedded seed 004 test drive)")
     sim.add_argument("--policy", action="append", metavar="SPEC", help="policy to run instead of the file's, e.g. rr:iops=1, latency:num_sampling_cycles=32 (repeatable)")
-    sim.add_argument("--duration", type=_duration, help="measured time after the ramp, e.g. 30s")
+    sim.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms, 2min)")
     sim.add_argument("--seed", type=_seed, help="random seed (same seed, same results)")
     sim.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="fast (numba), reference (SimPy), or auto: fast when every policy is built in (default)")
     sim.add_argument("--json", action="store_true", help="print one JSON document on stdout")
-    sim.add_argument("--paths", action="store_true", help="also print per-path shares and latencies")
+    sim.add_argument("--paths", action="store_true", help="also print per-path I/Os, shares, IOPS, I/Os in flight and latencies")
     sim.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     sim.add_argument("--predict", action="store_true", help="also show the analytic figures (pathsel predict) beside the simulated ones")
     sim.set_defaults(func=_cmd_simulate)
@@ -322,10 +364,10 @@ def build_parser() -> argparse.ArgumentParser:
     sch.set_defaults(func=_cmd_schema)
 
     rep = sub.add_parser("report", help="run a scenario's policies and write a self-contained HTML report with figures")
-    rep.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded seed 004 test drive)")
+    rep.add_argument("file", nargs="?", help="scenario TOML file, or a validation case file (default: the embedded seed 004 test drive)")
     rep.add_argument("-o", "--output", default="report.html", metavar="HTML", help="where to write the report (default: report.html)")
     rep.add_argument("--policy", action="append", metavar="SPEC", help="policy to run instead of the file's (repeatable)")
-    rep.add_argument("--duration", type=_duration, help="measured time after the ramp, e.g. 30s")
+    rep.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms, 2min)")
     rep.add_argument("--seed", type=_seed, help="random seed (same seed, same results)")
     rep.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="as for simulate")
     rep.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no closing line")
@@ -337,7 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
     swp.add_argument("--replications", type=_positive_int, metavar="N", help="runs per point on seeds spawned from --seed (default: the file's [sweep], else 3)")
     swp.add_argument("--seed", type=_seed, help="root seed of the replications (default: the file's [sweep] seed, else its seed)")
     swp.add_argument("--policy", action="append", metavar="SPEC", help="policy to run instead of the files' (repeatable)")
-    swp.add_argument("--duration", type=_duration, help="measured time after the ramp, e.g. 30s (default: each file's)")
+    swp.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms) (default: each file's)")
     swp.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="as for simulate")
     swp.add_argument("--out", metavar="FILE", help="results table, .parquet or .csv, written as runs finish; the same command again resumes")
     where = swp.add_mutually_exclusive_group()
@@ -361,11 +403,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     try:
         return args.func(args)
     except ScenarioError as e:
-        print(f"pathsel: error: {e}", file=sys.stderr)
+        for line in e.lines():  # every problem of the file, one located line each
+            print(f"pathsel: error: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("pathsel: interrupted", file=sys.stderr)

@@ -2,11 +2,13 @@
 
 Durations (``50us``, ``0.05ms``, ``1ms``, ``3s``, ``2min``) become seconds,
 sizes (``512``, ``4k``, ``32KiB``, ``1m``) become bytes and link speeds
-(``16Gbit``, ``10Gb/s``, ``1600MB/s``) become bytes per second.
+(``16Gbit``, ``32Gb``, ``25GbE``, ``10G``, ``1600MB/s``) become bytes per second.
 
 Sizes follow fio's default ``kb_base=1024``: ``k``, ``K``, ``KB`` and ``KiB``
 all mean 1024 bytes, so ``bs=32k`` means what fio means by it. Link speeds
-follow the network convention: ``Gbit`` is 10^9 bits per second.
+follow the network convention: ``Gbit`` is 10^9 bits per second, ``b`` is a
+bit and ``B`` a byte, and a bare prefix (``10G``) counts bits, as "10G
+Ethernet" does.
 
 Every parser raises :class:`ValueError` with a sentence a user can act on; the
 scenario loader adds the file and the place.
@@ -17,10 +19,17 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["parse_duration", "parse_size", "parse_bandwidth", "format_duration", "format_size"]
+__all__ = [
+    "parse_duration", "parse_seconds", "parse_size", "parse_bandwidth", "format_duration", "format_size", "MAX_DURATION",
+]
 
-# A sign is accepted so that "-5us" is refused by the caller's range check ("must be > 0").
-_NUMBER = r"([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
+# A sign is accepted so that "-5us" is refused by the caller's range check ("must be > 0");
+# inf and nan are read so that they can be refused by name.
+_NUMBER = r"([-+]?(?:[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN]))"
+
+# The longest duration taken anywhere. The engines' clock is float64 seconds (and the
+# kernel's integer nanoseconds); float64 resolves a nanosecond only up to about 4e6 s.
+MAX_DURATION = 1e6
 
 _DURATION_UNITS = {
     "ns": 1e-9,
@@ -49,30 +58,30 @@ _SIZE_UNITS = {
     "gib": 1024**3,
 }
 
-# bits per second for each spelling; bytes-per-second spellings are multiplied by 8.
-_BANDWIDTH_UNITS = {
-    "bit": 1.0,
-    "kbit": 1e3,
-    "mbit": 1e6,
-    "gbit": 1e9,
-    "tbit": 1e12,
-    "kb/s": 1e3,
-    "mb/s": 1e6,
-    "gb/s": 1e9,
-    "kbps": 1e3,
-    "mbps": 1e6,
-    "gbps": 1e9,
-    "gfc": 1e9,  # "16GFC": nominal Fibre Channel speed
-    "gbe": 1e9,  # "25GbE"
-}
-_BANDWIDTH_BYTE_UNITS = {"kb/s": 1e3, "mb/s": 1e6, "gb/s": 1e9, "kib/s": 1024.0, "mib/s": 1024.0**2, "gib/s": 1024.0**3}
+# Link speeds: PREFIX [i] BASE [RATE]. Decimal prefixes (lower case m, g, t too: nobody means
+# millibits); "i" makes them binary (MiB/s).
+_RATE_PREFIXES = {"": 1.0, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "g": 1e9, "G": 1e9, "t": 1e12, "T": 1e12}
+_RATE_SUFFIXES = ("/s", "/sec", "ps")
+_RATE_FORMS = "bits: Gbit, Gb, Gbps, Gbit/s, GbE, GFC or a bare G; bytes: GB/s, GBps or GiB/s"
 
 
 def _split(text: str, what: str, example: str) -> tuple[float, str]:
     m = re.fullmatch(_NUMBER + r"\s*([A-Za-zµ/]*)", text.strip())
-    if not m or not math.isfinite(float(m.group(1))):
+    if not m:
         raise ValueError(f"{text!r} is not a {what} (write it like {example})")
-    return float(m.group(1)), m.group(2)
+    number = float(m.group(1))
+    if not math.isfinite(number):
+        raise ValueError(f"{text!r}: must be finite")
+    return number, m.group(2)
+
+
+def _at_most_max(seconds: float, shown: object) -> float:
+    if seconds > MAX_DURATION:
+        raise ValueError(
+            f"{shown!r} is more than the 1e6s (11.6 days) pathsel allows: "
+            "its clock counts seconds in float64, which resolves 1 ns only up to about 4e6 s"
+        )
+    return seconds
 
 
 def parse_duration(value: object) -> float:
@@ -87,7 +96,28 @@ def parse_duration(value: object) -> float:
     factor = _DURATION_UNITS.get(unit) or _DURATION_UNITS.get(unit.lower())
     if factor is None:
         raise ValueError(f"{value!r}: unknown time unit {unit!r} (use ns, us, ms, s, min or h)")
-    return number * factor
+    return _at_most_max(number * factor, value)
+
+
+def parse_seconds(value: object) -> float:
+    """A duration where a bare number means seconds: the command line's ``--duration 20`` and
+    ``pathsel.simulate(duration=20)``, as fio's ``runtime=20``. ``"500ms"`` and ``"2min"`` work too.
+
+    Refuses inf, nan and more than :data:`MAX_DURATION`; the caller checks the sign.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration such as 20 (seconds) or \"500ms\", got {value!r}")
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str) and re.fullmatch(_NUMBER, value.strip()):
+        number = float(value.strip())
+    elif isinstance(value, str):
+        return parse_duration(value)
+    else:
+        raise ValueError(f"expected a duration such as 20 (seconds) or \"500ms\", got {type(value).__name__}")
+    if not math.isfinite(number):
+        raise ValueError(f"must be finite, got {value!r}")
+    return _at_most_max(number, value)
 
 
 def parse_size(value: object) -> int:
@@ -109,8 +139,44 @@ def parse_size(value: object) -> int:
     return int(size)
 
 
+def _rate_unit(unit: str) -> float | None:
+    """Bytes per second in one ``unit`` (``Gbit``, ``GB/s``, ``25GbE``'s ``GbE``), or None if it is not one."""
+    body, rate = unit, False
+    for suffix in _RATE_SUFFIXES:
+        if unit.endswith(suffix) and len(unit) > len(suffix):
+            body, rate = unit[: -len(suffix)], True
+            break
+    low = body.lower()
+    for word, per_unit in (("bits", 1 / 8), ("bit", 1 / 8), ("bytes", 1.0), ("byte", 1.0)):
+        if low.endswith(word):  # spelt out, any case is clear: GBit, Gbyte
+            prefix = body[: -len(word)]
+            break
+    else:
+        if body.endswith("b"):
+            prefix, per_unit = body[:-1], 1 / 8
+        elif body.endswith("B"):
+            prefix, per_unit = body[:-1], 1.0
+        elif low.endswith(("be", "fc")) and not rate and len(body) > 2:
+            prefix, per_unit = body[:-2], 1 / 8  # GbE, GFC: the nominal rate, in bits
+        elif not rate:
+            prefix, per_unit = body, 1 / 8  # "10G": bits, as in 10G Ethernet
+            if not prefix:
+                return None
+        else:
+            return None
+    if per_unit == 1.0 and not rate:
+        return None  # "32GB": an amount of data (parse_bandwidth says so)
+    binary = prefix.endswith(("i", "I")) and len(prefix) == 2
+    factor = _RATE_PREFIXES.get(prefix[0] if binary else prefix)
+    if factor is None:
+        return None
+    if binary:
+        factor = 1024.0 ** {1e3: 1, 1e6: 2, 1e9: 3, 1e12: 4}[factor]
+    return factor * per_unit
+
+
 def parse_bandwidth(value: object) -> float:
-    """``"16Gbit"`` -> 2e9 bytes per second."""
+    """``"16Gbit"`` -> 2e9 bytes per second. ``b`` is a bit, ``B`` a byte; a bare ``G`` counts bits."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         raise ValueError(f"{value!r} has no unit (write it like \"{value}Gbit\" or \"{value}MB/s\")")
     if not isinstance(value, str):
@@ -118,14 +184,14 @@ def parse_bandwidth(value: object) -> float:
     number, unit = _split(value, "link speed", '"16Gbit", "25GbE" or "1600MB/s"')
     if unit == "":
         raise ValueError(f"{value!r} has no unit (write it like \"{value}Gbit\" or \"{value}MB/s\")")
-    if unit in ("MB/s", "GB/s", "KB/s") or unit.lower() in ("mib/s", "gib/s", "kib/s"):
-        return number * _BANDWIDTH_BYTE_UNITS[unit.lower()]
-    factor = _BANDWIDTH_UNITS.get(unit.lower())
+    factor = _rate_unit(unit)
     if factor is None:
-        raise ValueError(
-            f"{value!r}: unknown link speed unit {unit!r} (use Mbit, Gbit, Gb/s, GbE, GFC, MB/s or GB/s)"
-        )
-    return number * factor / 8.0
+        if _rate_unit(unit + "/s") is not None:
+            # bytes without /s are an amount of data, and often a typo for bits (8 times less)
+            bits = f", or \"{value.strip()[:-1]}b\" for bits per second" if unit.endswith("B") else ""
+            raise ValueError(f"{value!r} is an amount of data, not a rate: write \"{value.strip()}/s\" for bytes per second{bits}")
+        raise ValueError(f"{value!r}: unknown link speed unit {unit!r} ({_RATE_FORMS})")
+    return number * factor
 
 
 def format_duration(seconds: float) -> str:

@@ -344,7 +344,7 @@ BAD_CASES = [
     ('case = "mva-delay-only"', 'case = "x"\nengines = ["fast"]', "validation.engines: the fast engine runs built-in policies only"),
     ('case = "mva-delay-only"', 'case = "x"\nscenario = "nowhere.toml"', "validation.scenario: names a scenario file, so"),
     ("*", '[validation]\ncase = "x"\nsource = "y"\nscenario = "nowhere.toml"', "nowhere.toml: no such file"),
-    ("[[arrays]]", "[[arrayz]]", "arrays: required section is missing"),
+    ("[[arrays]]", "[[arrayz]]", "arrayz: unknown key 'arrayz' (did you mean 'arrays'?)"),
 ]
 
 

@@ -43,6 +43,21 @@ CASES = [
         "empirical: format must be one of auto, plain, ping, sockperf, latte, got 'csv'",
     ),
     ("bandwidth_no_unit.toml", "paths[1].bandwidth", "'16' has no unit"),
+    # issue 13: units as people write them, and their limits
+    (
+        "bandwidth_bytes_without_rate.toml",
+        "paths[1].bandwidth",
+        "'32GB' is an amount of data, not a rate: write \"32GB/s\" for bytes per second, or \"32Gb\" for bits per second",
+    ),
+    ("bandwidth_unknown_unit.toml", "paths[1].bandwidth", "'10Gbq': unknown link speed unit 'Gbq' (bits: Gbit, Gb, Gbps"),
+    ("duration_too_long.toml", "duration", "'1e12s' is more than the 1e6s (11.6 days) pathsel allows: its clock counts seconds in float64"),
+    ("duration_infinite.toml", "duration", "'inf s': must be finite"),
+    ("service_time_negative.toml", "arrays[0].service_time", "must be >= 0"),
+    # did you mean ...?
+    ("required_key_misspelt.toml", "paths[1].one_way_latncy", "unknown key 'one_way_latncy' (did you mean 'one_way_latency'?)"),
+    ("top_key_misspelt.toml", "polices", "unknown key 'polices' (did you mean 'policies'?)"),
+    ("policy_name_misspelt.toml", "policies[0].spec", "unknown policy 'latncy' (did you mean 'latency'?)"),
+    ("delay_key_misspelt.toml", "paths[1].one_way_latency", "unknown key 'meen' for an exponential distribution (did you mean 'mean'?)"),
     # issue 5: links, loss, detection, volumes and the fault timeline
     ("fault_negative_time.toml", "faults[0].at", "must be >= 0"),
     ("fault_unknown_link.toml", "faults[0].link", "no link named 'isl-9' (links: replication)"),
@@ -67,7 +82,7 @@ CASES = [
     ("rr_iops_0.toml", "policies[0].spec", "iops must be in 1..2147483647, got 0"),
     ("use_ano_2.toml", "policies[0].use_ano", "use_ano must be in 0..1, got 2"),
     ("unknown_policy.toml", "policies[0].spec", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma; dm:"),
-    ("unknown_param_in_spec.toml", "policies[0].spec", "rr has no parameter 'iopz' (parameters: type, iops, bytes, use_ano)"),
+    ("unknown_param_in_spec.toml", "policies[0].spec", "rr has no parameter 'iopz' (did you mean 'iops'? parameters: type, iops, bytes, use_ano)"),
     ("unknown_param_key.toml", "policies[0].iopz", "rr has no parameter 'iopz'"),
     ("policy_not_a_table.toml", "policies[0]", "must be a spec string such as \"rr:iops=1\" or a table with a spec key, got 5"),
     ("fixed_preferred_unknown.toml", "policies[0].spec", "preferred path 'p9' is not a path of this scenario"),
@@ -77,7 +92,13 @@ CASES = [
     ("count_without_i.toml", "paths[0].name", "count = 3 needs {i} in the name"),
     ("bs_split_over_100.toml", "workloads[0].bs", "bs split percentages add up to 120, more than 100"),
     ("rwmixread_150.toml", "workloads[0].rwmixread", "less than or equal to 100, got 150"),
-    ("rw_unknown.toml", "workloads[0].rw", "got 'randomread'"),
+    ("rwmixwrite_101.toml", "workloads[0].rwmixwrite", "less than or equal to 100, got 101"),
+    (
+        "rwmix_read_and_write_disagree.toml",
+        "workloads[0]",
+        "rwmixread = 70 and rwmixwrite = 40 add up to 110, not 100: give one of them, or two that add up to 100",
+    ),
+    ("rw_unknown.toml", "workloads[0].rw", "got 'randomread' (did you mean 'randread'?)"),
     ("ramp_time_negative.toml", "workloads[0].ramp_time", "must be >= 0"),
     ("seed_negative.toml", "seed", "greater than or equal to 0, got -1"),
     ("alua_fault_no_state.toml", "faults[0].state", "an alua change needs the new state"),
@@ -153,9 +174,18 @@ def test_cli_subprocess_exit_status_and_no_traceback(name, place, fragment):
 
 ARG_CASES = [
     (["--duration", "0s"], "argument --duration: must be > 0"),
-    (["--duration", "10"], "argument --duration: '10' has no unit"),
+    # "-1s" looks like an option to argparse: it must still reach the duration check
+    (["--duration", "-1s"], "argument --duration: must be > 0, got '-1s'"),
+    (["--duration", "-1"], "argument --duration: must be > 0, got '-1'"),
+    (["--duration", "inf"], "argument --duration: must be finite, got 'inf'"),
+    (["--duration", "nan"], "argument --duration: must be finite, got 'nan'"),
+    (["--duration", "1e12s"], "argument --duration: '1e12s' is more than the 1e6s (11.6 days) pathsel allows"),
+    (["--duration", "1e12"], "argument --duration: '1e12' is more than the 1e6s (11.6 days) pathsel allows"),
+    (["--duration", "10 furlongs"], "argument --duration: '10 furlongs': unknown time unit 'furlongs'"),
     (["--seed", "-1"], "argument --seed: must be >= 0"),
     (["--policy", "bogus"], "--policy 'bogus': unknown policy 'bogus'"),
+    (["--policy", "latncy"], "--policy 'latncy': unknown policy 'latncy' (did you mean 'latency'?)"),
+    (["--policy", "rr:iop=3"], "--policy 'rr:iop=3': rr has no parameter 'iop' (did you mean 'iops'? parameters: type, iops, bytes, use_ano)"),
     (
         ["--policy", "latency:num_sampling_cycles=8"],
         "--policy 'latency:num_sampling_cycles=8': num_sampling_cycles must be in 16..2147483647, got 8",
@@ -182,3 +212,18 @@ def test_unreadable_file(tmp_path, monkeypatch, capsys):
     assert str(info.value) == f"{path}: cannot read: Permission denied"
     assert main(["simulate", str(path)]) == 2
     assert capsys.readouterr().err == f"pathsel: error: {path}: cannot read: Permission denied\n"
+
+
+@pytest.mark.parametrize("command", ["simulate", "report", "sweep"])
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [("-1s", "must be > 0, got '-1s'"), ("nan", "must be finite, got 'nan'"), ("1e12s", "is more than the 1e6s")],
+)
+def test_every_duration_option_refuses_alike(command, value, fragment, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([command, "--duration", value])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("pathsel: error: command line: argument --duration: ")
+    assert fragment in err

@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..errors import closest
 from ..stats import norm_cdf, norm_pdf, norm_ppf
 from ..units import format_duration, parse_duration
 
@@ -836,11 +837,15 @@ def parse_delay(value: Any, *, allow_zero: bool = False, base_dir: str | Path | 
         if kind is None:
             raise ValueError(f"a delay table needs dist ({', '.join(DELAY_KINDS)})")
         if not isinstance(kind, str) or kind not in _KEYS:
-            raise ValueError(f"dist must be one of {', '.join(DELAY_KINDS)}, got {kind!r}")
+            guess = closest(kind, DELAY_KINDS) if isinstance(kind, str) else None
+            raise ValueError(f"dist must be one of {', '.join(DELAY_KINDS)}, got {kind!r}" + (f" (did you mean {guess!r}?)" if guess else ""))
         required, optional = _KEYS[kind]
         extra = set(value) - required - optional - {"dist"}
         if extra:
-            raise ValueError(f"unknown key {sorted(extra)[0]!r} for {_a(kind)} distribution")
+            key = sorted(extra)[0]
+            # a percentile given is not a typo for the one taken (p90 is no p99): no suggestion then
+            guess = None if re.fullmatch(r"p\d+", str(key)) else closest(str(key), sorted(required | optional))
+            raise ValueError(f"unknown key {key!r} for {_a(kind)} distribution" + (f" (did you mean {guess!r}?)" if guess else ""))
         missing = required - set(value)
         if missing:
             raise ValueError(f"{_a(kind)} distribution needs {sorted(missing)[0]!r}")

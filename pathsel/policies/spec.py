@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..errors import closest
+
 __all__ = ["Param", "PolicyDef", "PolicySpec", "POLICY_DEFS", "FAMILIES", "parse_spec", "SpecError", "RUN_KEYS", "norm_key"]
 
 INT32_MAX = 2147483647
@@ -374,6 +376,13 @@ def _split_name(text: str) -> tuple[str, str]:
 def _unknown(name: str) -> str:
     bare = [n for n in POLICY_DEFS if ":" not in n]
     family = name.partition(":")[0].strip().lower()
+    # suggest within the family only, comparing the word after it ("dm:" alone is not a likeness)
+    known = [n for d in POLICY_DEFS.values() for n in (d.name, *d.aliases) if "=" not in n]
+    in_family = [n for n in known if n.partition(":")[0].lower() == family] if family in FAMILIES else [n for n in known if ":" not in n]
+    words = {n.partition(":")[2].lower() if family in FAMILIES else n.lower(): n for n in in_family}
+    guess = closest(name.strip().lower().partition(":")[2] if family in FAMILIES else name.strip().lower(), words)
+    if guess:
+        return f"unknown policy {name!r} (did you mean {words[guess]!r}?)"
     if family in FAMILIES:
         members = [n for n in POLICY_DEFS if n.startswith(family + ":")]
         if name.strip().lower() == family + ":":
@@ -419,7 +428,9 @@ def parse_spec(text: str, extra: dict[str, Any] | None = None) -> tuple[PolicySp
     for key in raw:
         if d.param(key) is None:
             known = ", ".join(p.name for p in d.params) or "none"
-            raise SpecError(f"{canonical} has no parameter {key!r} (parameters: {known})", key)
+            guess = closest(key, [p.name for p in d.params])
+            hint = f"did you mean {guess!r}? " if guess else ""
+            raise SpecError(f"{canonical} has no parameter {key!r} ({hint}parameters: {known})", key)
     for p in d.params:
         try:
             params.append((p.name, p.coerce(raw[p.name]) if p.name in raw else p.default))

@@ -36,6 +36,7 @@ th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #eee; text-align: left;
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr:hover td { background: #f6f8fa; }
 .ok { color: #217a21; } .outside { color: #b22; font-weight: bold; }
+.op { padding-left: 1.5em; color: #555; }
 details summary { cursor: pointer; color: #036; margin: 0.5em 0; }
 .figure { margin: 1em 0 2em; }
 footer { color: #777; font-size: 0.85em; margin-top: 3em; }
@@ -75,8 +76,12 @@ def _ms(us: float) -> str:
     return "" if us is None or (isinstance(us, float) and math.isnan(us)) else f"{us / 1e3:.3f}"
 
 
+def _latency_cells(lat: dict[str, float]) -> list[str]:
+    return [_ms(lat[k]) for k in ("mean", "p50", "p99", "p999", "max")]
+
+
 def _comparison(result: Result) -> str:
-    head = ["policy", "spec", "IOPS", "MB/s", "mean ms", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "paths used",
+    head = ["policy", "spec", "IOPS", "MB/s", "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)", "paths used",
             "measured IOPS"]
     rows = []
     for r in result.runs:
@@ -93,26 +98,33 @@ def _comparison(result: Result) -> str:
                 + (f"<br><small>{_e(r.expect_source)}</small>" if r.expect_source else ""),
             )
         rows.append(
-            [r.label, r.policy, f"{r.iops:,.0f}", f"{r.mbps:,.1f}", _ms(lat["mean"]), _ms(lat["p50"]), _ms(lat["p99"]),
-             _ms(lat["p999"]), _ms(lat["max"]), f"{len(used)} ({arrays})", expected]
+            [r.label, r.policy, f"{r.iops:,.0f}", f"{r.mbps:,.1f}", *_latency_cells(lat), f"{len(used)} ({arrays})", expected]
         )
+        ops = r.ops()
+        if len(ops) > 1:  # a mix: reads and writes apart, as fio prints them
+            rows += [
+                [(f'<span class="op">{o["op"]}</span>',), "", f"{o['iops']:,.0f}", f"{o['mbps']:,.1f}",
+                 *_latency_cells(o["latency_us"]), "", ""]
+                for o in ops
+            ]
     return _table(head, rows, {2, 3, 4, 5, 6, 7, 8})
 
 
 def _paths(result: Result) -> str:
     several_hosts = any(len(r.model.hosts) > 1 for r in result.runs)
-    head = ["policy", *(["host"] if several_hosts else []), "path", "array", "ALUA at end", "I/Os", "share", "mean ms",
-            "p99 ms", "in flight (mean)"]
+    head = ["policy", *(["host"] if several_hosts else []), "path", "array", "ALUA at end", "I/Os", "share", "IOPS",
+            "in flight (mean)", "mean (ms)", "p50 (ms)", "p99 (ms)"]
     rows = []
     for r in result.runs:
         for p in r.paths():
+            lat = p["latency_us"]
             rows.append(
                 [r.label, *([p["host"]] if several_hosts else []), p["name"], p["array"], p["alua"], f"{p['ios']:,}",
-                 f"{p['share']:.1%}", _ms(p["latency_us"]["mean"]) if p["ios"] else "",
-                 _ms(p["latency_us"]["p99"]) if p["ios"] else "", f"{p['in_flight_mean']:.2f}"]
+                 f"{p['share']:.1%}", f"{p['iops']:,.0f}", f"{p['in_flight_mean']:.2f}",
+                 *(_ms(lat[k]) if p["ios"] else "" for k in ("mean", "p50", "p99"))]
             )
     k = 1 if several_hosts else 0
-    return _table(head, rows, {5 + k, 6 + k, 7 + k, 8 + k, 9 + k})
+    return _table(head, rows, set(range(4 + k, 11 + k)))
 
 
 def _events(result: Result, limit: int = 200) -> str:

@@ -2,9 +2,13 @@
 
 ``Result`` holds one :class:`RunResult` per compared policy. DataFrames are in
 long (tidy) form so ``groupby`` and ``plotly.express`` work directly:
-``summary()`` one row per policy; ``paths()`` one row per policy x path;
+``summary()`` one row per policy; ``ops()`` one row per policy x op (read,
+write), as fio reports them; ``paths()`` one row per policy x path;
 ``timeseries()`` one row per policy x interval (``path_share()`` per path);
 ``events()`` one row per policy event or fault.
+
+Text tables (``table()``, ``paths_table()``) give every time in one unit, ms,
+named in each column's header.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import pandas as pd
 from ..metrics import RunMetrics
 from ..model import Model
 from ..model.distributions import INPUT_QUANTILES
+from ..version import __version__
 
 __all__ = ["Result", "RunResult", "jsonable"]
 
@@ -56,6 +61,18 @@ class RunResult:
     @property
     def latency_us(self) -> dict[str, float]:
         return self.metrics.overall.summary_us()
+
+    def ops(self) -> list[dict[str, Any]]:
+        """Per op that ran (read, write): I/Os, IOPS, MB/s and latency, as fio reports reads and writes apart."""
+        out = []
+        for op in ("read", "write"):
+            h = self.metrics.by_op[op]
+            if h.n:
+                out.append({
+                    "op": op, "ios": h.n, "iops": h.n / self.duration,
+                    "mbps": self.metrics.bytes_by_op[op] / self.duration / 1e6, "latency_us": h.summary_us(),
+                })
+        return out
 
     @property
     def little(self) -> dict[str, float]:
@@ -170,7 +187,8 @@ class RunResult:
                     "ios": h.n,
                     "share": h.n / total,
                     "iops": h.n / self.duration,
-                    "latency_us": {"mean": s["mean"], "p99": s["p99"]},
+                    "latency_us": {"mean": s["mean"], "p50": s["p50"], "p99": s["p99"]},
+                    # time-average I/Os in flight on the path over the measured window
                     "in_flight_mean": m.path_in_flight_area[p.index] / self.duration,
                 }
             )
@@ -178,15 +196,7 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """This run in the JSON contract (extra keys beyond the contract are allowed)."""
-        by_op = {}
-        for op in ("read", "write"):
-            h = self.metrics.by_op[op]
-            if h.n:
-                by_op[op] = {
-                    "iops": h.n / self.duration,
-                    "mbps": self.metrics.bytes_by_op[op] / self.duration / 1e6,
-                    "latency_us": h.summary_us(),
-                }
+        by_op = {o["op"]: {k: o[k] for k in ("iops", "mbps", "latency_us")} for o in self.ops()}
         d: dict[str, Any] = {
             "policy": self.label,
             "spec": self.policy,
@@ -195,7 +205,7 @@ class RunResult:
             "latency_us": self.latency_us,
             "ops": by_op,
             "paths": [
-                {k: v for k, v in p.items() if k in ("name", "array", "alua", "ios", "share", "latency_us")}
+                {k: v for k, v in p.items() if k in ("name", "array", "alua", "ios", "share", "iops", "in_flight_mean", "latency_us")}
                 for p in self.paths()
             ],
             "little": self.little,
@@ -329,6 +339,19 @@ class Result:
             )
         return pd.DataFrame(rows)
 
+    def ops(self) -> pd.DataFrame:
+        """One row per policy x op that ran (read, write): the summary's columns, per op, as fio prints them."""
+        rows = []
+        for r in self.runs:
+            for o in r.ops():
+                lat = o["latency_us"]
+                rows.append({
+                    "policy": r.label, "op": o["op"], "ios": o["ios"], "iops": o["iops"], "mbps": o["mbps"],
+                    "mean_us": lat["mean"], "p50_us": lat["p50"], "p99_us": lat["p99"], "p999_us": lat["p999"],
+                    "max_us": lat["max"],
+                })
+        return pd.DataFrame(rows, columns=["policy", "op", "ios", "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us"])
+
     def paths(self) -> pd.DataFrame:
         rows = []
         for r in self.runs:
@@ -345,6 +368,7 @@ class Result:
                         "share": p["share"],
                         "iops": p["iops"],
                         "mean_us": p["latency_us"]["mean"],
+                        "p50_us": p["latency_us"]["p50"],
                         "p99_us": p["latency_us"]["p99"],
                         "in_flight_mean": p["in_flight_mean"],
                     }
@@ -382,6 +406,7 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "pathsel_version": __version__,
             "scenario": self.scenario,
             "source": self.source,
             "engine": self.engine,
@@ -395,12 +420,12 @@ class Result:
         return json.dumps(jsonable(self.to_dict()), indent=indent)
 
     def table(self) -> str:
-        """The comparison a person reads: one row per policy."""
+        """The comparison a person reads: one row per policy, and for a mix of reads and writes one row per op
+        beneath it (as fio prints read and write apart). Times in ms."""
         head = f"{self.scenario}\n  engine={self.engine}  seed={self.seed}  measured {self.duration_s:g}s after {self.ramp_s:g}s ramp\n"
-        cols = ["policy", "IOPS", "MB/s", "mean ms", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "paths used", "measured IOPS"]
+        cols = ["policy", "IOPS", "MB/s", "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)", "paths used", "measured IOPS"]
         rows = []
         for r in self.runs:
-            lat = r.latency_us
             used = [p for p in r.paths() if p["share"] >= 0.005]
             arrays = sorted({p["array"] for p in used})
             expected = ""
@@ -408,27 +433,11 @@ class Result:
                 err = r.expectation_error or 0.0
                 mark = "ok" if abs(err) <= r.expect_tolerance else "OUTSIDE"
                 expected = f"{r.expect_iops:,.0f} ({err:+.1%}, {mark} at ±{r.expect_tolerance:.0%})"
-            rows.append(
-                [
-                    r.label,
-                    f"{r.iops:,.0f}",
-                    f"{r.mbps:,.1f}",
-                    f"{lat['mean'] / 1e3:.3f}",
-                    f"{lat['p50'] / 1e3:.3f}",
-                    f"{lat['p99'] / 1e3:.3f}",
-                    f"{lat['p999'] / 1e3:.3f}",
-                    f"{lat['max'] / 1e3:.3f}",
-                    f"{len(used)} ({', '.join(arrays)})",
-                    expected,
-                ]
-            )
-        widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(cols)]
-        right = {1, 2, 3, 4, 5, 6, 7}
-
-        def fmt(row: list[str]) -> str:
-            return "  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths))).rstrip()
-
-        lines = [fmt(cols), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+            rows.append([r.label, *_figures(r.iops, r.mbps, r.latency_us), f"{len(used)} ({', '.join(arrays)})", expected])
+            ops = r.ops()
+            if len(ops) > 1:
+                rows += [[f"  {o['op']}", *_figures(o["iops"], o["mbps"], o["latency_us"]), "", ""] for o in ops]
+        lines = _render(cols, rows, right={1, 2, 3, 4, 5, 6, 7})
         text = head + "\n" + "\n".join(lines) + "\n"
         if any(r.model.faults for r in self.runs):
             text += "\nfaults (recovery: IOPS back within 5 % of before; stall: longest I/O latency meanwhile)\n"
@@ -441,3 +450,33 @@ class Result:
         if bad:
             text += f"\nI/O ACCOUNTING DOES NOT BALANCE for {', '.join(bad)} (a bug: please report it)\n"
         return text
+
+    def paths_table(self) -> str:
+        """One row per policy and path: I/Os, share, IOPS, mean I/Os in flight, latency on the path (ms)."""
+        several_hosts = any(len(r.model.hosts) > 1 for r in self.runs)
+        cols = ["policy", *(["host"] if several_hosts else []), "path", "array", "ALUA", "I/Os", "share", "IOPS",
+                "in flight", "mean (ms)", "p50 (ms)", "p99 (ms)"]
+        rows = []
+        for r in self.runs:
+            for p in r.paths():
+                lat = p["latency_us"]
+                ms = [f"{lat[k] / 1e3:.3f}" if p["ios"] else "-" for k in ("mean", "p50", "p99")]
+                rows.append([r.label, *([p["host"]] if several_hosts else []), p["name"], p["array"], p["alua"],
+                             f"{p['ios']:,}", f"{p['share']:.3f}", f"{p['iops']:,.0f}", f"{p['in_flight_mean']:.2f}", *ms])
+        first = 5 if several_hosts else 4
+        return "\n".join(_render(cols, rows, right=set(range(first, len(cols))))) + "\n"
+
+
+def _figures(iops: float, mbps: float, latency_us: dict[str, float]) -> list[str]:
+    """IOPS, MB/s and the latency columns (ms) of a comparison row."""
+    return [f"{iops:,.0f}", f"{mbps:,.1f}", *(f"{latency_us[k] / 1e3:.3f}" for k in ("mean", "p50", "p99", "p999", "max"))]
+
+
+def _render(cols: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    """A plain-text table: header, rule, rows; columns in ``right`` right-aligned."""
+    widths = [max(len(c), *(len(row[i]) for row in rows)) if rows else len(c) for i, c in enumerate(cols)]
+
+    def fmt(row: list[str]) -> str:
+        return "  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths))).rstrip()
+
+    return [fmt(cols), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]

@@ -1,21 +1,24 @@
 """Reading scenario files: TOML -> validated, cross-checked :class:`Scenario`.
 
-Every problem becomes one :class:`~pathsel.errors.ScenarioError` naming the
-file, the place (``paths[3].one_way_latency``) and the problem. The first
-problem found is reported; fixing it and loading again shows the next.
+Every problem becomes a line of a :class:`~pathsel.errors.ScenarioError`
+naming the file, the place (``paths[3].one_way_latency``) and the problem.
+Problems are found in two passes, and each pass reports all of its own: every
+key's type and range (pydantic), then, when those pass, the references across
+sections and the policy specs.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from ..errors import ScenarioError
+from ..errors import ScenarioError, closest
 from ..model.distributions import delay_files_relative_to
 from ..policies.spec import PolicySpec, norm_key, parse_spec
 from .schema import ScenarioModel
@@ -58,8 +61,15 @@ class Scenario:
 
     def with_policies(self, specs: list[str]) -> Scenario:
         """The same scenario with other policies (``--policy`` on the command line)."""
-        runs = tuple(_run_from_entry(self.model, {"spec": s}, f"--policy {s!r}", None) for s in specs)
-        return Scenario(self.model, self.source, runs)
+        runs, problems = [], []
+        for s in specs:
+            try:
+                runs.append(_run_from_entry(self.model, {"spec": s}, f"--policy {s!r}", None))
+            except ScenarioError as e:
+                problems.extend(e.problems)
+        if problems:
+            raise ScenarioError.several("command line", problems)
+        return Scenario(self.model, self.source, tuple(runs))
 
     def with_runs(self, runs: tuple[RunSpec, ...]) -> Scenario:
         return Scenario(self.model, self.source, runs)
@@ -114,15 +124,62 @@ def _model_error(source: str, exc: ValidationError) -> ScenarioError:
         e for e in errors
         if not (e["type"] == "too_short" and any(o is not e and o["loc"][: len(e["loc"])] == e["loc"] for o in errors))
     ]
-    err = errors[0]
-    loc = tuple(p for p in err["loc"] if p not in ("function-plain[parse_delay()]",))
-    problem = _problem(err)
-    if err["type"] == "extra_forbidden" and loc:
-        problem = f"unknown key {loc[-1]!r}"
-    more = len(errors) - 1
-    if more:
-        problem += f" (and {more} more problem{'s' if more > 1 else ''})"
-    return ScenarioError(source, _place(loc), problem)
+    # pydantic names its validator functions in the location: not a key the user wrote
+    locs = [tuple(p for p in e["loc"] if not (isinstance(p, str) and re.fullmatch(r"function-\w+\[.*\]", p))) for e in errors]
+    missing = {loc for e, loc in zip(errors, locs) if e["type"] == "missing"}
+    misspelt: set[tuple[Any, ...]] = set()  # required keys written with a typo: reported as the typo only
+    problems = []
+    for err, loc in zip(errors, locs):
+        problem = _problem(err)
+        if err["type"] == "extra_forbidden" and loc:
+            guess = closest(str(loc[-1]), _keys_at(loc[:-1]))
+            problem = f"unknown key {loc[-1]!r}" + (f" (did you mean {guess!r}?)" if guess else "")
+            if (*loc[:-1], guess) in missing:
+                misspelt.add((*loc[:-1], guess))
+        elif err["type"] == "literal_error":
+            guess = closest(str(err.get("input")), re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", ""))))
+            problem += f" (did you mean {guess!r}?)" if guess else ""
+        problems.append((err, loc, problem))
+    kept = [(_place(loc), problem) for err, loc, problem in problems if not (err["type"] == "missing" and loc in misspelt)]
+    return ScenarioError.several(source, _in_file_order(kept))
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The scenario model class inside a field's annotation (through Annotated, Optional and tuple[...]), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _keys_at(loc: tuple[Any, ...]) -> list[str]:
+    """The keys the table at ``loc`` (("paths", 0)) may have: for "did you mean"."""
+    model: type[BaseModel] | None = ScenarioModel
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part) if model is not None else None
+        model = _model_in(field.annotation) if field is not None else None
+    return list(model.model_fields) if model is not None else []
+
+
+# Sections in the order of ScenarioModel's fields, which is the order the reference gives them in.
+_SECTION_ORDER = {name: i for i, name in enumerate(ScenarioModel.model_fields)}
+
+
+def _in_file_order(problems: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Problems sorted by section and entry (stable: within an entry, in the order found)."""
+
+    def key(item: tuple[str, str]) -> tuple[int, int]:
+        m = re.match(r"([A-Za-z_]+)(?:\[(\d+)\])?", item[0])
+        if not m or m.group(1) not in _SECTION_ORDER:
+            return (-1, 0)  # an unknown top-level key: TOML puts those before every table
+        return (_SECTION_ORDER[m.group(1)], int(m.group(2) or 0))
+
+    return sorted(problems, key=key)
 
 
 def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, source: str | None) -> RunSpec:
@@ -170,9 +227,13 @@ def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, sou
     )
 
 
-def _check_references(m: ScenarioModel, source: str) -> None:
+def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
+    """Every (place, problem) across sections. A check that depends on a failed one is skipped, so one
+    defect is one problem (an unknown host does not also make its paths' names unknown)."""
+    problems: list[tuple[str, str]] = []
+
     def fail(place: str, problem: str) -> None:
-        raise ScenarioError(source, place, problem)
+        problems.append((place, problem))
 
     def unique(items: list[str], section: str) -> None:
         seen: set[str] = set()
@@ -187,13 +248,16 @@ def _check_references(m: ScenarioModel, source: str) -> None:
     unique(hosts, "hosts")
     unique([w.name for w in m.workloads], "workloads")
 
-    def host_of(section: str, i: int, host: str | None) -> str:
+    def host_of(section: str, i: int, host: str | None) -> str | None:
+        """The entry's host, or None when it is missing or unknown (reported)."""
         if host is None:
             if len(hosts) > 1:
                 fail(f"{section}[{i}].host", f"required when there is more than one host ({', '.join(hosts)})")
+                return None
             return hosts[0]
         if host not in hosts:
             fail(f"{section}[{i}].host", f"no host named {host!r} (hosts: {', '.join(hosts)})")
+            return None
         return host
 
     if m.replication is not None:
@@ -218,6 +282,9 @@ def _check_references(m: ScenarioModel, source: str) -> None:
         host = host_of("paths", i, g.host)
         if g.count > 1 and "{i}" not in g.name:
             fail(f"paths[{i}].name", f"count = {g.count} needs {{i}} in the name to give each path its own name")
+            continue  # its names would all be the same: not duplicates to report as well
+        if host is None:
+            continue
         for name in g.names():
             if name in names_by_host[host]:
                 fail(f"paths[{i}].name", f"duplicate path name {name!r} on host {host!r}")
@@ -239,7 +306,7 @@ def _check_references(m: ScenarioModel, source: str) -> None:
             fail("replication.preferred_site", f"{m.replication.preferred_site!r} is not in the replication pair ({', '.join(m.replication.arrays)})")
     for i, w in enumerate(m.workloads):
         host = host_of("workloads", i, w.host)
-        if not names_by_host[host]:
+        if host is not None and not names_by_host[host]:
             fail(f"workloads[{i}].host", f"host {host!r} has no paths")
         if w.volume is None and len(volumes) > 1:
             fail(f"workloads[{i}].volume", f"required when there is more than one volume ({', '.join(volumes)})")
@@ -266,7 +333,7 @@ def _check_references(m: ScenarioModel, source: str) -> None:
             fail(f"{at}.array", f"{f.what} does not take an array")
         if f.path is not None:
             host = host_of("faults", i, f.host)
-            if f.path not in names_by_host[host]:
+            if host is not None and f.path not in names_by_host[host]:
                 fail(f"{at}.path", f"no path named {f.path!r} on host {host!r}")
         if f.link is not None and f.link != "replication" and f.link not in links:
             fail(f"{at}.link", f"no link named {f.link!r} (links: {', '.join(['replication', *links])})")
@@ -290,6 +357,7 @@ def _check_references(m: ScenarioModel, source: str) -> None:
             fail(f"{at}.ppm", f"only a loss burst takes ppm, not {f.what}")
         if f.duration is not None and f.what not in ("latency", "loss"):
             fail(f"{at}.duration", f"only a latency step or a loss burst takes a duration, not {f.what}")
+    return problems
 
 
 def build_scenario(data: dict[str, Any], source: str) -> Scenario:
@@ -298,7 +366,7 @@ def build_scenario(data: dict[str, Any], source: str) -> Scenario:
         model = ScenarioModel.model_validate(data)
     except ValidationError as e:
         raise _model_error(source, e) from None
-    _check_references(model, source)
+    problems = _check_references(model, source)
     runs = []
     for i, entry in enumerate(model.policies):
         raw = {"spec": entry.spec, **entry.extra_params}
@@ -308,7 +376,12 @@ def build_scenario(data: dict[str, Any], source: str) -> Scenario:
             raw["preferred_array"] = entry.preferred_array
         if entry.expect is not None:
             raw["expect"] = entry.expect
-        runs.append(_run_from_entry(model, raw, f"policies[{i}]", source))
+        try:
+            runs.append(_run_from_entry(model, raw, f"policies[{i}]", source))
+        except ScenarioError as e:
+            problems.extend(e.problems)
+    if problems:
+        raise ScenarioError.several(source, _in_file_order(problems))
     return Scenario(model=model, source=source, runs=tuple(runs))
 
 
@@ -332,6 +405,13 @@ def scenario_from_data(data: dict[str, Any], source: str = "<data>") -> Scenario
     A ``[sweep]`` table is skipped: it belongs to ``pathsel sweep`` (which
     checks it), so a file with one still simulates as it stands.
     """
+    if "validation" in data:
+        # a validation case's scenario may live in another file or run a Python policy: studies know how
+        raise ScenarioError(
+            source, "validation",
+            "a validation case file: from Python, run its scenario with pathsel.simulate(scenario_of(file)) "
+            "(scenario_of from pathsel.studies.validate); pathsel simulate and pathsel validate take the file as it is",
+        )
     return build_scenario({k: v for k, v in data.items() if k != "sweep"}, source)
 
 

@@ -1,7 +1,7 @@
 """The scenario file, validated: hosts, arrays, replication, paths, workloads, policies.
 
 Field names are the words users already know: fio's for workloads (``rw``,
-``rwmixread``, ``bs``, ``iodepth``, ``numjobs``, ``ramp_time``), esxcli's for
+``rwmixread``, ``rwmixwrite``, ``bs``, ``iodepth``, ``numjobs``, ``ramp_time``), esxcli's for
 policies, ALUA's for path states. Every model is frozen and rejects unknown
 keys. Cross-references (a path's array, a host's preferred array) are checked
 in :mod:`pathsel.scenario.load`, which knows the file name for the message.
@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     PlainValidator,
     WithJsonSchema,
+    model_validator,
 )
 
 from ..model.distributions import DELAY_KINDS, Constant, Distribution, parse_delay
@@ -171,9 +172,38 @@ class ServiceTime(_Strict):
     write: ServiceDelay = Constant(100e-6)
 
 
+def _service_time(value: Any) -> Any:
+    """One delay (``"150us"`` or a ``{dist = ...}`` table) is the same for reads and writes;
+    a table of ``read`` and ``write`` gives each its own."""
+    if isinstance(value, dict) and "dist" not in value:
+        return value
+    if isinstance(value, ServiceTime):
+        return value
+    # validated here, so that a bad value is reported at service_time, where it was written
+    delay = parse_delay(value, allow_zero=True)
+    return {"read": delay, "write": delay}
+
+
+_SERVICE_TIME_SCHEMA = {
+    "anyOf": [
+        _DELAY_SCHEMA["anyOf"][0],
+        _DELAY_SCHEMA["anyOf"][1],
+        {
+            "type": "object",
+            "properties": {"read": _DELAY_SCHEMA, "write": _DELAY_SCHEMA},
+            "additionalProperties": False,
+            "description": "a delay for reads and one for writes",
+        },
+    ],
+    "description": "one delay for reads and writes, or a table of read and write",
+}
+
+
 class ArrayConfig(_Strict):
     name: Name
-    service_time: ServiceTime = ServiceTime()
+    service_time: Annotated[ServiceTime, BeforeValidator(_service_time), WithJsonSchema(_SERVICE_TIME_SCHEMA)] = Field(
+        ServiceTime(), description="time an I/O holds a slot: one delay for both ops, or { read = ..., write = ... }"
+    )
     concurrency: int = Field(64, ge=1, strict=True, description="I/Os the array serves in parallel; more wait in a FIFO queue")
 
 
@@ -251,11 +281,31 @@ class WorkloadConfig(_Strict):
     host: str | None = None
     volume: str | None = None
     rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"] = "randread"
-    rwmixread: int = Field(50, ge=0, le=100, strict=True)
+    rwmixread: int = Field(50, ge=0, le=100, strict=True, description="% reads in a mixed workload")
+    rwmixwrite: int | None = Field(
+        None, ge=0, le=100, strict=True, description="% writes in a mixed workload (fio); 100 - rwmixread when not given"
+    )
     bs: BlockSizes = ((4096, 100.0),)
     iodepth: int = Field(1, ge=1, le=65536, strict=True)
     numjobs: int = Field(1, ge=1, le=4096, strict=True)
     ramp_time: NonNegativeDuration = 0.0
+
+    @model_validator(mode="after")
+    def _mix(self) -> WorkloadConfig:
+        """fio's two names for one split: either gives the other; both must agree."""
+        given_read = "rwmixread" in self.model_fields_set
+        if self.rwmixwrite is not None and given_read and self.rwmixread + self.rwmixwrite != 100:
+            # fio lets the later of the two win; a scenario's keys are not read in order, so say so
+            raise ValueError(
+                f"rwmixread = {self.rwmixread} and rwmixwrite = {self.rwmixwrite} add up to "
+                f"{self.rwmixread + self.rwmixwrite}, not 100: give one of them, or two that add up to 100"
+            )
+        # frozen model: set the derived one directly, so either name reads the split
+        if self.rwmixwrite is not None and not given_read:
+            object.__setattr__(self, "rwmixread", 100 - self.rwmixwrite)
+        elif self.rwmixwrite is None:
+            object.__setattr__(self, "rwmixwrite", 100 - self.rwmixread)
+        return self
 
     @property
     def read_fraction(self) -> float:

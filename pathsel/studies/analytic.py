@@ -826,7 +826,7 @@ def format_predictions(name: str, preds: list[Prediction], *, paths: bool = Fals
             p.label, _iops(b.lower), _iops(b.upper), _iops(p.iops), _ms(p.mva.response if p.mva else None),
             _ms(b.latency_min), p.kind,
         ])
-    cols = ["policy", "IOPS >=", "IOPS <=", "MVA IOPS", "MVA mean ms", "unloaded ms", "MVA figure"]
+    cols = ["policy", "IOPS >=", "IOPS <=", "MVA IOPS", "MVA mean (ms)", "unloaded (ms)", "MVA figure"]
     out = [head] + _table(cols, rows, {1, 2, 3, 4, 5}) + [""]
     for p in preds:
         out.append(f"{p.label}:")
@@ -841,7 +841,7 @@ def format_predictions(name: str, preds: list[Prediction], *, paths: bool = Fals
                 [p.model.paths[i].name, p.model.arrays[p.model.paths[i].array].name, f"{s:.4f}", _ms(lat.get(i))]
                 for i, s in enumerate(p.split.shares) if s > 0
             ]
-            out.extend("  " + line for line in _table(["path", "array", "share", "MVA mean ms"], prow, {2, 3}))
+            out.extend("  " + line for line in _table(["path", "array", "share", "MVA mean (ms)"], prow, {2, 3}))
     return "\n".join(out) + "\n"
 
 

@@ -49,9 +49,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..api import simulate, with_policies
+from ..api import duration_seconds, simulate, with_policies
 from ..engine import supports
-from ..errors import ScenarioError
+from ..errors import ScenarioError, closest
 from ..policies import PolicySpec, policy_label
 from ..policies.spec import POLICY_DEFS, norm_key, parse_spec
 from ..scenario import Scenario, load_scenario
@@ -129,7 +129,9 @@ def _resolve_param(name: str, values: Any, source: str, place: str) -> _Param:
         d = POLICY_DEFS[head]
         if d.param(key) is None:
             known = ", ".join(p.name for p in d.params) or "none"
-            raise ScenarioError(source, place, f"{head} has no parameter {rest!r} (parameters: {known})")
+            guess = closest(key, [p.name for p in d.params])
+            hint = f"did you mean {guess!r}? " if guess else ""
+            raise ScenarioError(source, place, f"{head} has no parameter {rest!r} ({hint}parameters: {known})")
         for v in values:  # range and type, before anything runs
             try:
                 parse_spec(head, {key: v})
@@ -207,7 +209,9 @@ def _sweep_table(data: dict[str, Any], source: str) -> dict[str, Any]:
         raise ScenarioError(source, "sweep", "must be a table")
     for key in raw:
         if key not in ("params", "replications", "seed"):
-            raise ScenarioError(source, f"sweep.{key}", f"unknown key {key!r} (keys: params, replications, seed)")
+            guess = closest(key, ("params", "replications", "seed"))
+            hint = f"did you mean {guess!r}? " if guess else ""
+            raise ScenarioError(source, f"sweep.{key}", f"unknown key {key!r} ({hint}keys: params, replications, seed)")
     out: dict[str, Any] = {}
     for key, low in (("replications", 1), ("seed", 0)):
         if key in raw:
@@ -578,7 +582,7 @@ def sweep(
     replications: int | None = None,
     seed: int | None = None,
     policies: Iterable[Any] | None = None,
-    duration: float | None = None,
+    duration: float | str | None = None,
     engine: str = "auto",
     out: str | Path | None = None,
     executor: Executor | str | None = None,
@@ -616,8 +620,7 @@ def sweep(
     t_start = time.perf_counter()
     if engine not in ("auto", "fast", "reference"):
         raise ScenarioError(_origin, "engine", f"unknown engine {engine!r} (engines: auto, fast, reference)")
-    if duration is not None and not duration > 0:
-        raise ScenarioError(_origin, "duration", "must be > 0")
+    duration = duration_seconds(duration, _origin)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise ScenarioError(_origin, "seed", f"must be a whole number >= 0, got {seed!r}")
     if replications is not None and (isinstance(replications, bool) or not isinstance(replications, (int, np.integer)) or replications < 1):

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..api import simulate
 from ..engine import supports
-from ..errors import ScenarioError
+from ..errors import ScenarioError, closest
 from ..model.distributions import Constant
 from ..policies.spec import POLICY_DEFS
 from ..results import RunResult
@@ -49,7 +49,7 @@ from ..scenario.load import RunSpec, Scenario, build_scenario
 from ..units import parse_duration
 from .analytic import RandomSplit
 
-__all__ = ["Case", "Check", "Row", "METRICS", "load_case", "case_files", "run_case", "validate", "format_table", "default_dir"]
+__all__ = ["Case", "Check", "Row", "METRICS", "load_case", "case_of", "scenario_of", "case_files", "run_case", "validate", "format_table", "default_dir"]
 
 # metric -> (unit, default error kind, needs a trace)
 METRICS: dict[str, tuple[str, str, bool]] = {
@@ -115,6 +115,13 @@ class Case:
         return self.random_split is None and all(supports(r.policy) for r in self.scenario.runs)
 
     @property
+    def runnable_scenario(self) -> Scenario:
+        """The scenario with the runs the case compares (its random split, when it has one)."""
+        if self.random_split is None:
+            return self.scenario
+        return self.scenario.with_runs((RunSpec(label="random-split", policy=RandomSplit(self.random_split)),))
+
+    @property
     def needs_trace(self) -> bool:
         return any(METRICS[c.metric][2] for c in self.checks)
 
@@ -176,6 +183,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ScenarioError(str(path), "", f"not valid TOML: {e}") from None
 
 
+def _unknown_key(key: str, keys: set[str]) -> str:
+    guess = closest(key, sorted(keys))
+    return f"unknown key {key!r}" + (f" (did you mean {guess!r}?)" if guess else "")
+
+
 def load_case(path: str | Path) -> Case:
     """Read a validation case: its ``[validation]`` table, then the scenario it holds or names."""
     path = Path(path)
@@ -190,7 +202,7 @@ def load_case(path: str | Path) -> Case:
 
     unknown = sorted(set(meta) - _CASE_KEYS)
     if unknown:
-        raise fail(unknown[0], "unknown key")
+        raise fail(unknown[0], _unknown_key(unknown[0], _CASE_KEYS))
     for key in ("case", "source"):
         if not isinstance(meta.get(key), str) or not meta[key]:
             raise fail(key, "required: a non-empty string")
@@ -250,7 +262,7 @@ def load_case(path: str | Path) -> Case:
             raise fail(place, "must be a table")
         extra = sorted(set(c) - _CHECK_KEYS)
         if extra:
-            raise fail(f"{place}.{extra[0]}", "unknown key")
+            raise fail(f"{place}.{extra[0]}", _unknown_key(extra[0], _CHECK_KEYS))
         metric = c.get("metric")
         if metric not in METRICS:
             raise fail(f"{place}.metric", f"must be one of {', '.join(METRICS)}, got {metric!r}")
@@ -299,8 +311,8 @@ def load_case(path: str | Path) -> Case:
     return case
 
 
-def scenario_of(path: str | Path | None) -> Scenario | None:
-    """The scenario a validation case file runs (RandomSplit runs included), or None for a plain scenario file."""
+def case_of(path: str | Path | None) -> Case | None:
+    """The validation case a file holds, or None for a plain scenario file (no ``[validation]`` table)."""
     if path is None:
         return None
     p = Path(path)
@@ -310,10 +322,17 @@ def scenario_of(path: str | Path | None) -> Scenario | None:
         return None  # the scenario loader reports it
     if "validation" not in data:
         return None
-    case = load_case(p)
-    if case.random_split is None:
-        return case.scenario
-    return case.scenario.with_runs((RunSpec(label="random-split", policy=RandomSplit(case.random_split)),))
+    return load_case(p)
+
+
+def scenario_of(path: str | Path | None) -> Scenario | None:
+    """The scenario a validation case file runs (RandomSplit runs included), or None for a plain scenario file.
+
+    ``pathsel.simulate(scenario_of("sims/validation/mva-single-server.toml"))`` runs a case's
+    scenario as ``pathsel simulate`` does; ``pathsel validate`` runs its checks.
+    """
+    case = case_of(path)
+    return None if case is None else case.runnable_scenario
 
 
 def case_files(paths: list[str | Path] | None = None) -> list[Path]:
