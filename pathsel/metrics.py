@@ -7,8 +7,8 @@
   and :mod:`pathsel.results` reads: histograms overall, per op and per path;
   per-path counters; per-interval time series; time integrals of I/Os in
   flight (for Little's law); I/O accounting; policy events.
-* :class:`Recorder`: the bookkeeping a Python engine calls at issue, path
-  start, path end and completion.
+
+Both engines fill these through one recorder (:mod:`pathsel.engine.recorder`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LogHistogram", "RunMetrics", "Recorder", "bin_index", "bin_value", "NBINS"]
+__all__ = ["LogHistogram", "RunMetrics", "bin_index", "bin_value", "NBINS", "SUB", "SUB_BITS", "MAX_EXP"]
 
 SUB_BITS = 7
 SUB = 1 << SUB_BITS
@@ -166,68 +166,3 @@ class RunMetrics:
     @property
     def in_flight(self) -> int:
         return self.issued - self.completed - self.failed
-
-
-class Recorder:
-    """Bookkeeping for a Python engine: call it at each step of an I/O's life."""
-
-    def __init__(self, metrics: RunMetrics) -> None:
-        self.m = metrics
-        self.start, self.end = metrics.window
-        self._in_flight = 0
-        self._last_t = 0.0
-        self._path_out = [0] * metrics.n_paths
-        self._path_last = [0.0] * metrics.n_paths
-
-    def _clip(self, t0: float, t1: float) -> float:
-        """Length of [t0, t1] inside the statistics window."""
-        return max(0.0, min(t1, self.end) - max(t0, self.start))
-
-    def issue(self, now: float) -> None:
-        self.m.issued += 1
-        self.m.in_flight_area += self._in_flight * self._clip(self._last_t, now)
-        self._in_flight += 1
-        self._last_t = now
-
-    def path_start(self, now: float, path: int) -> None:
-        self.m.path_in_flight_area[path] += self._path_out[path] * self._clip(self._path_last[path], now)
-        self._path_out[path] += 1
-        self._path_last[path] = now
-
-    def path_end(self, now: float, path: int) -> None:
-        self.m.path_in_flight_area[path] += self._path_out[path] * self._clip(self._path_last[path], now)
-        self._path_out[path] -= 1
-        self._path_last[path] = now
-
-    def complete(self, now: float, op: str, size: int, latency: float, path: int, path_latency: float) -> None:
-        m = self.m
-        m.completed += 1
-        m.in_flight_area += self._in_flight * self._clip(self._last_t, now)
-        self._in_flight -= 1
-        self._last_t = now
-        b = min(int(now / m.interval), m.n_bins - 1)
-        m.ts_ios[b] += 1
-        m.ts_bytes[b] += size
-        m.ts_latency_sum[b] += latency
-        if latency > m.ts_latency_max[b]:
-            m.ts_latency_max[b] = latency
-        m.ts_path_ios[b, path] += 1
-        if self.start <= now < self.end:
-            m.overall.add(latency)
-            m.by_op[op].add(latency)
-            m.bytes_by_op[op] += size
-            m.path_hist[path].add(path_latency)
-            m.path_bytes[path] += size
-
-    def fail(self, now: float) -> None:
-        self.m.failed += 1
-        self.m.ts_failed[min(int(now / self.m.interval), self.m.n_bins - 1)] += 1
-        self.m.in_flight_area += self._in_flight * self._clip(self._last_t, now)
-        self._in_flight -= 1
-        self._last_t = now
-
-    def close(self, now: float) -> None:
-        """Finish the integrals at the end of the run."""
-        self.m.in_flight_area += self._in_flight * self._clip(self._last_t, now)
-        for p in range(self.m.n_paths):
-            self.m.path_in_flight_area[p] += self._path_out[p] * self._clip(self._path_last[p], now)

@@ -15,25 +15,6 @@ import numpy as np
 from pathsel.policies import DeviceView, IORequest, PathTable, PathView
 
 
-class Spy:
-    """A PathView stand-in that records which paths' in-flight counters a policy reads."""
-
-    def __init__(self, view: PathView, log: list[tuple[str, str]]) -> None:
-        self._view = view
-        self._log = log
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr in ("outstanding", "outstanding_bytes", "controller_outstanding", "controller_outstanding_bytes"):
-            self._log.append((self._view.name, attr))
-        return getattr(self._view, attr)
-
-    def __eq__(self, other: object) -> bool:
-        return other is self
-
-    def __hash__(self) -> int:
-        return id(self)
-
-
 class Rig:
     """Paths ``names`` (default p0..pN-1) in the given ALUA states; ``devices`` lists each device's paths."""
 
@@ -45,19 +26,17 @@ class Rig:
         weights: Sequence[int] | None = None,
         devices: Sequence[Sequence[int]] | None = None,
         names: Sequence[str] | None = None,
-        spy: bool = False,
     ) -> None:
         n = len(alua)
         self.names = list(names) if names is not None else [f"p{i}" for i in range(n)]
         self.table = PathTable(self.names, ["a"] * n, list(alua), [None] * n, controllers=controllers, weights=weights)
         self.views = [PathView(self.table, i) for i in range(n)]
-        self.reads: list[tuple[str, str]] = []
         self.now = 0.0
         self.events: list[tuple[str, dict]] = []
         groups = devices if devices is not None else [list(range(n))]
         self.devices = []
         for d, members in enumerate(groups):
-            views = [Spy(self.views[i], self.reads) if spy else self.views[i] for i in members]
+            views = [self.views[i] for i in members]
             self.devices.append(
                 DeviceView(f"dev{d}", views, lambda: self.now, lambda e, det: self.events.append((e, det)))
             )

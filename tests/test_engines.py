@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 
 import pathsel
-from pathsel.policies import LatencyRoundRobin, PolicySpec, parse_spec
+from pathsel.policies import POLICY_DEFS, LatencyRoundRobin, PolicySpec, parse_spec
 
 from .test_properties import SETTINGS, cases
 
@@ -502,9 +502,8 @@ def test_engines_agree_on_the_seed_testdrive(testdrive_path):
 
 
 def _builtin(policy):
-    if isinstance(policy, LatencyRoundRobin):  # the property suite's short-window latency RR
-        return PolicySpec("latency", (("num_sampling_cycles", policy.cycles), ("latency_eval_time", policy.eval_time_ms),
-                                      ("use_ano", int(policy.use_ano)), ("variant", policy.variant), ("tolerance", policy.tolerance)))
+    if isinstance(policy, LatencyRoundRobin):  # the property suite's short-window latency RR: its class runs on both
+        return policy
     return parse_spec(policy)[0]
 
 
@@ -613,20 +612,22 @@ state = "AO"
 def test_stale_apd_timers_stay_inside_the_event_heap():
     import math
 
-    from pathsel.engine import _kernel as K
-    from pathsel.engine import fast
+    from pathsel.engine.fast import layout as L
+    from pathsel.engine.fast.loop import run_kernel
+    from pathsel.engine.fast.run import _Run
     from pathsel.model import compile_model
+    from pathsel.policies.kernel import FL_NEV
 
     sc = pathsel.loads_scenario(STALE_TIMERS).with_policies(["rr"])
     model = compile_model(sc, sc.runs[0])
-    prm, st, feed = fast._build(model, parse_spec("rr")[0], False)
-    feed.refill(st)
-    room = st.ev_t.shape[0] - 64
-    pref, sref = K.to_params(prm), K.to_state(st)
-    while (status := K.run_kernel(pref, sref, math.inf, room, 1 << 40)) != K.DONE:
-        if status == K.REFILL:
-            feed.refill(st)
-        st.si[K.I_NEV] = 0
-    assert 0 < st.si[K.I_HEAPN] <= st.h_time.shape[0]
+    run = _Run(model, POLICY_DEFS["rr"], parse_spec("rr")[0].as_dict(), False)
+    run.feed.refill()
+    room = run.view.ev_t.shape[0] - 64
+    addrs = (run.params_rec.address, run.state.address, run.view.address, run.rec.address)
+    while (status := run_kernel(*addrs, math.inf, room, 1 << 40)) != L.DONE:
+        if status == L.REFILL:
+            run.feed.refill()
+        run.view.flags[FL_NEV] = 0
+    assert 0 < run.state.si[L.I_HEAPN] <= run.state.h_time.shape[0]
     fast_, ref = _both(sc, None)
     assert _json(fast_) == _json(ref) and fast_.runs[0].metrics.completed > 100

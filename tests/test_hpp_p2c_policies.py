@@ -29,7 +29,7 @@ from pathsel.policies import (
     build_policy,
     parse_spec,
 )
-from pathsel.policies.balancers import PENALTY
+from pathsel.policies.p2c import PENALTY, observe
 
 from .policy_rig import Rig, ScriptedRng
 
@@ -138,7 +138,9 @@ def test_hpp_lb_iops_leaves_a_path_that_leaves_the_working_set():
 def test_hpp_lb_latency_defaults_and_ranges():
     pol = build_policy("hpp:lb-latency")
     assert isinstance(pol, HppLatency)
-    assert pol.cycles == 16 and pol.eval_time == 30.0 and not pol.use_ano
+    assert pol.params == {"latency_eval_time": 30000, "sampling_ios_per_path": 16, "variant": "min-set", "tolerance": 0.1}
+    Rig(["AO", "ANO"]).bind(pol)
+    assert pol.state.num_sampling_cycles == 16 and pol.state.use_ano == 0  # latency RR's reading, useANO=0
     for bad, msg in (
         ("hpp:lb-latency:sampling_ios_per_path=8", "sampling_ios_per_path must be in 16..160, got 8"),
         ("hpp:lb-latency:sampling_ios_per_path=161", "sampling_ios_per_path must be in 16..160, got 161"),
@@ -164,16 +166,17 @@ def test_hpp_lb_latency_samples_every_path_then_drops_the_slow_one():
 
 
 # -- P2C + peak EWMA --------------------------------------------------------------------
-def _spy_loads(pol):
-    calls = []
-    orig = pol.load
-
-    def load(k, now_ns):
-        calls.append(k)
-        return orig(k, now_ns)
-
-    pol.load = load
-    return calls
+# The compiled policy's state is a record of numpy arrays (pol.state: cost and stamp per path of
+# device 0); which pair a pick compared shows in the stamps (Metric.get moves a path's stamp to now).
+def _pick_pair(rig, pol, t):
+    """Issue one I/O at time ``t``; the pair of path positions the pick compared, the chosen one last."""
+    rig.now = t
+    (name,) = rig.names_of(1)
+    now_ns = int(t * 1e9)
+    stamped = [k for k in range(len(rig.names)) if pol.state.stamp[0][k] == now_ns]
+    chosen = int(name[1:])
+    assert chosen in stamped and len(stamped) == 2
+    return (next(k for k in stamped if k != chosen), chosen)
 
 
 @pytest.mark.parametrize(
@@ -192,34 +195,41 @@ def _spy_loads(pol):
 def test_p2c_draws_two_distinct_paths(u, n, pair):
     rig = Rig(["AO"] * n)
     pol = rig.bind(PeakEwmaP2C(), rng=ScriptedRng(u))
-    calls = _spy_loads(pol)
-    rig.names_of(1)
-    assert tuple(calls) == pair
+    # every path idle with no history: equal loads, and a tie goes to the second of the pair
+    assert set(_pick_pair(rig, pol, 1.0)) == set(pair)
+    assert rig.names_of(0) == [] and pol.state.stamp[0][pair[1]] == 1_000_000_000
     assert pol.rng.calls == 2
+
+
+def test_p2c_tie_goes_to_the_second_of_the_pair():
+    for u, second in (((0.0, 0.0), "p1"), ((0.6, 0.0), "p0")):
+        rig = Rig(["AO", "AO"])
+        rig.bind(PeakEwmaP2C(), rng=ScriptedRng(u))
+        assert rig.names_of(1) == [second]
 
 
 def test_p2c_pairs_are_distinct_and_uniform():
     rig = Rig(["AO"] * 3)
     pol = rig.bind(PeakEwmaP2C(), rng=np.random.default_rng(7))
-    calls = _spy_loads(pol)
-    for _ in range(6000):
-        rig.names_idle(1)
-    pairs = Counter(zip(calls[::2], calls[1::2]))
-    assert all(a != b for a, b in pairs)
-    assert set(pairs) == {(a, b) for a in range(3) for b in range(3) if a != b}
+    pairs = Counter()
+    for i in range(6000):
+        pair = _pick_pair(rig, pol, (i + 1) * 1e-3)
+        pairs[frozenset(pair)] += 1
+    assert set(pairs) == {frozenset(p) for p in ((0, 1), (0, 2), (1, 2))}
     for count in pairs.values():
-        assert 850 < count < 1150  # 1000 expected each
+        assert 1850 < count < 2150  # 2000 expected each
 
 
 def test_p2c_one_candidate_draws_nothing_and_none_gives_none():
     rig = Rig(["AO", "ANO", "standby"])
-    pol = rig.bind(PeakEwmaP2C(), rng=ScriptedRng([]))
+    pol = rig.bind(PeakEwmaP2C(), rng=np.random.default_rng(0))
     assert rig.names_of(3) == ["p0"] * 3
-    assert pol.rng.calls == 0
+    assert pol.view.rpos[0] == 0  # no value of the device's stream was used
     rig.down(0)
     assert rig.names_of(1) == ["p1"]  # the ANO path is the working set now
     rig.down(1)
     assert rig.names_of(1) == [None]
+    assert pol.view.rpos[0] == 0
 
 
 @pytest.mark.parametrize(
@@ -238,7 +248,7 @@ def test_p2c_one_candidate_draws_nothing_and_none_gives_none():
 def test_p2c_takes_the_lower_peak_ewma_load(costs, pending, u, expected):
     rig = Rig(["AO", "AO"])
     pol = rig.bind(PeakEwmaP2C(), rng=ScriptedRng(u))
-    pol.cost[:] = costs
+    pol.state.cost[0][:] = costs
     for i, c in enumerate(pending):
         rig.busy(i, c)
     assert rig.names_of(1) == [expected]
@@ -247,31 +257,34 @@ def test_p2c_takes_the_lower_peak_ewma_load(costs, pending, u, expected):
 def test_peak_ewma_observe():
     rig = Rig(["AO", "AO"])
     pol = rig.bind(PeakEwmaP2C(decay=10.0))
-    pol.observe(0, 5e6, 0)
-    assert pol.cost[0] == 5e6  # a peak is taken at once
-    pol.observe(0, 1e6, 10_000_000_000)  # one time constant later
+    st, cost, stamp = pol.state, pol.state.cost[0], pol.state.stamp[0]
+    observe.py_func(st, 0, 0, 5e6, 0)
+    assert cost[0] == 5e6  # a peak is taken at once
+    observe.py_func(st, 0, 0, 1e6, 10_000_000_000)  # one time constant later
     w = math.exp(-1.0)
-    assert pol.cost[0] == 5e6 * w + 1e6 * (1.0 - w)
-    assert pol.stamp[0] == 10_000_000_000
-    pol.observe(0, 9e6, 10_000_000_001)
-    assert pol.cost[0] == 9e6
-    pol.observe(1, 3e6, 0)
-    pol.observe(1, 3e6, 20_000_000_000)  # equal samples: the EWMA stays put
-    assert pol.cost[1] == pytest.approx(3e6, rel=1e-15)
+    assert cost[0] == 5e6 * w + 1e6 * (1.0 - w)
+    assert stamp[0] == 10_000_000_000
+    observe.py_func(st, 0, 0, 9e6, 10_000_000_001)
+    assert cost[0] == 9e6
+    observe.py_func(st, 0, 1, 3e6, 0)
+    observe.py_func(st, 0, 1, 3e6, 20_000_000_000)  # equal samples: the EWMA stays put
+    assert cost[1] == pytest.approx(3e6, rel=1e-15)
 
 
 def test_peak_ewma_load_decays_an_idle_path_and_moves_its_stamp():
     rig = Rig(["AO", "AO"])
-    pol = rig.bind(PeakEwmaP2C(decay=10.0))
-    pol.observe(0, 4e6, 0)
-    assert pol.load(0, 0) == 4e6
-    assert pol.load(0, 10_000_000_000) == 4e6 * math.exp(-1.0)
-    assert pol.stamp[0] == 10_000_000_000
+    pol = rig.bind(PeakEwmaP2C(decay=10.0), rng=ScriptedRng([0.0, 0.0] * 2))
+    cost, stamp = pol.state.cost[0], pol.state.stamp[0]
+    cost[:] = [4e6, 12e6 + 10.0]  # decayed: 4 ms x e^-1 x (2 + 1) for p0 against (12 ms + 10 ns) x e^-1 for p1
     rig.busy(0, 2)
-    assert pol.load(0, 10_000_000_000) == 4e6 * math.exp(-1.0) * 3
-    assert pol.load(1, 10_000_000_000) == 0.0
-    rig.busy(1, 2)
-    assert pol.load(1, 10_000_000_000) == PENALTY + 2
+    rig.now = 10.0  # one time constant after the stamps (0): the pick compares (p0, p1)
+    assert rig.names_of(1) == ["p0"]
+    assert cost[0] == 4e6 * math.exp(-1.0)
+    assert list(stamp) == [10_000_000_000, 10_000_000_000]
+    cost[:] = [0.0, 0.0]
+    rig.busy(1, 2)  # p0: 3 in flight, p1: 2, neither has history: the penalty, then fewer pending
+    assert rig.names_of(1) == ["p1"]
+    assert PENALTY + 2 < PENALTY + 3
 
 
 def test_peak_ewma_learns_from_completions():
@@ -281,8 +294,8 @@ def test_peak_ewma_learns_from_completions():
     assert p.name == "p1"
     rig.now = 0.002
     rig.complete(io, p)
-    assert pol.cost[1] == 2_000_000.0
-    assert pol.stamp[1] == 2_000_000
+    assert pol.state.cost[0][1] == 2_000_000.0
+    assert pol.state.stamp[0][1] == 2_000_000
     assert rig.names_of(1) == ["p0"]
 
 
@@ -294,9 +307,9 @@ def test_p2c_working_set_and_use_ano():
 
 
 def test_p2c_specs():
-    assert build_policy("p2c-ewma").tau == 10e9
+    assert build_policy("p2c-ewma").params["decay"] == 10.0
     pol = build_policy("p2c-ewma:decay=0.5,use_ano=1")
-    assert pol.tau == 0.5e9 and pol.use_ano
+    assert pol.params == {"decay": 0.5, "use_ano": 1}
     assert type(build_policy("peak-ewma")) is PeakEwmaP2C
     with pytest.raises(ValueError, match="decay must be in 0.001..86400, got 0.0"):
         parse_spec("p2c-ewma:decay=0")

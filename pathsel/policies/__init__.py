@@ -1,7 +1,14 @@
-"""Path-selection policies, one module per family.
+"""Path-selection policies.
+
+A built-in policy is a :class:`~pathsel.policies.define.PolicyDef` in one
+file per family (``esxi``, ...), listed once in :mod:`.registry`. Each is
+also a Python :class:`Policy` class here (``RoundRobin(iops=1)``) that runs
+its compiled hooks on the reference engine. Your own policy is either a
+Python :class:`Policy` subclass (reference engine) or a ``PolicyDef`` in the
+compiled style (both engines): see docs/policies.md.
 
 ``build_policy`` turns what a user wrote (a spec string, a :class:`PolicySpec`,
-a Policy subclass or instance) into a fresh policy object for one device.
+a PolicyDef, a Policy subclass or instance) into a fresh policy object for one device.
 """
 
 from __future__ import annotations
@@ -9,43 +16,19 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .balancers import PeakEwmaP2C, balancer_policy
-from .base import (
-    USABLE_STATES,
-    DeviceView,
-    IORequest,
-    PathTable,
-    PathView,
-    Policy,
-    alua_working_set,
-)
-from .esxi import Fixed, LatencyRoundRobin, MostRecentlyUsed, RoundRobin, esxi_policy
-from .hpp import (
-    HppFixed,
-    HppLatency,
-    HppLoadBalanceBytes,
-    HppLoadBalanceIops,
-    HppRoundRobin,
-    hpp_policy,
-)
-from .linux_dm import (
-    DmHistoricalServiceTime,
-    DmQueueLength,
-    DmRoundRobin,
-    DmServiceTime,
-    dm_policy,
-)
-from .nvme import NvmeNuma, NvmeQueueDepth, NvmeRoundRobin, nvme_policy
-from .spec import POLICY_DEFS, PolicySpec, parse_spec
-from .windows import (
-    MpioFailoverOnly,
-    MpioLeastBlocks,
-    MpioLeastQueueDepth,
-    MpioRoundRobin,
-    MpioRoundRobinWithSubset,
-    MpioWeightedPaths,
-    mpio_policy,
-)
+from .adapter import CompiledPolicy, policy_class
+from .base import USABLE_STATES, DeviceView, IORequest, PathTable, PathView, Policy, alua_working_set
+from .define import Field, Param, PolicyDef
+from .registry import BUILTIN, POLICY_DEFS, register
+from .spec import PolicySpec, parse_spec
+
+_CLASSES: dict[str, type[CompiledPolicy]] = {}
+for _d in BUILTIN:
+    _cls = policy_class(_d, _d.class_name)
+    _cls.__module__ = __name__
+    _cls.__qualname__ = _d.class_name
+    globals()[_d.class_name] = _cls
+    _CLASSES[_d.name] = _cls
 
 __all__ = [
     "Policy",
@@ -54,49 +37,28 @@ __all__ = [
     "IORequest",
     "PathTable",
     "PolicySpec",
+    "PolicyDef",
+    "Param",
+    "Field",
+    "CompiledPolicy",
     "POLICY_DEFS",
     "USABLE_STATES",
     "alua_working_set",
     "parse_spec",
     "build_policy",
     "policy_label",
-    "Fixed",
-    "MostRecentlyUsed",
-    "RoundRobin",
-    "LatencyRoundRobin",
-    "DmRoundRobin",
-    "DmQueueLength",
-    "DmServiceTime",
-    "DmHistoricalServiceTime",
-    "NvmeNuma",
-    "NvmeRoundRobin",
-    "NvmeQueueDepth",
-    "MpioFailoverOnly",
-    "MpioRoundRobin",
-    "MpioRoundRobinWithSubset",
-    "MpioLeastQueueDepth",
-    "MpioWeightedPaths",
-    "MpioLeastBlocks",
-    "HppFixed",
-    "HppRoundRobin",
-    "HppLoadBalanceIops",
-    "HppLoadBalanceBytes",
-    "HppLatency",
-    "PeakEwmaP2C",
+    "policy_class",
+    "register",
+    *(d.class_name for d in BUILTIN),
 ]
 
-# One factory per family; every name in POLICY_DEFS has one (tests/test_linux_policies.py checks).
-_FAMILIES = {
-    "fixed": esxi_policy,
-    "mru": esxi_policy,
-    "rr": esxi_policy,
-    "latency": esxi_policy,
-    **{name: dm_policy for name in POLICY_DEFS if name.startswith("dm:")},
-    **{name: nvme_policy for name in POLICY_DEFS if name.startswith("nvme:")},
-    **{name: mpio_policy for name in POLICY_DEFS if name.startswith("mpio:")},
-    **{name: hpp_policy for name in POLICY_DEFS if name.startswith("hpp:")},
-    "p2c-ewma": balancer_policy,
-}
+
+def class_of(defn: PolicyDef) -> type[CompiledPolicy]:
+    """The Python class that runs ``defn`` on the reference engine."""
+    cls = _CLASSES.get(defn.name)
+    if cls is None or cls.definition is not defn:
+        cls = _CLASSES[defn.name] = policy_class(defn)
+    return cls
 
 
 def build_policy(policy: Any) -> Policy:
@@ -104,17 +66,21 @@ def build_policy(policy: Any) -> Policy:
     if isinstance(policy, str):
         policy = parse_spec(policy)[0]
     if isinstance(policy, PolicySpec):
-        return _FAMILIES[policy.name](policy.name, policy.as_dict())
+        return class_of(POLICY_DEFS[policy.name]).with_params(policy.as_dict())
+    if isinstance(policy, PolicyDef):
+        return class_of(policy)()
     if isinstance(policy, type) and issubclass(policy, Policy):
         return policy()
     if isinstance(policy, Policy):
         return copy.deepcopy(policy)
-    raise TypeError(f"not a policy: {policy!r} (give a spec such as 'rr:iops=1', a Policy subclass or an instance)")
+    raise TypeError(f"not a policy: {policy!r} (give a spec such as 'rr:iops=1', a PolicyDef, a Policy subclass or an instance)")
 
 
 def policy_label(policy: Any) -> str:
     if isinstance(policy, PolicySpec):
         return policy.text
+    if isinstance(policy, PolicyDef):
+        return policy.name
     if isinstance(policy, type):
         return getattr(policy, "name", policy.__name__)
     return getattr(policy, "name", type(policy).__name__)

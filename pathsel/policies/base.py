@@ -30,7 +30,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Policy", "PathView", "DeviceView", "IORequest", "PathTable", "alua_working_set", "USABLE_STATES"]
+from .kernel import ALUA_CODES, ALUA_NAMES
+
+__all__ = ["Policy", "PathView", "DeviceView", "IORequest", "PathTable", "AluaStates", "alua_working_set", "USABLE_STATES"]
 
 # ALUA states in which a path accepts I/O. Standby and unavailable ports reject
 # commands (SPC-4 5.16.2), so no policy may use them.
@@ -47,10 +49,32 @@ class IORequest:
     size: int  # bytes
     issued_at: float  # seconds
     attempts: int = 0
+    slot: int = -1  # the job slot it occupies while in flight (-1: issued outside an engine)
 
     @property
     def is_write(self) -> bool:
         return self.op == "write"
+
+
+class AluaStates:
+    """A path table's ALUA states: read and written by name (``"AO"``), kept as codes in ``codes``."""
+
+    __slots__ = ("codes",)
+
+    def __init__(self, codes: np.ndarray) -> None:
+        self.codes = codes
+
+    def __getitem__(self, p: int) -> str:
+        return ALUA_NAMES[int(self.codes[p])]
+
+    def __setitem__(self, p: int, state: str) -> None:
+        self.codes[p] = ALUA_CODES[state]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __iter__(self):
+        return (ALUA_NAMES[int(c)] for c in self.codes)
 
 
 class PathTable:
@@ -60,6 +84,10 @@ class PathTable:
     namespace). Paths of several devices that cross the same initiator-target
     nexus (NVMe: the same controller) share ``controller`` and its counters,
     which is what NVMe's queue-depth and Windows' least queue depth count.
+
+    The columns are numpy arrays (ALUA states as codes, read and written by
+    name through ``alua``), so a compiled policy reads the very same numbers
+    (:data:`pathsel.policies.kernel.VIEW`).
     """
 
     def __init__(
@@ -76,16 +104,17 @@ class PathTable:
         self.names = list(names)
         self.arrays = list(arrays)
         self.bandwidth = list(bandwidth)
-        self.alua = list(alua)
-        self.up = [True] * n
-        self.outstanding = [0] * n
-        self.outstanding_bytes = [0] * n
-        self.controller = list(controllers) if controllers is not None else list(range(n))
+        self.bandwidth_bps = np.array([b or 0.0 for b in self.bandwidth], dtype=np.float64)
+        self.alua = AluaStates(np.array([ALUA_CODES[a] for a in alua], dtype=np.int64))
+        self.up = np.ones(n, dtype=np.int64)
+        self.outstanding = np.zeros(n, dtype=np.int64)
+        self.outstanding_bytes = np.zeros(n, dtype=np.int64)
+        self.controller = np.array(list(controllers) if controllers is not None else range(n), dtype=np.int64)
         self.controller_names = list(controller_names) if controller_names is not None else list(self.names)
-        self.weight = list(weights) if weights is not None else [0] * n
-        nc = max(self.controller, default=-1) + 1
-        self.controller_outstanding = [0] * nc
-        self.controller_outstanding_bytes = [0] * nc
+        self.weight = np.array(list(weights) if weights is not None else [0] * n, dtype=np.int64)
+        nc = int(self.controller.max()) + 1 if n else 0
+        self.controller_outstanding = np.zeros(nc, dtype=np.int64)
+        self.controller_outstanding_bytes = np.zeros(nc, dtype=np.int64)
 
     def start(self, p: int, nbytes: int) -> None:
         """An attempt begins on path ``p`` (the engine calls this)."""
@@ -124,28 +153,28 @@ class PathView:
 
     @property
     def alua(self) -> str:
-        """AO, ANO, standby or unavailable."""
-        return self._t.alua[self.index]
+        """AO, ANO, standby, unavailable or transitioning."""
+        return ALUA_NAMES[int(self._t.alua.codes[self.index])]
 
     @property
     def is_up(self) -> bool:
-        return self._t.up[self.index]
+        return bool(self._t.up[self.index])
 
     @property
     def usable(self) -> bool:
         """Up and in an ALUA state that accepts I/O (AO or ANO)."""
         t = self._t
-        return t.up[self.index] and t.alua[self.index] in USABLE_STATES
+        return bool(t.up[self.index]) and int(t.alua.codes[self.index]) <= 1
 
     @property
     def outstanding(self) -> int:
         """This device's I/Os issued on this path and not yet completed."""
-        return self._t.outstanding[self.index]
+        return int(self._t.outstanding[self.index])
 
     @property
     def outstanding_bytes(self) -> int:
         """Bytes of this device's I/Os in flight on this path."""
-        return self._t.outstanding_bytes[self.index]
+        return int(self._t.outstanding_bytes[self.index])
 
     @property
     def controller(self) -> str:
@@ -155,16 +184,16 @@ class PathView:
     @property
     def controller_outstanding(self) -> int:
         """I/Os in flight over this path's nexus from every device (NVMe's per-controller nr_active)."""
-        return self._t.controller_outstanding[self._t.controller[self.index]]
+        return int(self._t.controller_outstanding[self._t.controller[self.index]])
 
     @property
     def controller_outstanding_bytes(self) -> int:
-        return self._t.controller_outstanding_bytes[self._t.controller[self.index]]
+        return int(self._t.controller_outstanding_bytes[self._t.controller[self.index]])
 
     @property
     def weight(self) -> int:
         """The administrator's static path weight (Windows MPIO weighted paths; 0 if unset)."""
-        return self._t.weight[self.index]
+        return int(self._t.weight[self.index])
 
     @property
     def bandwidth(self) -> float | None:
@@ -232,6 +261,9 @@ class Policy:
     def select(self, io: IORequest) -> PathView | None:
         """The path for this I/O, or None when no path can take it (the I/O waits)."""
         raise NotImplementedError
+
+    def on_start(self, path: PathView, io: IORequest) -> None:
+        """An attempt of ``io`` starts on ``path`` (right after :meth:`select` chose it)."""
 
     def on_complete(self, path: PathView, io: IORequest, latency: float) -> None:
         """An I/O finished on ``path``; ``latency`` is its time on that path in seconds."""

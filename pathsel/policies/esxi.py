@@ -1,10 +1,13 @@
-"""VMware ESXi NMP path selection plug-ins: VMW_PSP_FIXED, VMW_PSP_MRU, VMW_PSP_RR.
+"""VMware ESXi NMP path selection plug-ins: VMW_PSP_FIXED, VMW_PSP_MRU, VMW_PSP_RR (iops, bytes, latency).
 
-Sources: VMware vSphere Storage guide, "Path Selection Plug-Ins and Policies"
-and "Change Default Parameters for Latency Round Robin"; ``esxcli storage nmp
-psp roundrobin deviceconfig set`` (parameter names, defaults and ranges);
-seed 004 (Pure Storage, "Latency-based PSP in ESXi 6.7 Update 1: A test
-drive", 2018) for the observed behaviour of the latency policy.
+Sources: VMware, *vSphere Storage*, "Path Selection Plug-Ins and Policies"
+and "Change Default Parameters for Latency Round Robin" (vSphere 6.7 U1 and
+later); ``esxcli storage nmp psp roundrobin deviceconfig set`` (parameter
+names, defaults and ranges); Broadcom KB 371368 (latency round robin
+"actively monitors paths for latency and Outstanding IO" and selects "the
+optimal path(s)"); Cody Hosterman, "Latency-based PSP in ESXi 6.7 Update 1:
+A test drive", 2018, https://www.codyhosterman.com/2018/10/latency-based-psp-in-esxi-6-7-update-1-a-test-drive/
+for the observed behaviour of the latency policy.
 
 Assumptions where the sources are silent (each is a parameter or stated here):
 
@@ -14,26 +17,57 @@ Assumptions where the sources are silent (each is a parameter or stated here):
   working path after it and the I/O count restarts.
 * FIXED with no ``preferred`` picks the first AO path (ESXi picks "the first
   working path discovered"); its alternate is the first usable AO path, else
-  ANO, kept until the preferred path returns.
-* Latency RR (VMware documents only its parameters): see :class:`LatencyRoundRobin`.
+  ANO, kept until the preferred path returns. An explicit preference ignores
+  AO/ANO: FIXED uses its path in either state.
+* MRU keeps its path until it fails; under ALUA it leaves an ANO path for an
+  AO one as soon as one is usable.
+* Latency RR (VMware documents only its parameters): see :data:`LATENCY`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
 
-from .base import IORequest, PathView, Policy, alua_working_set
+import numpy as np
 
-__all__ = ["Fixed", "MostRecentlyUsed", "RoundRobin", "LatencyRoundRobin", "fixed_preferred", "size_normalised"]
+from .define import (
+    INT32_MAX,
+    Event,
+    EventData,
+    Param,
+    PolicyDef,
+    Setup,
+    Snapshot,
+    compiled,
+    compiled_inline,
+    per_device,
+    per_io,
+    per_path,
+    scalar,
+    scratch,
+)
+from .kernel import AO, EV_POLICY, log_event, usable, working_set, ws_member, ws_tier
+
+__all__ = ["FIXED", "MRU", "RR", "LATENCY", "fixed_preferred", "size_normalised", "SIZE_REF", "USE_ANO", "VARIANT", "TOLERANCE"]
 
 SIZE_REF = 4096  # latency RR compares paths as if every I/O were 4 KiB
+
+USE_ANO = Param("use_ano", 0, int, "1 adds ANO paths to the set the policy uses (esxcli useANO)", 0, 1)
+VARIANT = Param(
+    "variant",
+    "min-set",
+    str,
+    "pathsel assumption: min-set (rotate over paths within tolerance of the best) or score (per I/O argmin latency x (pending+1))",
+    choices=("min-set", "score"),
+)
+TOLERANCE = Param("tolerance", 0.1, float, "pathsel assumption (min-set): keep paths whose latency is within this fraction of the best", 0.0, 100.0)
 
 
 def fixed_preferred(paths, preferred: str = ""):
     """The path FIXED prefers: the one named, else the first AO path, else the first path.
 
     ``paths`` are anything with ``name`` and ``alua`` (views, compiled paths), so
-    the policy, the fast engine and the analytic model share this one rule.
+    the policy and the analytic model share this one rule.
     """
     named = [p for p in paths if p.name == preferred]
     ao = [p for p in paths if p.alua == "AO"]
@@ -47,282 +81,437 @@ def size_normalised(latency: float, size: float, bandwidth: float | None) -> flo
     return latency
 
 
-def _next_after(current: PathView | None, working: list[PathView], paths: tuple[PathView, ...]) -> PathView:
-    """The first working path after ``current`` in device order, wrapping around."""
-    if current is None:
-        return working[0]
-    ids = {p.index for p in working}
-    n = len(paths)
-    start = paths.index(current)
-    for k in range(1, n + 1):
-        candidate = paths[(start + k) % n]
-        if candidate.index in ids:
-            return candidate
-    return working[0]
+def _name(s: Snapshot, k: int) -> str:
+    return s.names[k] if k >= 0 else "none"
 
 
-class Fixed(Policy):
-    """VMW_PSP_FIXED: the preferred path whenever it is usable; fails back to it."""
-
-    name = "fixed"
-
-    def __init__(self, preferred: str = "") -> None:
-        self.preferred_name = preferred
-        self._current: PathView | None = None
-
-    def bind(self, device, rng) -> None:
-        super().bind(device, rng)
-        self._preferred = fixed_preferred(device.paths, self.preferred_name)
-
-    def select(self, io: IORequest) -> PathView | None:
-        # An explicit preference ignores AO/ANO: FIXED uses its path in either state.
-        if self._preferred.usable:
-            self._current = self._preferred
-        elif self._current is None or not self._current.usable:
-            candidates = alua_working_set(self.device.paths)
-            self._current = candidates[0] if candidates else None
-        return self._current
-
-    def config_string(self) -> str:
-        cur = self._current.name if self._current else "none"
-        return f"{{preferred={self._preferred.name};current={cur}}}"
+# -- VMW_PSP_FIXED ----------------------------------------------------------------------
+@compiled_inline
+def fixed_select(v, st, d, slot):
+    pref = st.pref[d]
+    if usable(v, v.d_paths[d, pref]):
+        st.cur[d] = pref
+    elif st.cur[d] < 0 or not usable(v, v.d_paths[d, st.cur[d]]):
+        n = working_set(v, d, False, st.tmp)
+        st.cur[d] = st.tmp[0] if n > 0 else -1
+    return st.cur[d]
 
 
-class MostRecentlyUsed(Policy):
-    """VMW_PSP_MRU: stays on its path until it fails; never fails back.
-
-    Under ALUA it leaves an ANO path for an AO one as soon as one is usable.
-    """
-
-    name = "mru"
-
-    def __init__(self) -> None:
-        self._current: PathView | None = None
-
-    def select(self, io: IORequest) -> PathView | None:
-        cur = self._current
-        if cur is not None and cur.usable:
-            if cur.alua == "AO" or not any(p.usable and p.alua == "AO" for p in self.device.paths):
-                return cur
-        candidates = alua_working_set(self.device.paths)
-        self._current = candidates[0] if candidates else None
-        return self._current
-
-    def config_string(self) -> str:
-        return f"{{Current Path={self._current.name if self._current else 'none'}}}"
+class _Named:
+    def __init__(self, name: str, alua: str) -> None:
+        self.name, self.alua = name, alua
 
 
-class RoundRobin(Policy):
-    """VMW_PSP_RR ``--type=iops|bytes``: one cursor per device over the working paths.
-
-    Every issued I/O goes to the cursor path; after ``iops`` I/Os (or once
-    ``bytes`` bytes have been sent) the next I/O goes to the next working path.
-    Working paths are the usable AO paths, the ANO ones only when no AO path
-    is left, or both with ``use_ano=1``.
-    """
-
-    name = "rr"
-
-    def __init__(self, type: str = "iops", iops: int = 1000, bytes: int = 10485760, use_ano: int = 0) -> None:
-        self.type = type
-        self.limit = iops if type == "iops" else bytes
-        self.iops = iops
-        self.bytes = bytes
-        self.use_ano = bool(use_ano)
-        self._cursor: PathView | None = None
-        self._count = 0  # I/Os or bytes sent down the cursor path since it became current
-
-    def select(self, io: IORequest) -> PathView | None:
-        working = alua_working_set(self.device.paths, self.use_ano)
-        if not working:
-            return None
-        cur = self._cursor
-        if cur is None or cur not in working or self._count >= self.limit:
-            cur = _next_after(cur, working, self.device.paths)
-            self._count = 0
-        self._cursor = cur
-        self._count += 1 if self.type == "iops" else io.size
-        return cur
-
-    def config_string(self) -> str:
-        last = self.device.paths.index(self._cursor) if self._cursor is not None else 0
-        pending = self._cursor.outstanding if self._cursor else 0
-        pending_bytes = self._cursor.outstanding_bytes if self._cursor else 0
-        return (
-            f"{{policy={self.type},iops={self.iops},bytes={self.bytes},useANO={int(self.use_ano)}; "
-            f"lastPathIndex={last}: NumIOsPending={pending},numBytesPending={pending_bytes}}}"
-        )
+def fixed_setup(s: Setup) -> None:
+    """The preferred path of each device: named by ``preferred``, else its first AO path."""
+    for d, dev in enumerate(s.devices):
+        named = [_Named(n, a) for n, a in zip(dev.names, dev.alua)]
+        s.state.pref[d] = named.index(fixed_preferred(named, s.params.get("preferred", "")))
 
 
-class LatencyRoundRobin(Policy):
-    """VMW_PSP_RR ``--type=latency``: sample every path, then use the fast ones.
-
-    VMware documents the parameters and the intent ("considers I/O bandwidth
-    and path latency", "paths exhibiting higher latency are excluded until the
-    next sampling period proves otherwise"), not the algorithm. pathsel models
-    it as follows; every step is an assumption with a parameter or a note:
-
-    1. **Sampling window.** At the start and then ``latency_eval_time`` ms
-       after each evaluation, a window opens over the candidate paths (usable
-       AO paths; ANO too with ``use_ano=1``; ANO only when no AO is usable).
-       The next ``num_sampling_cycles`` x (number of candidates) issued I/Os
-       are sample I/Os sent round robin, one per candidate per cycle (ESXi's
-       ``curSamplingCycle`` counter; HPP's "sample IOs issued on each path");
-       a candidate that has left the working set meanwhile is skipped.
-       I/Os issued after the samples and before the last sample completes go
-       to the paths in use before the window (all candidates at first).
-    2. **Size weighting.** A sample's latency is normalised to a 4 KiB I/O by
-       taking off the extra transfer time on the path's link:
-       ``latency - (size - 4096) / bandwidth`` (nothing when the link speed is
-       not modelled).
-    3. **Evaluation**, when every sample has completed: the average
-       normalised latency of each candidate, then by ``variant``:
-       ``min-set`` (default) keeps the paths within ``tolerance`` of the best
-       average and rotates over them one I/O at a time; ``score`` keeps every
-       sampled path and sends each I/O to the argmin of
-       ``average x (pending + 1)`` (idle slow paths wait; under load they
-       take the overflow), ties to the earlier path.
-    4. A path that leaves the working set (down, standby or unavailable, or
-       ANO while an AO path is usable and ``use_ano=0``) leaves the sets at
-       once and is not evaluated; if none of the chosen paths is in the
-       working set a new window opens at once (so after falling back to ANO
-       paths the policy returns to AO paths as soon as one is usable, as RR
-       does).
-
-    With seed 004's paths the default drops every remote path at the first
-    evaluation (~50 ms into the run). The seed saw the 8 ms+ paths dropped at
-    once and the 6 ms ones "a few minutes" later; ``variant=score`` keeps the
-    6 ms paths for overflow instead. See docs/model.md.
-    """
-
-    name = "latency"
-
-    def __init__(
-        self,
-        num_sampling_cycles: int = 16,
-        latency_eval_time: int = 180000,
-        use_ano: int = 0,
-        variant: str = "min-set",
-        tolerance: float = 0.1,
-    ) -> None:
-        self.cycles = num_sampling_cycles
-        self.eval_time = latency_eval_time / 1000.0
-        self.eval_time_ms = latency_eval_time
-        self.use_ano = bool(use_ano)
-        self.variant = variant
-        self.tolerance = tolerance
-        self._sampling = False
-        self._candidates: list[PathView] = []
-        self._samples_issued = 0
-        self._pending: dict[int, int] = {}  # sample I/O seq -> path index
-        self._sums: dict[int, float] = {}
-        self._counts: dict[int, int] = {}
-        self._active: list[PathView] = []
-        self._average: dict[int, float] = {}
-        self._next_eval = 0.0
-        self._rotation = 0
-        self._last: PathView | None = None
-
-    # -- sampling --------------------------------------------------------
-    def _open_window(self, working: list[PathView]) -> None:
-        self._sampling = True
-        self._candidates = list(working)
-        self._samples_issued = 0
-        self._pending.clear()
-        self._sums = {p.index: 0.0 for p in working}
-        self._counts = {p.index: 0 for p in working}
-        self.device.record("sampling_started", candidates=[p.name for p in working])
-
-    def _sample_path(self, working: list[PathView]) -> PathView | None:
-        total = self.cycles * len(self._candidates)
-        ids = {p.index for p in working}
-        while self._samples_issued < total:
-            p = self._candidates[self._samples_issued % len(self._candidates)]
-            self._samples_issued += 1
-            if p.index in ids:
-                return p
-        return None
-
-    def _evaluate(self) -> None:
-        working = {p.index for p in alua_working_set(self.device.paths, self.use_ano)}
-        sampled = [p for p in self._candidates if self._counts.get(p.index, 0) > 0 and p.index in working]
-        self._sampling = False
-        self._next_eval = self.device.now + self.eval_time
-        if not sampled:
-            self._active = []
-            return
-        self._average = {p.index: self._sums[p.index] / self._counts[p.index] for p in sampled}
-        best = min(self._average.values())
-        if self.variant == "min-set":
-            chosen = [p for p in sampled if self._average[p.index] <= best * (1.0 + self.tolerance)]
-        else:
-            chosen = sampled
-        dropped = [p.name for p in self._candidates if p not in chosen]
-        self._active = chosen
-        self._rotation = 0
-        self.device.record(
-            "evaluation",
-            latency_us={p.name: round(self._average[p.index] * 1e6, 3) for p in sampled},
-            active=[p.name for p in chosen],
-            dropped=dropped,
-        )
-
-    # -- policy hooks ----------------------------------------------------
-    def select(self, io: IORequest) -> PathView | None:
-        working = alua_working_set(self.device.paths, self.use_ano)
-        if not working:
-            return None
-        ids = {p.index for p in working}
-        in_use = [p for p in self._active if p.index in ids]
-        if not self._sampling and (self.device.now >= self._next_eval or not in_use):
-            self._open_window(working)
-        if self._sampling:
-            p = self._sample_path(working)
-            if p is not None:
-                self._pending[io.seq] = p.index
-                self._last = p
-                return p
-            if not self._pending:  # every sample path failed before it was used
-                self._evaluate()
-                return self.select(io)
-        in_use = in_use or working
-        if self.variant == "score" and not self._sampling:
-            avg = self._average
-            p = min(in_use, key=lambda q: avg.get(q.index, 0.0) * (q.outstanding + 1))
-        else:
-            p = in_use[self._rotation % len(in_use)]
-            self._rotation += 1
-        self._last = p
-        return p
-
-    def on_complete(self, path: PathView, io: IORequest, latency: float) -> None:
-        expected = self._pending.pop(io.seq, None)
-        if expected is None:
-            return
-        if expected == path.index and expected in self._sums:
-            self._sums[expected] += size_normalised(latency, io.size, path.bandwidth)
-            self._counts[expected] += 1
-        if self._sampling and not self._pending and self._samples_issued >= self.cycles * len(self._candidates):
-            self._evaluate()
-
-    def on_path_change(self, path: PathView) -> None:
-        if not path.usable and self._sampling:
-            for seq in [s for s, i in self._pending.items() if i == path.index]:
-                del self._pending[seq]
-            if not self._pending and self._samples_issued >= self.cycles * len(self._candidates):
-                self._evaluate()
-
-    def config_string(self) -> str:
-        cur = self._last
-        latency_ms = round(self._average.get(cur.index, 0.0) * 1e3) if cur else 0
-        cycle = min(self._samples_issued // max(len(self._candidates), 1), self.cycles)
-        return (
-            f"{{policy=latency,latencyEvalTime={self.eval_time_ms},samplingCycles={self.cycles},"
-            f"curSamplingCycle={cycle},useANO={int(self.use_ano)}; CurrentPath={cur.name if cur else 'none'}: "
-            f"NumIOsPending={cur.outstanding if cur else 0},latency={latency_ms}}}"
-        )
+FIXED = PolicyDef(
+    "fixed",
+    "VMW_PSP_FIXED: always the preferred path; another path only while it is down; returns to it",
+    "VMware vSphere Storage: Path Selection Plug-Ins and Policies",
+    select=fixed_select,
+    params=(Param("preferred", "", str, "runtime name of the preferred path (default: the first AO path)"),),
+    aliases=("VMW_PSP_FIXED",),
+    state=(per_device("pref", init=0), per_device("cur", init=-1), scratch("tmp")),
+    setup=fixed_setup,
+    class_name="Fixed",
+    config_string=lambda s: f"{{preferred={s.names[int(s.state.pref[s.d])]};current={_name(s, int(s.state.cur[s.d]))}}}",
+)
 
 
-def esxi_policy(name: str, params: dict[str, Any]) -> Policy:
-    cls = {"fixed": Fixed, "mru": MostRecentlyUsed, "rr": RoundRobin, "latency": LatencyRoundRobin}[name]
-    return cls(**params)
+# -- VMW_PSP_MRU ------------------------------------------------------------------------
+@compiled_inline
+def mru_select(v, st, d, slot):
+    cur = st.cur[d]
+    if cur >= 0 and usable(v, v.d_paths[d, cur]):
+        if v.alua[v.d_paths[d, cur]] == AO:
+            return cur
+        any_ao = False
+        for k in range(v.d_np[d]):
+            p = v.d_paths[d, k]
+            if usable(v, p) and v.alua[p] == AO:
+                any_ao = True
+        if not any_ao:
+            return cur
+    n = working_set(v, d, False, st.tmp)
+    st.cur[d] = st.tmp[0] if n > 0 else -1
+    return st.cur[d]
+
+
+MRU = PolicyDef(
+    "mru",
+    "VMW_PSP_MRU: keep the current path until it fails; never fails back",
+    "VMware vSphere Storage: Path Selection Plug-Ins and Policies",
+    select=mru_select,
+    aliases=("VMW_PSP_MRU",),
+    state=(per_device("cur", init=-1), scratch("tmp")),
+    class_name="MostRecentlyUsed",
+    config_string=lambda s: f"{{Current Path={_name(s, int(s.state.cur[s.d]))}}}",
+)
+
+
+# -- VMW_PSP_RR --type=iops|bytes --------------------------------------------------------
+# One cursor per device over the working paths: every issued I/O goes to the cursor path;
+# after ``iops`` I/Os (or once ``bytes`` bytes have been sent) the next I/O goes to the
+# next working path. Working paths: the usable AO paths, ANO only when no AO path is
+# left, or both with use_ano=1. The working set is never listed: membership is tested
+# for the one or two paths looked at.
+@compiled_inline
+def rr_select(v, st, d, slot):
+    cur = st.cur[d]
+    limit = st.iops if st.type == 0 else st.bytes
+    tier = ws_tier(v, d, st.use_ano != 0, cur)
+    if cur < 0 or not ws_member(v, v.d_paths[d, cur], tier) or st.count[d] >= limit:
+        n = v.d_np[d]
+        start = 0 if cur < 0 else cur + 1
+        nxt = -1
+        for step in range(n):  # the first member after cur, cyclically (cur itself last)
+            cand = start + step
+            if cand >= n:
+                cand -= n
+            if ws_member(v, v.d_paths[d, cand], tier):
+                nxt = cand
+                break
+        if nxt < 0:  # an empty working set
+            return -1
+        cur = nxt
+        st.count[d] = 0
+    st.cur[d] = cur
+    st.count[d] += 1 if st.type == 0 else v.s_size[slot]
+    return cur
+
+
+def rr_config(s: Snapshot) -> str:
+    cur = int(s.state.cur[s.d])
+    g = s.paths[cur] if cur >= 0 else None
+    p = s.params
+    return (
+        f"{{policy={p['type']},iops={p['iops']},bytes={p['bytes']},useANO={p['use_ano']}; "
+        f"lastPathIndex={cur if cur >= 0 else 0}: NumIOsPending={s.view.out[g] if g is not None else 0},"
+        f"numBytesPending={s.view.out_bytes[g] if g is not None else 0}}}"
+    )
+
+
+RR = PolicyDef(
+    "rr",
+    "VMW_PSP_RR: rotate over the working paths, switching after N I/Os (type=iops) or N bytes (type=bytes)",
+    "esxcli storage nmp psp roundrobin deviceconfig set",
+    select=rr_select,
+    params=(
+        Param("type", "iops", str, "switch after an I/O count (iops) or a byte count (bytes)", choices=("iops", "bytes")),
+        Param("iops", 1000, int, "I/Os sent down a path before switching (--iops)", 1, INT32_MAX),
+        Param("bytes", 10485760, int, "bytes sent down a path before switching (--bytes)", 1, INT32_MAX),
+        USE_ANO,
+    ),
+    aliases=("VMW_PSP_RR",),
+    state=(per_device("cur", init=-1), per_device("count", init=0)),
+    config_string=rr_config,
+    class_name="RoundRobin",
+)
+
+
+# -- VMW_PSP_RR --type=latency -------------------------------------------------------------
+# VMware documents the parameters and the intent ("considers I/O bandwidth and path
+# latency", "paths exhibiting higher latency are excluded until the next sampling period
+# proves otherwise"), not the algorithm. pathsel's reading; every step is an assumption
+# with a parameter or a note:
+#
+# 1. Sampling window. At the start and then latency_eval_time ms after each evaluation, a
+#    window opens over the candidate paths (the working set). The next
+#    num_sampling_cycles x (number of candidates) issued I/Os are sample I/Os sent round
+#    robin, one per candidate per cycle (ESXi's curSamplingCycle; HPP's "sample IOs issued
+#    on each path"); a candidate that has left the working set meanwhile is skipped. I/Os
+#    issued after the samples and before the last sample completes go to the paths in use
+#    before the window (all candidates at first).
+# 2. Size weighting. A sample's latency is normalised to a 4 KiB I/O by taking off the
+#    extra transfer time on the path's link: latency - (size - 4096) / bandwidth (nothing
+#    when the link speed is not modelled).
+# 3. Evaluation, when every sample has completed: the average normalised latency of each
+#    candidate, then by variant: min-set (default) keeps the paths within tolerance of the
+#    best and rotates over them one I/O at a time; score keeps every sampled path and sends
+#    each I/O to the argmin of average x (pending + 1), ties to the earlier path.
+# 4. A path that leaves the working set leaves the sets at once and is not evaluated; if
+#    none of the chosen paths is in the working set a new window opens at once.
+#
+# A sample is the I/O in a slot while ``sample_path[slot]`` holds its path and
+# ``sample_win[slot]`` the device's current window (``win[d]``): opening a window forgets
+# the samples of the last one still in flight.
+EV_SAMPLING, EV_EVALUATION = EV_POLICY, EV_POLICY + 1
+
+
+@compiled
+def latency_working_mask(v, st, d):
+    """wmask[k] = 1 for the device's paths in the working set; returns the count (the set in tmp)."""
+    n = working_set(v, d, st.use_ano != 0, st.tmp)
+    for k in range(v.d_np[d]):
+        st.wmask[k] = 0
+    for i in range(n):
+        st.wmask[st.tmp[i]] = 1
+    return n
+
+
+@compiled
+def latency_open_window(v, st, d, n):
+    st.sampling[d] = 1
+    st.ncand[d] = n
+    for k in range(v.d_np[d]):
+        st.incand[d, k] = 0
+    for i in range(n):
+        st.cand[d, i] = st.tmp[i]
+        st.incand[d, st.tmp[i]] = 1
+    st.issued[d] = 0
+    st.win[d] += 1  # the samples of the last window still in flight are forgotten
+    st.pending[d] = 0
+    for k in range(v.d_np[d]):
+        st.sums[d, k] = 0.0
+        st.counts[d, k] = 0
+    e = log_event(v, d, EV_SAMPLING, -1, 0, 0)
+    for i in range(n):
+        v.ev_mask[e, st.tmp[i]] = 1
+
+
+@compiled
+def latency_sample_path(v, st, d):
+    """The next sample target still in the working set (wmask), or -1."""
+    nc = st.ncand[d]
+    total = st.num_sampling_cycles * nc
+    while st.issued[d] < total:
+        k = st.cand[d, st.issued[d] % nc]
+        st.issued[d] += 1
+        if st.wmask[k] == 1:
+            return k
+    return -1
+
+
+@compiled
+def latency_evaluate(v, st, d):
+    now = v.clock[0]
+    nc = st.ncand[d]
+    latency_working_mask(v, st, d)
+    st.sampling[d] = 0
+    st.next_eval[d] = now + st.latency_eval_time / 1000.0
+    nsampled = 0
+    for i in range(nc):
+        k = st.cand[d, i]
+        if st.counts[d, k] > 0 and st.wmask[k] == 1:
+            nsampled += 1
+    if nsampled == 0:
+        st.nactive[d] = 0
+        return
+    best = np.inf
+    for k in range(v.d_np[d]):
+        st.avg[d, k] = np.nan
+    for i in range(nc):
+        k = st.cand[d, i]
+        if st.counts[d, k] > 0 and st.wmask[k] == 1:
+            avg = st.sums[d, k] / st.counts[d, k]
+            st.avg[d, k] = avg
+            if avg < best:
+                best = avg
+    na = 0
+    for i in range(nc):
+        k = st.cand[d, i]
+        avg = st.avg[d, k]
+        if avg == avg:  # sampled
+            if st.variant == 1 or avg <= best * (1.0 + st.tolerance):
+                st.active[d, na] = k
+                na += 1
+    st.nactive[d] = na
+    st.rot[d] = 0
+    e = log_event(v, d, EV_EVALUATION, -1, 0, 0)
+    for i in range(nc):
+        k = st.cand[d, i]
+        v.ev_mask[e, k] = 2  # a candidate, dropped unless chosen below
+        v.ev_val[e, k] = st.avg[d, k]
+    for i in range(na):
+        v.ev_mask[e, st.active[d, i]] = 1
+
+
+@compiled_inline
+def latency_pick(v, st, d, m):
+    """The path for this I/O among the m in tmp2: the lowest score, or the next in rotation."""
+    if st.variant == 1 and st.sampling[d] == 0:
+        best_k = -1
+        best = 0.0
+        for i in range(m):
+            k = st.tmp2[i]
+            p = v.d_paths[d, k]
+            avg = st.avg[d, k]
+            if avg != avg:
+                avg = 0.0
+            score = avg * (v.out[p] + 1)
+            if best_k < 0 or score < best:
+                best_k = k
+                best = score
+        k = best_k
+    else:
+        k = st.tmp2[st.rot[d] % m]
+        st.rot[d] += 1
+    st.last[d] = k
+    return k
+
+
+@compiled
+def latency_select(v, st, d, slot):
+    now = v.clock[0]
+    if st.sampling[d] == 0 and now < st.next_eval[d]:
+        # Between evaluations: the chosen paths still in the working set, without listing
+        # the set (the general case below does the same when this finds none).
+        tier = ws_tier(v, d, st.use_ano != 0, st.last[d])
+        m = 0
+        for i in range(st.nactive[d]):
+            k = st.active[d, i]
+            if ws_member(v, v.d_paths[d, k], tier):
+                st.tmp2[m] = k
+                m += 1
+        if m > 0:
+            return latency_pick(v, st, d, m)
+    while True:
+        n = latency_working_mask(v, st, d)
+        if n == 0:
+            return -1
+        # in use: the chosen paths still in the working set
+        m = 0
+        for i in range(st.nactive[d]):
+            k = st.active[d, i]
+            if st.wmask[k] == 1:
+                st.tmp2[m] = k
+                m += 1
+        if st.sampling[d] == 0 and (now >= st.next_eval[d] or m == 0):
+            latency_open_window(v, st, d, n)
+        if st.sampling[d] == 1:
+            k = latency_sample_path(v, st, d)
+            if k >= 0:
+                if not (st.sample_path[slot] >= 0 and st.sample_win[slot] == st.win[d]):
+                    st.pending[d] += 1  # a retried sample replaces its own
+                st.sample_path[slot] = v.d_paths[d, k]
+                st.sample_win[slot] = st.win[d]
+                st.last[d] = k
+                return k
+            if st.pending[d] == 0:
+                latency_evaluate(v, st, d)
+                continue
+        if m == 0:
+            for i in range(n):
+                st.tmp2[i] = st.tmp[i]
+            m = n
+        return latency_pick(v, st, d, m)
+
+
+@compiled
+def latency_complete(v, st, d, k, slot, latency):
+    expected = st.sample_path[slot]
+    if expected < 0 or st.sample_win[slot] != st.win[d]:
+        return
+    st.sample_path[slot] = -1
+    st.pending[d] -= 1
+    p = v.d_paths[d, k]
+    if expected == p and st.incand[d, k] == 1:
+        bw = v.p_bw[p]
+        value = latency
+        if bw > 0.0:
+            value = max(latency - (v.s_size[slot] - 4096) / bw, 0.0)  # size_normalised
+        st.sums[d, k] += value
+        st.counts[d, k] += 1
+    if st.sampling[d] == 1 and st.pending[d] == 0 and st.issued[d] >= st.num_sampling_cycles * st.ncand[d]:
+        latency_evaluate(v, st, d)
+
+
+@compiled
+def latency_path_change(v, st, d, k):
+    p = v.d_paths[d, k]
+    if not usable(v, p) and st.sampling[d] == 1:
+        for s in range(st.sample_path.shape[0]):
+            if st.sample_path[s] == p and st.sample_win[s] == st.win[d]:
+                st.sample_path[s] = -1
+                st.pending[d] -= 1
+        if st.pending[d] == 0 and st.issued[d] >= st.num_sampling_cycles * st.ncand[d]:
+            latency_evaluate(v, st, d)
+
+
+LATENCY_STATE = (
+    per_device("sampling"),
+    per_path("cand"),
+    per_device("ncand"),
+    per_path("incand"),
+    per_device("issued"),
+    per_device("pending"),
+    per_path("sums", "f8"),
+    per_path("counts"),
+    per_path("active"),
+    per_device("nactive"),
+    per_path("avg", "f8", math.nan),
+    per_device("next_eval", "f8", 0.0),
+    per_device("rot"),
+    per_device("last", init=-1),
+    per_device("win"),
+    per_io("sample_path", init=-1),
+    per_io("sample_win", init=0),
+    scratch("tmp"),
+    scratch("tmp2"),
+    scratch("wmask"),
+)
+
+
+def latency_events() -> tuple[Event, Event]:
+    def sampling(e: EventData) -> dict:
+        return {"candidates": [e.names[k] for k in range(len(e.names)) if e.mask[k] == 1]}
+
+    def evaluation(e: EventData) -> dict:
+        sampled = [k for k in range(len(e.names)) if e.mask[k] > 0 and not math.isnan(e.val[k])]
+        return {
+            "latency_us": {e.names[k]: round(float(e.val[k]) * 1e6, 3) for k in sampled},
+            "active": [e.names[k] for k in range(len(e.names)) if e.mask[k] == 1],
+            "dropped": [e.names[k] for k in range(len(e.names)) if e.mask[k] == 2],
+        }
+
+    return Event("sampling_started", sampling), Event("evaluation", evaluation)
+
+
+def latency_current(s: Snapshot) -> tuple[str, int, int]:
+    """(CurrentPath name, NumIOsPending, latency in ms) as esxcli prints them."""
+    last = int(s.state.last[s.d])
+    if last < 0:
+        return "none", 0, 0
+    avg = float(s.state.avg[s.d, last])
+    return s.names[last], int(s.view.out[s.paths[last]]), round((0.0 if math.isnan(avg) else avg) * 1e3)
+
+
+def latency_config(s: Snapshot) -> str:
+    p = s.params
+    name, pending, latency_ms = latency_current(s)
+    cycle = min(int(s.state.issued[s.d]) // max(int(s.state.ncand[s.d]), 1), p["num_sampling_cycles"])
+    return (
+        f"{{policy=latency,latencyEvalTime={p['latency_eval_time']},samplingCycles={p['num_sampling_cycles']},"
+        f"curSamplingCycle={cycle},useANO={p['use_ano']}; CurrentPath={name}: "
+        f"NumIOsPending={pending},latency={latency_ms}}}"
+    )
+
+
+LATENCY = PolicyDef(
+    "latency",
+    "VMW_PSP_RR --type=latency (ESXi 6.7 U1+): sample every path, then use the low-latency ones",
+    "esxcli storage nmp psp roundrobin deviceconfig set --type=latency; pathsel model of undocumented internals",
+    select=latency_select,
+    complete=latency_complete,
+    path_change=latency_path_change,
+    params=(
+        Param("num_sampling_cycles", 16, int, "I/Os per path used to average its latency (--num-sampling-cycles)", 16, INT32_MAX),
+        Param("latency_eval_time", 180000, int, "ms between re-evaluations of path latency (--latency-eval-time)", 30000, INT32_MAX),
+        USE_ANO,
+        VARIANT,
+        TOLERANCE,
+    ),
+    aliases=("rr:type=latency",),
+    state=LATENCY_STATE,
+    config_string=latency_config,
+    events=latency_events(),
+    class_name="LatencyRoundRobin",
+)
+
+# The scalars latency's hooks read, for a policy that reuses them with other parameters (HPP).
+LATENCY_SCALARS = (scalar("num_sampling_cycles", init=16), scalar("use_ano", init=0))

@@ -1,6 +1,6 @@
 """VMware ESXi High Performance Plug-in (HPP, the NVMe plug-in of ESXi 7/8): its path selection schemes.
 
-Sources: vSphere Storage, "VMware High Performance Plug-In and Path
+Sources: VMware, *vSphere Storage*, "VMware High Performance Plug-In and Path
 Selection Schemes" (FIXED; LB-RR, the default: switch after ``iops`` I/Os or
 ``bytes`` bytes; LB-IOPS: after ``iops`` I/Os, "an optimal path that has the
 least number of outstanding I/Os"; LB-BYTES: after ``bytes`` bytes, the
@@ -22,175 +22,195 @@ Assumptions where VMware is silent (the ESXi NMP ones of esxi.py apply too):
 * LB-IOPS / LB-BYTES count this device's I/Os (bytes) outstanding per path;
   the choice includes the current path, ties go to the first in path order;
   a current path that leaves the working set is replaced at once.
-* LB-Latency is latency RR's reading (:class:`pathsel.policies.esxi.LatencyRoundRobin`)
+* LB-Latency is latency RR's reading (:data:`pathsel.policies.esxi.LATENCY`)
   with HPP's parameters and ``useANO=0``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from .define import Param, PolicyDef, Setup, Snapshot, compiled, compiled_inline, per_device, scratch
+from .esxi import (
+    LATENCY,
+    LATENCY_SCALARS,
+    LATENCY_STATE,
+    TOLERANCE,
+    VARIANT,
+    fixed_select,
+    fixed_setup,
+    latency_complete,
+    latency_current,
+    latency_path_change,
+    latency_select,
+)
+from .kernel import working_set
 
-from .base import IORequest, PathView, Policy, alua_working_set
-from .esxi import Fixed, LatencyRoundRobin, _next_after
+__all__ = ["HPP_FIXED", "LB_RR", "LB_IOPS", "LB_BYTES", "LB_LATENCY"]
 
-__all__ = ["HppFixed", "HppRoundRobin", "HppLoadBalanceIops", "HppLoadBalanceBytes", "HppLatency", "hpp_policy"]
-
-
-class HppFixed(Fixed):
-    """FIXED: the preferred path whenever usable (AO or ANO); the first working path while it is down."""
-
-    name = "hpp:fixed"
-
-    def config_string(self) -> str:
-        cur = self._current.name if self._current else "none"
-        return f"{{pss=FIXED,preferred={self._preferred.name}; current={cur}}}"
-
-
-class HppRoundRobin(Policy):
-    """LB-RR: the next working path after ``iops`` I/Os or ``bytes`` bytes, whichever comes first."""
-
-    name = "hpp:lb-rr"
-
-    def __init__(self, iops: int = 1000, bytes: int = 10485760) -> None:
-        self.iops = iops
-        self.bytes = bytes
-        self._cursor: PathView | None = None
-        self._ios = 0
-        self._bytes = 0
-
-    def select(self, io: IORequest) -> PathView | None:
-        working = alua_working_set(self.device.paths)
-        if not working:
-            return None
-        cur = self._cursor
-        if cur is None or cur not in working or self._ios >= self.iops or self._bytes >= self.bytes:
-            cur = _next_after(cur, working, self.device.paths)
-            self._ios = self._bytes = 0
-        self._cursor = cur
-        self._ios += 1
-        self._bytes += io.size
-        return cur
-
-    def config_string(self) -> str:
-        cur = self._cursor
-        return (
-            f"{{pss=LB-RR,iops={self.iops},bytes={self.bytes}; CurrentPath={cur.name if cur else 'none'}: "
-            f"NumIOsPending={cur.outstanding if cur else 0},numBytesPending={cur.outstanding_bytes if cur else 0}}}"
-        )
+_IOPS = Param("iops", 1000, int, "I/Os on a path before switching (--iops)", 1, 10000)
+_BYTES = Param("bytes", 10485760, int, "bytes on a path before switching (--bytes)", 1, 104857600)
 
 
-class _HppLeastOutstanding(Policy):
-    """After ``limit`` I/Os or bytes on the current path, the working path with the least outstanding."""
-
-    scheme = ""
-    unit = ""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._cursor: PathView | None = None
-        self._count = 0
-
-    def _outstanding(self, p: PathView) -> int:
-        raise NotImplementedError
-
-    def _amount(self, io: IORequest) -> int:
-        raise NotImplementedError
-
-    def select(self, io: IORequest) -> PathView | None:
-        working = alua_working_set(self.device.paths)
-        if not working:
-            return None
-        cur = self._cursor
-        if cur is None or cur not in working or self._count >= self.limit:
-            cur, least = working[0], self._outstanding(working[0])
-            for p in working[1:]:
-                value = self._outstanding(p)
-                if value < least:
-                    cur, least = p, value
-            self._count = 0
-        self._cursor = cur
-        self._count += self._amount(io)
-        return cur
-
-    def config_string(self) -> str:
-        cur = self._cursor
-        return (
-            f"{{pss={self.scheme},{self.unit}={self.limit}; CurrentPath={cur.name if cur else 'none'}: "
-            f"NumIOsPending={cur.outstanding if cur else 0},numBytesPending={cur.outstanding_bytes if cur else 0}}}"
-        )
+def _pending(s: Snapshot) -> str:
+    """``CurrentPath=...: NumIOsPending=...,numBytesPending=...`` of the device's current path."""
+    cur = int(s.state.cur[s.d])
+    if cur < 0:
+        return "CurrentPath=none: NumIOsPending=0,numBytesPending=0"
+    p = s.paths[cur]
+    return f"CurrentPath={s.names[cur]}: NumIOsPending={s.view.out[p]},numBytesPending={s.view.out_bytes[p]}"
 
 
-class HppLoadBalanceIops(_HppLeastOutstanding):
-    """LB-IOPS: after ``iops`` I/Os, the working path with the fewest I/Os outstanding."""
-
-    name = "hpp:lb-iops"
-    scheme = "LB-IOPS"
-    unit = "iops"
-
-    def __init__(self, iops: int = 1000) -> None:
-        super().__init__(iops)
-        self.iops = iops
-
-    def _outstanding(self, p: PathView) -> int:
-        return p.outstanding
-
-    def _amount(self, io: IORequest) -> int:
-        return 1
+HPP_FIXED = PolicyDef(
+    "hpp:fixed",
+    "HPP FIXED: the preferred path whenever it is usable; returns to it",
+    "vSphere Storage, VMware High Performance Plug-In and Path Selection Schemes; esxcli storage hpp device set",
+    select=fixed_select,
+    params=(Param("preferred", "", str, "runtime name of the preferred path (default: the first AO path)"),),
+    state=(per_device("pref", init=0), per_device("cur", init=-1), scratch("tmp")),
+    setup=fixed_setup,
+    config_string=lambda s: (
+        f"{{pss=FIXED,preferred={s.names[int(s.state.pref[s.d])]}; "
+        f"current={s.names[int(s.state.cur[s.d])] if s.state.cur[s.d] >= 0 else 'none'}}}"
+    ),
+    class_name="HppFixed",
+)
 
 
-class HppLoadBalanceBytes(_HppLeastOutstanding):
-    """LB-BYTES: after ``bytes`` bytes, the working path with the fewest bytes outstanding."""
-
-    name = "hpp:lb-bytes"
-    scheme = "LB-BYTES"
-    unit = "bytes"
-
-    def __init__(self, bytes: int = 10485760) -> None:
-        super().__init__(bytes)
-        self.bytes = bytes
-
-    def _outstanding(self, p: PathView) -> int:
-        return p.outstanding_bytes
-
-    def _amount(self, io: IORequest) -> int:
-        return io.size
+@compiled_inline
+def _in(k, out, n):
+    for i in range(n):
+        if out[i] == k:
+            return True
+    return False
 
 
-class HppLatency(LatencyRoundRobin):
-    """LB-Latency: latency RR's sampling windows with HPP's parameter names, ranges and defaults."""
+@compiled
+def lb_rr_select(v, st, d, slot):
+    """The next working path once ``iops`` I/Os (count) or ``bytes`` bytes (sent) went down this one."""
+    n = working_set(v, d, False, st.tmp)
+    if n == 0:
+        return -1
+    cur = st.cur[d]
+    if cur < 0 or not _in(cur, st.tmp, n) or st.count[d] >= st.iops or st.sent[d] >= st.bytes:
+        if cur < 0:
+            cur = st.tmp[0]
+        else:  # the first working path after cur, wrapping
+            npaths = v.d_np[d]
+            nxt = st.tmp[0]
+            for step in range(1, npaths + 1):
+                cand = cur + step
+                if cand >= npaths:
+                    cand -= npaths
+                if _in(cand, st.tmp, n):
+                    nxt = cand
+                    break
+            cur = nxt
+        st.count[d] = 0
+        st.sent[d] = 0
+    st.cur[d] = cur
+    st.count[d] += 1
+    st.sent[d] += v.s_size[slot]
+    return cur
 
-    name = "hpp:lb-latency"
 
-    def __init__(
-        self,
-        latency_eval_time: int = 30000,
-        sampling_ios_per_path: int = 16,
-        variant: str = "min-set",
-        tolerance: float = 0.1,
-    ) -> None:
-        super().__init__(
-            num_sampling_cycles=sampling_ios_per_path,
-            latency_eval_time=latency_eval_time,
-            use_ano=0,
-            variant=variant,
-            tolerance=tolerance,
-        )
-
-    def config_string(self) -> str:
-        cur = self._last
-        latency_ms = round(self._average.get(cur.index, 0.0) * 1e3) if cur else 0
-        return (
-            f"{{pss=LB-Latency,latencyEvalTime={self.eval_time_ms},samplingIOsPerPath={self.cycles}; "
-            f"CurrentPath={cur.name if cur else 'none'}: NumIOsPending={cur.outstanding if cur else 0},latency={latency_ms}}}"
-        )
+LB_RR = PolicyDef(
+    "hpp:lb-rr",
+    "HPP LB-RR (the default scheme): next working path after iops I/Os or bytes bytes, whichever comes first",
+    "vSphere Storage, HPP Path Selection Schemes; vSphere API HostMultipathInfoHppLogicalUnitPolicy",
+    select=lb_rr_select,
+    params=(_IOPS, _BYTES),
+    state=(per_device("cur", init=-1), per_device("count"), per_device("sent"), scratch("tmp")),
+    config_string=lambda s: f"{{pss=LB-RR,iops={s.params['iops']},bytes={s.params['bytes']}; {_pending(s)}}}",
+    class_name="HppRoundRobin",
+)
 
 
-def hpp_policy(name: str, params: dict[str, Any]) -> Policy:
-    classes: dict[str, Callable[..., Policy]] = {
-        "hpp:fixed": HppFixed,
-        "hpp:lb-rr": HppRoundRobin,
-        "hpp:lb-iops": HppLoadBalanceIops,
-        "hpp:lb-bytes": HppLoadBalanceBytes,
-        "hpp:lb-latency": HppLatency,
-    }
-    return classes[name](**params)
+@compiled_inline
+def lb_least(v, st, d, slot, limit, by_bytes):
+    """LB-IOPS / LB-BYTES: after the limit, the working path with the least outstanding (or bytes)."""
+    n = working_set(v, d, False, st.tmp)
+    if n == 0:
+        return -1
+    cur = st.cur[d]
+    if cur < 0 or not _in(cur, st.tmp, n) or st.count[d] >= limit:
+        cur = st.tmp[0]
+        p = v.d_paths[d, cur]
+        least = v.out_bytes[p] if by_bytes else v.out[p]
+        for i in range(1, n):
+            k = st.tmp[i]
+            p = v.d_paths[d, k]
+            value = v.out_bytes[p] if by_bytes else v.out[p]
+            if value < least:
+                cur = k
+                least = value
+        st.count[d] = 0
+    st.cur[d] = cur
+    st.count[d] += v.s_size[slot] if by_bytes else 1
+    return cur
+
+
+@compiled
+def lb_iops_select(v, st, d, slot):
+    return lb_least(v, st, d, slot, st.iops, False)
+
+
+@compiled
+def lb_bytes_select(v, st, d, slot):
+    return lb_least(v, st, d, slot, st.bytes, True)
+
+
+LB_IOPS = PolicyDef(
+    "hpp:lb-iops",
+    "HPP LB-IOPS: after iops I/Os, the working path with the fewest I/Os outstanding",
+    "vSphere Storage, HPP Path Selection Schemes; vSphere API HostMultipathInfoHppLogicalUnitPolicy",
+    select=lb_iops_select,
+    params=(_IOPS,),
+    state=(per_device("cur", init=-1), per_device("count"), scratch("tmp")),
+    config_string=lambda s: f"{{pss=LB-IOPS,iops={s.params['iops']}; {_pending(s)}}}",
+    class_name="HppLoadBalanceIops",
+)
+
+LB_BYTES = PolicyDef(
+    "hpp:lb-bytes",
+    "HPP LB-BYTES: after bytes bytes, the working path with the fewest bytes outstanding",
+    "vSphere Storage, HPP Path Selection Schemes; vSphere API HostMultipathInfoHppLogicalUnitPolicy",
+    select=lb_bytes_select,
+    params=(_BYTES,),
+    state=(per_device("cur", init=-1), per_device("count"), scratch("tmp")),
+    config_string=lambda s: f"{{pss=LB-BYTES,bytes={s.params['bytes']}; {_pending(s)}}}",
+    class_name="HppLoadBalanceBytes",
+)
+
+
+def _lb_latency_setup(s: Setup) -> None:
+    # latency RR's hooks read num_sampling_cycles: HPP calls it samplingIosPerPath
+    s.state.set_scalar("num_sampling_cycles", s.params.get("sampling_ios_per_path", 16))
+
+
+def _lb_latency_config(s: Snapshot) -> str:
+    name, pending, latency_ms = latency_current(s)
+    return (
+        f"{{pss=LB-Latency,latencyEvalTime={s.params['latency_eval_time']},"
+        f"samplingIOsPerPath={s.params['sampling_ios_per_path']}; CurrentPath={name}: "
+        f"NumIOsPending={pending},latency={latency_ms}}}"
+    )
+
+
+LB_LATENCY = PolicyDef(
+    "hpp:lb-latency",
+    "HPP LB-Latency: sample every path, then use the low-latency ones (latency RR's machinery)",
+    "vSphere API HostMultipathInfoHppLogicalUnitPolicy; pathsel model of undocumented internals",
+    select=latency_select,
+    complete=latency_complete,
+    path_change=latency_path_change,
+    params=(
+        Param("latency_eval_time", 30000, int, "ms between re-evaluations of path latency (latencyEvalTime)", 10000, 300000),
+        Param("sampling_ios_per_path", 16, int, "sample I/Os per path to average its latency (samplingIosPerPath)", 16, 160),
+        VARIANT,
+        TOLERANCE,
+    ),
+    state=LATENCY_SCALARS + LATENCY_STATE,
+    setup=_lb_latency_setup,
+    config_string=_lb_latency_config,
+    events=LATENCY.events,
+    class_name="HppLatency",
+)

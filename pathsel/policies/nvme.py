@@ -1,6 +1,7 @@
 """Linux NVMe native multipath: ``iopolicy`` numa, round-robin and queue-depth.
 
-Source: Linux ``drivers/nvme/host/multipath.c`` (6.11+):
+Source: Linux ``drivers/nvme/host/multipath.c`` (6.11+),
+https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/tree/drivers/nvme/host/multipath.c:
 
 * ``__nvme_find_path``: the first live optimized path (numa: the nearest),
   else the first non-optimized one; it becomes ``current_path``.
@@ -31,143 +32,157 @@ Assumptions where the source is silent or the simulator is coarser:
   I/O fails over; the kernel also clears it on a controller reset).
 * Any path that comes up or changes ANA state and is then live and optimized
   triggers ``nvme_mpath_set_live`` (its controller re-reads the ANA log).
-* queue-depth counts I/Os of every device on the controller
-  (``PathView.controller_outstanding``): it assumes every namespace on that
-  controller uses queue-depth too, as the kernel's per-subsystem iopolicy
-  makes them.
+* queue-depth counts I/Os of every device on the controller (``v.c_out``):
+  it assumes every namespace on that controller uses queue-depth too, as the
+  kernel's per-subsystem iopolicy makes them.
 * With a single path (``list_is_singular``) round-robin returns it only while
   it is usable (the kernel checks only that its controller is live).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from .define import PolicyDef, Snapshot, compiled, per_device
+from .kernel import ANO, AO, usable
 
-from .base import IORequest, PathView, Policy
-
-__all__ = ["NvmeNuma", "NvmeRoundRobin", "NvmeQueueDepth", "nvme_policy"]
+__all__ = ["NUMA", "ROUND_ROBIN", "QUEUE_DEPTH"]
 
 UINT_MAX = 4294967295
 
 
-class _NvmeHead(Policy):
-    """What numa and round-robin share: ``current_path`` (a device path position, -1 for none)."""
-
-    iopolicy = ""
-
-    def __init__(self) -> None:
-        self._current = -1
-
-    def bind(self, device, rng) -> None:
-        super().bind(device, rng)
-        self._local = {p.index: k for k, p in enumerate(device.paths)}
-
-    def _find_path(self) -> int:
-        """``__nvme_find_path``: the first optimized path, else the first non-optimized one."""
-        fallback = -1
-        for k, p in enumerate(self.device.paths):
-            if not p.is_up:
-                continue
-            if p.alua == "AO":
-                self._current = k
-                return k
-            if p.alua == "ANO" and fallback < 0:
-                fallback = k
-        if fallback >= 0:
-            self._current = fallback
-        return fallback
-
-    def on_path_change(self, path: PathView) -> None:
-        k = self._local[path.index]
-        if path.is_up and path.alua == "AO":
-            self._find_path()  # nvme_mpath_set_live
-        elif k == self._current and not path.usable:
-            self._current = -1  # nvme_mpath_clear_current_path
-
-    def config_string(self) -> str:
-        cur = self.device.paths[self._current].name if self._current >= 0 else "none"
-        return f"iopolicy={self.iopolicy} current_path={cur}"
+@compiled
+def find_path(v, st, d):
+    """``__nvme_find_path``: the first live optimized path, else the first non-optimized one (st.cur)."""
+    fallback = -1
+    for k in range(v.d_np[d]):
+        p = v.d_paths[d, k]
+        if v.up[p] != 1:
+            continue
+        if v.alua[p] == AO:
+            st.cur[d] = k
+            return k
+        if v.alua[p] == ANO and fallback < 0:
+            fallback = k
+    if fallback >= 0:
+        st.cur[d] = fallback
+    return fallback
 
 
-class NvmeNuma(_NvmeHead):
-    """``iopolicy=numa``: the cached path while it is optimized, else find one again."""
-
-    name = "nvme:numa"
-    iopolicy = "numa"
-
-    def select(self, io: IORequest) -> PathView | None:
-        k = self._current
-        if k < 0 or not (self.device.paths[k].is_up and self.device.paths[k].alua == "AO"):
-            k = self._find_path()
-        return self.device.paths[k] if k >= 0 else None
+@compiled
+def head_path_change(v, st, d, k):
+    p = v.d_paths[d, k]
+    if v.up[p] == 1 and v.alua[p] == AO:
+        find_path(v, st, d)  # nvme_mpath_set_live
+    elif k == st.cur[d] and not usable(v, p):
+        st.cur[d] = -1  # nvme_mpath_clear_current_path
 
 
-class NvmeRoundRobin(_NvmeHead):
-    """``iopolicy=round-robin``: the next optimized path after the current one."""
-
-    name = "nvme:round-robin"
-    iopolicy = "round-robin"
-
-    def select(self, io: IORequest) -> PathView | None:
-        paths = self.device.paths
-        n = len(paths)
-        old = self._current
-        if old < 0:
-            k = self._find_path()
-            return paths[k] if k >= 0 else None
-        if n == 1:
-            return paths[old] if paths[old].usable else None
-        found = -1
-        for step in range(1, n):
-            k = (old + step) % n
-            p = paths[k]
-            if not p.is_up:
-                continue
-            if p.alua == "AO":
-                self._current = k
-                return p
-            if p.alua == "ANO":
-                found = k  # the last one met wins
-        o = paths[old]
-        if o.is_up and (o.alua == "AO" or (found < 0 and o.alua == "ANO")):
-            return o
-        if found < 0:
-            return None
-        self._current = found
-        return paths[found]
+@compiled
+def numa_select(v, st, d, slot):
+    """``nvme_numa_path``: the cached path while it is optimized, else find one again."""
+    k = st.cur[d]
+    if k < 0 or not (v.up[v.d_paths[d, k]] == 1 and v.alua[v.d_paths[d, k]] == AO):
+        k = find_path(v, st, d)
+    return k
 
 
-class NvmeQueueDepth(Policy):
-    """``iopolicy=queue-depth``: fewest active requests on the path's controller, optimized first."""
-
-    name = "nvme:queue-depth"
-
-    def __init__(self) -> None:
-        self._last = -1
-
-    def select(self, io: IORequest) -> PathView | None:
-        best_opt = best_nonopt = -1
-        min_opt = min_nonopt = UINT_MAX
-        for k, p in enumerate(self.device.paths):
-            if not p.is_up:
-                continue
-            depth = p.controller_outstanding
-            if p.alua == "AO":
-                if depth < min_opt:
-                    min_opt, best_opt = depth, k
-            elif p.alua == "ANO":
-                if depth < min_nonopt:
-                    min_nonopt, best_nonopt = depth, k
-            if min_opt == 0:
-                break
-        k = best_opt if best_opt >= 0 else best_nonopt
-        self._last = k
-        return self.device.paths[k] if k >= 0 else None
-
-    def config_string(self) -> str:
-        last = self.device.paths[self._last] if self._last >= 0 else None
-        return f"iopolicy=queue-depth last_path={last.name if last else 'none'} nr_active={last.controller_outstanding if last else 0}"
+@compiled
+def rr_select(v, st, d, slot):
+    """``nvme_round_robin_path``: the next optimized path after the current one."""
+    n = v.d_np[d]
+    old = st.cur[d]
+    if old < 0:
+        return find_path(v, st, d)
+    po = v.d_paths[d, old]
+    if n == 1:
+        return old if usable(v, po) else -1
+    found = -1
+    for step in range(1, n):
+        k = (old + step) % n
+        p = v.d_paths[d, k]
+        if v.up[p] != 1:
+            continue
+        if v.alua[p] == AO:
+            st.cur[d] = k
+            return k
+        if v.alua[p] == ANO:
+            found = k  # the last one met wins
+    if v.up[po] == 1 and (v.alua[po] == AO or (found < 0 and v.alua[po] == ANO)):
+        return old
+    if found < 0:
+        return -1
+    st.cur[d] = found
+    return found
 
 
-def nvme_policy(name: str, params: dict[str, Any]) -> Policy:
-    return {"nvme:numa": NvmeNuma, "nvme:round-robin": NvmeRoundRobin, "nvme:queue-depth": NvmeQueueDepth}[name](**params)
+@compiled
+def qd_select(v, st, d, slot):
+    """``nvme_queue_depth_path``: fewest active requests on the path's controller, optimized first."""
+    best_opt = -1
+    best_non = -1
+    min_opt = UINT_MAX
+    min_non = UINT_MAX
+    for k in range(v.d_np[d]):
+        p = v.d_paths[d, k]
+        if v.up[p] != 1:
+            continue
+        depth = v.c_out[v.p_ctrl[p]]
+        if v.alua[p] == AO:
+            if depth < min_opt:
+                min_opt = depth
+                best_opt = k
+        elif v.alua[p] == ANO:
+            if depth < min_non:
+                min_non = depth
+                best_non = k
+        if min_opt == 0:
+            break
+    k = best_opt if best_opt >= 0 else best_non
+    st.last[d] = k
+    return k
+
+
+def _current(s: Snapshot, iopolicy: str) -> str:
+    k = int(s.state.cur[s.d])
+    return f"iopolicy={iopolicy} current_path={s.names[k] if k >= 0 else 'none'}"
+
+
+def _qd_config(s: Snapshot) -> str:
+    k = int(s.state.last[s.d])
+    if k < 0:
+        return "iopolicy=queue-depth last_path=none nr_active=0"
+    return f"iopolicy=queue-depth last_path={s.names[k]} nr_active={int(s.view.c_out[s.view.p_ctrl[s.paths[k]]])}"
+
+
+NUMA = PolicyDef(
+    "nvme:numa",
+    "NVMe iopolicy=numa (the default): the first optimized path, kept while it stays optimized",
+    "Linux drivers/nvme/host/multipath.c (nvme_numa_path, __nvme_find_path)",
+    select=numa_select,
+    path_change=head_path_change,
+    state=(per_device("cur", init=-1),),
+    config_string=lambda s: _current(s, "numa"),
+    class_name="NvmeNuma",
+)
+
+ROUND_ROBIN = PolicyDef(
+    "nvme:round-robin",
+    "NVMe iopolicy=round-robin: the next optimized path after the current one",
+    "Linux drivers/nvme/host/multipath.c (nvme_round_robin_path)",
+    select=rr_select,
+    path_change=head_path_change,
+    aliases=("nvme:rr",),
+    state=(per_device("cur", init=-1),),
+    config_string=lambda s: _current(s, "round-robin"),
+    class_name="NvmeRoundRobin",
+)
+
+QUEUE_DEPTH = PolicyDef(
+    "nvme:queue-depth",
+    "NVMe iopolicy=queue-depth (6.11+): fewest I/Os in flight per controller, shared by all its namespaces",
+    "Linux drivers/nvme/host/multipath.c (nvme_queue_depth_path, nvme_mpath_start_request)",
+    select=qd_select,
+    aliases=("nvme:qd",),
+    state=(per_device("last", init=-1),),
+    config_string=_qd_config,
+    class_name="NvmeQueueDepth",
+)

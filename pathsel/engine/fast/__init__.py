@@ -1,0 +1,40 @@
+"""The fast engine: the reference model compiled with numba, for sweeps and long runs.
+
+It emulates the reference engine event for event (SimPy's order, the same
+random streams), so a run gives the same numbers on either engine, and runs
+any policy defined in the compiled style (every built-in one, and yours):
+
+* :mod:`.layout`: the records (model, engine state) and the codes;
+* :mod:`.scheduler`: the heap and FIFOs that keep SimPy's event order;
+* :mod:`.io_life`: the life of one I/O (legs, array slots, replication, retries);
+* :mod:`.faults`: the fault timeline and the host noticing it;
+* :mod:`.loop`: the loop and its switch over event kinds;
+* :mod:`.run`: laying a model out in records and reading the results back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .run import run_fast
+
+__all__ = ["run_fast", "supports"]
+
+
+def supports(policy: Any) -> bool:
+    """True when the fast engine can run ``policy``: a spec of a registered policy, a PolicyDef, or its Python class."""
+    from ...policies.adapter import CompiledPolicy
+    from ...policies.define import PolicyDef
+    from ...policies.registry import POLICY_DEFS
+    from ...policies.spec import PolicySpec, parse_spec
+
+    if isinstance(policy, str):
+        try:
+            policy = parse_spec(policy)[0]
+        except ValueError:
+            return False
+    if isinstance(policy, PolicySpec):
+        return policy.name in POLICY_DEFS
+    if isinstance(policy, type):
+        return issubclass(policy, CompiledPolicy)
+    return isinstance(policy, (PolicyDef, CompiledPolicy))

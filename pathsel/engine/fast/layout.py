@@ -1,0 +1,187 @@
+"""The fast engine's records, declared once: the model as numbers (PARAMS) and the engine's own state (STATE).
+
+The compiled functions receive four records by address: ``P`` (PARAMS, set
+before the run), ``S`` (STATE, the engine's own), ``V`` (the
+:data:`~pathsel.policies.kernel.VIEW` that policies read too) and ``R``
+(the :data:`~pathsel.engine.recorder.RECORDER`). :mod:`.build` lays numpy
+arrays out in them; nothing else names their fields. Below, the indices of
+the scalars kept in small arrays and the codes the loop switches on.
+"""
+
+from __future__ import annotations
+
+from numba.core import types
+from numba.experimental import structref
+
+from ...jit import Layout, address_of
+
+# -- event kinds (the loop's switch) -------------------------------------------------
+EV_INIT, EV_LEG, EV_GRANT_MAIN, EV_SVC_MAIN, EV_RELEASE = 0, 1, 2, 3, 4
+EV_M_FWD, EV_GRANT_MIRROR, EV_M_SVC, EV_M_ACK, EV_M_END = 6, 7, 8, 9, 10  # 5: the mirror's start, taken in line
+EV_FAULT_INIT, EV_FAULT, EV_NOTICE, EV_APD_TIMER, EV_WAKE, EV_LEG_TIMEOUT = 11, 12, 13, 14, 15, 16
+
+# -- stages of an I/O's main process ---------------------------------------------------
+ST_R_CMD, ST_R_SVC, ST_R_DATA = 0, 1, 2
+ST_W_CMD, ST_W_XFER, ST_W_DATA, ST_W_SVC, ST_W_MIRROR_WAIT, ST_W_STATUS = 3, 4, 5, 6, 7, 8
+ST_APD, ST_WAIT_LOST = 9, 10
+
+# mirror process states
+M_NONE, M_RUNNING, M_END_SCHEDULED, M_PROCESSED = 0, 1, 2, 3
+
+# fault kinds (model.FaultModel.what)
+F_PATH_DOWN, F_PATH_UP, F_ALUA, F_LATENCY, F_LOSS, F_ARRAY_DOWN, F_ARRAY_UP, F_REPL_DOWN, F_REPL_UP = range(9)
+FAULT_CODES = {
+    "path_down": F_PATH_DOWN, "path_up": F_PATH_UP, "alua": F_ALUA, "latency": F_LATENCY, "loss": F_LOSS,
+    "array_down": F_ARRAY_DOWN, "array_up": F_ARRAY_UP, "replication_down": F_REPL_DOWN, "replication_up": F_REPL_UP,
+}
+
+# the engine's own log entries (a policy's are kernel.EV_POLICY and above)
+LOG_PATH_DOWN, LOG_PATH_UP, LOG_ALUA, LOG_FAULT = 2, 3, 4, 5
+
+MAX_RESENDS = 64  # as reference.MAX_RESENDS
+
+# return codes of run_kernel
+DONE, PAUSED, REFILL, BUFFERS_FULL = 0, 1, 2, 3
+
+# integer scalars in S.si
+I_EID, I_SEQ, I_HEAPN, I_UF_HEAD, I_UF_TAIL, I_NF_HEAD, I_NF_TAIL = 0, 1, 2, 3, 4, 5, 6
+I_FAULT_NEXT, I_WT_HEAD, I_WT_TAIL, I_NTRACE, I_TRACE_ROOM, I_HTOP, I_REPL_OK = 7, 8, 9, 10, 11, 12, 13
+N_SI = 14
+# float scalars in S.sf: the replication link's current added latency and loss
+F_REPL_EXTRA, F_REPL_LOSS = 0, 1
+N_SF = 2
+
+
+@structref.register
+class ParamsType(types.StructRef):
+    pass
+
+
+@structref.register
+class StateType(types.StructRef):
+    pass
+
+
+PARAMS = Layout(ParamsType, [
+    ("protocol", "i8", 0),  # 0 scsi, 1 nvme
+    ("ramp", "f8", 0),
+    ("end", "f8", 0),
+    ("interval", "f8", 0),
+    # paths: array, peer array a write through it is mirrored to (-1), value stream of its nexus
+    ("p_array", "i8", 1),
+    ("p_mirror", "i8", 1),
+    ("p_str", "i8", 1),
+    # nexuses (controllers): host, own wire, distance, loss, shared links crossed, device paths over it
+    ("c_host", "i8", 1),
+    ("c_bw", "f8", 1),
+    ("c_extra", "f8", 1),
+    ("c_loss", "f8", 1),
+    ("c_recov", "f8", 1),
+    ("c_links", "i8", 2),
+    ("c_nlinks", "i8", 1),
+    ("c_paths", "i8", 2),
+    ("c_npaths", "i8", 1),
+    ("l_bw", "f8", 1),
+    ("a_conc", "i8", 1),
+    # the replication link: its two arrays, bandwidth, added latency, loss, the mediator's preferred site and loser
+    ("r_a0", "i8", 0),
+    ("r_bw", "f8", 0),
+    ("r_extra", "f8", 0),
+    ("r_loss", "f8", 0),
+    ("r_recov", "f8", 0),
+    ("r_loser", "i8", 0),
+    # hosts: detection delay, APD timeout (inf: queue), io_timeout
+    ("hp_det", "f8", 1),
+    ("hp_apd", "f8", 1),
+    ("hp_iot", "f8", 1),
+    # jobs and their slots
+    ("j_dev", "i8", 1),
+    ("j_readfrac", "f8", 1),
+    ("j_nsizes", "i8", 1),
+    ("j_sizes", "i8", 2),
+    ("j_cumw", "f8", 2),
+    ("s_job0", "i8", 1),
+    ("d_host", "i8", 1),
+    # the fault timeline
+    ("f_time", "f8", 1),
+    ("f_what", "i8", 1),
+    ("f_cs", "i8", 2),
+    ("f_nc", "i8", 1),
+    ("f_array", "i8", 1),
+    ("f_repl", "i8", 1),
+    ("f_add", "f8", 1),
+    ("f_ppm", "f8", 1),
+    ("f_state", "i8", 1),
+    ("f_origin", "i8", 1),
+    ("f_revert", "i8", 1),
+    ("p_alua0", "i8", 1),
+    # value streams (rows of V.rnd): per job, per (array, op) service, replication, per nexus loss then replication loss
+    ("str_job", "i8", 1),
+    ("str_svc", "i8", 2),
+    ("str_repl", "i8", 0),
+    ("str_loss", "i8", 1),
+    ("trace_on", "i8", 0),
+    # the policy: its entry points (C functions, 0 for none) and its record's address; the view's address
+    ("pol_select", "i8", 0),
+    ("pol_start", "i8", 0),
+    ("pol_complete", "i8", 0),
+    ("pol_path", "i8", 0),
+    ("pol_state", "i8", 0),
+    ("pol_view", "i8", 0),
+])
+
+STATE = Layout(StateType, [
+    ("si", "i8", 1),
+    ("sf", "f8", 1),
+    # the heap (time, key = id << 8 | kind, arg) and the urgent and normal FIFOs of zero-delay events
+    ("h_time", "f8", 1),
+    ("h_key", "i8", 1),
+    ("h_arg", "i8", 1),
+    ("uf_kind", "i8", 1),
+    ("uf_arg", "i8", 1),
+    ("nf_kind", "i8", 1),
+    ("nf_arg", "i8", 1),
+    # each job slot's I/O
+    ("s_seq", "i8", 1),
+    ("s_issued", "f8", 1),
+    ("s_attempts", "i8", 1),
+    ("s_path", "i8", 1),
+    ("s_started", "f8", 1),
+    ("s_stage", "i8", 1),
+    ("s_epoch", "i8", 1),
+    ("s_mstate", "i8", 1),
+    ("s_mwait", "i8", 1),
+    ("s_deadline", "f8", 1),
+    ("s_waitid", "i8", 1),
+    ("s_woken", "i8", 1),
+    ("s_wakeval", "i8", 1),
+    # the wire's truth per nexus (the host learns it after its detection delay), arrays alive
+    ("phys_up", "i8", 1),
+    ("epoch", "i8", 1),
+    ("extra", "f8", 1),
+    ("loss", "f8", 1),
+    ("alive", "i8", 1),
+    ("wire_free", "f8", 2),
+    # array slots (simpy.Resource): users and a FIFO of requests per array
+    ("users", "i8", 1),
+    ("aq_slot", "i8", 2),
+    ("aq_mirror", "i8", 2),
+    ("aq_head", "i8", 1),
+    ("aq_tail", "i8", 1),
+    # I/Os waiting for the host to see a path change
+    ("wt_slot", "i8", 1),
+    ("wt_id", "i8", 1),
+    ("tmp_wt", "i8", 1),
+    # per-I/O trace (when asked for)
+    ("tr_seq", "i8", 1),
+    ("tr_job", "i8", 1),
+    ("tr_op", "i8", 1),
+    ("tr_size", "i8", 1),
+    ("tr_issued", "f8", 1),
+    ("tr_done", "f8", 1),
+    ("tr_path", "i8", 1),
+    ("tr_attempts", "i8", 1),
+])
+
+params_at = address_of(PARAMS.type)
+state_at = address_of(STATE.type)

@@ -1,0 +1,183 @@
+"""The fast engine's loop: take the next event in SimPy's order and run its handler.
+
+One function, with the switch over event kinds written out in it: numba
+compiles each jitted function as its own library and re-optimises the code
+it inlines at every level, so the loop and its dispatch in one body compile
+in half the time of a loop calling a dispatcher (the handlers are inlined
+either way).
+
+All state is in records (build.py lays them out), so the loop can stop and
+resume anywhere between events: to refill the rows of pre-drawn random
+values, to report progress, or to empty the event log and trace buffers.
+"""
+
+from __future__ import annotations
+
+from ...jit import entry
+from ...policies.kernel import FL_EV_ROOM, FL_NEV, FL_REFILL, FL_STOP, view_at
+from ..recorder import recorder_at, rec_fail
+from .faults import apply_fault, fault_loop, notice
+from .io_life import (
+    begin_attempt,
+    grant_in_line,
+    lost,
+    mirror_end,
+    new_io,
+    next_in_line,
+    on_leg,
+    on_service_done,
+    release,
+    repl_trip,
+    request,
+    start_service,
+    trigger_put,
+    value,
+)
+from .layout import (
+    BUFFERS_FULL,
+    DONE,
+    EV_APD_TIMER,
+    EV_FAULT,
+    EV_FAULT_INIT,
+    EV_GRANT_MAIN,
+    EV_GRANT_MIRROR,
+    EV_INIT,
+    EV_LEG,
+    EV_LEG_TIMEOUT,
+    EV_M_ACK,
+    EV_M_END,
+    EV_M_FWD,
+    EV_M_SVC,
+    EV_NOTICE,
+    EV_RELEASE,
+    EV_SVC_MAIN,
+    EV_WAKE,
+    I_EID,
+    I_FAULT_NEXT,
+    I_HEAPN,
+    I_HTOP,
+    I_NF_HEAD,
+    I_NF_TAIL,
+    I_NTRACE,
+    I_TRACE_ROOM,
+    I_UF_HEAD,
+    I_UF_TAIL,
+    M_END_SCHEDULED,
+    PAUSED,
+    REFILL,
+    params_at,
+    state_at,
+)
+from .scheduler import KIND_MASK, heap_settle, push_normal, timeout
+
+
+@entry
+def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
+    """Process events until the end of the run, ``t_stop``, or a buffer needs Python; the records by address."""
+    P = params_at(pa)
+    S = state_at(sa)
+    V = view_at(va)
+    R = recorder_at(ra)
+    end = P.end
+    umask = S.uf_kind.shape[0] - 1
+    nmask = S.nf_kind.shape[0] - 1
+    # Whatever needs Python (a stream running low, a log or trace buffer nearly full)
+    # raises flags[FL_STOP] where it happens (draw, log_event, complete): the loop
+    # tests that one word per event.
+    V.flags[FL_EV_ROOM] = ev_room
+    S.si[I_TRACE_ROOM] = trace_room
+    V.flags[FL_STOP] = V.flags[FL_REFILL] != 0 or V.flags[FL_NEV] > ev_room or S.si[I_NTRACE] > trace_room
+    status = DONE
+    while True:
+        if V.flags[FL_STOP] != 0:
+            V.flags[FL_STOP] = 0
+            status = REFILL if V.flags[FL_REFILL] != 0 else BUFFERS_FULL
+            break
+        if S.si[I_UF_HEAD] < S.si[I_UF_TAIL]:
+            i = S.si[I_UF_HEAD] & umask
+            S.si[I_UF_HEAD] += 1
+            kind = S.uf_kind[i]
+            arg = S.uf_arg[i]
+        else:
+            # one dispatch and one heap removal (heap_settle), each inlined once
+            from_heap = S.si[I_HEAPN] > 0 and S.h_time[0] == V.clock[0]
+            if not from_heap:
+                if S.si[I_NF_HEAD] < S.si[I_NF_TAIL]:
+                    i = S.si[I_NF_HEAD] & nmask
+                    S.si[I_NF_HEAD] += 1
+                    kind = S.nf_kind[i]
+                    arg = S.nf_arg[i]
+                else:
+                    if S.si[I_HEAPN] == 0:
+                        status = DONE
+                        break
+                    t = S.h_time[0]
+                    if t >= end:
+                        status = DONE
+                        break
+                    if t >= t_stop:
+                        status = PAUSED
+                        break
+                    V.clock[0] = t
+                    from_heap = True
+            if from_heap:  # taken from the root, removed after (or replaced by the first timeout it schedules)
+                kind = S.h_key[0] & KIND_MASK
+                arg = S.h_arg[0]
+                S.si[I_HTOP] = 1
+        # -- the handlers --
+        if kind == EV_LEG:
+            on_leg(P, S, V, R, arg)
+        elif kind == EV_GRANT_MAIN:
+            start_service(P, S, V, P.p_array[S.s_path[arg]], V.s_op[arg], arg)
+        elif kind == EV_SVC_MAIN:
+            on_service_done(P, S, V, R, arg)
+        elif kind == EV_RELEASE:
+            trigger_put(S, arg, P.a_conc[arg])
+        elif kind == EV_M_FWD:
+            peer = P.p_mirror[S.s_path[arg]]
+            if grant_in_line(P, S, V, peer):
+                timeout(S, V, value(V, P.str_svc[peer, 1]), EV_M_SVC, arg)
+            else:
+                request(P, S, peer, arg, 1)
+        elif kind == EV_GRANT_MIRROR:
+            peer = P.p_mirror[S.s_path[arg]]
+            timeout(S, V, value(V, P.str_svc[peer, 1]), EV_M_SVC, arg)
+        elif kind == EV_M_SVC:
+            release(P, S, P.p_mirror[S.s_path[arg]])
+            timeout(S, V, repl_trip(P, S, V, R, arg, False), EV_M_ACK, arg)
+        elif kind == EV_M_ACK:  # the mirror process returns: its own event is scheduled
+            if next_in_line(S, V):
+                S.si[I_EID] += 1
+                mirror_end(P, S, V, R, arg)
+            else:
+                S.s_mstate[arg] = M_END_SCHEDULED
+                push_normal(S, EV_M_END, arg)
+        elif kind == EV_M_END:
+            mirror_end(P, S, V, R, arg)
+        elif kind == EV_INIT:
+            new_io(P, S, V, R, arg)
+        elif kind == EV_FAULT_INIT:
+            fault_loop(P, S, V)
+        elif kind == EV_FAULT:
+            S.si[I_FAULT_NEXT] = arg + 1
+            apply_fault(P, S, V, arg)
+            fault_loop(P, S, V)
+        elif kind == EV_NOTICE:
+            notice(P, S, V, arg)
+        elif kind == EV_LEG_TIMEOUT:
+            lost(P, S, V, R, arg, True)
+        elif kind == EV_APD_TIMER:
+            n_slots = S.s_waitid.shape[0]
+            s = arg % n_slots
+            if S.s_waitid[s] == arg // n_slots and S.s_woken[s] == 0:
+                S.s_woken[s] = 1
+                S.s_wakeval[s] = 0
+                push_normal(S, EV_WAKE, s)
+        elif kind == EV_WAKE:
+            if S.s_wakeval[arg] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
+                rec_fail(R, V.clock[0])
+                new_io(P, S, V, R, arg)
+            else:
+                begin_attempt(P, S, V, R, arg)
+        heap_settle(S)
+    return status

@@ -1,0 +1,399 @@
+"""The fast engine from Python: lay a :class:`~pathsel.model.Model` out in records, run the loop, read the results.
+
+Same model, same random streams, same event order as the reference engine,
+so a run gives the same numbers on either engine. The policy is any
+:class:`~pathsel.policies.define.PolicyDef` (built-in or your own): the loop
+calls its compiled entry points by address, so a new policy never recompiles
+the engine.
+
+Memory is fixed by the model's size (paths, slots, histogram bins) plus one
+row per time-series interval; it does not grow with the number of I/Os.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from ...metrics import RunMetrics
+from ...model import Model
+from ...model.distributions import Constant
+from ...policies.adapter import event_details
+from ...policies.define import DeviceInfo, PolicyDef, Snapshot
+from ...policies.kernel import ALUA_CODES, ALUA_NAMES, EV_POLICY, FL_EV_ROOM, FL_NEV, FL_REFILL, N_FLAGS, VIEW
+from ..recorder import close_record, new_record, to_metrics
+from ..streams import CHUNK, Draws, make_streams
+from . import layout as L
+from .loop import run_kernel
+from .scheduler import push_urgent
+
+__all__ = ["run_fast", "BLOCK", "EVENT_CAP", "TRACE_CAP"]
+
+BLOCK = CHUNK  # pre-drawn values per stream: a return to Python costs ~15 us, a value ~5 ns
+EVENT_CAP = 4096
+TRACE_CAP = 1 << 16
+_FAULT_NAMES = {v: k for k, v in L.FAULT_CODES.items()}
+_LOG_NAMES = {L.LOG_PATH_DOWN: "path_down", L.LOG_PATH_UP: "path_up", L.LOG_ALUA: "alua"}
+
+
+class _Run:
+    """One run's records and what Python keeps beside them."""
+
+    def __init__(self, model: Model, defn: PolicyDef, params: dict[str, Any], trace: bool) -> None:
+        self.model, self.defn, self.params = model, defn, params
+        P, A, J = len(model.paths), len(model.arrays), len(model.jobs)
+        C, Lk, D = len(model.controllers), len(model.links), len(model.devices)
+        dev_paths = [model.device_paths(d) for d in range(D)]
+        self.dev_paths = dev_paths
+        MP = max(1, max((len(dp) for dp in dev_paths), default=1))
+        slots = [j.index for j in model.jobs for _ in range(j.iodepth)]
+        N = len(slots)
+        S_max = max(len(j.sizes) for j in model.jobs)
+        i64, f64 = np.int64, np.float64
+
+        # -- the random streams: rows of pre-drawn values --------------------------------
+        streams = make_streams(model)
+        draws = streams.all()
+        # stream ids, in Streams.all() order: jobs, nexuses, (array, op) service, replication, loss
+        str_job = np.arange(J, dtype=i64)
+        str_path = J + np.arange(C, dtype=i64)
+        str_svc = (J + C + np.arange(2 * A, dtype=i64)).reshape(A, 2)
+        str_repl = np.array([J + C + 2 * A], dtype=i64)
+        str_loss = J + C + 2 * A + 1 + np.arange(C + 1, dtype=i64)
+        assert len(draws) == J + C + 2 * A + 1 + C + 1
+        str_pol = np.full(D, -1, dtype=i64)
+        if defn.draws:  # each device's policy generator, served in blocks as the policy's uniforms
+            str_pol[:] = len(draws) + np.arange(D, dtype=i64)
+            draws += [Draws(g) for g in streams.policies]
+        # Streams this model can never draw from (loss decisions without loss, reads in a
+        # write-only workload, the replication link without replication) get no row of
+        # pre-drawn values: they all share one trap row, and drawing from it is an error.
+        lossy = (
+            any(c.loss_ppm > 0 for c in model.controllers)
+            or (model.replication is not None and model.replication.loss_ppm > 0)
+            or any(f.what == "loss" for f in model.faults)
+        )
+        used = np.ones(len(draws), dtype=bool)
+        if not lossy:
+            used[str_loss] = False
+        if model.replication is None:
+            used[str_repl] = False
+        for op, possible in ((0, any(j.read_fraction > 0 for j in model.jobs)), (1, any(j.read_fraction < 1 for j in model.jobs))):
+            if not possible:
+                used[str_svc[:, op]] = False
+        trap = int(used.sum())
+        row = np.full(len(draws), trap, dtype=i64)  # the trap row is the last
+        row[used] = np.arange(trap)
+        str_job, str_path, str_svc, str_repl, str_loss = (row[x] for x in (str_job, str_path, str_svc, str_repl, str_loss))
+        d_stream = row[str_pol] if defn.draws else np.full(D, trap, dtype=i64)  # a policy that draws undeclared hits the trap
+        feeds = [d for d, u in zip(draws, used) if u]
+        # the most values one event can draw from a stream: a wake-up restarts every slot, and with
+        # loss each frame may draw up to MAX_RESENDS + 1 uniforms
+        margin = (L.MAX_RESENDS + 2) * (N + 1) + 16 if lossy else 2 * N + 16
+        margin = max(margin, (defn.draws + 1) * (N + 1))
+        block = max(BLOCK, 4 * margin)
+
+        # -- the view (what policies read) -----------------------------------------------------
+        d_paths = np.full((D, MP), -1, dtype=i64)
+        d_np = np.zeros(D, dtype=i64)
+        p_local = np.zeros(P, dtype=i64)
+        for d, dp in enumerate(dev_paths):
+            d_np[d] = len(dp)
+            for k, p in enumerate(dp):
+                d_paths[d, k] = p.index
+                p_local[p.index] = k
+        ev_cap = max(EVENT_CAP, 8 * (P + D) + 64)
+        self.view = VIEW.pack(dict(
+            d_paths=d_paths, d_np=d_np, p_local=p_local,
+            p_dev=np.array([p.device for p in model.paths], dtype=i64),
+            p_ctrl=np.array([p.controller for p in model.paths], dtype=i64),
+            p_bw=np.array([p.bandwidth or 0.0 for p in model.paths], dtype=f64),
+            p_weight=np.array([p.weight for p in model.paths], dtype=i64),
+            up=np.ones(P, dtype=i64),
+            alua=np.array([ALUA_CODES[p.alua] for p in model.paths], dtype=i64),
+            out=np.zeros(P, dtype=i64), out_bytes=np.zeros(P, dtype=i64),
+            c_out=np.zeros(C, dtype=i64), c_out_bytes=np.zeros(C, dtype=i64),
+            clock=np.zeros(1, dtype=f64),
+            s_size=np.zeros(N, dtype=i64), s_op=np.zeros(N, dtype=i64),
+            flags=np.zeros(N_FLAGS, dtype=i64),
+            ev_t=np.zeros(ev_cap, dtype=f64), ev_dev=np.zeros(ev_cap, dtype=i64), ev_kind=np.zeros(ev_cap, dtype=i64),
+            ev_path=np.zeros(ev_cap, dtype=i64), ev_a=np.zeros(ev_cap, dtype=i64), ev_b=np.zeros(ev_cap, dtype=i64),
+            ev_mask=np.zeros((ev_cap, MP), dtype=np.int8), ev_val=np.zeros((ev_cap, MP), dtype=f64),
+            rnd=np.zeros((len(feeds) + 1, block), dtype=f64),
+            rpos=np.zeros(len(feeds) + 1, dtype=i64),
+            rlim=np.zeros(len(feeds) + 1, dtype=i64),  # set by _Feed
+            d_stream=d_stream,
+        ))
+        # room for one event's worth of log entries: a fault may log one per path, an evaluation one per device
+        self.ev_room = ev_cap - 8 - 4 * D - 2 * P
+
+        # -- the policy ---------------------------------------------------------------------------
+        self.devices = [DeviceInfo(tuple(p.name for p in dp), tuple(p.alua for p in dp), tuple(p.index for p in dp))
+                        for dp in dev_paths]
+        self.pstate = defn.new_state(params, self.devices, N)
+        hooks = defn.hooks()
+        self.hooks = hooks
+
+        # -- the model as numbers ---------------------------------------------------------------------
+        ML = max(1, max((len(c.links) for c in model.controllers), default=1))
+        c_links = np.full((C, ML), -1, dtype=i64)
+        cpaths = [model.controller_paths(c) for c in range(C)]
+        MPC = max(1, max((len(x) for x in cpaths), default=1))
+        c_paths = np.full((C, MPC), -1, dtype=i64)
+        for c, ctrl in enumerate(model.controllers):
+            c_links[c, : len(ctrl.links)] = ctrl.links
+            c_paths[c, : len(cpaths[c])] = cpaths[c]
+        faults = model.faults
+        F = len(faults)
+        MC = max(1, max((len(f.controllers) for f in faults), default=1))
+        f_cs = np.full((F, MC), -1, dtype=i64)
+        for i, f in enumerate(faults):
+            f_cs[i, : len(f.controllers)] = f.controllers
+        repl = model.replication
+        loser = (repl.arrays[1] if repl.preferred_site == repl.arrays[0] else repl.arrays[0]) if repl else -1
+        ctrls = model.controllers
+        self.params_rec = L.PARAMS.pack(dict(
+            protocol=0 if model.protocol == "scsi" else 1,
+            ramp=model.ramp, end=model.end, interval=model.interval,
+            p_array=np.array([p.array for p in model.paths], dtype=i64),
+            p_mirror=np.array([-1 if p.mirror is None else p.mirror for p in model.paths], dtype=i64),
+            p_str=np.array([str_path[p.controller] for p in model.paths], dtype=i64),
+            c_host=np.array([c.host for c in ctrls], dtype=i64),
+            c_bw=np.array([c.bandwidth or 0.0 for c in ctrls], dtype=f64),
+            c_extra=np.array([c.extra for c in ctrls], dtype=f64),
+            c_loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
+            c_recov=np.array([c.loss_recovery for c in ctrls], dtype=f64),
+            c_links=c_links,
+            c_nlinks=np.array([len(c.links) for c in ctrls], dtype=i64),
+            c_paths=c_paths,
+            c_npaths=np.array([len(x) for x in cpaths], dtype=i64),
+            l_bw=np.array([ln.bandwidth for ln in model.links] or [0.0], dtype=f64),
+            a_conc=np.array([a.concurrency for a in model.arrays], dtype=i64),
+            r_a0=repl.arrays[0] if repl else -1,
+            r_bw=(repl.bandwidth or 0.0) if repl else 0.0,
+            r_extra=repl.extra if repl else 0.0,
+            r_loss=repl.loss_ppm if repl else 0.0,
+            r_recov=repl.loss_recovery if repl else 0.0,
+            r_loser=loser,
+            hp_det=np.array([h.detection for h in model.host_params], dtype=f64),
+            hp_apd=np.array([h.apd_timeout for h in model.host_params], dtype=f64),
+            hp_iot=np.array([h.io_timeout for h in model.host_params], dtype=f64),
+            j_dev=np.array([j.device for j in model.jobs], dtype=i64),
+            j_readfrac=np.array([j.read_fraction for j in model.jobs], dtype=f64),
+            j_nsizes=np.array([len(j.sizes) for j in model.jobs], dtype=i64),
+            j_sizes=np.array([list(j.sizes) + [0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=i64),
+            j_cumw=np.array([list(j.size_weights) + [0.0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=f64),
+            s_job0=np.array(slots, dtype=i64),
+            d_host=np.array([d.host for d in model.devices], dtype=i64),
+            f_time=np.array([f.at for f in faults], dtype=f64),
+            f_what=np.array([L.FAULT_CODES[f.what] for f in faults], dtype=i64),
+            f_cs=f_cs,
+            f_nc=np.array([len(f.controllers) for f in faults], dtype=i64),
+            f_array=np.array([-1 if f.array is None else f.array for f in faults], dtype=i64),
+            f_repl=np.array([1 if f.replication else 0 for f in faults], dtype=i64),
+            f_add=np.array([f.add for f in faults], dtype=f64),
+            f_ppm=np.array([f.ppm for f in faults], dtype=f64),
+            f_state=np.array([ALUA_CODES.get(f.state or "AO", 0) for f in faults], dtype=i64),
+            f_origin=np.array([f.origin for f in faults], dtype=i64),
+            f_revert=np.array([1 if f.revert else 0 for f in faults], dtype=i64),
+            p_alua0=np.array([ALUA_CODES[p.alua] for p in model.paths], dtype=i64),
+            str_job=str_job, str_svc=str_svc, str_repl=int(str_repl[0]), str_loss=str_loss,
+            trace_on=1 if trace else 0,
+            pol_select=hooks.select, pol_start=hooks.start, pol_complete=hooks.complete, pol_path=hooks.path_change,
+            pol_state=self.pstate.address, pol_view=self.view.address,
+        ))
+
+        # -- the engine's own state ----------------------------------------------------------------------
+        # Live timers: per slot two (an I/O's leg or service and its mirror's) or one APD timer, a notice per
+        # nexus change still in its detection delay, the next fault. Twice that: the other half holds APD
+        # timers of waits that ended, which start_wait drops once the heap is half full.
+        notices = 2 * C + sum(len(f.controllers) for f in faults)
+        heap_cap = 2 * (3 * N + notices + 16)
+        pow2 = lambda n: 1 << (int(n) - 1).bit_length()  # noqa: E731 - ring buffers are indexed with a mask
+        fifo_cap = pow2(8 * N + 4 * P + 64)
+        tcap = TRACE_CAP if trace else 1
+        W = C + Lk + 1
+        wt_cap = pow2(2 * N + 8)
+        si = np.zeros(L.N_SI, dtype=i64)
+        si[L.I_REPL_OK] = 1
+        sf = np.zeros(L.N_SF, dtype=f64)
+        sf[L.F_REPL_EXTRA] = repl.extra if repl else 0.0
+        sf[L.F_REPL_LOSS] = repl.loss_ppm if repl else 0.0
+        self.state = L.STATE.pack(dict(
+            si=si, sf=sf,
+            h_time=np.full(heap_cap + 3, np.inf, dtype=f64),  # +inf past the last entry: a pop reads 4 children
+            h_key=np.zeros(heap_cap + 3, dtype=i64), h_arg=np.zeros(heap_cap + 3, dtype=i64),
+            uf_kind=np.zeros(fifo_cap, dtype=i64), uf_arg=np.zeros(fifo_cap, dtype=i64),
+            nf_kind=np.zeros(fifo_cap, dtype=i64), nf_arg=np.zeros(fifo_cap, dtype=i64),
+            s_seq=np.zeros(N, dtype=i64), s_issued=np.zeros(N, dtype=f64), s_attempts=np.zeros(N, dtype=i64),
+            s_path=np.zeros(N, dtype=i64), s_started=np.zeros(N, dtype=f64), s_stage=np.zeros(N, dtype=i64),
+            s_epoch=np.zeros(N, dtype=i64), s_mstate=np.zeros(N, dtype=i64), s_mwait=np.zeros(N, dtype=i64),
+            s_deadline=np.zeros(N, dtype=f64), s_waitid=np.zeros(N, dtype=i64), s_woken=np.zeros(N, dtype=i64),
+            s_wakeval=np.zeros(N, dtype=i64),
+            phys_up=np.ones(C, dtype=i64), epoch=np.zeros(C, dtype=i64),
+            extra=np.array([c.extra for c in ctrls], dtype=f64), loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
+            alive=np.ones(A, dtype=i64),
+            wire_free=np.zeros((W, 2), dtype=f64),
+            users=np.zeros(A, dtype=i64),
+            aq_slot=np.zeros((A, pow2(2 * N + 4)), dtype=i64), aq_mirror=np.zeros((A, pow2(2 * N + 4)), dtype=i64),
+            aq_head=np.zeros(A, dtype=i64), aq_tail=np.zeros(A, dtype=i64),
+            wt_slot=np.zeros(wt_cap, dtype=i64), wt_id=np.zeros(wt_cap, dtype=i64), tmp_wt=np.zeros(wt_cap, dtype=i64),
+            tr_seq=np.zeros(tcap, dtype=i64), tr_job=np.zeros(tcap, dtype=i64), tr_op=np.zeros(tcap, dtype=i64),
+            tr_size=np.zeros(tcap, dtype=i64), tr_issued=np.zeros(tcap, dtype=f64), tr_done=np.zeros(tcap, dtype=f64),
+            tr_path=np.zeros(tcap, dtype=i64), tr_attempts=np.zeros(tcap, dtype=i64),
+        ))
+        n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
+        self.rec = new_record(P, n_bins, W, (model.ramp, model.end), model.interval)
+        # The processes SimPy starts first: every job slot, then the fault timeline.
+        for s in range(N):
+            push_urgent.py_func(self.state, L.EV_INIT, s)
+        if faults:
+            push_urgent.py_func(self.state, L.EV_FAULT_INIT, 0)
+        self.feed = _Feed(feeds, block, margin, self.view)
+        self.tr_room = tcap - 2 if trace else np.iinfo(np.int64).max
+
+    # -- reading back ---------------------------------------------------------------------------
+    def drain_events(self, out: list[dict[str, Any]]) -> None:
+        v, model = self.view, self.model
+        names = [p.name for p in model.paths]
+        for e in range(int(v.flags[FL_NEV])):
+            t = float(v.ev_t[e])
+            kind = int(v.ev_kind[e])
+            if kind == L.LOG_FAULT:
+                out.append({"t": t, "device": "", "event": "fault", "what": _FAULT_NAMES[int(v.ev_path[e])],
+                            "fault": int(v.ev_a[e]), "revert": bool(v.ev_b[e])})
+                continue
+            d = int(v.ev_dev[e])
+            device = model.devices[d].name
+            if kind >= EV_POLICY:
+                name, details = event_details(self.defn, kind, int(v.ev_a[e]), int(v.ev_b[e]), int(v.ev_path[e]),
+                                              v.ev_mask[e], v.ev_val[e], self.devices[d].names)
+                out.append({"t": t, "device": device, "event": name, **details})
+            else:
+                p = int(v.ev_path[e])
+                out.append({"t": t, "device": device, "event": _LOG_NAMES[kind], "path": names[p],
+                            "alua": ALUA_NAMES[int(v.ev_a[e])], "up": bool(v.ev_b[e])})
+        v.flags[FL_NEV] = 0
+
+    def drain_trace(self, out: list[tuple]) -> None:
+        s, names = self.state, [p.name for p in self.model.paths]
+        for t in range(int(s.si[L.I_NTRACE])):
+            out.append((int(s.tr_seq[t]), int(s.tr_job[t]), "read" if s.tr_op[t] == 0 else "write", int(s.tr_size[t]),
+                        float(s.tr_issued[t]), float(s.tr_done[t]), names[int(s.tr_path[t])], int(s.tr_attempts[t])))
+        s.si[L.I_NTRACE] = 0
+
+    def config_strings(self) -> dict[str, str]:
+        out = {}
+        for d, dev in enumerate(self.model.devices):
+            info = self.devices[d]
+            out[dev.name] = self.defn.describe_config(Snapshot(self.params, self.pstate, self.view, d, info.names, info.paths))
+        return out
+
+
+class _Feed:
+    """The rows of pre-drawn values, one per stream the model uses.
+
+    The kernel asks for a refill when a row has fewer than ``margin`` values
+    left (the most one event can draw): the row keeps its unread values and is
+    topped up from the stream's Draws, which serves the same sequence whatever
+    the block sizes. Rows start at FIRST values, then hold ``block``: a short
+    run neither generates nor touches (page faults cost) many values it never
+    reads. A row of a Constant delay (every value the same number, and nothing
+    drawn from its generator) is filled with that number, never from its Draws,
+    and reread from the start when it runs low. The last row is the trap
+    shared by streams the model cannot use: drawing from it is an error,
+    reported at once.
+    """
+
+    FIRST = 4096
+
+    def __init__(self, draws: list[Draws], block: int, margin: int, view: Any) -> None:
+        self.draws, self.block, self.margin, self.v = draws, block, margin, view
+        self.first = min(block, max(self.FIRST, 2 * margin))
+        self.held = [0] * len(draws)
+        self.constant = [isinstance(d.dist, Constant) for d in draws]
+        for s in range(len(draws)):  # every row is due at once; the trap only if drawn from
+            view.rlim[s] = -margin
+        view.rlim[len(draws)] = 0
+
+    def refill(self) -> None:
+        v = self.v
+        if v.rpos[len(self.draws)] > 0:
+            raise RuntimeError("fast engine: the kernel drew from a stream this model never uses")
+        for s, d in enumerate(self.draws):
+            pos = int(v.rpos[s])
+            if pos <= int(v.rlim[s]):
+                continue
+            held = self.held[s]
+            size = self.block if held else self.first
+            if self.constant[s]:
+                v.rnd[s, held:size] = d.dist.value
+                v.rpos[s] = 0
+                v.rlim[s] = size - self.margin
+                self.held[s] = size
+                continue
+            rest = held - pos
+            v.rnd[s, :rest] = v.rnd[s, pos:held]
+            v.rnd[s, rest:size] = d.take(size - rest)
+            v.rpos[s] = 0
+            v.rlim[s] = size - self.margin
+            self.held[s] = size
+        v.flags[FL_REFILL] = 0
+
+
+def run_fast(
+    model: Model, policy: Any, *, trace: bool = False, progress: Callable[[float], None] | None = None
+) -> RunMetrics:
+    """Simulate one run of ``model`` under ``policy``: a spec, a PolicyDef, or an instance of its Python class."""
+    from ...policies.adapter import CompiledPolicy
+    from ...policies.registry import POLICY_DEFS
+    from ...policies.spec import PolicySpec, parse_spec
+
+    if isinstance(policy, str):
+        policy = parse_spec(policy)[0]
+    if isinstance(policy, PolicySpec):
+        defn, params = POLICY_DEFS[policy.name], policy.as_dict()
+    elif isinstance(policy, PolicyDef):
+        defn, params = policy, {p.name: p.default for p in policy.params}
+    elif isinstance(policy, CompiledPolicy) or (isinstance(policy, type) and issubclass(policy, CompiledPolicy)):
+        inst = policy() if isinstance(policy, type) else policy
+        defn, params = inst.definition, dict(inst.params)
+    else:
+        raise TypeError(f"the fast engine runs policies defined in the compiled style (a spec or a PolicyDef), not {policy!r}")
+    run = _Run(model, defn, params, trace)
+    events: list[dict[str, Any]] = []
+    records: list[tuple] = []
+    step = max(model.end / 100.0, model.interval) if progress else math.inf
+    t_stop = step
+    addrs = (run.params_rec.address, run.state.address, run.view.address, run.rec.address)
+    run.feed.refill()
+    gc_was_on = gc.isenabled()
+    gc.disable()  # the loop allocates nothing worth collecting; a collection costs more than it frees
+    try:
+        while True:
+            status = run_kernel(*addrs, t_stop, run.ev_room, run.tr_room)
+            if status == L.REFILL:
+                run.feed.refill()
+            elif status == L.BUFFERS_FULL:
+                run.drain_events(events)
+                run.drain_trace(records)
+            elif status == L.PAUSED:
+                progress(float(run.view.clock[0]))  # type: ignore[misc]
+                t_stop += step
+            else:
+                break
+    finally:
+        if gc_was_on:
+            gc.enable()
+    run.drain_events(events)
+    run.drain_trace(records)
+    close_record(run.rec, model.end)
+    m = to_metrics(run.rec, len(model.paths))
+    m.events = events
+    m.config_strings = run.config_strings()
+    if trace:
+        m.trace = records
+    return m

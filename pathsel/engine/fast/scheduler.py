@@ -1,0 +1,250 @@
+"""The fast engine's scheduler: SimPy's event order, in arrays.
+
+SimPy orders simultaneous events by (time, priority, event id): URGENT
+process starts before NORMAL events, then creation order. Here real timeouts
+live in a heap keyed by (time, id); zero-delay events (a granted array slot,
+a released slot, a mirror process starting or ending, a path-change wake-up)
+are created "now" and so come after every heap event already due now, in
+creation order: they live in two FIFOs, urgent and normal.
+
+The FIFOs are rings whose sizes are powers of two (build.py), indexed with a
+mask: an integer division per push and pop cost more than the push. The heap
+is 4-ary (half the levels of a binary heap: a pop is a chain of dependent
+loads and compares, level after level) and holds (time, key = event id << 8
+| kind, arg) in three arrays. Ids are unique, so every valid heap pops in the
+same order, and a new event's id is larger than every id already in the
+heap: a push compares times only. Every time slot past the last entry holds
++inf (build.py leaves three spare slots): a pop reads four children without
+bounds tests. Indices are cast to uint64, so numba skips its
+negative-index wraparound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...jit import hot, jit
+from .layout import EV_APD_TIMER, I_EID, I_HEAPN, I_HTOP, I_NF_TAIL, I_UF_TAIL
+
+KIND_BITS = 8
+KIND_MASK = (1 << KIND_BITS) - 1
+_u = np.uint64
+
+
+@hot
+def heap_push(S, t, kind, arg):
+    si = S.si
+    ht = S.h_time
+    hk = S.h_key
+    ha = S.h_arg
+    eid = si[I_EID]
+    si[I_EID] = eid + 1
+    if si[I_HTOP] != 0:  # the root is the event being processed: the new entry takes its place
+        si[I_HTOP] = 0
+        heap_replace_top(S, t, (eid << KIND_BITS) | kind, arg)
+        return
+    i = si[I_HEAPN]
+    si[I_HEAPN] = i + 1
+    while i > 0:
+        parent = (i - 1) >> 2
+        pt = ht[_u(parent)]
+        if pt <= t:  # equal times: the parent's id is smaller
+            break
+        ht[_u(i)] = pt
+        hk[_u(i)] = hk[_u(parent)]
+        ha[_u(i)] = ha[_u(parent)]
+        i = parent
+    ht[_u(i)] = t
+    hk[_u(i)] = (eid << KIND_BITS) | kind
+    ha[_u(i)] = arg
+
+
+@jit
+def heap_min_child(ht, hk, c, n):
+    """The child in c .. c + 3 (below n) with the smallest (time, key): for ties on time."""
+    m = c
+    for j in range(c + 1, min(c + 4, n)):
+        if ht[j] < ht[m] or (ht[j] == ht[m] and hk[j] < hk[m]):
+            m = j
+    return m
+
+
+@hot
+def heap_min4(ht, hk, c, n):
+    """The smallest child in c .. c + 3 and its time, without branches (which child wins is a coin toss for the predictor)."""
+    t0 = ht[_u(c)]
+    t1 = ht[_u(c + 1)]
+    t2 = ht[_u(c + 2)]
+    t3 = ht[_u(c + 3)]
+    b01 = t1 < t0
+    m01 = c + b01
+    tm01 = min(t0, t1)
+    b23 = t3 < t2
+    m23 = c + 2 + b23
+    tm23 = min(t2, t3)
+    m = m23 if tm23 < tm01 else m01
+    tm = min(tm01, tm23)
+    if (t0 == tm) + (t1 == tm) + (t2 == tm) + (t3 == tm) > 1:  # a tie on time (rare): compare keys
+        m = heap_min_child(ht, hk, c, n)
+    return m, tm
+
+
+@hot
+def heap_replace_top(S, t, k, a):
+    """Pop the root and push (t, k, a) in one pass: the new entry sinks from the root.
+
+    Most events schedule exactly one timeout: a pop and then a push cost a sift to a
+    leaf and a sift up; this is one partial sift down. ``k`` holds the newest id, so a
+    child due at the same time goes first.
+    """
+    ht = S.h_time
+    hk = S.h_key
+    ha = S.h_arg
+    n = S.si[I_HEAPN]
+    i = 0
+    c = 1
+    while c < n:
+        m, tm = heap_min4(ht, hk, c, n)
+        if tm > t:
+            break
+        ht[_u(i)] = tm
+        hk[_u(i)] = hk[_u(m)]
+        ha[_u(i)] = ha[_u(m)]
+        i = m
+        c = 4 * i + 1
+    ht[_u(i)] = t
+    hk[_u(i)] = k
+    ha[_u(i)] = a
+
+
+@hot
+def heap_settle(S):
+    """Remove the root if it is still the processed event (it scheduled no timeout)."""
+    if S.si[I_HTOP] != 0:
+        S.si[I_HTOP] = 0
+        heap_pop(S)
+
+
+@hot
+def heap_due_now(S, now):
+    """True when a heap entry other than the event being processed is due at this instant."""
+    ht = S.h_time
+    if S.si[I_HTOP] != 0:  # the next entry is among the root's children (+inf past the last)
+        return S.si[I_HEAPN] > 1 and min(min(ht[1], ht[2]), min(ht[3], ht[4])) == now
+    return S.si[I_HEAPN] > 0 and ht[0] == now
+
+
+@hot
+def heap_pop(S):
+    """Floyd's pop: the hole sinks along the smallest children to a leaf, then the last entry rises into it."""
+    si = S.si
+    ht = S.h_time
+    hk = S.h_key
+    ha = S.h_arg
+    n = si[I_HEAPN] - 1
+    si[I_HEAPN] = n
+    if n > 0:
+        t = ht[_u(n)]
+        k = hk[_u(n)]
+        a = ha[_u(n)]
+        ht[_u(n)] = np.inf
+        i = 0
+        c = 1
+        while c < n:
+            m, tm = heap_min4(ht, hk, c, n)
+            ht[_u(i)] = tm
+            hk[_u(i)] = hk[_u(m)]
+            ha[_u(i)] = ha[_u(m)]
+            i = m
+            c = 4 * i + 1
+        while i > 0:
+            parent = (i - 1) >> 2
+            pt = ht[_u(parent)]
+            if pt < t or (pt == t and hk[_u(parent)] < k):
+                break
+            ht[_u(i)] = pt
+            hk[_u(i)] = hk[_u(parent)]
+            ha[_u(i)] = ha[_u(parent)]
+            i = parent
+        ht[_u(i)] = t
+        hk[_u(i)] = k
+        ha[_u(i)] = a
+
+
+@jit
+def heap_drop_stale_timers(S):
+    """Drop the APD timers of waits that are over (due, they would do nothing), then rebuild the heap.
+
+    A slot that is woken and waits again leaves its old timer in the heap, so without this
+    the heap grows with every wake-up while the APD timeout is long (start_wait calls it when
+    the heap is half full). Each kept entry keeps its key (time, id << 8 | kind), so the pop
+    order does not change.
+    """
+    heap_settle(S)
+    n_slots = S.s_waitid.shape[0]
+    ht = S.h_time
+    hk = S.h_key
+    ha = S.h_arg
+    n = S.si[I_HEAPN]
+    m = 0
+    for i in range(n):
+        if (hk[i] & KIND_MASK) == EV_APD_TIMER:
+            a = ha[i]
+            w = a % n_slots
+            if S.s_waitid[w] != a // n_slots or S.s_woken[w] != 0:
+                continue
+        ht[m] = ht[i]
+        hk[m] = hk[i]
+        ha[m] = ha[i]
+        m += 1
+    for i in range(m, n):
+        ht[i] = np.inf  # heap_pop reads up to three entries past the last: they must be +inf
+    S.si[I_HEAPN] = 0
+    for i in range(m):  # re-insert in place: entry i is read before the heap (size i) can write at i
+        t = ht[i]
+        k = hk[i]
+        a = ha[i]
+        j = S.si[I_HEAPN]
+        S.si[I_HEAPN] = j + 1
+        while j > 0:
+            parent = (j - 1) >> 2
+            pt = ht[parent]
+            if pt < t or (pt == t and hk[parent] < k):
+                break
+            ht[j] = pt
+            hk[j] = hk[parent]
+            ha[j] = ha[parent]
+            j = parent
+        ht[j] = t
+        hk[j] = k
+        ha[j] = a
+
+
+@hot
+def push_urgent(S, kind, arg):
+    tail = S.si[I_UF_TAIL]
+    i = tail & (S.uf_kind.shape[0] - 1)
+    S.uf_kind[i] = kind
+    S.uf_arg[i] = arg
+    S.si[I_UF_TAIL] = tail + 1
+    S.si[I_EID] += 1
+
+
+@hot
+def push_normal(S, kind, arg):
+    tail = S.si[I_NF_TAIL]
+    i = tail & (S.nf_kind.shape[0] - 1)
+    S.nf_kind[i] = kind
+    S.nf_arg[i] = arg
+    S.si[I_NF_TAIL] = tail + 1
+    S.si[I_EID] += 1
+
+
+@hot
+def timeout(S, V, delay, kind, arg):
+    now = V.clock[0]
+    t = now + delay
+    if t == now:  # a zero (or absorbed) delay: due now, after everything already due
+        push_normal(S, kind, arg)
+    else:
+        heap_push(S, t, kind, arg)

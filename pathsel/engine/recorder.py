@@ -1,0 +1,270 @@
+"""The recorder: what a run measures, kept in one record that both engines fill with the same compiled code.
+
+The fast engine's loop calls these functions inline; the reference engine
+calls them from Python through :class:`Recorder` (each call is one compiled
+call on the same record). :func:`to_metrics` turns the record into
+:class:`~pathsel.metrics.RunMetrics`.
+
+* Latency histograms (overall, read, write, one per path) in log-linear bins
+  of whole nanoseconds (:mod:`pathsel.metrics` reads them: percentiles
+  within 0.4 %), with exact count, sum, minimum and maximum.
+* Per-interval time series over the whole run (ramp included): completions,
+  bytes, latency sum and maximum, completions per path, failures.
+* Time integrals of I/Os in flight over the measured window, overall and per
+  path (Little's law); wire busy and queueing time and frames per direction.
+* Accounting: issued, completed, failed, retried, timed out, frames lost.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba.core import types
+from numba.cpython.unsafe.numbers import leading_zeros
+from numba.experimental import structref
+
+from ..jit import Layout, address_of, entry, hot, jit
+from ..metrics import MAX_EXP, NBINS, SUB, SUB_BITS, LogHistogram, RunMetrics
+
+__all__ = ["RECORDER", "Recorder", "new_record", "to_metrics", "rec_issue", "rec_path", "rec_complete", "rec_fail",
+           "rec_close", "close_record", "H_OVERALL", "H_READ", "H_WRITE", "H_PATH0",
+           "C_ISSUED", "C_COMPLETED", "C_FAILED", "C_RETRIED", "C_TIMED_OUT", "C_FRAMES_LOST", "C_INFLIGHT"]
+
+# histogram rows: 0 overall, 1 read, 2 write, 3 + p per path
+H_OVERALL, H_READ, H_WRITE, H_PATH0 = 0, 1, 2, 3
+# counters (rc)
+C_ISSUED, C_COMPLETED, C_FAILED, C_RETRIED, C_TIMED_OUT, C_FRAMES_LOST, C_INFLIGHT = range(7)
+N_COUNTERS = 7
+# time-integral state (rt): the in-flight area and when it was last brought up to date
+T_AREA, T_LAST = 0, 1
+
+
+@structref.register
+class RecorderType(types.StructRef):
+    pass
+
+
+RECORDER = Layout(RecorderType, [
+    ("ramp", "f8", 0),  # statistics cover completions in [ramp, end)
+    ("end", "f8", 0),
+    ("interval", "f8", 0),  # time-series bin width
+    ("rc", "i8", 1),
+    ("rt", "f8", 1),
+    ("hist", "i8", 2),
+    ("h_n", "i8", 1),
+    ("h_total", "f8", 1),
+    ("h_lo", "f8", 1),
+    ("h_hi", "f8", 1),
+    ("bytes_op", "i8", 1),
+    ("path_bytes", "i8", 1),
+    ("ts_ios", "i8", 1),
+    ("ts_bytes", "i8", 1),
+    ("ts_lat_sum", "f8", 1),
+    ("ts_lat_max", "f8", 1),
+    ("ts_path_ios", "i8", 2),
+    ("ts_failed", "i8", 1),
+    ("path_area", "f8", 1),
+    ("path_out", "i8", 1),  # attempts in flight per path, and when path_area was last brought up to date
+    ("path_last", "f8", 1),
+    ("wire_busy", "f8", 2),  # wires (each nexus's own, the shared links, the replication link) x direction
+    ("wire_wait", "f8", 2),
+    ("wire_frames", "i8", 2),
+])
+recorder_at = address_of(RECORDER.type)
+
+
+def new_record(n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float) -> Any:
+    """A zeroed record for a run with these paths, time-series bins and wires."""
+    i64, f64 = np.int64, np.float64
+    rows = H_PATH0 + n_paths
+    return RECORDER.pack(dict(
+        ramp=window[0], end=window[1], interval=interval,
+        rc=np.zeros(N_COUNTERS, dtype=i64), rt=np.zeros(2, dtype=f64),
+        hist=np.zeros((rows, NBINS), dtype=i64), h_n=np.zeros(rows, dtype=i64), h_total=np.zeros(rows, dtype=f64),
+        h_lo=np.full(rows, np.inf, dtype=f64), h_hi=np.zeros(rows, dtype=f64),
+        bytes_op=np.zeros(2, dtype=i64), path_bytes=np.zeros(n_paths, dtype=i64),
+        ts_ios=np.zeros(n_bins, dtype=i64), ts_bytes=np.zeros(n_bins, dtype=i64), ts_lat_sum=np.zeros(n_bins, dtype=f64),
+        ts_lat_max=np.zeros(n_bins, dtype=f64), ts_path_ios=np.zeros((n_bins, n_paths), dtype=i64),
+        ts_failed=np.zeros(n_bins, dtype=i64),
+        path_area=np.zeros(n_paths, dtype=f64), path_out=np.zeros(n_paths, dtype=i64), path_last=np.zeros(n_paths, dtype=f64),
+        wire_busy=np.zeros((n_wires, 2), dtype=f64), wire_wait=np.zeros((n_wires, 2), dtype=f64),
+        wire_frames=np.zeros((n_wires, 2), dtype=i64),
+    ))
+
+
+@hot
+def bin_index(ns):
+    """The histogram bin of a latency in whole nanoseconds (metrics.bin_index, one lzcnt instead of a loop)."""
+    if ns < SUB:
+        return ns if ns > 0 else 0
+    e = 63 - leading_zeros(ns)  # floor(log2(ns))
+    if e >= MAX_EXP:
+        return NBINS - 1
+    return SUB + (e - SUB_BITS) * SUB + ((ns >> (e - SUB_BITS)) - SUB)
+
+
+@hot
+def hist_add(R, row, seconds):
+    R.hist[row, bin_index(np.int64(seconds * 1e9))] += 1
+    R.h_n[row] += 1
+    R.h_total[row] += seconds
+    if seconds < R.h_lo[row]:
+        R.h_lo[row] = seconds
+    if seconds > R.h_hi[row]:
+        R.h_hi[row] = seconds
+
+
+@hot
+def clip(R, t0, t1):
+    """Length of [t0, t1] inside the statistics window."""
+    return max(0.0, min(t1, R.end) - max(t0, R.ramp))
+
+
+@hot
+def rec_issue(R, now):
+    R.rc[C_ISSUED] += 1
+    R.rt[T_AREA] += R.rc[C_INFLIGHT] * clip(R, R.rt[T_LAST], now)
+    R.rc[C_INFLIGHT] += 1
+    R.rt[T_LAST] = now
+
+
+@hot
+def rec_path(R, now, p, delta):
+    """An attempt starts (+1) or ends (-1) on path ``p``."""
+    R.path_area[p] += R.path_out[p] * clip(R, R.path_last[p], now)
+    R.path_out[p] += delta
+    R.path_last[p] = now
+
+
+@hot
+def rec_complete(R, now, op, size, latency, p, path_latency):
+    R.rc[C_COMPLETED] += 1
+    R.rt[T_AREA] += R.rc[C_INFLIGHT] * clip(R, R.rt[T_LAST], now)
+    R.rc[C_INFLIGHT] -= 1
+    R.rt[T_LAST] = now
+    b = min(np.int64(now / R.interval), R.ts_ios.shape[0] - 1)
+    R.ts_ios[b] += 1
+    R.ts_bytes[b] += size
+    R.ts_lat_sum[b] += latency
+    if latency > R.ts_lat_max[b]:
+        R.ts_lat_max[b] = latency
+    R.ts_path_ios[b, p] += 1
+    if R.ramp <= now < R.end:
+        hist_add(R, H_OVERALL, latency)
+        hist_add(R, H_READ + op, latency)
+        R.bytes_op[op] += size
+        hist_add(R, H_PATH0 + p, path_latency)
+        R.path_bytes[p] += size
+
+
+@jit
+def rec_fail(R, now):
+    R.rc[C_FAILED] += 1
+    R.ts_failed[min(np.int64(now / R.interval), R.ts_failed.shape[0] - 1)] += 1
+    R.rt[T_AREA] += R.rc[C_INFLIGHT] * clip(R, R.rt[T_LAST], now)
+    R.rc[C_INFLIGHT] -= 1
+    R.rt[T_LAST] = now
+
+
+@jit
+def rec_close(R, now):
+    """Bring the time integrals up to the end of the run."""
+    R.rt[T_AREA] += R.rc[C_INFLIGHT] * clip(R, R.rt[T_LAST], now)
+    for p in range(R.path_area.shape[0]):
+        R.path_area[p] += R.path_out[p] * clip(R, R.path_last[p], now)
+
+
+# -- the same functions, called from Python (the reference engine) -----------------------
+@entry
+def _issue_at(addr, now):
+    rec_issue(recorder_at(addr), now)
+
+
+@entry
+def _path_at(addr, now, p, delta):
+    rec_path(recorder_at(addr), now, p, delta)
+
+
+@entry
+def _complete_at(addr, now, op, size, latency, p, path_latency):
+    rec_complete(recorder_at(addr), now, op, size, latency, p, path_latency)
+
+
+@entry
+def _fail_at(addr, now):
+    rec_fail(recorder_at(addr), now)
+
+
+@entry
+def _close_at(addr, now):
+    rec_close(recorder_at(addr), now)
+
+
+def close_record(record: Any, now: float) -> None:
+    """:func:`rec_close` on a record from Python: bring its time integrals up to ``now``."""
+    _close_at(record.address, now)
+
+
+class Recorder:
+    """The reference engine's handle on a record: the same compiled bookkeeping the fast engine inlines."""
+
+    def __init__(self, n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float) -> None:
+        self.record = new_record(n_paths, n_bins, n_wires, window, interval)
+        self._addr = self.record.address
+
+    def issue(self, now: float) -> None:
+        _issue_at(self._addr, now)
+
+    def path_start(self, now: float, p: int) -> None:
+        _path_at(self._addr, now, p, 1)
+
+    def path_end(self, now: float, p: int) -> None:
+        _path_at(self._addr, now, p, -1)
+
+    def complete(self, now: float, op: str, size: int, latency: float, p: int, path_latency: float) -> None:
+        _complete_at(self._addr, now, 0 if op == "read" else 1, size, latency, p, path_latency)
+
+    def fail(self, now: float) -> None:
+        _fail_at(self._addr, now)
+
+    def close(self, now: float) -> None:
+        _close_at(self._addr, now)
+
+    def count(self, counter: int, n: int = 1) -> None:
+        self.record.rc[counter] += n
+
+
+def _hist(R: Any, row: int) -> LogHistogram:
+    h = LogHistogram()
+    h.counts = R.hist[row].copy()
+    h.n = int(R.h_n[row])
+    h.total = float(R.h_total[row])
+    h.lo = float(R.h_lo[row]) if R.h_n[row] else math.inf
+    h.hi = float(R.h_hi[row])
+    return h
+
+
+def to_metrics(R: Any, n_paths: int) -> RunMetrics:
+    """The record as :class:`~pathsel.metrics.RunMetrics` (arrays copied: the record may be reused)."""
+    m = RunMetrics(n_paths, R.ts_ios.shape[0], float(R.interval), (float(R.ramp), float(R.end)), n_wires=R.wire_busy.shape[0])
+    m.overall = _hist(R, H_OVERALL)
+    m.by_op = {"read": _hist(R, H_READ), "write": _hist(R, H_WRITE)}
+    m.bytes_by_op = {"read": int(R.bytes_op[0]), "write": int(R.bytes_op[1])}
+    m.path_hist = [_hist(R, H_PATH0 + p) for p in range(n_paths)]
+    m.path_bytes = R.path_bytes.copy()
+    m.ts_ios, m.ts_bytes = R.ts_ios.copy(), R.ts_bytes.copy()
+    m.ts_latency_sum, m.ts_latency_max = R.ts_lat_sum.copy(), R.ts_lat_max.copy()
+    m.ts_path_ios = R.ts_path_ios.copy()
+    m.ts_failed = R.ts_failed.copy()
+    m.in_flight_area = float(R.rt[T_AREA])
+    m.path_in_flight_area = R.path_area.copy()
+    m.issued = int(R.rc[C_ISSUED])
+    m.completed = int(R.rc[C_COMPLETED])
+    m.failed = int(R.rc[C_FAILED])
+    m.retried = int(R.rc[C_RETRIED])
+    m.timed_out = int(R.rc[C_TIMED_OUT])
+    m.frames_lost = int(R.rc[C_FRAMES_LOST])
+    m.wire_busy, m.wire_wait, m.wire_frames = R.wire_busy.copy(), R.wire_wait.copy(), R.wire_frames.copy()
+    return m

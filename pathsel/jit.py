@@ -1,0 +1,402 @@
+"""numba plumbing shared by the fast engine and compiled-style policies.
+
+* **Where compiled code is cached.** Outside the installed package, in a
+  per-user cache directory (``PATHSEL_CACHE_DIR``, else ``NUMBA_CACHE_DIR``,
+  else the platform's user cache directory): installing, reinstalling or
+  uninstalling pathsel never leaves files beside its sources. The cache is
+  keyed by a hash of the sources the compiled code was built from
+  (:func:`source_hash`), not by file times, so a reinstall of the same
+  version reuses it and any change to a kernel source recompiles.
+* **Decorators.** :data:`hot` (inlined into the caller: the event path),
+  :data:`jit` (an ordinary compiled helper) and :data:`entry` (called from
+  Python). Helpers get no CPython or C wrapper: they are only ever called
+  from compiled code, and each wrapper costs compile time.
+* **Layouts.** A :class:`Layout` declares a record of arrays and scalars
+  once; it gives the numba type compiled code reads it through
+  (:class:`Borrowed`, a plain pointer), and :meth:`Layout.pack` lays numpy
+  arrays out in that record for Python, with no compiled constructor.
+  Compiled code receives a record as its address (an int64), so compiled
+  functions have signatures of plain numbers: they cache by value, and a
+  policy compiled on its own can be called by an engine compiled before it.
+* **Calls through pointers.** A policy's hooks are C functions
+  (``numba.cfunc``); the engine calls them by address (:func:`call_select`
+  and friends), so adding a policy never recompiles the engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numba as nb
+import numpy as np
+from llvmlite import ir
+from numba.core import caching, cgutils, imputils, types
+from numba.core.datamodel import models
+from numba.core.extending import infer_getattr, intrinsic, lower_getattr_generic, register_model
+from numba.core.registry import CPUDispatcher
+from numba.core.typing.templates import AttributeTemplate
+
+__all__ = [
+    "cache_dir", "source_hash", "njit", "Dispatcher", "hot", "jit", "entry", "Borrowed", "Layout", "Packed", "prefetch", "address_of",
+    "call_i_4", "call_v_4", "call_v_5", "call_v_6f",
+]
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+# -- the cache ------------------------------------------------------------------
+def cache_dir() -> Path:
+    """The directory pathsel keeps compiled code and generated sources in (created on use)."""
+    for var in ("PATHSEL_CACHE_DIR", "NUMBA_CACHE_DIR"):
+        value = os.environ.get(var, "").strip()
+        if value:
+            return Path(value).expanduser() / ("numba" if var == "PATHSEL_CACHE_DIR" else "pathsel")
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("pathsel", appauthor=False)) / "numba"
+
+
+def source_hash(files: Iterable[str | Path], extra: str = "") -> str:
+    """A short hash of the files' contents (and ``extra``), numba's version and the Python version."""
+    h = hashlib.sha256()
+    for f in sorted(str(Path(x).resolve()) for x in files):
+        h.update(Path(f).read_bytes())
+    h.update(f"{extra}|numba {nb.__version__}|py {sys.version_info[:2]}".encode())
+    return h.hexdigest()[:16]
+
+
+def _kernel_sources() -> list[Path]:
+    """The sources whose compiled code depends on each other: the engine, the policy toolkit, this module."""
+    out = [PACKAGE_DIR / "jit.py", PACKAGE_DIR / "policies" / "kernel.py", PACKAGE_DIR / "engine" / "recorder.py"]
+    out += sorted((PACKAGE_DIR / "engine" / "fast").glob("*.py"))
+    return [p for p in out if p.exists()]
+
+
+class _Locator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+    """Caches pathsel's compiled functions in :func:`cache_dir`, stamped with a hash of every kernel source.
+
+    numba checks only the file a function is in; the fast engine's functions
+    are spread over several modules and inline each other, so a change to any
+    of them must invalidate all (a per-file stamp would serve stale code).
+    Generated modules (in the cache directory) carry their dependencies' hash
+    in their name and are stamped with their own contents.
+    """
+
+    _stamp: str | None = None
+
+    def __init__(self, py_func: Any, py_file: str) -> None:
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        root = cache_dir()
+        path = Path(py_file).resolve()
+        try:
+            rel = path.relative_to(PACKAGE_DIR)
+            self._cache_path = str(root / "pathsel" / rel.parent)
+            self._own = False
+        except ValueError:
+            self._cache_path = str(root / "generated-cache")
+            self._own = True
+
+    def get_cache_path(self) -> str:
+        return self._cache_path
+
+    def get_source_stamp(self) -> Any:
+        if self._own:
+            return super().get_source_stamp()
+        if _Locator._stamp is None:
+            _Locator._stamp = source_hash(_kernel_sources(), "kernel")
+        return (_Locator._stamp, super().get_source_stamp())
+
+    @classmethod
+    def from_function(cls, py_func: Any, py_file: str) -> _Locator | None:
+        path = Path(py_file).resolve()
+        generated = generated_dir()
+        if not (path.is_relative_to(PACKAGE_DIR) or path.is_relative_to(generated)):
+            return None  # not ours: numba's own locators decide
+        return super().from_function(py_func, py_file)
+
+
+def generated_dir() -> Path:
+    """Where generated modules (a policy's entry points) are written."""
+    return cache_dir() / "generated"
+
+
+if _Locator not in caching.CacheImpl._locator_classes:
+    caching.CacheImpl._locator_classes.insert(0, _Locator)
+
+
+# -- decorators -------------------------------------------------------------------
+class Dispatcher(CPUDispatcher):
+    """numba's dispatcher, compiling one version of a function for all constant arguments.
+
+    numba types a constant argument (``timeout(S, V, delay, EV_LEG, s)``,
+    ``leg(..., 0, 0)``) as a literal and compiles the callee once per distinct
+    value: the engine's helpers were compiled 5 to 13 times each. Calls
+    between compiled functions here drop the literal types first.
+    """
+
+    def get_call_template(self, args, kws):
+        args = tuple(types.unliteral(a) for a in args)
+        kws = {k: types.unliteral(v) for k, v in kws.items()}
+        return super().get_call_template(args, kws)
+
+
+def njit(**options: Any):
+    """``numba.njit`` with :class:`Dispatcher` (one version for all constant arguments)."""
+    cache = options.pop("cache", False)
+    targetoptions = dict(nopython=True, **options)
+
+    def wrap(func):
+        disp = Dispatcher(py_func=func, locals={}, targetoptions=targetoptions)
+        if cache:
+            disp.enable_caching()
+        return disp
+
+    return wrap
+
+
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
+# The event path: LLVM inlines these into the loop (alwaysinline), so an event costs no calls.
+# forceinline is inherited by callees that do not set it (numba's ConfigStack): set it everywhere.
+hot = njit(forceinline=True, **_OPTIONS)
+jit = njit(forceinline=False, **_OPTIONS)
+# Called from Python (a CPython wrapper), e.g. the engine's entry point.
+entry = njit(cache=True, nogil=True, error_model="numpy")
+
+
+# -- borrowed records -------------------------------------------------------------
+class Borrowed(types.Type):
+    """A pointer to a record laid out as a StructRef's payload, for reading its fields.
+
+    Reading an array field gives the array without its meminfo: nothing is
+    reference counted (that was most of the loop's time when records were
+    StructRefs). The arrays belong to Python (:class:`Packed`), which keeps
+    them alive for as long as compiled code may read them.
+    """
+
+    def __init__(self, struct_type: types.StructRef) -> None:
+        self.struct_type = struct_type
+        self.field_dict = struct_type.field_dict
+        super().__init__(name=f"Borrowed[{struct_type.name}]")
+
+
+@register_model(Borrowed)
+class _BorrowedModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        payload = dmm.lookup(fe_type.struct_type.get_data_type()).get_value_type()
+        super().__init__(dmm, fe_type, payload.as_pointer())
+
+
+@infer_getattr
+class _BorrowedAttrs(AttributeTemplate):
+    key = Borrowed
+
+    def generic_resolve(self, typ, attr):
+        return typ.field_dict.get(attr)
+
+
+@lower_getattr_generic(Borrowed)
+def _borrowed_getattr(context, builder, typ, val, attr):
+    data = cgutils.create_struct_proxy(typ.struct_type.get_data_type())(context, builder, ref=val)
+    value = getattr(data, attr)
+    fieldtype = typ.field_dict[attr]
+    if isinstance(fieldtype, types.Array):  # no meminfo: nothing to count
+        arr = context.make_array(fieldtype)(context, builder, value=value)
+        arr.meminfo = cgutils.get_null_value(arr.meminfo.type)
+        arr.parent = cgutils.get_null_value(arr.parent.type)
+        value = arr._getvalue()
+    return imputils.impl_ret_borrowed(context, builder, fieldtype, value)
+
+
+def address_of(struct_type: types.StructRef):
+    """An intrinsic ``f(address: int64) -> Borrowed[struct_type]`` for a record :meth:`Layout.pack` laid out."""
+    borrowed = Borrowed(struct_type)
+
+    @intrinsic
+    def at(typingctx, addr):
+        if not isinstance(addr, types.Integer):
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.inttoptr(args[0], context.get_value_type(borrowed))
+
+        return borrowed(addr), codegen
+
+    return at
+
+
+@intrinsic
+def prefetch(typingctx, arr, i):
+    """A hint to the CPU to fetch the cache line of ``arr``'s i-th element (flat, C order); it never faults."""
+    sig = types.void(arr, i)
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(builder.gep(ary.data, [args[1]]), i8p), i32(0), i32(3), i32(1)])  # read, keep, data
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+# -- calls through function pointers ------------------------------------------------
+# A policy hook is a C function; the engine holds its address. Arguments are int64s
+# (records by address, indices) and, for a completion, one float64.
+def _caller(ret: types.Type, nint: int, nfloat: int = 0):
+    i64, f64 = ir.IntType(64), ir.DoubleType()
+    llret = i64 if ret == types.int64 else ir.VoidType()
+
+    def codegen(context, builder, sig, args):
+        fnty = ir.FunctionType(llret, [i64] * nint + [f64] * nfloat)
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        out = builder.call(fn, args[1:])
+        return out if ret == types.int64 else context.get_dummy_value()
+
+    return codegen
+
+
+@intrinsic
+def call_i_4(typingctx, addr, a, b, c, d):
+    """``(*addr)(a, b, c, d) -> int64``: a policy's select."""
+    return types.int64(types.int64, types.int64, types.int64, types.int64, types.int64), _caller(types.int64, 4)
+
+
+@intrinsic
+def call_v_4(typingctx, addr, a, b, c, d):
+    """``(*addr)(a, b, c, d)``: a policy's path change."""
+    return types.void(types.int64, types.int64, types.int64, types.int64, types.int64), _caller(types.void, 4)
+
+
+@intrinsic
+def call_v_5(typingctx, addr, a, b, c, d, e):
+    """``(*addr)(a, b, c, d, e)``: a policy's start of an I/O."""
+    return types.void(*([types.int64] * 6)), _caller(types.void, 5)
+
+
+@intrinsic
+def call_v_6f(typingctx, addr, a, b, c, d, e, x):
+    """``(*addr)(a, b, c, d, e, x: float64)``: a policy's completion."""
+    return types.void(*([types.int64] * 6), types.float64), _caller(types.void, 5, 1)
+
+
+# -- layouts ---------------------------------------------------------------------------
+_DTYPES = {"i8": (types.int64, np.int64), "f8": (types.float64, np.float64), "u8": (types.uint64, np.uint64),
+           "i1": (types.int8, np.int8)}
+
+
+def _numba_type(dtype: str, ndim: int) -> types.Type:
+    base = _DTYPES[dtype][0]
+    return base if ndim == 0 else types.Array(base, ndim, "C")
+
+
+class Layout:
+    """A record of named arrays and scalars, declared once.
+
+    ``fields`` are ``(name, dtype, ndim)`` with dtype one of ``i8 f8 u8 i1``
+    (int8 only for arrays) and ndim 0 for a scalar. ``struct_class`` is a
+    ``types.StructRef`` subclass registered with ``structref.register`` at
+    module level (numba pickles compiled signatures by class name).
+    """
+
+    def __init__(self, struct_class: type, fields: Sequence[tuple[str, str, int]]) -> None:
+        self.fields = tuple(fields)
+        names = [f[0] for f in self.fields]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{struct_class.__name__}: a field is declared twice")
+        for name, dtype, ndim in self.fields:
+            if dtype not in _DTYPES or (dtype == "i1" and ndim == 0) or ndim not in (0, 1, 2, 3):
+                raise ValueError(f"{struct_class.__name__}.{name}: unsupported {dtype} with {ndim} dimensions")
+        self.type = struct_class([(name, _numba_type(dtype, ndim)) for name, dtype, ndim in self.fields])
+        self.borrowed = Borrowed(self.type)
+        # C layout of numba's payload: every member is 8-byte aligned (pointers, intp, float64);
+        # an array is {meminfo*, parent*, nitems, itemsize, data*, shape[ndim], strides[ndim]}.
+        self.offsets: dict[str, int] = {}
+        off = 0
+        for name, _, ndim in self.fields:
+            self.offsets[name] = off
+            off += 8 if ndim == 0 else 8 * (5 + 2 * ndim)
+        self.size = off
+        self._checked = False
+
+    def _check_size(self) -> None:
+        from numba.core.registry import cpu_target
+
+        ctx = cpu_target.target_context
+        llty = ctx.data_model_manager[self.type.get_data_type()].get_value_type()
+        size = ctx.get_abi_sizeof(llty)
+        if size != self.size:  # pragma: no cover - a numba data model change
+            raise RuntimeError(f"{self.type.name}: numba lays the record out in {size} bytes, pathsel assumed {self.size}")
+        self._checked = True
+
+    def pack(self, values: dict[str, Any]) -> Packed:
+        """Lay ``values`` (every field, arrays as numpy arrays of the declared dtype and ndim) out as the record."""
+        if not self._checked:
+            self._check_size()
+        missing = [n for n, _, _ in self.fields if n not in values]
+        extra = [n for n in values if n not in self.offsets]
+        if missing or extra:
+            raise ValueError(f"{self.type.name}: missing fields {missing}, unknown fields {extra}")
+        buf = np.zeros(self.size // 8, dtype=np.int64)
+        fbuf = buf.view(np.float64)
+        ubuf = buf.view(np.uint64)
+        keep = {}
+        for name, dtype, ndim in self.fields:
+            value = values[name]
+            at = self.offsets[name] // 8
+            if ndim == 0:
+                if dtype == "f8":
+                    fbuf[at] = float(value)
+                elif dtype == "u8":
+                    ubuf[at] = int(value)
+                else:
+                    buf[at] = int(value)
+                keep[name] = value
+                continue
+            arr = value
+            want = _DTYPES[dtype][1]
+            if not isinstance(arr, np.ndarray) or arr.dtype != want or arr.ndim != ndim or not arr.flags.c_contiguous:
+                raise TypeError(f"{self.type.name}.{name}: needs a C-contiguous {np.dtype(want).name} array of {ndim} dimensions")
+            buf[at + 2] = arr.size
+            buf[at + 3] = arr.itemsize
+            buf[at + 4] = arr.ctypes.data
+            buf[at + 5 : at + 5 + ndim] = arr.shape
+            buf[at + 5 + ndim : at + 5 + 2 * ndim] = arr.strides
+            keep[name] = arr
+        return Packed(self, buf, keep)
+
+
+class Packed:
+    """A record laid out by :meth:`Layout.pack`: its fields as attributes (the numpy arrays themselves) and its address.
+
+    Compiled code and Python share the arrays: a write on either side is seen
+    by the other. Keep this object alive while compiled code may read the
+    record.
+    """
+
+    def __init__(self, layout: Layout, buf: np.ndarray, values: dict[str, Any]) -> None:
+        self._layout = layout
+        self._buf = buf
+        self.__dict__.update(values)
+
+    @property
+    def address(self) -> int:
+        return int(self._buf.ctypes.data)
+
+    def set_scalar(self, name: str, value: float) -> None:
+        """Change a scalar field (compiled code reads the record, not this object)."""
+        at = self._layout.offsets[name] // 8
+        dtype = next(d for n, d, _ in self._layout.fields if n == name)
+        if dtype == "f8":
+            self._buf.view(np.float64)[at] = float(value)
+        elif dtype == "u8":
+            self._buf.view(np.uint64)[at] = int(value)
+        else:
+            self._buf[at] = int(value)
+        self.__dict__[name] = value

@@ -1,0 +1,562 @@
+"""Linux device-mapper multipath: the path selectors and multipath-tools' path groups.
+
+Sources (Linux kernel, ``drivers/md/``, https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/tree/drivers/md):
+
+* ``dm-ps-round-robin.c``: ``rr_select_path`` takes the head of the valid
+  list and moves it to the tail; ``rr_reinstate_path`` puts a returning path
+  at the *head* (``list_move``); ``repeat_count`` > 1 is forced to 1.
+* ``dm-ps-queue-length.c``: ``ql_select_path`` keeps the first path with the
+  fewest in-flight I/Os (strict ``<``) and stops scanning once the best has 0.
+* ``dm-ps-service-time.c``: ``st_compare_load`` (in-flight bytes, relative
+  throughput, the cross-multiplied comparison, results truncated to ``int``)
+  and ``st_select_path``.
+* ``dm-ps-historical-service-time.c``: ``hst_select_path``, ``hst_compare``,
+  ``hst_end_io``, ``path_service_time`` (serialised service time),
+  ``fixed_power``, ``fixed_ema``, ``hst_set_weights``, ``hst_weight``.
+* ``dm-mpath.c``: ``choose_pgpath`` ("Don't change PG until it has no
+  remaining paths", then the first group in table order with a valid path).
+
+Every selector above moves the chosen path to the tail of its valid list, so
+ties go to the least recently selected path; reinstated paths go to the tail
+(round-robin: the head).
+
+multipath-tools (userspace, https://github.com/opensvc/multipath-tools):
+``libmultipath/defaults.h`` (selector ``service-time 0``, failback
+``manual``), ``detect_pgpolicy`` (default yes since 0.9.6: ALUA paths are
+grouped ``group_by_prio``), the ``alua`` prioritizer (AO 50, ANO 10; standby
+1, unavailable and transitioning 0 are not usable here), ``multipathd/main.c``
+``check_path`` (failback immediate switches groups at once; failback N sets
+``failback_tick = N + 1``, restarted by every new path up, and
+``deferred_failback_tick`` switches when it reaches 0).
+
+Assumptions where the sources are silent or the simulator is coarser:
+
+* Path order within a group (the table order) is the scenario's path order.
+* multipathd sees path and ALUA changes at once (no ``polling_interval``).
+  A path that changes group (ALUA AO <-> ANO) is treated as failed in its old
+  group and reinstated in the new one; the table reload that multipathd
+  would do (fresh selector state) is not modelled.
+* ``failback=N``: the better group is used once ``N`` seconds have passed
+  since it became usable (restarted when another of its paths comes *up*);
+  the once-a-second tick granularity is ignored. Checked lazily at select.
+* Failover grouping orders groups by priority, then path order.
+* In-flight counts and bytes are the engine's (``v.out``, ``v.out_bytes``),
+  which equal the selector's own start_io/end_io counters; HST's EWMA and
+  ``last_finish`` learn only from completed I/Os (the kernel also calls
+  ``end_io`` for failed ones).
+* Kernel nanosecond clocks are the simulated time: ``int(seconds * 1e9)``,
+  starting at 0 rather than at boot. An I/O's start is
+  ``now_ns - int(latency * 1e9)``.
+* HST's u64 products wrap as the kernel's do (only a huge
+  ``threshold_multiplier`` gets there: a 1 s service time is about 1e12 in
+  fixed point); its ``>> HST_FIXED_SHIFT`` guard at 1024 in flight is
+  modelled. service-time's ``ST_MAX_INFLIGHT_SIZE`` guard (2^57 bytes in
+  flight) cannot be reached here and is left out.
+* service-time's relative throughput (0..100 per path) is a table argument
+  multipath-tools never sets, so every path has 1; the Python class takes
+  ``relative_throughput`` for experiments.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .define import (
+    UINT32_MAX,
+    INT32_MAX,
+    Event,
+    EventData,
+    Param,
+    PolicyDef,
+    Setup,
+    Snapshot,
+    compiled,
+    compiled_inline,
+    per_device,
+    per_path,
+    scalar,
+    scratch,
+    table,
+)
+from .kernel import ANO, AO, ALUA_NAMES, EV_POLICY, log_event, usable
+
+__all__ = [
+    "ROUND_ROBIN", "QUEUE_LENGTH", "SERVICE_TIME", "HISTORICAL_SERVICE_TIME", "ALUA_PRIO",
+    "fixed_power", "fixed_ema", "hst_weights", "HST_FIXED_1",
+]
+
+# multipath-tools' alua prioritizer (getprio: default 0)
+ALUA_PRIO = {"AO": 50, "ANO": 10, "standby": 1, "unavailable": 0, "transitioning": 0}
+PRIO_AO, PRIO_ANO = 50, 10
+
+U64 = (1 << 64) - 1  # the kernel's u64 arithmetic wraps; uint64 in compiled code wraps the same way
+HST_FIXED_SHIFT = 10
+HST_FIXED_1 = 1 << HST_FIXED_SHIFT
+HST_FIXED_MAX = np.uint64(((1 << 64) - 1) >> HST_FIXED_SHIFT)
+HST_MAX_INFLIGHT = HST_FIXED_1
+HST_BUCKET_SHIFT = 24  # buckets of 2**24 ns, about 16.8 ms
+HST_WEIGHT_COUNT = 64
+ST_MAX_RELATIVE_THROUGHPUT = 100
+
+GROUP_BY_PRIO, MULTIBUS, FAILOVER = 0, 1, 2  # path_grouping_policy's choices, in order
+FAILBACK_MANUAL, FAILBACK_IMMEDIATE, FAILBACK_SECONDS = 0, 1, 2
+SEL_RR, SEL_QL, SEL_ST, SEL_HST = 0, 1, 2, 3
+EV_GROUP_SWITCH = EV_POLICY
+
+
+def fixed_power(x: int, frac_bits: int, n: int) -> int:
+    """x**n in ``frac_bits`` fixed point, rounding as the kernel's ``fixed_power`` does."""
+    result = 1 << frac_bits
+    if n:
+        while True:
+            if n & 1:
+                result = (result * x + (1 << (frac_bits - 1))) >> frac_bits
+            n >>= 1
+            if not n:
+                break
+            x = (x * x + (1 << (frac_bits - 1))) >> frac_bits
+    return result
+
+
+def fixed_ema(last: int, nxt: int, weight: int) -> int:
+    """``last * w + next * (1 - w)`` in HST's fixed point, rounded, in u64 (kernel ``fixed_ema``)."""
+    last = (last * weight) & U64
+    last = (last + ((nxt * (HST_FIXED_1 - weight)) & U64)) & U64
+    last = (last + (1 << (HST_FIXED_SHIFT - 1))) & U64
+    return last >> HST_FIXED_SHIFT
+
+
+def hst_weights(base_weight: int) -> list[int]:
+    """``weights[i] = base**(i + 1)`` for buckets 0..62, ``weights[63] = 0`` (kernel ``hst_set_weights``)."""
+    w = [fixed_power(base_weight, HST_FIXED_SHIFT, i + 1) for i in range(HST_WEIGHT_COUNT - 1)]
+    return w + [0]
+
+
+def _failback(raw: Any) -> str:
+    """multipath.conf's failback: immediate, manual, or a number of seconds (kept as its decimal string)."""
+    text = str(raw).strip().lower()
+    if text in ("immediate", "manual"):
+        return text
+    try:
+        seconds = int(text)
+    except ValueError:
+        seconds = 0
+    if isinstance(raw, bool) or seconds <= 0 or seconds > INT32_MAX:
+        raise ValueError(f"failback must be immediate, manual or a whole number of seconds > 0, got {raw!r}")
+    return str(seconds)
+
+
+# multipath-tools' path groups. With ALUA paths detect_pgpolicy (default yes since 0.9.6) picks
+# group_by_prio; failback's built-in default is manual (libmultipath/defaults.h).
+GROUPS = (
+    Param(
+        "path_grouping_policy",
+        "group_by_prio",
+        str,
+        "group_by_prio (AO prio 50, ANO prio 10), multibus (one group) or failover (one path per group)",
+        choices=("group_by_prio", "multibus", "failover"),
+    ),
+    Param(
+        "failback",
+        "manual",
+        str,
+        "when to return to a better path group: immediate, manual, or N seconds after it comes back",
+        choices=("immediate", "manual", "<seconds>"),
+        parse=_failback,
+    ),
+)
+
+
+# -- path groups ------------------------------------------------------------------------------
+# st.cur: the current group's rank (-1 none); st.order: every group's valid-list order at once
+# (moving a path to the tail of its group's list is moving it to the tail of order, since the
+# order of the other paths does not change); seen_rank / seen_up: what the last sync saw;
+# deadline: failback=N's time.
+@compiled_inline
+def class_rank(v, st, d, k):
+    """The group of path k by its ALUA state (usable or not); -1 for standby and worse. Lower is better.
+
+    group_by_prio AO 0, ANO 1; failover one group per path, AO ones first, each in path order; multibus 0.
+    """
+    a = v.alua[v.d_paths[d, k]]
+    if a > ANO:
+        return -1
+    g = st.path_grouping_policy
+    if g == MULTIBUS:
+        return 0
+    tier = 0 if a == AO else 1
+    if g == GROUP_BY_PRIO:
+        return tier
+    return tier * v.d_np[d] + k
+
+
+@compiled_inline
+def rank(v, st, d, k):
+    """The group of a usable path, -1 for a path no group can use now."""
+    if not usable(v, v.d_paths[d, k]):
+        return -1
+    return class_rank(v, st, d, k)
+
+
+@compiled
+def move(st, d, n, k, head):
+    """Take k out of the valid-list order and put it at the head or the tail."""
+    i = 0
+    while st.order[d, i] != k:
+        i += 1
+    if head:
+        while i > 0:
+            st.order[d, i] = st.order[d, i - 1]
+            i -= 1
+        st.order[d, 0] = k
+    else:
+        while i < n - 1:
+            st.order[d, i] = st.order[d, i + 1]
+            i += 1
+        st.order[d, n - 1] = k
+
+
+@compiled
+def sync(v, st, d):
+    """Apply path changes in path order: reinstate paths that (re)joined a group, arm failback."""
+    n = v.d_np[d]
+    for k in range(n):
+        r = rank(v, st, d, k)
+        up = v.up[v.d_paths[d, k]]
+        if r >= 0 and r != st.seen_rank[d, k]:
+            move(st, d, n, k, st.selector == SEL_RR)  # round-robin reinstates at the head
+            cur = st.cur[d]
+            if cur >= 0 and r < cur and st.failback_s < np.inf:
+                # a new path up restarts the countdown; a priority change only starts one
+                if st.seen_up[d, k] == 0 or st.deadline[d] == np.inf:
+                    st.deadline[d] = v.clock[0] + st.failback_s
+        st.seen_rank[d, k] = r
+        st.seen_up[d, k] = up
+
+
+@compiled
+def group_prio(v, st, d, r):
+    """multipath-tools' group priority: the mean alua prio of its usable paths (integer division), 0 for none."""
+    total = 0
+    m = 0
+    for k in range(v.d_np[d]):
+        if rank(v, st, d, k) == r:
+            total += PRIO_AO if v.alua[v.d_paths[d, k]] == AO else PRIO_ANO
+            m += 1
+    return total // m if m > 0 else 0
+
+
+@compiled
+def choose_group(v, st, d):
+    """dm-mpath ``choose_pgpath`` plus multipathd's failback; -1 when no path is usable."""
+    n = v.d_np[d]
+    best = -1
+    for k in range(n):
+        r = rank(v, st, d, k)
+        if r >= 0 and (best < 0 or r < best):
+            best = r
+    if best < 0:
+        st.cur[d] = -1
+        st.deadline[d] = np.inf
+        return -1
+    old = st.cur[d]
+    cur = old
+    present = False
+    if cur >= 0:
+        for k in range(n):
+            if rank(v, st, d, k) == cur:
+                present = True
+                break
+    if cur < 0 or not present:
+        cur = best  # the current group has no path left: the first group that has one
+    elif cur != best:
+        if st.failback_mode == FAILBACK_IMMEDIATE:
+            cur = best
+        elif st.failback_s < np.inf:
+            if st.deadline[d] == np.inf:
+                st.deadline[d] = v.clock[0] + st.failback_s
+            elif v.clock[0] >= st.deadline[d]:
+                cur = best
+    if cur == best:
+        st.deadline[d] = np.inf
+    if cur != old and old >= 0:
+        log_event(v, d, EV_GROUP_SWITCH, -1, group_prio(v, st, d, cur), group_prio(v, st, d, old))
+    st.cur[d] = cur
+    return cur
+
+
+# -- the selectors -------------------------------------------------------------------------------
+@compiled_inline
+def int32(x):
+    """A C ``size_t`` or ``unsigned`` difference returned as ``int``: its low 32 bits, signed."""
+    x = x & 0xFFFFFFFF
+    return x - (1 << 32) if x >= (1 << 31) else x
+
+
+@compiled_inline
+def st_compare(v, st, d, k1, k2, incoming):
+    """``st_compare_load``: < 0 when path k1 is better, > 0 when k2 is, 0 for no difference."""
+    sz1 = v.out_bytes[v.d_paths[d, k1]]
+    sz2 = v.out_bytes[v.d_paths[d, k2]]
+    t1 = st.rt[d, k1]
+    t2 = st.rt[d, k2]
+    if t1 == t2:  # case 1: less loaded
+        return int32(sz1 - sz2)
+    if sz1 == sz2 or t1 == 0 or t2 == 0:  # cases 2a, 2b: higher throughput
+        return int32(t2 - t1)
+    sz1 += incoming
+    sz2 += incoming
+    st1 = sz1 * t2  # case 3: (sz1 + in) / t1 < (sz2 + in) / t2, cross-multiplied
+    st2 = sz2 * t1
+    if st1 != st2:
+        return int32(st1 - st2)
+    return int32(t2 - t1)  # case 4: equal service time, higher throughput
+
+
+@compiled
+def hst_compare(v, st, d, k1, k2, now_ns):
+    """``hst_compare`` in u64: < 0 when path k1 is better, > 0 when k2 is, 0 for no difference."""
+    hst1 = st.hst[d, k1]
+    hst2 = st.hst[d, k2]
+    out1 = v.out[v.d_paths[d, k1]]
+    out2 = v.out[v.d_paths[d, k2]]
+    stale1 = st.stale[d, k1]
+    stale2 = st.stale[d, k2]
+    tm = np.uint64(st.threshold_multiplier)
+    now_u = np.uint64(now_ns)
+    # too similar estimates: compare in-flight counts (unloaded paths win)
+    if hst1 > hst2:
+        over = hst1 > tm * hst2
+    else:
+        over = hst2 > tm * hst1
+    if not over:
+        return out1 - out2
+    # an idle stale path is a probe; of two idle paths, the more stale one
+    if (out1 == 0 and stale1 < now_u) or (out2 == 0 and stale2 < now_u) or (out1 == 0 and out2 == 0):
+        a = stale1 if out2 == 0 else np.uint64(0)
+        b = stale2 if out1 == 0 else np.uint64(0)
+        return -1 if a < b else (1 if a > b else 0)  # the sign of a - b, all the caller reads
+    if out1 == out2:
+        pi2_better = hst1 > hst2
+    else:
+        if out1 >= HST_MAX_INFLIGHT or out2 >= HST_MAX_INFLIGHT:
+            hst1 >>= np.uint64(HST_FIXED_SHIFT)
+            hst2 >>= np.uint64(HST_FIXED_SHIFT)
+        pi2_better = np.uint64(1 + out1) * hst1 > np.uint64(1 + out2) * hst2
+    # a stale winner is limited to equal usage
+    if pi2_better:
+        return out1 - out2 if stale2 < now_u else 1
+    return out1 - out2 if stale1 < now_u else -1
+
+
+@compiled
+def dm_select(v, st, d, slot):
+    sync(v, st, d)
+    g = choose_group(v, st, d)
+    if g < 0:
+        return -1
+    n = v.d_np[d]
+    m = 0
+    for i in range(n):  # the current group's members in list order
+        k = st.order[d, i]
+        if rank(v, st, d, k) == g:
+            st.tmp2[m] = k
+            m += 1
+    kind = st.selector
+    best = -1
+    if kind == SEL_RR:  # rr_select_path: the head
+        best = st.tmp2[0]
+    elif kind == SEL_QL:  # ql_select_path: fewest in flight, the scan stops at an idle path
+        for i in range(m):
+            k = st.tmp2[i]
+            if best < 0 or v.out[v.d_paths[d, k]] < v.out[v.d_paths[d, best]]:
+                best = k
+            if v.out[v.d_paths[d, best]] == 0:
+                break
+    elif kind == SEL_ST:  # st_select_path
+        incoming = v.s_size[slot]
+        for i in range(m):
+            k = st.tmp2[i]
+            if best < 0 or st_compare(v, st, d, k, best, incoming) < 0:
+                best = k
+    else:  # hst_select_path
+        now_ns = np.int64(v.clock[0] * 1e9)
+        for i in range(m):
+            k = st.tmp2[i]
+            if best < 0 or hst_compare(v, st, d, k, best, now_ns) < 0:
+                best = k
+    move(st, d, n, best, False)  # list_move_tail: ties go to the least recently selected
+    return best
+
+
+@compiled
+def dm_path_change(v, st, d, k):
+    sync(v, st, d)
+
+
+@compiled_inline
+def ema(last, nxt, weight):
+    """fixed_ema in u64 (the products wrap as the kernel's do)."""
+    last = last * weight
+    last = last + nxt * (np.uint64(HST_FIXED_1) - weight)
+    last = last + np.uint64(1 << (HST_FIXED_SHIFT - 1))
+    return last >> np.uint64(HST_FIXED_SHIFT)
+
+
+@compiled
+def hst_complete(v, st, d, k, slot, latency):
+    """``hst_end_io``: the serialised service time into the EWMA, then when the path goes stale."""
+    now_ns = np.int64(v.clock[0] * 1e9)
+    start = now_ns - np.int64(latency * 1e9)
+    # path_service_time: a request that finished after this one started makes it serial
+    if st.lastfin[d, k] > start:
+        start = st.lastfin[d, k]
+    st.lastfin[d, k] = now_ns
+    t = 0 if now_ns < start else now_ns - start
+    sample = np.uint64(t) * np.uint64(HST_FIXED_1)
+    if sample > HST_FIXED_MAX:
+        sample = HST_FIXED_MAX
+    st.hst[d, k] = ema(st.hst[d, k], sample, st.weights[min(t >> HST_BUCKET_SHIFT, HST_WEIGHT_COUNT - 1)])
+    # valid_count: the usable paths of this path's group (the selector's valid list)
+    r = class_rank(v, st, d, k)
+    valid = 0
+    if r >= 0:
+        for j in range(v.d_np[d]):
+            if rank(v, st, d, j) == r:
+                valid += 1
+    st.stale[d, k] = np.uint64(now_ns) + np.uint64(valid) * (st.hst[d, k] >> np.uint64(HST_FIXED_SHIFT))
+
+
+# -- Python: setup, config string, events ------------------------------------------------------------
+def _py_rank(grouping: int, alua: str, up: bool, k: int, n: int) -> int:
+    if not up or alua not in ("AO", "ANO"):
+        return -1
+    if grouping == MULTIBUS:
+        return 0
+    tier = 0 if alua == "AO" else 1
+    return tier if grouping == GROUP_BY_PRIO else tier * n + k
+
+
+def _setup(selector: int):
+    def setup(s: Setup) -> None:
+        fb = s.params.get("failback", "manual")
+        s.state.set_scalar("failback_mode", FAILBACK_MANUAL if fb == "manual" else FAILBACK_IMMEDIATE if fb == "immediate" else FAILBACK_SECONDS)
+        s.state.set_scalar("failback_s", float(int(fb)) if str(fb).isdigit() else math.inf)
+        s.state.set_scalar("selector", selector)
+        grouping = s.state.path_grouping_policy
+        rt = s.params.get("relative_throughput")
+        for d, dev in enumerate(s.devices):
+            n = len(dev.paths)
+            s.state.order[d, :] = np.arange(s.state.order.shape[1])
+            for k in range(n):  # at the start every path is up
+                s.state.seen_rank[d, k] = _py_rank(grouping, dev.alua[k], True, k, n)
+            if rt is not None:
+                if len(rt) != n:
+                    raise ValueError(f"relative_throughput has {len(rt)} values for {n} paths")
+                s.state.rt[d, :n] = [int(t) for t in rt]
+        if selector == SEL_HST:
+            s.state.weights[:] = np.array(hst_weights(s.params.get("base_weight", 972)), dtype=np.uint64)
+
+    return setup
+
+
+def _config(selector: str):
+    def config(s: Snapshot) -> str:
+        p = s.params
+        grouping = p["path_grouping_policy"]
+        g = ("group_by_prio", "multibus", "failover").index(grouping)
+        n = len(s.paths)
+        alua = [ALUA_NAMES[int(s.view.alua[x])] for x in s.paths]
+        ranks = [_py_rank(g, alua[k], bool(s.view.up[x]), k, n) for k, x in enumerate(s.paths)]
+        groups = sorted({r for r in ranks if r >= 0})
+        current = int(s.state.cur[s.d])
+        cur = current if current in groups else (groups[0] if groups else -1)
+        status = "active" if cur == current and cur >= 0 else "enabled"
+        prios = [ALUA_PRIO[alua[k]] for k in range(n) if ranks[k] == cur]
+        prio = sum(prios) // len(prios) if prios else 0
+        args = "0"
+        if selector == "historical-service-time" and (p["base_weight"] != 972 or p["threshold_multiplier"] != 0):
+            args = f"2 {p['base_weight']} {p['threshold_multiplier']}"
+        return (
+            f"policy='{selector} {args}' prio={prio} status={status} "
+            f"[{len(groups)} group{'s' if len(groups) != 1 else ''}, {grouping}, failback={p['failback']}]"
+        )
+
+    return config
+
+
+def _switch(e: EventData) -> dict:
+    return {"prio": e.a, "old_prio": e.b}
+
+
+# One record for all four selectors (dm_select switches on ``selector``; the HST columns are
+# used by historical-service-time only).
+_HST_STATE = (
+    per_path("hst", "u8", HST_FIXED_1),
+    per_path("stale", "u8", 0),
+    per_path("lastfin"),
+    table("weights", "u8", HST_WEIGHT_COUNT),
+)
+_STATE = (
+    per_device("cur", init=-1),
+    per_path("order"),
+    per_path("seen_rank", init=-1),
+    per_path("seen_up", init=1),
+    per_device("deadline", "f8", math.inf),
+    per_path("rt", init=1),
+    scalar("failback_mode"),
+    scalar("failback_s", "f8", math.inf),
+    scalar("selector"),
+    scratch("tmp2"),
+) + _HST_STATE
+_SELECTOR_STATE = _STATE + (scalar("threshold_multiplier"),)  # read by the HST branch only
+def check_relative_throughput(values: Any) -> list[int]:
+    """service-time's per-path relative throughput: whole numbers in 0..100."""
+    out = [int(t) for t in values]
+    if any(not 0 <= t <= ST_MAX_RELATIVE_THROUGHPUT for t in out):
+        raise ValueError("relative_throughput values must be in 0..100")
+    return out
+
+
+_EVENTS = (Event("path_group_switch", _switch),)
+_SOURCE = "Linux drivers/md/dm-ps-{}.c ({}); multipath-tools"
+
+ROUND_ROBIN = PolicyDef(
+    "dm:round-robin",
+    "dm-multipath round-robin: one I/O per path in turn within the current path group",
+    _SOURCE.format("round-robin", "rr_select_path"),
+    select=dm_select, path_change=dm_path_change, params=GROUPS, aliases=("dm:rr",), state=_SELECTOR_STATE,
+    setup=_setup(SEL_RR), config_string=_config("round-robin"), events=_EVENTS, class_name="DmRoundRobin",
+)
+QUEUE_LENGTH = PolicyDef(
+    "dm:queue-length",
+    "dm-multipath queue-length: fewest I/Os in flight; the scan stops at an idle path",
+    _SOURCE.format("queue-length", "ql_select_path"),
+    select=dm_select, path_change=dm_path_change, params=GROUPS, aliases=("dm:ql",), state=_SELECTOR_STATE,
+    setup=_setup(SEL_QL), config_string=_config("queue-length"), events=_EVENTS, class_name="DmQueueLength",
+)
+SERVICE_TIME = PolicyDef(
+    "dm:service-time",
+    "dm-multipath service-time (multipath-tools' default): fewest bytes in flight per relative throughput",
+    _SOURCE.format("service-time", "st_compare_load, st_select_path"),
+    select=dm_select, path_change=dm_path_change, params=GROUPS, aliases=("dm:st",), state=_SELECTOR_STATE,
+    setup=_setup(SEL_ST), config_string=_config("service-time"), events=_EVENTS, class_name="DmServiceTime",
+    options=(("relative_throughput", check_relative_throughput),),
+)
+HISTORICAL_SERVICE_TIME = PolicyDef(
+    "dm:historical-service-time",
+    "dm-multipath historical-service-time (5.8+): EWMA of serialised service time x (1 + in flight), stale-path probes",
+    _SOURCE.format("historical-service-time", "hst_select_path, hst_compare, hst_end_io"),
+    select=dm_select, complete=hst_complete, path_change=dm_path_change,
+    params=(
+        Param("base_weight", 972, int, "EWMA weight per ~16.8 ms bucket, 10-bit fixed point (972/1024 = 0.95)", 0, 1023),
+        Param("threshold_multiplier", 0, int, "paths whose estimates differ by less than this factor compare by in-flight count (0, 1: off)", 0, UINT32_MAX),
+        *GROUPS,
+    ),
+    aliases=("dm:hst",), state=_STATE,
+    setup=_setup(SEL_HST), config_string=_config("historical-service-time"), events=_EVENTS,
+    class_name="DmHistoricalServiceTime",
+)
