@@ -116,16 +116,24 @@ def _engine(scenario, engine: str) -> str:
         return engine
     if engine == "fast":
         raise ScenarioError(
-            "command line", "--engine fast", f"the fast engine runs built-in policies only, and {python[0]!r} is a Python policy: use --engine reference"
+            "command line", "--engine fast", f"the fast engine runs built-in and compiled-style policies only, and {python[0]!r} is a Python policy: use --engine reference"
         )
     return "reference"
+
+
+def _notice(args: argparse.Namespace):
+    """One line on stderr when the fast engine compiles first (none with -q)."""
+    if getattr(args, "quiet", False):
+        return None
+    return lambda line: print(line, file=sys.stderr, flush=True)
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
     scenario, case = _scenario(args)
     progress = not args.json and not args.quiet and sys.stderr.isatty()
     result = simulate(
-        scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress
+        scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress,
+        notify=_notice(args),
     )
     preds = None
     if args.predict:
@@ -216,7 +224,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     scenario, _ = _scenario(args)  # a validation case file works too
     progress = not args.quiet and sys.stderr.isatty()
-    result = simulate(scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress)
+    result = simulate(scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress,
+                      notify=_notice(args))
     try:
         path = write(result, args.output)
     except OSError as e:

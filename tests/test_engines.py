@@ -527,7 +527,7 @@ def test_auto_engine_choice():
 
     with pytest.warns(UserWarning, match="reference engine"):
         assert pathsel.simulate(sc, policies=[Mine], duration=0.05).engine == "reference"
-    with pytest.raises(pathsel.ScenarioError, match="built-in policies only"):
+    with pytest.raises(pathsel.ScenarioError, match="built-in and compiled-style policies only"):
         pathsel.simulate(sc, policies=[Mine], engine="fast", duration=0.05)
 
 

@@ -264,7 +264,7 @@ def test_a_validation_case_runs_its_random_split_on_the_reference_engine(capsys)
     assert [r["policy"] for r in doc["runs"]] == ["random-split"]
     assert main(["simulate", "-q", case, "--duration", "0.05", "--engine", "fast"]) == 2
     assert capsys.readouterr().err == (
-        "pathsel: error: command line: --engine fast: the fast engine runs built-in policies only, "
+        "pathsel: error: command line: --engine fast: the fast engine runs built-in and compiled-style policies only, "
         "and 'random-split' is a Python policy: use --engine reference\n"
     )
 

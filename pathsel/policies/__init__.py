@@ -17,7 +17,15 @@ import copy
 from typing import Any
 
 from .adapter import CompiledPolicy, policy_class
-from .base import USABLE_STATES, DeviceView, IORequest, PathTable, PathView, Policy, alua_working_set
+from .base import (
+    USABLE_STATES,
+    DeviceView,
+    IORequest,
+    PathTable,
+    PathView,
+    Policy,
+    alua_working_set,
+)
 from .define import Field, Param, PolicyDef
 from .registry import BUILTIN, POLICY_DEFS, register
 from .spec import PolicySpec, parse_spec

@@ -47,7 +47,15 @@ import numpy as np
 from numba.core import types
 from numba.experimental import structref
 
-from ..jit import Layout, Packed, address_of, generated_dir, njit, source_hash
+from ..jit import (
+    Layout,
+    Packed,
+    address_of,
+    generated_dir,
+    mark_ready,
+    njit,
+    source_hash,
+)
 from .kernel import ALUA_CODES, view_at
 
 __all__ = [
@@ -310,6 +318,10 @@ class PolicyDef:
         return self.config_string(snap)
 
     # -- compiled entry points -------------------------------------------------------
+    def cache_key(self) -> str:
+        """What names this built-in policy's compiled entry points in the cache (a hash of their sources)."""
+        return f"policy-{self.ident}-" + source_hash(module_files(self), self.name)
+
     def hooks(self) -> Hooks:
         """The entry points, compiled (or loaded from the cache) on first use."""
         with self._lock:
@@ -402,7 +414,7 @@ def path_change(va, sa, d, k):
 }
 
 
-def _module_files(defn: PolicyDef) -> list[Path]:
+def module_files(defn: PolicyDef) -> list[Path]:
     """What a built-in policy's compiled entry points are built from: this module, the toolkit, the plumbing, its own module."""
     here = Path(__file__).resolve()
     files = {here, here.with_name("kernel.py"), here.parent.parent / "jit.py"}
@@ -415,7 +427,7 @@ def _module_files(defn: PolicyDef) -> list[Path]:
 
 def _generated_hooks(defn: PolicyDef) -> Hooks:
     """A built-in policy's entry points: a module written once into the cache directory, its cfuncs cached by numba."""
-    digest = source_hash(_module_files(defn), defn.name)
+    digest = source_hash(module_files(defn), defn.name)
     text = _GENERATED.format(name=defn.name, digest=digest)
     for hook in ("start", "complete", "path_change"):
         if getattr(defn, hook) is not None:
@@ -436,7 +448,9 @@ def _generated_hooks(defn: PolicyDef) -> Hooks:
         sys.modules[modname] = module
         spec.loader.exec_module(module)
     fns = [getattr(module, h, None) for h in ("select", "start", "complete", "path_change")]
-    return Hooks(*(_entry_address(f) for f in fns), keep=(module,))
+    hooks = Hooks(*(_entry_address(f) for f in fns), keep=(module,))
+    mark_ready(defn.cache_key())  # compiled and cached: the next run starts without compiling it
+    return hooks
 
 
 def alua_code(name: str) -> int:

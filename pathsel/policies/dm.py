@@ -65,8 +65,8 @@ from typing import Any
 import numpy as np
 
 from .define import (
-    UINT32_MAX,
     INT32_MAX,
+    UINT32_MAX,
     Event,
     EventData,
     Param,
@@ -81,7 +81,7 @@ from .define import (
     scratch,
     table,
 )
-from .kernel import ANO, AO, ALUA_NAMES, EV_POLICY, log_event, usable
+from .kernel import ALUA_NAMES, ANO, AO, EV_POLICY, log_event, usable
 
 __all__ = [
     "ROUND_ROBIN", "QUEUE_LENGTH", "SERVICE_TIME", "HISTORICAL_SERVICE_TIME", "ALUA_PRIO",

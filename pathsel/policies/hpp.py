@@ -28,7 +28,16 @@ Assumptions where VMware is silent (the ESXi NMP ones of esxi.py apply too):
 
 from __future__ import annotations
 
-from .define import Param, PolicyDef, Setup, Snapshot, compiled, compiled_inline, per_device, scratch
+from .define import (
+    Param,
+    PolicyDef,
+    Setup,
+    Snapshot,
+    compiled,
+    compiled_inline,
+    per_device,
+    scratch,
+)
 from .esxi import (
     LATENCY,
     LATENCY_SCALARS,

@@ -30,8 +30,17 @@ Assumptions (Microsoft is silent on each):
 
 from __future__ import annotations
 
-from .define import Param, PolicyDef, Snapshot, compiled, compiled_inline, per_device, scalar, scratch
-from .esxi import fixed_select, fixed_setup, rr_select
+from .define import (
+    Param,
+    PolicyDef,
+    Snapshot,
+    compiled,
+    compiled_inline,
+    per_device,
+    scalar,
+    scratch,
+)
+from .esxi import fixed_setup, rr_select
 from .kernel import usable, working_set
 
 __all__ = ["FO", "RR", "RRWS", "LQD", "WP", "LB"]

@@ -36,7 +36,16 @@ import math
 
 import numpy as np
 
-from .define import Param, PolicyDef, Snapshot, compiled, compiled_inline, per_device, per_path, scratch
+from .define import (
+    Param,
+    PolicyDef,
+    Snapshot,
+    compiled,
+    compiled_inline,
+    per_device,
+    per_path,
+    scratch,
+)
 from .esxi import USE_ANO
 from .kernel import uniform, working_set
 

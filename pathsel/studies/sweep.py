@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from ..api import duration_seconds, simulate, with_policies
-from ..engine import supports
+from ..engine import prepare, resolve, supports
 from ..errors import ScenarioError, closest
 from ..policies import PolicySpec, policy_label
 from ..policies.spec import POLICY_DEFS, norm_key, parse_spec
@@ -631,9 +631,12 @@ def sweep(
     plan = _plan(scenarios, params, replications=replications, seed=seed, policies=policies, duration=duration, origin=_origin)
     custom = sorted({r.label for p in plan.points for r in p.sc.runs if not supports(r.policy)})
     if custom and engine == "fast":
-        raise ScenarioError(_origin, "engine", f"the fast engine runs built-in policies only; {custom[0]!r} needs engine='reference'")
+        raise ScenarioError(_origin, "engine", f"the fast engine runs built-in and compiled-style policies only; {custom[0]!r} is a Python policy: use engine='reference'")
     if custom and engine == "auto":
         warnings.warn(f"pathsel: {', '.join(map(repr, custom))}: Python policies run on the reference engine", stacklevel=2)
+    if engine != "reference":  # compile (or load) the fast engine once here, not in every worker at once
+        defs = {id(d): d for d in (resolve(r.policy)[0] for p in plan.points for r in p.sc.runs if supports(r.policy))}
+        prepare(list(defs.values()), progress=progress)
 
     store = _Store(Path(out), plan) if out is not None else None
     done_keys: set[tuple[str, str, int]] = set()
