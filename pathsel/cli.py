@@ -232,6 +232,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             args.files or None, params, replications=args.replications, seed=args.seed, policies=args.policy,
             duration=args.duration, engine=args.engine, out=args.out, executor=executor, workers=args.workers,
             progress=progress, _origin="command line",
+            _notify=lambda note: print(f"pathsel sweep: {note}", file=sys.stderr),
         )
     except KeyboardInterrupt:
         if args.out:
@@ -249,6 +250,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             "reused": res.reused,
             "rows": len(res.table),
             "params": res.params,
+            "skipped": res.skipped,
             "summary": json.loads(res.summary().to_json(orient="records")),
         }
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
