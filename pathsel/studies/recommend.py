@@ -128,6 +128,7 @@ class Recommendation:
     def to_dict(self) -> dict[str, Any]:
         return {
             "policies": self.policies,
+            "families": self.families,
             "settings": self.settings,
             "conditions": self.conditions,
             "notes": self.notes,
