@@ -283,6 +283,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             args.files or None, params, replications=args.replications, seed=args.seed, policies=args.policy,
             duration=args.duration, engine=args.engine, out=args.out, executor=executor, workers=args.workers,
             progress=progress, _origin="command line",
+            _notify=lambda note: print(f"pathsel sweep: {note}", file=sys.stderr),
         )
     except KeyboardInterrupt:
         if args.out:
@@ -300,6 +301,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             "reused": res.reused,
             "rows": len(res.table),
             "params": res.params,
+            "skipped": res.skipped,
             "summary": json.loads(res.summary().to_json(orient="records")),
         }
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
@@ -402,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     rec = sub.add_parser("recommend", help="from a sweep's results: per metric, the setting with the best worst-case regret")
     rec.add_argument("results", metavar="RESULTS", help="a results table written by pathsel sweep --out (.parquet or .csv)")
     rec.add_argument("--metric", action="append", choices=["iops", "p99", "convergence"], help="metric to recommend for (repeatable; default: all, convergence when there are faults)")
-    rec.add_argument("--policy", action="append", metavar="LABEL", help="policy to choose among (repeatable; default: the ones the swept policy parameters apply to)")
+    rec.add_argument("--policy", action="append", metavar="NAME", help="policy label or family (latency, rr) to choose among (repeatable; default: the ones the swept policy parameters apply to)")
     rec.add_argument("--html", metavar="FILE", help="also write the regret heatmaps to this HTML file")
     rec.add_argument("--top", type=_positive_int, default=10, metavar="N", help="settings shown per metric (default: 10)")
     rec.add_argument("--json", action="store_true", help="print one JSON document")
