@@ -30,7 +30,6 @@ import sys
 import tempfile
 import textwrap
 import time
-from pathlib import Path
 
 import pathsel
 from pathsel.engine import run_fast, run_reference

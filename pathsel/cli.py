@@ -177,6 +177,11 @@ def _num(x: float) -> str:
 
 
 def _cmd_policies(args: argparse.Namespace) -> int:
+    if args.markdown:
+        from .policies.registry import markdown_table
+
+        sys.stdout.write(markdown_table())
+        return 0
     width = max(len(d.name) for d in POLICY_DEFS.values())
     for d in POLICY_DEFS.values():
         print(f"{d.name:{width}s}  {d.summary}")
@@ -369,6 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     val.set_defaults(func=_cmd_validate)
 
     pol = sub.add_parser("policies", help="list the built-in policies, their parameters and defaults")
+    pol.add_argument("--markdown", action="store_true", help="print docs/policies.md's table instead (generated from the policies' definitions)")
     pol.set_defaults(func=_cmd_policies)
 
     sch = sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors)")

@@ -26,7 +26,7 @@ from pathsel.studies.sweep import (
     sweep,
 )
 
-from .conftest import ROOT, SIMS
+from .conftest import SIMS
 
 TESTDRIVE = SIMS / "esxi-latency-testdrive.toml"
 FAILBACK = SIMS / "metro-failback.toml"
@@ -476,7 +476,7 @@ def test_cli_sweep_and_recommend_end_to_end(tmp_path: Path, capsys: pytest.Captu
     ("args", "expected"),
     [
         (["sweep", str(TESTDRIVE), "--param", "latency.bogus=1"],
-         f"pathsel: error: command line: --param latency.bogus: latency has no parameter 'bogus'"),
+         "pathsel: error: command line: --param latency.bogus: latency has no parameter 'bogus'"),
         (["sweep", str(TESTDRIVE), "--param", "latency.num_sampling_cycles=8,16"],
          "pathsel: error: command line: --param latency.num_sampling_cycles: num_sampling_cycles must be in 16..2147483647, got 8"),
         (["sweep", str(TESTDRIVE), "--param", "latency.num_sampling_cycles=16,,32"],

@@ -90,6 +90,8 @@ class Param:
     high: float | None = None
     choices: tuple[str, ...] | None = None
     parse: Callable[[Any], Any] | None = None  # a value with its own grammar (dm's failback); choices then only describe it
+    unit: str = ""  # shown after the default in the docs (ms, s)
+    shown: str = ""  # the docs' text after "=" when the default and range say less (a path name, a pathsel reading)
 
     def coerce(self, raw: Any) -> Any:
         """Turn a spec or TOML value into this parameter's type, or raise ValueError."""
@@ -122,6 +124,17 @@ class Param:
         if self.kind is float:
             return "f8"
         return "i8" if self.choices else None
+
+    def describe(self) -> str:
+        """``name = default [range]`` as the docs table and ``pathsel policies`` show it."""
+        if self.shown:
+            return f"`{self.name}` = {self.shown}"
+        text = f"`{self.name}` = {self.default}" + (f" {self.unit}" if self.unit else "")
+        if self.low is not None and self.high is not None:
+            text += f" [{_num(self.low)} … {_num(self.high)}]"
+        elif self.choices:
+            text += f" [{', '.join(self.choices)}]"
+        return text
 
     def compiled_value(self, value: Any) -> float:
         return self.choices.index(value) if self.kind is str else value  # type: ignore[union-attr]
@@ -242,7 +255,7 @@ class PolicyDef:
 
     name: str
     summary: str
-    source: str
+    source: str  # what it models: the OS's name for it and the public source (markdown)
     select: Any
     params: tuple[Param, ...] = ()
     aliases: tuple[str, ...] = ()
@@ -255,6 +268,8 @@ class PolicyDef:
     events: tuple[Event, ...] = ()
     draws: int = 0  # standard uniforms one call may draw from the device's stream (uniform(v, d))
     class_name: str = ""  # the Python class pathsel.policies exports for it (the reference engine's adapter)
+    counts: str = ""  # docs: what the policy counts or measures to choose
+    notes: str = ""  # docs: its quirks, and the assumptions pathsel makes where the source is silent
     # keyword arguments the Python class takes beside the parameters (not in specs): (name, check) pairs;
     # ``setup`` finds them in ``params``
     options: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
