@@ -32,7 +32,7 @@ from ...policies.kernel import (
     N_FLAGS,
     VIEW,
 )
-from ..recorder import close_record, new_record, to_metrics
+from ..recorder import Live, close_record, new_record, to_metrics
 from ..streams import CHUNK, Draws, make_streams
 from . import layout as L
 from .loop import run_kernel
@@ -372,16 +372,23 @@ def resolve(policy: Any) -> tuple[PolicyDef, dict[str, Any]]:
 
 
 def run_fast(
-    model: Model, policy: Any, *, trace: bool = False, progress: Callable[[float], None] | None = None
+    model: Model, policy: Any, *, trace: bool = False, progress: Callable[[float], None] | None = None,
+    live: Callable[[Live], None] | None = None, live_step: float = 0.0,
 ) -> RunMetrics:
-    """Simulate one run of ``model`` under ``policy``: a spec, a PolicyDef, or an instance of its Python class."""
+    """Simulate one run of ``model`` under ``policy``: a spec, a PolicyDef, or an instance of its Python class.
+
+    ``progress(now)`` is called about 100 times; ``live(Live)`` every
+    ``live_step`` simulated seconds with what has been measured so far.
+    """
     defn, params = resolve(policy)
     prepare([defn])  # compiled or loaded once per process
     run = _Run(model, defn, params, trace)
     events: list[dict[str, Any]] = []
     records: list[tuple] = []
     step = max(model.end / 100.0, model.interval) if progress else math.inf
-    t_stop = step
+    watch = live_step if live is not None and live_step > 0 else math.inf
+    next_progress, next_live = step, watch
+    t_stop = min(next_progress, next_live)
     addrs = (run.params_rec.address, run.state.address, run.view.address, run.rec.address)
     run.feed.refill()
     gc_was_on = gc.isenabled()
@@ -395,8 +402,13 @@ def run_fast(
                 run.drain_events(events)
                 run.drain_trace(records)
             elif status == L.PAUSED:
-                progress(float(run.view.clock[0]))  # type: ignore[misc]
-                t_stop += step
+                if t_stop >= next_progress:
+                    progress(float(run.view.clock[0]))  # type: ignore[misc]
+                    next_progress += step
+                if t_stop >= next_live:
+                    live(Live(t_stop, run.rec, run.view.out, run.view.out_bytes))  # type: ignore[misc]
+                    next_live += watch
+                t_stop = min(next_progress, next_live)
             else:
                 break
     finally:
