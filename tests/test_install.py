@@ -45,8 +45,10 @@ def _readme_commands() -> tuple[str, str]:
 
 
 @pytest.fixture(scope="module")
-def scratch(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("install")
+def scratch(tmp_path_factory):
+    path = tmp_path_factory.mktemp("install")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)  # two virtual environments, a checkout and a numba cache: about 2 GB
 
 
 @pytest.fixture(scope="module")
