@@ -37,9 +37,11 @@ PROBE = """
     from pathsel.studies.sweep import sweep
     pathsel.simulate(duration=0.001)  # load the compiled engine before the clock starts
     runs, duration, workers, out = {runs}, {duration}, {workers}, {out!r}
-    cycles = [16 + 8 * i for i in range(runs)]
+    # A scenario key every run reads, so that each point runs all three policies (a policy parameter would
+    # set latency round robin's runs only, and the round robin runs would run once).
+    slots = [64 + i for i in range(runs)]
     t, c0 = time.perf_counter(), os.times()
-    res = sweep(None, {{"latency.num_sampling_cycles": cycles}}, replications=1, seed=1, duration=duration,
+    res = sweep(None, {{"arrays[*].concurrency": slots}}, replications=1, seed=1, duration=duration,
                 executor="serial" if workers == 1 else None, workers=workers, out=out)
     wall, c1 = time.perf_counter() - t, os.times()
     cpu = sum(getattr(c1, k) - getattr(c0, k) for k in ("user", "system", "children_user", "children_system"))

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 import warnings
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pandas as pd
 
-from .engine import ENGINES, supports
+from .engine import ENGINES, prepare, resolve, supports
 from .errors import ScenarioError
 from .model import compile_model
 from .policies import PolicySpec, policy_label
@@ -75,6 +75,7 @@ def simulate(
     engine: str = "auto",
     trace: bool = False,
     progress: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> Result:
     """Run every policy of a scenario on the same seed and compare them.
 
@@ -84,9 +85,12 @@ def simulate(
     ``duration`` (after the ramp: a number of seconds, or a string with a
     unit such as ``"500ms"``) and ``seed`` override the file's.
     ``trace=True`` keeps a per-I/O record in each run's ``metrics.trace``.
-    ``engine``: ``"auto"`` (the fast engine when every policy is built in,
-    else the reference engine), ``"fast"`` or ``"reference"``; both give the
-    same numbers for the same seed.
+    ``engine``: ``"auto"`` (the fast engine when every policy can run on it:
+    built-in ones and compiled-style PolicyDefs; else the reference engine),
+    ``"fast"`` or ``"reference"``; both give the same numbers for the same seed.
+    ``progress`` shows tqdm bars (the first compile of the fast engine, then
+    simulated time); ``notify`` gets one line when the fast engine must compile
+    first (about 20 s, once per machine).
     """
     sc = with_policies(resolve_scenario(scenario), policies)
     if engine not in ("auto", *ENGINES):
@@ -94,7 +98,8 @@ def simulate(
     custom = [run.label for run in sc.runs if not supports(run.policy)]
     if engine == "fast" and custom:
         raise ScenarioError(
-            "simulate()", "engine", f"the fast engine runs built-in policies only; {custom[0]!r} needs engine='reference'"
+            "simulate()", "engine",
+            f"the fast engine runs built-in and compiled-style policies only; {custom[0]!r} is a Python policy: use engine='reference'",
         )
     if engine == "auto":
         engine = "fast" if not custom else "reference"
@@ -106,6 +111,8 @@ def simulate(
         raise ScenarioError("simulate()", "seed", "must be >= 0")
     run_engine = ENGINES[engine]
     models = [compile_model(sc, run, duration=duration, seed=seed) for run in sc.runs]
+    if engine == "fast":
+        prepare([resolve(run.policy)[0] for run in sc.runs], notify=notify, progress=progress)
     for m in models[:1]:  # every run has the same duration, interval and paths
         bins = math.ceil(m.end / m.interval - 1e-9)
         values = bins * (len(m.paths) + 4)

@@ -116,16 +116,24 @@ def _engine(scenario, engine: str) -> str:
         return engine
     if engine == "fast":
         raise ScenarioError(
-            "command line", "--engine fast", f"the fast engine runs built-in policies only, and {python[0]!r} is a Python policy: use --engine reference"
+            "command line", "--engine fast", f"the fast engine runs built-in and compiled-style policies only, and {python[0]!r} is a Python policy: use --engine reference"
         )
     return "reference"
+
+
+def _notice(args: argparse.Namespace):
+    """One line on stderr when the fast engine compiles first (none with -q)."""
+    if getattr(args, "quiet", False):
+        return None
+    return lambda line: print(line, file=sys.stderr, flush=True)
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
     scenario, case = _scenario(args)
     progress = not args.json and not args.quiet and sys.stderr.isatty()
     result = simulate(
-        scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress
+        scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress,
+        notify=_notice(args),
     )
     preds = None
     if args.predict:
@@ -169,6 +177,11 @@ def _num(x: float) -> str:
 
 
 def _cmd_policies(args: argparse.Namespace) -> int:
+    if args.markdown:
+        from .policies.registry import markdown_table
+
+        sys.stdout.write(markdown_table())
+        return 0
     width = max(len(d.name) for d in POLICY_DEFS.values())
     for d in POLICY_DEFS.values():
         print(f"{d.name:{width}s}  {d.summary}")
@@ -250,7 +263,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     scenario, _ = _scenario(args)  # a validation case file works too
     progress = not args.quiet and sys.stderr.isatty()
-    result = simulate(scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress)
+    result = simulate(scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress,
+                      notify=_notice(args))
     try:
         path = write(result, args.output)
     except OSError as e:
@@ -308,6 +322,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             args.files or None, params, replications=args.replications, seed=args.seed, policies=args.policy,
             duration=args.duration, engine=args.engine, out=args.out, executor=executor, workers=args.workers,
             progress=progress, _origin="command line",
+            _notify=lambda note: print(f"pathsel sweep: {note}", file=sys.stderr),
         )
     except KeyboardInterrupt:
         if args.out:
@@ -325,6 +340,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             "reused": res.reused,
             "rows": len(res.table),
             "params": res.params,
+            "skipped": res.skipped,
             "summary": json.loads(res.summary().to_json(orient="records")),
         }
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
@@ -397,6 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
     exa.set_defaults(func=_cmd_example)
 
     pol = sub.add_parser("policies", help="list the built-in policies, their parameters and defaults")
+    pol.add_argument("--markdown", action="store_true", help="print docs/policies.md's table instead (generated from the policies' definitions)")
     pol.set_defaults(func=_cmd_policies)
 
     sch = sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors)")
@@ -432,7 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
     rec = sub.add_parser("recommend", help="from a sweep's results: per metric, the setting with the best worst-case regret")
     rec.add_argument("results", metavar="RESULTS", help="a results table written by pathsel sweep --out (.parquet or .csv)")
     rec.add_argument("--metric", action="append", choices=["iops", "p99", "convergence"], help="metric to recommend for (repeatable; default: all, convergence when there are faults)")
-    rec.add_argument("--policy", action="append", metavar="LABEL", help="policy to choose among (repeatable; default: the ones the swept policy parameters apply to)")
+    rec.add_argument("--policy", action="append", metavar="NAME", help="policy label or family (latency, rr) to choose among (repeatable; default: the ones the swept policy parameters apply to)")
     rec.add_argument("--html", metavar="FILE", help="also write the regret heatmaps to this HTML file")
     rec.add_argument("--top", type=_positive_int, default=10, metavar="N", help="settings shown per metric (default: 10)")
     rec.add_argument("--json", action="store_true", help="print one JSON document")

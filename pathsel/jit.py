@@ -37,12 +37,17 @@ import numpy as np
 from llvmlite import ir
 from numba.core import caching, cgutils, imputils, types
 from numba.core.datamodel import models
-from numba.core.extending import infer_getattr, intrinsic, lower_getattr_generic, register_model
+from numba.core.extending import (
+    infer_getattr,
+    intrinsic,
+    lower_getattr_generic,
+    register_model,
+)
 from numba.core.registry import CPUDispatcher
 from numba.core.typing.templates import AttributeTemplate
 
 __all__ = [
-    "cache_dir", "source_hash", "njit", "Dispatcher", "hot", "jit", "entry", "Borrowed", "Layout", "Packed", "prefetch", "address_of",
+    "cache_dir", "source_hash", "kernel_sources", "is_ready", "mark_ready", "njit", "Dispatcher", "hot", "jit", "entry", "Borrowed", "Layout", "Packed", "prefetch", "address_of",
     "call_i_4", "call_v_4", "call_v_5", "call_v_6f",
 ]
 
@@ -70,7 +75,7 @@ def source_hash(files: Iterable[str | Path], extra: str = "") -> str:
     return h.hexdigest()[:16]
 
 
-def _kernel_sources() -> list[Path]:
+def kernel_sources() -> list[Path]:
     """The sources whose compiled code depends on each other: the engine, the policy toolkit, this module."""
     out = [PACKAGE_DIR / "jit.py", PACKAGE_DIR / "policies" / "kernel.py", PACKAGE_DIR / "engine" / "recorder.py"]
     out += sorted((PACKAGE_DIR / "engine" / "fast").glob("*.py"))
@@ -109,7 +114,7 @@ class _Locator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
         if self._own:
             return super().get_source_stamp()
         if _Locator._stamp is None:
-            _Locator._stamp = source_hash(_kernel_sources(), "kernel")
+            _Locator._stamp = source_hash(kernel_sources(), "kernel")
         return (_Locator._stamp, super().get_source_stamp())
 
     @classmethod
@@ -124,6 +129,19 @@ class _Locator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
 def generated_dir() -> Path:
     """Where generated modules (a policy's entry points) are written."""
     return cache_dir() / "generated"
+
+
+def is_ready(key: str) -> bool:
+    """True once :func:`mark_ready` was called for ``key`` with this cache directory (compiled code is cached)."""
+    return (cache_dir() / f"ready-{key}").exists()
+
+
+def mark_ready(key: str) -> None:
+    """Remember that what ``key`` names is compiled and cached (a run can start without compiling it)."""
+    path = cache_dir() / f"ready-{key}"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("ready\n", encoding="utf-8")
 
 
 if _Locator not in caching.CacheImpl._locator_classes:

@@ -13,7 +13,9 @@ import math
 from collections.abc import Iterable
 
 import numpy as np
-from scipy import special  # scipy.stats costs ~1 s to import; the special functions are enough
+from scipy import (
+    special,  # scipy.stats costs ~1 s to import; the special functions are enough
+)
 
 __all__ = ["t975", "ci95", "norm_ppf", "norm_cdf", "norm_pdf"]
 

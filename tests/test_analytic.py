@@ -341,7 +341,7 @@ BAD_CASES = [
     ("d3 = 0.1 }", "d9 = 0.1 }", "validation.random_split.d9: no path named 'd9'"),
     ('metric = "iops"', 'metric = "share"', "validation.checks[0]: a share check needs path, paths or array"),
     ('metric = "iops"', 'metric = "iops"\ncompare = "about"', "validation.checks[0].compare: must be equal, at_most or at_least"),
-    ('case = "mva-delay-only"', 'case = "x"\nengines = ["fast"]', "validation.engines: the fast engine runs built-in policies only"),
+    ('case = "mva-delay-only"', 'case = "x"\nengines = ["fast"]', "validation.engines: the fast engine runs built-in and compiled-style policies only"),
     ('case = "mva-delay-only"', 'case = "x"\nscenario = "nowhere.toml"', "validation.scenario: names a scenario file, so"),
     ("*", '[validation]\ncase = "x"\nsource = "y"\nscenario = "nowhere.toml"', "nowhere.toml: no such file"),
     ("[[arrays]]", "[[arrayz]]", "arrayz: unknown key 'arrayz' (did you mean 'arrays'?)"),

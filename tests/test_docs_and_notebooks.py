@@ -4,8 +4,8 @@
   kernel (nbclient), from its own folder as Jupyter would run it. Skipped
   when nbclient, nbformat or ipykernel is not installed.
 * Notebooks are committed without outputs.
-* The fenced ``python`` blocks of docs/getting-started.md are executed in
-  order, in one namespace, from the repository root (as the page says).
+* The fenced ``sh`` and ``python`` blocks of every page run in
+  tests/test_docs_commands.py.
 * The fenced ``toml`` blocks of every docs page are valid: complete scenarios
   load; fragments validate against the scenario schema.
 """
@@ -76,17 +76,6 @@ def test_notebook_runs_from_a_clean_kernel(notebook: Path):
 
 
 # -- docs --------------------------------------------------------------------
-
-
-def test_getting_started_python_examples_run(monkeypatch: pytest.MonkeyPatch):
-    page = DOCS / "getting-started.md"
-    blocks = fenced_blocks(page, "python")
-    assert len(blocks) >= 5
-    monkeypatch.chdir(ROOT)
-    namespace: dict[str, object] = {"__name__": "__docs__"}
-    for line, code in blocks:
-        # Pad with newlines so that a traceback points at the line in the page.
-        exec(compile("\n" * (line - 1) + code, str(page), "exec"), namespace)
 
 
 # A scenario that a fragment's sections replace, so that fragments validate on their own.

@@ -465,6 +465,8 @@ POLICIES = [
     "hpp:lb-latency",
     "hpp:lb-latency:variant=score,tolerance=0.5",
     PolicySpec("hpp:lb-latency", (("latency_eval_time", 10), ("sampling_ios_per_path", 2), ("variant", "min-set"), ("tolerance", 0.05))),
+    # AIX MPIO
+    "aix:shortest_queue",
     # Finagle P2C + peak EWMA: the policy's own random stream
     "p2c-ewma",
     "p2c-ewma:decay=0.01,use_ano=1",
@@ -527,7 +529,7 @@ def test_auto_engine_choice():
 
     with pytest.warns(UserWarning, match="reference engine"):
         assert pathsel.simulate(sc, policies=[Mine], duration=0.05).engine == "reference"
-    with pytest.raises(pathsel.ScenarioError, match="built-in policies only"):
+    with pytest.raises(pathsel.ScenarioError, match="built-in and compiled-style policies only"):
         pathsel.simulate(sc, policies=[Mine], engine="fast", duration=0.05)
 
 

@@ -264,7 +264,7 @@ def test_a_validation_case_runs_its_random_split_on_the_reference_engine(capsys)
     assert [r["policy"] for r in doc["runs"]] == ["random-split"]
     assert main(["simulate", "-q", case, "--duration", "0.05", "--engine", "fast"]) == 2
     assert capsys.readouterr().err == (
-        "pathsel: error: command line: --engine fast: the fast engine runs built-in policies only, "
+        "pathsel: error: command line: --engine fast: the fast engine runs built-in and compiled-style policies only, "
         "and 'random-split' is a Python policy: use --engine reference\n"
     )
 
@@ -287,7 +287,7 @@ SPEC_SUGGESTIONS = [
     ("mpio:lq", "unknown policy 'mpio:lq' (did you mean 'mpio:lqd'?)"),
     # within the family only: nothing in nvme: is close, so the family's list
     ("nvme:least-latency", "unknown policy 'nvme:least-latency' (nvme policies: nvme:numa, nvme:round-robin, nvme:queue-depth)"),
-    ("bogus", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma; dm:"),
+    ("bogus", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma; "),
     ("rr:iopz=1", "rr has no parameter 'iopz' (did you mean 'iops'? parameters: type, iops, bytes, use_ano)"),
     ("latency:num_sampling_cycle=16", "latency has no parameter 'num_sampling_cycle' (did you mean 'num_sampling_cycles'?"),
     ("rr:colour=1", "rr has no parameter 'colour' (parameters: type, iops, bytes, use_ano)"),

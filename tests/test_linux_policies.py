@@ -19,7 +19,13 @@ from pathsel.policies import (
     DmServiceTime,
     build_policy,
 )
-from pathsel.policies.dm import HST_FIXED_1, fixed_ema, fixed_power, hst_compare, hst_weights
+from pathsel.policies.dm import (
+    HST_FIXED_1,
+    fixed_ema,
+    fixed_power,
+    hst_compare,
+    hst_weights,
+)
 
 
 def hst(pol):

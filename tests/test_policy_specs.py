@@ -85,7 +85,7 @@ def test_esxi_specs_unchanged(text, canonical):
 
 
 BAD = [
-    ("bogus", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma; dm:round-robin|queue-length|"),
+    ("bogus", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma; "),
     ("dm", "dm: needs a policy name, one of dm:round-robin, dm:queue-length, dm:service-time, dm:historical-service-time"),
     ("dm:", "dm: needs a policy name"),
     ("dm:fastest", "unknown policy 'dm:fastest' (dm policies: dm:round-robin, dm:queue-length, dm:service-time, dm:historical-service-time)"),
@@ -130,7 +130,7 @@ def test_every_spec_has_a_class_and_valid_defaults():
         pol = build_policy(name)
         assert pol.name == name
     assert all(n.partition(":")[0] in families() for n in POLICY_DEFS if ":" in n)
-    assert families() == ("dm", "hpp", "mpio", "nvme")
+    assert {"dm", "hpp", "mpio", "nvme"} <= set(families())
 
 
 @pytest.mark.parametrize("module", ["esxi", "dm", "nvme", "mpio", "hpp", "p2c"])
@@ -140,10 +140,15 @@ def test_each_module_cites_its_source_and_names_its_assumptions(module):
     assert "Assumption" in doc
 
 
-def test_docs_have_a_row_per_policy():
+def test_docs_table_is_the_generated_one():
+    from pathsel.policies.registry import markdown_table
+
     text = (ROOT / "docs" / "policies.md").read_text(encoding="utf-8")
+    assert markdown_table() in text, "docs/policies.md's table is stale: paste `pathsel policies --markdown` over it"
     rows = {line.split("`")[1] for line in text.splitlines() if line.startswith("| `")}
-    assert set(POLICY_DEFS) <= rows, f"docs/policies.md has no row for {sorted(set(POLICY_DEFS) - rows)}"
+    assert set(POLICY_DEFS) == rows
+    for d in POLICY_DEFS.values():
+        assert d.source and d.counts and d.notes, d.name
 
 
 @pytest.mark.parametrize("name", list(POLICY_DEFS))

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import subprocess
+
+import pytest
 
 import pathsel
 
@@ -41,3 +44,22 @@ def test_public_api_is_curated():
     )
     for name in pathsel.__all__:
         assert hasattr(pathsel, name)
+
+
+def test_no_tracked_file_refers_to_the_developers_shared_folder():
+    # Users have only the repository: sources are cited publicly (docs/sources.md), never by a path beside
+    # the checkout. The needle is built from parts so that this file does not match it.
+    needle = ("sha" + "red" + "/").encode()
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    hits = []
+    for name in filter(None, listed.decode().split("\0")):
+        path = ROOT / name
+        if not path.is_file():
+            continue
+        for number, line in enumerate(path.read_bytes().splitlines(), 1):
+            if needle in line:
+                hits.append(f"{name}:{number}")
+    assert not hits, f"cite the public source (docs/sources.md) instead of the shared folder: {', '.join(hits)}"

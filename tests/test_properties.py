@@ -116,7 +116,7 @@ def cases(draw, faults_allowed=True, policy=None):
     n_arrays = draw(st.integers(1, 2))
     replicated = n_arrays == 2 and draw(st.booleans())
     protocol = draw(st.sampled_from(["scsi", "nvme"]))
-    lines = [f'name = "prop"', f'seed = {draw(st.integers(0, 2**16))}', f'protocol = "{protocol}"']
+    lines = ['name = "prop"', f'seed = {draw(st.integers(0, 2**16))}', f'protocol = "{protocol}"']
 
     arrays = []
     service_mean = []

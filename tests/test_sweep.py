@@ -15,7 +15,9 @@ import pytest
 
 import pathsel
 from pathsel.cli import main
-from pathsel.studies.recommend import recommend
+from pathsel.policies.spec import parse_spec
+from pathsel.scenario.overrides import format_value
+from pathsel.studies.recommend import format_recommendation, recommend
 from pathsel.studies.sweep import (
     convergence_time,
     parse_param,
@@ -24,7 +26,7 @@ from pathsel.studies.sweep import (
     sweep,
 )
 
-from .conftest import ROOT, SIMS
+from .conftest import SIMS
 
 TESTDRIVE = SIMS / "esxi-latency-testdrive.toml"
 FAILBACK = SIMS / "metro-failback.toml"
@@ -57,18 +59,28 @@ def test_parse_param_rejects_bad_text(text: str, fragment: str):
 
 def test_table_has_one_row_per_point_replication_policy(serial_table: pd.DataFrame):
     t = serial_table
-    assert len(t) == 4 * 2 * 3  # points x replications x policies
+    # latency RR at 2 x 2 points; the two RR runs, which the policy parameter does not set, at the 2 points
+    # of the scenario key only: rows = (4 x 1 + 2 x 2) x 2 replications.
+    assert len(t) == (4 * 1 + 2 * 2) * 2
     assert list(t.columns[:6]) == [
         "scenario", "point", "latency.num_sampling_cycles", "replication.one_way_latency", "replication", "seed"
     ]
     for c in ("policy", "spec", "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used",
               "expected_iops", "convergence_s"):
         assert c in t.columns
-    # The policy parameter is in its own family's rows only, and in the spec that ran.
-    lat = t[t.policy == "latency RR, all paths AO"]
+    # The policy parameter is in its own family's rows only; they are labelled with the spec that ran.
+    lat = t[t.spec.str.startswith("latency")]
     assert set(lat["latency.num_sampling_cycles"]) == {16, 32}
     assert set(lat.spec) == {"latency", "latency:num_sampling_cycles=32"}
-    assert t[t.policy != "latency RR, all paths AO"]["latency.num_sampling_cycles"].isna().all()
+    assert (lat.policy == lat.spec).all()
+    assert set(lat.point) == {
+        f"latency.num_sampling_cycles={c} replication.one_way_latency={d}" for c in (16, 32) for d in ("0.5ms", "1ms")
+    }
+    rr = t[~t.spec.str.startswith("latency")]
+    assert rr["latency.num_sampling_cycles"].isna().all()
+    assert set(rr.point) == {"replication.one_way_latency=0.5ms", "replication.one_way_latency=1ms"}  # no value it did not use
+    assert set(rr.policy) == {"RR iops=1, all paths AO", "RR iops=1, preferred array"}  # labels of runs the point leaves alone
+    assert set(rr.spec) == {"rr:iops=1", "rr:iops=1,preferred_array=local"}
     assert t.convergence_s.isna().all()  # no faults in the test drive
 
 
@@ -78,12 +90,16 @@ def test_replication_seeds_are_spawned_and_common_to_points_and_policies(serial_
     assert sorted(t.seed.unique()) == sorted(expected)
     assert (t.groupby("replication").seed.nunique() == 1).all()
     assert t.drop_duplicates("replication").set_index("replication").seed.tolist() == expected
-    # Common random numbers: RR does not read latency's parameter, so its rows at points that differ
-    # only in that parameter are the same run, number for number.
+    # Common random numbers: RR, which the latency parameter does not set, runs once per scenario-key value
+    # and replication, with the numbers it has beside latency RR in a plain run on the same seed.
     rr = t[t.policy == "RR iops=1, all paths AO"]
-    assert len(rr) == 8
-    assert rr.groupby(["replication.one_way_latency", "replication"]).iops.nunique().max() == 1
-    assert rr.groupby(["replication.one_way_latency", "replication"]).p99_us.nunique().max() == 1
+    assert len(rr) == 4
+    row = rr[(rr["replication.one_way_latency"] == "1ms") & (rr.replication == 1)].iloc[0]
+    alone = pathsel.simulate(TESTDRIVE, duration=0.2, seed=int(row.seed)).summary().set_index("policy")
+    assert row.iops == alone.loc["RR iops=1, all paths AO", "iops"]
+    assert row.p99_us == alone.loc["RR iops=1, all paths AO", "p99_us"]
+    lat = t[(t.spec == "latency") & (t["replication.one_way_latency"] == "1ms") & (t.replication == 1)].iloc[0]
+    assert lat.iops == alone.loc["latency RR, all paths AO", "iops"]
 
 
 def test_scenario_override_changes_the_run(serial_table: pd.DataFrame):
@@ -146,7 +162,7 @@ def test_interrupted_sweep_resumes_to_the_same_table(tmp_path: Path, serial_tabl
     saved = (out if suffix == ".csv" else out.with_name(out.name + ".parts"))
     assert saved.exists()  # runs were written as they finished
     res = sweep(TESTDRIVE, GRID, out=out, workers=2, **KW)
-    assert (res.ran, res.reused) == (5, 3)
+    assert (res.ran, res.reused) == (9, 3)
     pd.testing.assert_frame_equal(res.table, serial_table, check_exact=True)
     assert not out.with_name(out.name + ".parts").exists()
     again = sweep(TESTDRIVE, GRID, out=out, executor="serial", **KW)
@@ -196,7 +212,7 @@ def test_sweep_table_in_a_file_gives_the_grid_and_the_file_still_simulates(tmp_p
     pd.testing.assert_frame_equal(t.drop(columns=["scenario", "config"]), ref.drop(columns=["scenario", "config"]), check_exact=True)
     # A grid given as an argument replaces the file's.
     t2 = sweep(p, {"latency.num_sampling_cycles": [64]}, replications=1, duration=0.2, executor="serial").table
-    assert set(t2.point) == {"latency.num_sampling_cycles=64"}
+    assert set(t2.point) == {"latency.num_sampling_cycles=64", "defaults"}  # round robin: no parameter of its own
 
 
 @pytest.mark.parametrize(
@@ -222,10 +238,10 @@ def test_convergence_after_failback_follows_the_evaluation_period():
     t = sweep(FAILBACK, {"latency.latency_eval_time": [30000, 180000]}, replications=1, seed=1, executor="serial").table
     conv = t.set_index(["policy", "latency.latency_eval_time"]).convergence_s
     rr = t[t.policy == "RR iops=1"].convergence_s
-    assert (rr < 1.0).all()  # round robin takes the local paths back at once
+    assert len(rr) == 1 and (rr < 1.0).all()  # round robin takes the local paths back at once
     # Latency RR keeps the remote paths until its next evaluation: about 30 s after the last, which was at ~20 s.
-    assert conv[("latency RR", 30000)] < 10.0
-    assert conv[("latency RR", 180000)] == pytest.approx(120.0 - 45.0)  # never back: the rest of the run, a lower bound
+    assert conv[("latency:latency_eval_time=30000", 30000)] < 10.0
+    assert conv[("latency", 180000)] == pytest.approx(120.0 - 45.0)  # never back: the rest of the run, a lower bound
 
 
 def test_convergence_is_nan_without_faults():
@@ -233,12 +249,123 @@ def test_convergence_is_nan_without_faults():
     assert math.isnan(convergence_time(r.runs[0]))
 
 
+# -- several files: each parameter where it means something --------------------------------
+
+PATHFAIL = SIMS / "path-failure-recovery.toml"  # latency RR, no replication
+MPIO = SIMS / "windows-mpio-metro.toml"  # replication, no latency RR
+DM = SIMS / "linux-dm-slow-path-qd1.toml"  # neither
+STEP = SIMS / "latency-step-latency-rr.toml"  # two latency RR runs that differ only in latency_eval_time
+MIXED = [TESTDRIVE, PATHFAIL, MPIO, DM]
+MIXED_GRID = {"latency.latency_eval_time": [30000, 180000], "replication.one_way_latency": ["0.5ms", "1ms"]}
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    return sweep(MIXED, MIXED_GRID, replications=2, seed=3, duration=0.1, executor="serial")
+
+
+def _point_values(text: str) -> dict[str, str]:
+    return {} if text == "defaults" else dict(item.split("=", 1) for item in text.split(" "))
+
+
+def test_each_parameter_applies_where_it_means_something(mixed):
+    t = mixed.table
+    assert mixed.skipped == {
+        "latency.latency_eval_time": ["windows-mpio-metro", "linux-dm-slow-path-qd1"],
+        "replication.one_way_latency": ["path-failure-recovery", "linux-dm-slow-path-qd1"],
+    }
+    points = t.groupby("scenario", sort=False).point.unique().map(set).to_dict()
+    evals = {f"latency.latency_eval_time={v}" for v in (30000, 180000)}
+    dists = {f"replication.one_way_latency={d}" for d in ("0.5ms", "1ms")}
+    assert points == {
+        # latency RR at every combination; round robin once per distance
+        "esxi-latency-testdrive": {f"{e} {d}" for e in evals for d in dists} | dists,
+        # no replication: latency RR per value of its parameter; FIXED and RR once
+        "path-failure-recovery": evals | {"defaults"},
+        # no latency policy: every policy once per distance
+        "windows-mpio-metro": dists,
+        # neither applies: the file runs once, as it is
+        "linux-dm-slow-path-qd1": {"defaults"},
+    }
+    dm = t[t.scenario == "linux-dm-slow-path-qd1"]
+    assert len(dm) == 2 * 5 and dm[list(MIXED_GRID)].isna().all().all()  # 2 replications x 5 policies
+    assert len(t) == len(t.drop_duplicates(["scenario", "point", "replication", "policy"]))
+
+
+def test_a_row_never_contradicts_its_point_or_its_parameter_columns(mixed):
+    for row in mixed.table.to_dict("records"):
+        named = _point_values(row["point"])
+        spec, _ = parse_spec(row["spec"])
+        for col in MIXED_GRID:
+            value = row[col]
+            if col in named:
+                assert format_value(value) == named[col], row
+            else:
+                assert pd.isna(value), row  # a parameter a row did not use has no value there
+            if col.startswith("latency.") and spec.name == "latency":
+                assert format_value(spec["latency_eval_time"]) == named[col]
+        if spec.name == "latency":  # a swept run is labelled with the spec that ran
+            assert row["policy"] == row["spec"]
+
+
+def test_the_sweep_says_what_each_parameter_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    out = tmp_path / "r.parquet"
+    args = ["sweep", *map(str, MIXED), "--duration", "0.1s", "--replications", "2", "--seed", "3", "--serial",
+            "--param", "latency.latency_eval_time=30000,180000", "--param", "replication.one_way_latency=0.5ms,1ms",
+            "--out", str(out), "-q"]
+    assert main(args) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "pathsel sweep: latency.latency_eval_time skipped 2 of 4 file(s), which ran once without it: "
+        "windows-mpio-metro, linux-dm-slow-path-qd1 (no latency policy)",
+        "pathsel sweep: replication.one_way_latency skipped 2 of 4 file(s), which ran once without it: "
+        "path-failure-recovery, linux-dm-slow-path-qd1 (the scenario has no replication to set replication.one_way_latency in)",
+    ]
+    assert main(["recommend", str(out), "--metric", "iops"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("2 setting(s) of latency across 3 condition(s)")
+    for condition in ("esxi-latency-testdrive  replication.one_way_latency=0.5ms",
+                      "esxi-latency-testdrive  replication.one_way_latency=1ms", "path-failure-recovery"):
+        assert condition in text
+    assert "left out" not in text
+
+
+def test_runs_that_differ_only_in_swept_parameters_run_once():
+    res = sweep(STEP, {"latency.latency_eval_time": [30000, 180000]}, replications=1, seed=1, duration=0.1,
+                executor="serial")
+    t = res.table
+    assert t[["point", "policy"]].values.tolist() == [  # plan order: the file's order of policies, then the grid's
+        ["defaults", "RR iops=1"],
+        ["latency.latency_eval_time=30000", "latency:latency_eval_time=30000"],
+        ["latency.latency_eval_time=180000", "latency"],
+    ]
+    assert res.notes == [
+        "latency-step-latency-rr: runs 'latency RR, eval 30 s' and 'latency RR, eval 180 s (default)' "
+        "differ only in swept parameters: each point runs them once"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("files", "param", "fragment"),
+    [
+        ([MPIO, DM], "fixed.preferred=x", "none of the 2 scenarios runs a fixed policy"),
+        ([MPIO], "latency.num_sampling_cycles=16", f"{MPIO} runs no latency policy (policies: mpio:fo,"),
+        ([PATHFAIL, DM], "replication.one_way_latency=1ms", "the scenario has no replication to set replication.one_way_latency in"),
+        ([PATHFAIL, DM], "replicaton.one_way_latency=1ms", "the scenario has no replicaton to set replicaton.one_way_latency in"),
+    ],
+)
+def test_a_parameter_that_applies_to_no_file_is_bad_input(files, param, fragment, capsys: pytest.CaptureFixture[str]):
+    assert main(["sweep", *map(str, files), "--param", param, "--serial"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err
+
+
 # -- summary and recommendation --------------------------------------------------------
 
 
 def test_summary_is_mean_and_student_t_interval(serial_table: pd.DataFrame):
     s = summarize(serial_table)
-    row = s[(s.metric == "iops") & (s.policy == "latency RR, all paths AO")].iloc[0]
+    row = s[(s.metric == "iops") & (s.policy == "latency")].iloc[0]
     vals = serial_table[(serial_table.point == row.point) & (serial_table.policy == row.policy)].iops
     assert row.n == 2 and row["mean"] == pytest.approx(vals.mean())
     assert row.ci95 == pytest.approx(12.7062 * vals.std(ddof=1) / math.sqrt(2), rel=1e-4)  # t(0.975, 1)
@@ -282,6 +409,42 @@ def test_regret_heatmap_draws_the_ranking():
     assert heat.z[0] == pytest.approx([5.0, 0.0]) and heat.z[1] == pytest.approx([0.0, 20.0])  # %
 
 
+def test_recommend_leaves_out_and_names_a_condition_not_every_setting_ran_in():
+    t = _synthetic({("a", "16"): [2000], ("a", "32"): [1900], ("b", "16"): [800], ("b", "32"): [1000], ("c", "16"): [500]})
+    m = recommend(t)["iops"]
+    assert m.dropped == {"c": ["latency [num_sampling_cycles=32]"]}
+    assert set(m.cells.condition) == {"a", "b"} and m.recommended == "latency [num_sampling_cycles=32]"
+    assert "left out condition c: setting latency [num_sampling_cycles=32] not run there" in format_recommendation(recommend(t))
+
+
+def test_recommend_that_cannot_rank_names_what_is_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    t = _synthetic({("a", "16"): [2000], ("b", "32"): [1900], ("c", "16"): [800]})
+    out = tmp_path / "r.csv"
+    t.to_csv(out, index=False)
+    assert main(["recommend", str(out), "--metric", "iops"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"pathsel: error: {out}: iops: cannot rank, no condition has every setting: "
+        "setting latency [num_sampling_cycles=16] was not run in condition b; "
+        "setting latency [num_sampling_cycles=32] was not run in 2 conditions: a, c "
+        "(choose settings with --policy, or sweep the same grid in every condition)\n"
+    )
+
+
+def test_recommend_chooses_policies_by_label_or_family(mixed):
+    by_default = recommend(mixed.table, metrics=["iops"])
+    by_family = recommend(mixed.table, metrics=["iops"], policies=["latency"])
+    assert by_default.policies == by_family.policies == ["latency:latency_eval_time=30000", "latency"]
+    pd.testing.assert_frame_equal(by_default["iops"].ranking, by_family["iops"].ranking)
+    # A baseline by label beside the swept family: compared where both ran, the rest named.
+    rec = recommend(mixed.table, metrics=["iops"], policies=["latency", "RR iops=1"])
+    assert rec.families == ["latency", "rr"]
+    assert set(rec["iops"].ranking.setting) == {"latency [latency_eval_time=30000]", "latency [latency_eval_time=180000]", "rr [iops=1]"}
+    assert set(rec["iops"].cells.condition) == {"path-failure-recovery"}
+    with pytest.raises(pathsel.ScenarioError, match="no policy labelled 'bogus' and no 'bogus' family"):
+        recommend(mixed.table, policies=["bogus"])
+
+
 def test_cli_sweep_and_recommend_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     out = tmp_path / "r.parquet"
     args = ["sweep", str(TESTDRIVE), str(FAILBACK), "--duration", "0.2s", "--replications", "2", "--seed", "7",
@@ -289,12 +452,13 @@ def test_cli_sweep_and_recommend_end_to_end(tmp_path: Path, capsys: pytest.Captu
             "--param", "latency.latency_eval_time=30000", "--workers", "2", "--out", str(out)]
     assert main(args) == 0
     text = capsys.readouterr().out
-    assert "pathsel sweep: 8 point(s), 16 run(s) (16 run now, 0 already saved)" in text
+    # Per file: latency RR at 2 x 2 points, round robin at the 2 points of the scenario key.
+    assert "pathsel sweep: 12 point(s), 24 run(s) (24 run now, 0 already saved)" in text
     assert main(args + ["--json"]) == 0
     import json
 
     doc = json.loads(capsys.readouterr().out)
-    assert doc["ran"] == 0 and doc["reused"] == 16 and doc["rows"] == len(read_table(out))
+    assert doc["ran"] == 0 and doc["reused"] == 24 and doc["rows"] == len(read_table(out)) and doc["skipped"] == {}
     assert main(["recommend", str(out), "--json", "--metric", "iops"]) == 0
     doc = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
     assert doc["metrics"]["iops"]["spec"].startswith("latency")
@@ -312,7 +476,7 @@ def test_cli_sweep_and_recommend_end_to_end(tmp_path: Path, capsys: pytest.Captu
     ("args", "expected"),
     [
         (["sweep", str(TESTDRIVE), "--param", "latency.bogus=1"],
-         f"pathsel: error: command line: --param latency.bogus: latency has no parameter 'bogus'"),
+         "pathsel: error: command line: --param latency.bogus: latency has no parameter 'bogus'"),
         (["sweep", str(TESTDRIVE), "--param", "latency.num_sampling_cycles=8,16"],
          "pathsel: error: command line: --param latency.num_sampling_cycles: num_sampling_cycles must be in 16..2147483647, got 8"),
         (["sweep", str(TESTDRIVE), "--param", "latency.num_sampling_cycles=16,,32"],

@@ -2,12 +2,13 @@
 
 ``reference`` (SimPy) is the specification and runs any policy, a user's own
 Python class included. ``fast`` (numba) runs the same model event for event,
-with the same random numbers, for the built-in policies.
+with the same random numbers, for policies in the compiled style: every
+built-in one, and a user's :class:`~pathsel.policies.PolicyDef`.
 """
 
-from .fast import run_fast, supports
+from .fast import prepare, resolve, run_fast, supports
 from .reference import run_reference
 
-__all__ = ["run_reference", "run_fast", "supports", "ENGINES"]
+__all__ = ["run_reference", "run_fast", "supports", "prepare", "resolve", "ENGINES"]
 
 ENGINES = {"reference": run_reference, "fast": run_fast}

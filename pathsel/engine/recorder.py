@@ -18,6 +18,7 @@ call on the same record). :func:`to_metrics` turns the record into
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ from ..jit import Layout, address_of, entry, hot, jit
 from ..metrics import MAX_EXP, NBINS, SUB, SUB_BITS, LogHistogram, RunMetrics
 
 __all__ = ["RECORDER", "Recorder", "new_record", "to_metrics", "rec_issue", "rec_path", "rec_complete", "rec_fail",
-           "rec_close", "close_record", "H_OVERALL", "H_READ", "H_WRITE", "H_PATH0",
+           "rec_close", "close_record", "Live", "H_OVERALL", "H_READ", "H_WRITE", "H_PATH0",
            "C_ISSUED", "C_COMPLETED", "C_FAILED", "C_RETRIED", "C_TIMED_OUT", "C_FRAMES_LOST", "C_INFLIGHT"]
 
 # histogram rows: 0 overall, 1 read, 2 write, 3 + p per path
@@ -200,6 +201,21 @@ def _fail_at(addr, now):
 @entry
 def _close_at(addr, now):
     rec_close(recorder_at(addr), now)
+
+
+@dataclass
+class Live:
+    """What a run has measured so far, for a live view (``pathsel top``): read it, copy what you keep.
+
+    ``record`` is the run's recorder record (numpy arrays: ``ts_ios``,
+    ``ts_path_ios``, ``ts_lat_sum``, ``rc`` counters, ...), ``out`` and
+    ``out_bytes`` the I/Os and bytes in flight per path right now.
+    """
+
+    now: float
+    record: Any
+    out: np.ndarray
+    out_bytes: np.ndarray
 
 
 def close_record(record: Any, now: float) -> None:

@@ -1,11 +1,13 @@
 """Path-selection policies.
 
 A built-in policy is a :class:`~pathsel.policies.define.PolicyDef` in one
-file per family (``esxi``, ...), listed once in :mod:`.registry`. Each is
-also a Python :class:`Policy` class here (``RoundRobin(iops=1)``) that runs
-its compiled hooks on the reference engine. Your own policy is either a
-Python :class:`Policy` subclass (reference engine) or a ``PolicyDef`` in the
-compiled style (both engines): see docs/policies.md.
+file per family (``esxi``, ``dm``, ``nvme``, ``mpio``, ``hpp``, ``aix``,
+``p2c``), listed once in :mod:`.registry`. Each is also a Python
+:class:`Policy` class here (``RoundRobin(iops=1)``) that runs its compiled
+hooks on the reference engine. Your own policy is either a Python
+:class:`Policy` subclass (reference engine only) or a ``PolicyDef`` in the
+compiled style (both engines, at the fast engine's speed): see
+docs/compiled-policies.md.
 
 ``build_policy`` turns what a user wrote (a spec string, a :class:`PolicySpec`,
 a PolicyDef, a Policy subclass or instance) into a fresh policy object for one device.
@@ -16,9 +18,34 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from . import kernel
 from .adapter import CompiledPolicy, policy_class
-from .base import USABLE_STATES, DeviceView, IORequest, PathTable, PathView, Policy, alua_working_set
-from .define import Field, Param, PolicyDef
+from .base import (
+    USABLE_STATES,
+    DeviceView,
+    IORequest,
+    PathTable,
+    PathView,
+    Policy,
+    alua_working_set,
+)
+from .define import (
+    Event,
+    EventData,
+    Field,
+    Param,
+    PolicyDef,
+    Setup,
+    Snapshot,
+    compiled,
+    compiled_inline,
+    per_device,
+    per_io,
+    per_path,
+    scalar,
+    scratch,
+    table,
+)
 from .registry import BUILTIN, POLICY_DEFS, register
 from .spec import PolicySpec, parse_spec
 
@@ -40,6 +67,19 @@ __all__ = [
     "PolicyDef",
     "Param",
     "Field",
+    "Event",
+    "EventData",
+    "Setup",
+    "Snapshot",
+    "compiled",
+    "compiled_inline",
+    "per_device",
+    "per_path",
+    "per_io",
+    "scratch",
+    "scalar",
+    "table",
+    "kernel",
     "CompiledPolicy",
     "POLICY_DEFS",
     "USABLE_STATES",

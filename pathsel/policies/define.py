@@ -47,7 +47,15 @@ import numpy as np
 from numba.core import types
 from numba.experimental import structref
 
-from ..jit import Layout, Packed, address_of, generated_dir, njit, source_hash
+from ..jit import (
+    Layout,
+    Packed,
+    address_of,
+    generated_dir,
+    mark_ready,
+    njit,
+    source_hash,
+)
 from .kernel import ALUA_CODES, view_at
 
 __all__ = [
@@ -82,6 +90,8 @@ class Param:
     high: float | None = None
     choices: tuple[str, ...] | None = None
     parse: Callable[[Any], Any] | None = None  # a value with its own grammar (dm's failback); choices then only describe it
+    unit: str = ""  # shown after the default in the docs (ms, s)
+    shown: str = ""  # the docs' text after "=" when the default and range say less (a path name, a pathsel reading)
 
     def coerce(self, raw: Any) -> Any:
         """Turn a spec or TOML value into this parameter's type, or raise ValueError."""
@@ -114,6 +124,17 @@ class Param:
         if self.kind is float:
             return "f8"
         return "i8" if self.choices else None
+
+    def describe(self) -> str:
+        """``name = default [range]`` as the docs table and ``pathsel policies`` show it."""
+        if self.shown:
+            return f"`{self.name}` = {self.shown}"
+        text = f"`{self.name}` = {self.default}" + (f" {self.unit}" if self.unit else "")
+        if self.low is not None and self.high is not None:
+            text += f" [{_num(self.low)} … {_num(self.high)}]"
+        elif self.choices:
+            text += f" [{', '.join(self.choices)}]"
+        return text
 
     def compiled_value(self, value: Any) -> float:
         return self.choices.index(value) if self.kind is str else value  # type: ignore[union-attr]
@@ -234,7 +255,7 @@ class PolicyDef:
 
     name: str
     summary: str
-    source: str
+    source: str  # what it models: the OS's name for it and the public source (markdown)
     select: Any
     params: tuple[Param, ...] = ()
     aliases: tuple[str, ...] = ()
@@ -247,6 +268,8 @@ class PolicyDef:
     events: tuple[Event, ...] = ()
     draws: int = 0  # standard uniforms one call may draw from the device's stream (uniform(v, d))
     class_name: str = ""  # the Python class pathsel.policies exports for it (the reference engine's adapter)
+    counts: str = ""  # docs: what the policy counts or measures to choose
+    notes: str = ""  # docs: its quirks, and the assumptions pathsel makes where the source is silent
     # keyword arguments the Python class takes beside the parameters (not in specs): (name, check) pairs;
     # ``setup`` finds them in ``params``
     options: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
@@ -310,6 +333,10 @@ class PolicyDef:
         return self.config_string(snap)
 
     # -- compiled entry points -------------------------------------------------------
+    def cache_key(self) -> str:
+        """What names this built-in policy's compiled entry points in the cache (a hash of their sources)."""
+        return f"policy-{self.ident}-" + source_hash(module_files(self), self.name)
+
     def hooks(self) -> Hooks:
         """The entry points, compiled (or loaded from the cache) on first use."""
         with self._lock:
@@ -402,7 +429,7 @@ def path_change(va, sa, d, k):
 }
 
 
-def _module_files(defn: PolicyDef) -> list[Path]:
+def module_files(defn: PolicyDef) -> list[Path]:
     """What a built-in policy's compiled entry points are built from: this module, the toolkit, the plumbing, its own module."""
     here = Path(__file__).resolve()
     files = {here, here.with_name("kernel.py"), here.parent.parent / "jit.py"}
@@ -415,7 +442,7 @@ def _module_files(defn: PolicyDef) -> list[Path]:
 
 def _generated_hooks(defn: PolicyDef) -> Hooks:
     """A built-in policy's entry points: a module written once into the cache directory, its cfuncs cached by numba."""
-    digest = source_hash(_module_files(defn), defn.name)
+    digest = source_hash(module_files(defn), defn.name)
     text = _GENERATED.format(name=defn.name, digest=digest)
     for hook in ("start", "complete", "path_change"):
         if getattr(defn, hook) is not None:
@@ -436,7 +463,9 @@ def _generated_hooks(defn: PolicyDef) -> Hooks:
         sys.modules[modname] = module
         spec.loader.exec_module(module)
     fns = [getattr(module, h, None) for h in ("select", "start", "complete", "path_change")]
-    return Hooks(*(_entry_address(f) for f in fns), keep=(module,))
+    hooks = Hooks(*(_entry_address(f) for f in fns), keep=(module,))
+    mark_ready(defn.cache_key())  # compiled and cached: the next run starts without compiling it
+    return hooks
 
 
 def alua_code(name: str) -> int:

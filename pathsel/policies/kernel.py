@@ -18,8 +18,8 @@ the policy that calls them.
 from __future__ import annotations
 
 import numpy as np
-from numba.experimental import structref
 from numba.core import types
+from numba.experimental import structref
 
 from ..jit import Layout, address_of, hot, prefetch
 

@@ -30,8 +30,17 @@ Assumptions (Microsoft is silent on each):
 
 from __future__ import annotations
 
-from .define import Param, PolicyDef, Snapshot, compiled, compiled_inline, per_device, scalar, scratch
-from .esxi import fixed_select, fixed_setup, rr_select
+from .define import (
+    Param,
+    PolicyDef,
+    Snapshot,
+    compiled,
+    compiled_inline,
+    per_device,
+    scalar,
+    scratch,
+)
+from .esxi import fixed_setup, rr_select
 from .kernel import usable, working_set
 
 __all__ = ["FO", "RR", "RRWS", "LQD", "WP", "LB"]
@@ -60,14 +69,16 @@ def fo_select(v, st, d, slot):
 FO = PolicyDef(
     "mpio:fo",
     "MSDSM Fail Over Only: one active path; another only while it is down",
-    "Microsoft: MPIO Policies (Windows Server 2008 R2); Set-MSDSMGlobalDefaultLoadBalancePolicy FOO",
+    'Windows MSDSM Fail Over Only (FOO); Microsoft, "MPIO Policies"',
     select=fo_select,
-    params=(Param("failback", 1, int, "1: return to the first path when it comes back (the 2008 R2 text); 0: stay", 0, 1),),
+    params=(Param("failback", 1, int, "1: return to the first path when it comes back (the 2008 R2 text); 0: stay", 0, 1, shown="1 [0, 1]"),),
     aliases=("mpio:foo", "mpio:failover"),
     state=(per_device("pref", init=0), per_device("cur", init=-1), scratch("tmp")),
     setup=fixed_setup,  # the primary: the first AO path
     config_string=lambda s: f"LoadBalancePolicy=FOO active={_cur(s)} failback={s.params['failback']}",
     class_name="MpioFailoverOnly",
+    counts='nothing: one path at a time',
+    notes='One active path; while it is down, the first path of the ALUA working set. *Assumed:* the active path is the first AO path; `failback=1` returns to it when it is back (the 2008 R2 text: "the standby path that was activated returns to standby"), `0` stays.',
 )
 
 # Round Robin and Round Robin with Subset are ESXi RR's cursor, one I/O a path, over every
@@ -78,21 +89,25 @@ _RR_STATE = (per_device("cur", init=-1), per_device("count"), scalar("type", ini
 RR = PolicyDef(
     "mpio:rr",
     "MSDSM Round Robin: every available path in turn, AO and ANO alike",
-    "Microsoft: MPIO Policies (Windows Server 2008 R2); VDS_LBP_ROUND_ROBIN",
+    'MSDSM Round Robin (the default for non-ALUA disks, mpclaim); "MPIO Policies"',
     select=rr_select,
     state=_RR_STATE + (scalar("use_ano", init=1),),
     config_string=lambda s: f"LoadBalancePolicy=RR last={_cur(s)}",
     class_name="MpioRoundRobin",
+    counts='nothing: the cursor',
+    notes='Every usable path, AO and ANO alike, one I/O each in path order ("all available paths").',
 )
 
 RRWS = PolicyDef(
     "mpio:rrws",
     "MSDSM Round Robin with Subset (the ALUA default): AO paths in turn, ANO only when no AO path is left",
-    "Microsoft: MPIO Policies; mpclaim (default for ALUA disks); VDS_LBP_ROUND_ROBIN_WITH_SUBSET",
+    'MSDSM Round Robin with Subset (the default for ALUA disks, mpclaim)',
     select=rr_select,
     state=_RR_STATE + (scalar("use_ano", init=0),),
     config_string=lambda s: f"LoadBalancePolicy=RRWS last={_cur(s)}",
     class_name="MpioRoundRobinWithSubset",
+    counts='nothing: the cursor',
+    notes='Primary paths in turn, standby paths only when every primary path has failed, back to the primaries when one returns. *Assumed:* primary = AO, standby = ANO.',
 )
 
 KEY_QUEUE, KEY_WEIGHT, KEY_BLOCKS = 0, 1, 2
@@ -140,21 +155,27 @@ _s, _c = _least("LQD", KEY_QUEUE)
 LQD = PolicyDef(
     "mpio:lqd",
     "MSDSM Least Queue Depth: fewest outstanding requests on the path, counted across LUNs",
-    "Microsoft: MPIO Policies (the LUN 1 / LUN 2 example); VDS_LBP_DYN_LEAST_QUEUE_DEPTH",
+    'MSDSM Least Queue Depth; "MPIO Policies" (the LUN 1 / LUN 2 example)',
     select=least_select, state=_s, config_string=_c, class_name="MpioLeastQueueDepth",
+    counts='outstanding requests per path from *every LUN* over it (the I_T nexus): `controller_outstanding`',
+    notes='The working-set path with the fewest. *Assumed:* ties to the first path; AO paths while any is usable.',
 )
 _s, _c = _least("WP", KEY_WEIGHT)
 WP = PolicyDef(
     "mpio:wp",
     "MSDSM Weighted Paths: the available path with the least administrator weight",
-    "Microsoft: MPIO Policies; VDS_LBP_WEIGHTED_PATHS",
+    'MSDSM Weighted Paths; `VDS_LBP_WEIGHTED_PATHS` ("the path with the least weight")',
     select=least_select, state=_s, config_string=_c, class_name="MpioWeightedPaths",
+    counts="nothing: a static priority (each path's `weight`, 0 when not set)",
+    notes="The usable path with the least weight; load does not move it. *Assumed:* ties to the first path (Dell's DSM round-robins equal weights; Microsoft does not say); AO paths while any is usable.",
 )
 _s, _c = _least("LB", KEY_BLOCKS)
 LB = PolicyDef(
     "mpio:lb",
     "MSDSM Least Blocks: fewest bytes outstanding on the path",
-    "Microsoft: MPIO Policies; VDS_LBP_LEAST_BLOCKS",
+    'MSDSM Least Blocks; "MPIO Policies" (10 + 20 bytes on Path 1)',
     select=least_select, state=_s, config_string=_c, class_name="MpioLeastBlocks",
+    counts='bytes outstanding per path: `controller_outstanding_bytes`',
+    notes='The working-set path with the fewest bytes outstanding. *Assumed:* counted across LUNs like Least Queue Depth; ties to the first path; AO paths while any is usable.',
 )
 del _s, _c

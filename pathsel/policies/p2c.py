@@ -36,7 +36,16 @@ import math
 
 import numpy as np
 
-from .define import Param, PolicyDef, Snapshot, compiled, compiled_inline, per_device, per_path, scratch
+from .define import (
+    Param,
+    PolicyDef,
+    Snapshot,
+    compiled,
+    compiled_inline,
+    per_device,
+    per_path,
+    scratch,
+)
 from .esxi import USE_ANO
 from .kernel import uniform, working_set
 
@@ -107,11 +116,11 @@ def _config(s: Snapshot) -> str:
 P2C_EWMA = PolicyDef(
     "p2c-ewma",
     "Finagle/Linkerd P2C + peak EWMA: two distinct random paths, the lower cost x (pending + 1)",
-    "Finagle loadbalancer/PeakEwma.scala (Metric.observe, get) and p2c/P2CPick.scala (pick); Balancers.p2cPeakEwma",
+    'Finagle/Linkerd P2C + peak EWMA; `PeakEwma.scala` (`observe`, `get`), `P2CPick.scala` (`pick`), `Balancers.p2cPeakEwma`',
     select=p2c_select,
     complete=p2c_complete,
     params=(
-        Param("decay", 10.0, float, "seconds: the EWMA's time constant (Finagle decayTime)", 0.001, 86400.0),
+        Param("decay", 10.0, float, "seconds: the EWMA's time constant (Finagle decayTime)", 0.001, 86400.0, shown="10 s [0.001 … 86400]"),
         USE_ANO,
     ),
     aliases=("peak-ewma",),
@@ -119,4 +128,6 @@ P2C_EWMA = PolicyDef(
     config_string=_config,
     draws=2,
     class_name="PeakEwmaP2C",
+    counts="per path: a peak-sensitive EWMA of round-trip time (ns) and its time stamp; this device's I/Os in flight",
+    notes='Two *distinct* random working-set paths, the lower cost × (in flight + 1); a tie goes to the second. Cost jumps to a higher sample, else decays: cost × w + rtt × (1 − w), w = exp(−Δt / decay); reading a load decays an idle path toward 0. A busy path with no history costs 2^47 + in flight. *Assumed:* candidates are the ALUA working set; lost I/Os teach nothing.',
 )

@@ -7,10 +7,10 @@ and one line in :data:`BUILTIN`.
 
 from __future__ import annotations
 
-from . import dm, esxi, hpp, mpio, nvme, p2c
+from . import aix, dm, esxi, hpp, mpio, nvme, p2c
 from .define import PolicyDef
 
-__all__ = ["BUILTIN", "POLICY_DEFS", "builtin", "register", "families"]
+__all__ = ["BUILTIN", "POLICY_DEFS", "builtin", "register", "families", "markdown_table"]
 
 BUILTIN: tuple[PolicyDef, ...] = (
     # VMware ESXi NMP
@@ -40,6 +40,8 @@ BUILTIN: tuple[PolicyDef, ...] = (
     hpp.LB_IOPS,
     hpp.LB_BYTES,
     hpp.LB_LATENCY,
+    # IBM AIX MPIO
+    aix.SHORTEST_QUEUE,
     # from outside storage
     p2c.P2C_EWMA,
 )
@@ -79,3 +81,19 @@ def register(defn: PolicyDef) -> PolicyDef:
 def families() -> tuple[str, ...]:
     """The name prefixes of the operating-system families: ``dm:service-time`` is one name."""
     return tuple(sorted({n.partition(":")[0] for n in POLICY_DEFS if ":" in n}))
+
+
+TABLE_HEAD = (
+    "| spec | what it models, source | parameters: default [range] | what it counts | quirks and assumptions |\n"
+    "|---|---|---|---|---|\n"
+)
+
+
+def markdown_table(defs: tuple[PolicyDef, ...] | None = None) -> str:
+    """docs/policies.md's table of policies, one row per policy (``pathsel policies --markdown``)."""
+    rows = []
+    for d in BUILTIN if defs is None else defs:
+        params = "; ".join(p.describe() for p in d.params) or "none"
+        cells = [f"`{d.name}`", d.source, params, d.counts, d.notes]
+        rows.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |\n")
+    return TABLE_HEAD + "".join(rows)

@@ -143,7 +143,7 @@ def _timeout(value: Any) -> float:
 
 Timeout = Annotated[float, BeforeValidator(_timeout), WithJsonSchema({"type": "string"})]
 
-# Real hosts' defaults for noticing a dead or returned path (shared/reference/policies.md, timers).
+# Real hosts' defaults for noticing a dead or returned path (docs/sources.md, "Detection and timeout defaults").
 DETECTION_PRESETS = {
     "dm": 5.0,  # multipath.conf polling_interval
     "nvme": 5.0,  # NVMe-oF keep-alive timeout (kato)

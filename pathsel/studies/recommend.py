@@ -52,16 +52,25 @@ def _policy_params(params: list[str]) -> list[str]:
 
 def _setting_text(spec_text: str, label: str, pparams: list[str]) -> str:
     """``latency [num_sampling_cycles=32, latency_eval_time=180000]``: the family, its swept parameters
-    (defaults included) and any other it sets. A setting is the same in every scenario file, whatever
-    the files call the policy; a Python policy is its label."""
+    (defaults included), any other it sets and the run's preferred array. A setting is the same in every
+    scenario file, whatever the files call the policy; a Python policy is its label."""
     try:
-        spec, _ = parse_spec(spec_text)
+        spec, opts = parse_spec(spec_text)
     except ValueError:
         return label
     d = POLICY_DEFS[spec.name]
     swept = {c.split(".", 1)[1] for c in pparams if c.split(".", 1)[0] == spec.name}
     shown = [(k, v) for k, v in spec.params if k in swept or (d.param(k) is not None and v != d.param(k).default)]
+    if opts.get("preferred_array") is not None:
+        shown.append(("preferred_array", opts["preferred_array"]))
     return spec.name + (" [" + ", ".join(f"{k}={format_value(v)}" for k, v in shown) + "]" if shown else "")
+
+
+def _family_of(spec_text: str) -> str:
+    try:
+        return parse_spec(spec_text)[0].name
+    except ValueError:
+        return ""
 
 
 @dataclass
@@ -77,7 +86,8 @@ class MetricRecommendation:
     ranking: pd.DataFrame  # one row per setting, best first: max_regret, mean_regret, worst_condition
     cells: pd.DataFrame  # one row per setting x condition: mean, ci95, n, best, regret
     paired: pd.DataFrame  # per condition: recommended minus runner-up, oriented so > 0 favours the recommendation
-    dropped: list[str] = field(default_factory=list)  # settings not run in every condition
+    # conditions left out because some settings were not run there: condition -> those settings
+    dropped: dict[str, list[str]] = field(default_factory=dict)
     spec: str = ""  # the recommended setting as a policy spec: pathsel simulate --policy SPEC
 
     @property
@@ -97,7 +107,7 @@ class MetricRecommendation:
             "ranking": self.ranking.to_dict(orient="records"),
             "cells": self.cells.to_dict(orient="records"),
             "paired_vs_runner_up": self.paired.to_dict(orient="records"),
-            "dropped_settings": self.dropped,
+            "dropped_conditions": self.dropped,
         }
 
 
@@ -106,10 +116,11 @@ class Recommendation:
     """Per metric, the recommended setting (see the module's words)."""
 
     metrics: dict[str, MetricRecommendation]
-    policies: list[str]
+    policies: list[str]  # the table's policy labels chosen among
     settings: int
     conditions: int
     notes: list[str] = field(default_factory=list)
+    families: list[str] = field(default_factory=list)  # their policy families (a Python policy: its label)
 
     def __getitem__(self, metric: str) -> MetricRecommendation:
         return self.metrics[metric]
@@ -117,6 +128,7 @@ class Recommendation:
     def to_dict(self) -> dict[str, Any]:
         return {
             "policies": self.policies,
+            "families": self.families,
             "settings": self.settings,
             "conditions": self.conditions,
             "notes": self.notes,
@@ -161,8 +173,14 @@ def recommend(
     ``table``: a sweep's table (:attr:`SweepResult.table`) or its results
     file. ``metrics``: among ``iops``, ``p99``, ``convergence`` (default: all
     three, convergence only when some condition has faults). ``policies``:
-    policy labels to choose among (default: the policies a swept policy
-    parameter applies to, or every policy when none does).
+    what to choose among, each a policy label (the table's ``policy``) or a
+    family (``latency``, ``rr``: all its rows); default: the policies a swept
+    policy parameter applies to, or every policy when none does.
+
+    Settings are compared in the conditions where every one of them was run;
+    a condition where some were not is left out and named
+    (:attr:`MetricRecommendation.dropped`). When no condition has them all,
+    ScenarioError names each setting and the conditions it was not run in.
     """
     source = str(table) if not isinstance(table, pd.DataFrame) else "sweep table"
     if not isinstance(table, pd.DataFrame):
@@ -172,13 +190,18 @@ def recommend(
     params = param_columns(table)
     pparams = _policy_params(params)
     sparams = [c for c in params if c not in pparams]
-    family = table.spec.astype(str).str.split(":").str[0]
+    family = pd.Series([_family_of(s) for s in table.spec.astype(str)], index=table.index)
     known = list(dict.fromkeys(table.policy))
     if policies:
+        families = list(dict.fromkeys(f for f in family if f))
         for p in policies:
-            if p not in known:
-                raise ScenarioError(source, "--policy", f"no policy labelled {p!r} (policies: {', '.join(known)})")
-        chosen = list(policies)
+            if p not in known and p not in families:
+                raise ScenarioError(
+                    source, "--policy",
+                    f"no policy labelled {p!r} and no {p!r} family (families: {', '.join(families) or 'none'}; "
+                    f"policies: {', '.join(known)})",
+                )
+        chosen = list(dict.fromkeys(table.policy[table.policy.isin(policies) | family.isin(policies)]))
     else:
         swept = {c.split(".", 1)[0] for c in pparams}
         chosen = [p for p in known if set(family[table.policy == p]) & swept] or known
@@ -210,23 +233,40 @@ def recommend(
                 notes.append("convergence: no condition has faults inside the measured window, so there is nothing to compare")
                 continue
             raise ScenarioError(source, "", f"the table has no {col!r} values")
-        out[metric] = _one_metric(df, metric, col, higher, kind, settings)
+        out[metric] = _one_metric(df, metric, col, higher, kind, settings, source)
     if not out:
         raise ScenarioError(source, "--metric", "no metric left to compare")
-    return Recommendation(out, chosen, len(settings), len(conditions), notes)
+    fams = list(dict.fromkeys(_family_of(s) or lab for s, lab in zip(df.spec.astype(str), df.policy)))
+    return Recommendation(out, chosen, len(settings), len(conditions), notes, fams)
 
 
-def _one_metric(df: pd.DataFrame, metric: str, col: str, higher: bool, kind: str, settings: list[str]) -> MetricRecommendation:
+def _listing(items: list[str], noun: str) -> str:
+    return (f"{noun} " if len(items) == 1 else f"{len(items)} {noun}s: ") + ", ".join(items)
+
+
+def _one_metric(df: pd.DataFrame, metric: str, col: str, higher: bool, kind: str, settings: list[str],
+                source: str = "sweep table") -> MetricRecommendation:
     d = df[["_setting", "_condition", "replication", col]].dropna(subset=[col])
     # A setting repeats at points that differ only in another family's parameters: the same runs, one sample.
     per_rep = d.groupby(["_setting", "_condition", "replication"], sort=False)[col].mean()
     stats = per_rep.groupby(level=["_setting", "_condition"], sort=False).agg(["mean", "std", "count"])
     conds = list(dict.fromkeys(d._condition))
     grid = stats["mean"].unstack("_condition").reindex(index=[s for s in settings if s in set(d._setting)], columns=conds)
-    dropped = [s for s in grid.index if grid.loc[s].isna().any()]
-    grid = grid.drop(index=dropped)
-    if grid.empty:
-        raise ScenarioError("sweep table", "", f"{metric}: no setting was run in every condition")
+    # Compare where every setting ran; a condition some settings miss is left out, and named.
+    dropped = {c: [s for s in grid.index if pd.isna(grid.loc[s, c])] for c in conds if grid[c].isna().any()}
+    if len(dropped) == len(conds):
+        missing: dict[str, list[str]] = {}
+        for c, ss in dropped.items():
+            for s in ss:
+                missing.setdefault(s, []).append(c)
+        what = "; ".join(f"setting {s} was not run in {_listing(missing[s], 'condition')}" for s in settings if s in missing)
+        raise ScenarioError(
+            source, "",
+            f"{metric}: cannot rank, no condition has every setting: {what} "
+            "(choose settings with --policy, or sweep the same grid in every condition)",
+        )
+    conds = [c for c in conds if c not in dropped]
+    grid = grid[conds]
     best = grid.max(axis=0) if higher else grid.min(axis=0)
     gap = (best - grid) if higher else (grid - best)
     regret = gap.copy()
@@ -277,7 +317,7 @@ def _one_metric(df: pd.DataFrame, metric: str, col: str, higher: bool, kind: str
 def format_recommendation(r: Recommendation, top: int = 10) -> str:
     """The recommendation as a person reads it: per metric, the answer, the runner-up, and the tables."""
     lines = [
-        f"{r.settings} setting(s) of {', '.join(r.policies)} across {r.conditions} condition(s); "
+        f"{r.settings} setting(s) of {', '.join(r.families or r.policies)} across {r.conditions} condition(s); "
         "regret = the gap to the best setting in a condition (lower is better)"
     ]
     for metric, m in r.metrics.items():
@@ -305,9 +345,8 @@ def format_recommendation(r: Recommendation, top: int = 10) -> str:
                 f"  against it, replication by replication: better in {better} of {len(p)} condition(s) "
                 f"({sig_b} beyond the 95 % CI), worse in {worse} ({sig_w} beyond), equal in {len(p) - better - worse}"
             )
-        if m.dropped:
-            more = f" and {len(m.dropped) - 3} more" if len(m.dropped) > 3 else ""
-            lines.append(f"  left out (not run in every condition): {', '.join(m.dropped[:3])}{more}")
+        for c, missing in m.dropped.items():
+            lines.append(f"  left out condition {c}: {_listing(missing, 'setting')} not run there")
         shown = m.ranking.head(top)
         t = pd.DataFrame(
             {

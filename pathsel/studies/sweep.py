@@ -16,9 +16,16 @@ Words (docs/sweeps.md says the same at more length):
   ``workloads[0].iodepth``, ``arrays[remote].concurrency`` (a list entry by
   its ``name``), ``paths[*].bandwidth`` (every entry). The loader's own
   checks then say what is wrong with a value.
-* A **point** is one scenario with one value of each parameter; a **run** is a
-  point on one replication's seed: every policy of the scenario on that seed,
-  so policies at a point see the same workload (common random numbers).
+* A parameter **applies** where it means something: a policy parameter to the
+  runs of its family, a scenario key to the files that have its place (the
+  tables on the way). It must apply somewhere; a file or run it does not apply
+  to still runs, once, without it (``SweepResult.skipped`` names the files).
+* A **point** is one scenario with one value of each parameter that applies
+  to some of its runs, and those runs; a **run** is a point on one
+  replication's seed. Every run of a scenario on a seed sees the same workload
+  (common random numbers), whatever point it is at. A run whose parameters a
+  point sets is labelled with the spec that ran, so no row's label
+  contradicts its parameter columns.
 * Replication seeds are ``SeedSequence(seed).spawn(n)``, the same for every
   point and policy, whatever the executor or the order runs finish in.
 * The **table** has one row per run x policy; with ``out`` it is appended to
@@ -50,12 +57,12 @@ import numpy as np
 import pandas as pd
 
 from ..api import duration_seconds, simulate, with_policies
-from ..engine import supports
+from ..engine import prepare, resolve, supports
 from ..errors import ScenarioError, closest
 from ..policies import PolicySpec, policy_label
 from ..policies.spec import POLICY_DEFS, norm_key, parse_spec
 from ..scenario import Scenario, load_scenario
-from ..scenario.load import DEFAULT_SCENARIO_NAME, scenario_from_data
+from ..scenario.load import DEFAULT_SCENARIO_NAME, RunSpec, scenario_from_data
 from ..scenario.overrides import assign, cli_value, format_value, lookup, path_tokens
 from .table import (
     DEFAULT_REPLICATIONS,
@@ -142,24 +149,6 @@ def _resolve_param(name: str, values: Any, source: str, place: str) -> _Param:
     return _Param(name, values, source, place, None, name)
 
 
-def _set_policy_param(sc: Scenario, p: _Param, value: Any) -> Scenario:
-    hits = 0
-    runs = []
-    for run in sc.runs:
-        if isinstance(run.policy, PolicySpec) and run.policy.name == p.family:
-            try:
-                spec, _ = parse_spec(run.policy.name, {**run.policy.as_dict(), p.key: value})
-            except ValueError as e:
-                raise ScenarioError(p.source, p.place, str(e)) from None
-            run = dataclasses.replace(run, policy=spec)  # the label stays: it names the row at every point
-            hits += 1
-        runs.append(run)
-    if not hits:
-        labels = ", ".join(r.label for r in sc.runs)
-        raise ScenarioError(p.source, p.place, f"{sc.source} runs no {p.family} policy (policies: {labels})")
-    return sc.with_runs(tuple(runs))
-
-
 # -- the plan --------------------------------------------------------------
 
 
@@ -194,6 +183,8 @@ class _Plan:
     runs: list[_Run]
     scenario_order: dict[str, int]
     policy_order: dict[tuple[str, str], dict[str, int]]
+    skipped: dict[str, list[str]] = field(default_factory=dict)  # parameter -> the files it does not apply to
+    notes: list[str] = field(default_factory=list)  # what the sweep tells its user before running
 
     @property
     def columns(self) -> list[str]:
@@ -285,6 +276,49 @@ def _dtype(values: list[Any]) -> str:
     return "str"
 
 
+def _swept_label(spec: PolicySpec, preferred_array: str | None) -> str:
+    """The label of a run whose parameters a point sets: the spec that ran, as ``--policy`` takes it.
+
+    A file's label ("latency RR, eval 180 s (default)") would contradict the
+    values swept into the run, so the row is named by what ran instead.
+    """
+    return spec.text + (f",preferred_array={preferred_array}" if preferred_array is not None else "")
+
+
+def _set_policy_params(run: RunSpec, changes: dict[str, Any], p_of: dict[str, _Param]) -> RunSpec:
+    """``run`` with the swept parameters ``changes`` ({key: value}) set, labelled by the spec that runs."""
+    pol = run.policy
+    try:
+        spec, _ = parse_spec(pol.name, {**pol.as_dict(), **changes})
+    except ValueError as e:
+        bad = p_of.get(getattr(e, "key", None) or "") or next(iter(p_of.values()))
+        raise ScenarioError(bad.source, bad.place, str(e)) from None
+    if spec == pol:
+        return dataclasses.replace(run, label=_swept_label(spec, run.preferred_array))
+    # The file's expectation was measured for its own parameters, not these.
+    return dataclasses.replace(run, label=_swept_label(spec, run.preferred_array), policy=spec,
+                               expect_iops=None, expect_source="")
+
+
+def _family(run: RunSpec) -> str | None:
+    return run.policy.name if isinstance(run.policy, PolicySpec) else None
+
+
+def _applies(p: _Param, sc: Scenario, data: dict[str, Any] | None, label: str) -> str | None:
+    """None when ``p`` applies to this scenario, else why not (one phrase)."""
+    if p.family is not None:
+        if any(_family(r) == p.family for r in sc.runs):
+            return None
+        return f"no {p.family} policy"
+    if data is None:
+        raise ScenarioError(p.source, p.place, f"overriding scenario keys needs a scenario file; {label!r} was given as a loaded Scenario")
+    try:
+        assign(copy.deepcopy(data), p.name, p.values[0], sc.source, p.place)  # the places on the way, not the value
+    except ScenarioError as e:
+        return e.problem
+    return None
+
+
 def _plan(
     scenarios: Any,
     params: Mapping[str, Any] | None,
@@ -299,13 +333,11 @@ def _plan(
         _resolve_param(name, values, origin, f"--param {name}" if origin == "command line" else f"params[{name!r}]")
         for name, values in (params or {}).items()
     ]
-    points: list[_Point] = []
-    runs: list[_Run] = []
+    inputs = _scenario_inputs(scenarios)
     names: list[str] = []
     kinds: dict[str, _Param] = {}
     raw_of: dict[str, dict[str, Any] | None] = {}
-    policy_order: dict[tuple[str, str], dict[str, int]] = {}
-    inputs = _scenario_inputs(scenarios)
+    files = []  # (label, base scenario with the sweep's policies, raw data, grid, seeds)
     for label, base, data in inputs:
         table = _sweep_table(data, base.source) if data is not None else {}
         if given:  # the caller's grid replaces the files' (one grid for every scenario, so they compare)
@@ -322,46 +354,117 @@ def _plan(
                 kinds[p.name] = p
         n_rep = replications if replications is not None else table.get("replications", DEFAULT_REPLICATIONS)
         base_seed = seed if seed is not None else table.get("seed", base.model.seed)
-        seeds = _seeds(base_seed, n_rep)
-        raw = [p for p in grid if p.family is None]
-        if raw and data is None:
-            raise ScenarioError(
-                raw[0].source, raw[0].place, f"overriding scenario keys needs a scenario file; {label!r} was given as a loaded Scenario"
-            )
+        sc0 = with_policies(base, policies) if policies is not None else base
+        files.append((label, sc0, data, grid, _seeds(base_seed, n_rep)))
+
+    # Which parameter applies to which file: a policy parameter to the files that run its family, a scenario
+    # key to the files that have its place. A parameter must apply somewhere; elsewhere the file runs without it.
+    skipped: dict[str, list[tuple[str, str]]] = {n: [] for n in names}
+    applies: dict[str, list[_Param]] = {}
+    for label, sc0, data, grid, _ in files:
+        applies[label] = []
+        for p in grid:
+            why = _applies(p, sc0, data, label)
+            if why is None:
+                applies[label].append(p)
+            else:
+                skipped[p.name].append((label, why))
+    for name in names:
+        users = [f for f in files if any(p.name == name for p in f[3])]
+        if len(skipped[name]) < len(users):
+            continue
+        p = kinds[name]
+        if p.family is not None:
+            if len(users) == 1:
+                sc0 = users[0][1]
+                labels = ", ".join(r.label for r in sc0.runs)
+                raise ScenarioError(p.source, p.place, f"{sc0.source} runs no {p.family} policy (policies: {labels})")
+            raise ScenarioError(p.source, p.place, f"none of the {len(users)} scenarios runs a {p.family} policy")
+        _, sc_first, data_first, _, _ = users[0]
+        assign(copy.deepcopy(data_first), p.name, p.values[0], sc_first.source, p.place)  # raises: the first file's reason
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    points: list[_Point] = []
+    runs: list[_Run] = []
+    notes: list[str] = []
+    policy_order: dict[tuple[str, str], dict[str, int]] = {}
+    for label, sc0, data, grid, seeds in files:
+        here = applies[label]
+        raw = [p for p in here if p.family is None]
+        pol = [p for p in here if p.family is not None]
         built: dict[tuple[str, ...], Scenario] = {}
-        for combo in itertools.product(*(p.values for p in grid)):
-            values = {p.name: v for p, v in zip(grid, combo)}
-            raw_key = tuple(format_value(values[p.name]) for p in raw)
+        collapsed: list[tuple[str, str]] = []
+        seen: set[str] = set()
+        for combo in itertools.product(*(p.values for p in here)):
+            values_all = {p.name: v for p, v in zip(here, combo)}
+            raw_key = tuple(format_value(values_all[p.name]) for p in raw)
             sc = built.get(raw_key)
             if sc is None:
                 if raw:
                     d = copy.deepcopy(data)
-                    what = ", ".join(f"{p.name}={format_value(values[p.name])}" for p in raw)
-                    src = f"{base.source} with {what}"
+                    what = ", ".join(f"{p.name}={format_value(values_all[p.name])}" for p in raw)
+                    src = f"{sc0.source} with {what}"
                     for p in raw:
-                        assign(d, p.name, values[p.name], src, p.place)
+                        assign(d, p.name, values_all[p.name], src, p.place)
                     sc = scenario_from_data(d, src)  # the loader's checks and messages
+                    if policies is not None:
+                        sc = with_policies(sc, policies)
                 else:
-                    sc = base
-                if policies is not None:
-                    sc = with_policies(sc, policies)
+                    sc = sc0
                 built[raw_key] = sc
-            for p in grid:
-                if p.family is not None:
-                    sc = _set_policy_param(sc, p, values[p.name])
-            labels = [r.label for r in sc.runs]
-            for lab in labels:
-                if labels.count(lab) > 1:
-                    raise ScenarioError(sc.source, "policies", f"two policies are labelled {lab!r}; give each its own label")
-            text = " ".join(f"{k}={format_value(v)}" for k, v in values.items()) or NO_PARAMS
-            if (label, text) in policy_order:
-                raise ScenarioError(origin, "params", f"two points of {label} read the same: {text}")
-            point = _Point(len(points), label, text, values, sc, _fingerprint(sc, duration))
-            points.append(point)
-            policy_order[(label, text)] = {lab: i for i, lab in enumerate(labels)}
-            runs.extend(_Run(point, r, s) for r, s in enumerate(seeds))
+            # Runs by the swept parameters that apply to them: a policy parameter sets its own family's runs
+            # only, so the runs of one family vary together and the others run once per scenario-key value.
+            groups: dict[tuple[str, ...], list[int]] = {}
+            for i, run in enumerate(sc.runs):
+                groups.setdefault(tuple(p.name for p in pol if p.family == _family(run)), []).append(i)
+            for keys, idx in groups.items():
+                values = {p.name: values_all[p.name] for p in here if p.family is None or p.name in keys}
+                text = " ".join(f"{k}={format_value(v)}" for k, v in values.items()) or NO_PARAMS
+                if text in seen:
+                    continue
+                seen.add(text)
+                point_runs: list[RunSpec] = []
+                file_labels: list[str] = []
+                for i in idx:
+                    run = sc.runs[i]
+                    if keys:
+                        run = _set_policy_params(run, {kinds[k].key: values[k] for k in keys}, {kinds[k].key: kinds[k] for k in keys})
+                        have = [r.label for r in point_runs]
+                        if run.label in have:
+                            # Two of the file's runs differ only in what is swept: the same run, once.
+                            pair = (file_labels[have.index(run.label)], sc.runs[i].label)
+                            if pair not in collapsed:
+                                collapsed.append(pair)
+                            continue
+                    point_runs.append(run)
+                    file_labels.append(sc.runs[i].label)
+                labels = [r.label for r in point_runs]
+                for lab in labels:
+                    if labels.count(lab) > 1:
+                        raise ScenarioError(sc.source, "policies", f"two policies are labelled {lab!r}; give each its own label")
+                psc = sc.with_runs(tuple(point_runs))
+                point = _Point(len(points), label, text, values, psc, _fingerprint(psc, duration))
+                points.append(point)
+                policy_order[(label, text)] = {lab: i for i, lab in enumerate(labels)}
+                runs.extend(_Run(point, r, s) for r, s in enumerate(seeds))
+        for a, b in collapsed:
+            notes.append(f"{label}: runs {a!r} and {b!r} differ only in swept parameters: each point runs them once")
+
+    skip_notes = []
+    for name in names:
+        if not skipped[name]:
+            continue
+        users = sum(1 for f in files if any(p.name == name for p in f[3]))
+        why: dict[str, list[str]] = {}
+        for label, reason in skipped[name]:
+            why.setdefault(reason, []).append(label)
+        detail = "; ".join(f"{', '.join(labels)} ({reason})" for reason, labels in why.items())
+        skip_notes.append(f"{name} skipped {len(skipped[name])} of {users} file(s), which ran once without it: {detail}")
+    notes = skip_notes + notes
+
     # Each row holds the parameter values its run used: a policy parameter for the rows of that family
-    # (its default where this scenario does not sweep it), a scenario key as the point or the file sets it.
+    # (the run's own value where its file does not sweep it), a scenario key as the point or the file sets it;
+    # nothing where the parameter does not apply.
     column_values: dict[str, list[Any]] = {n: [] for n in names}
     for point in points:
         for run in point.sc.runs:
@@ -369,15 +472,17 @@ def _plan(
             for n in names:
                 k = kinds[n]
                 if k.family is not None:
-                    pol = run.policy
-                    v = pol[k.key] if isinstance(pol, PolicySpec) and pol.name == k.family else None
+                    v = run.policy[k.key] if _family(run) == k.family else None
                 else:
                     v = point.values[n] if n in point.values else lookup(raw_of[point.scenario], n)
                 cell[n] = v
                 column_values[n].append(v)
             point.cells[run.label] = cell
     dtypes = {n: _dtype(column_values[n]) for n in names}
-    return _Plan(names, dtypes, points, runs, {label: i for i, (label, _, _) in enumerate(inputs)}, policy_order)
+    return _Plan(
+        names, dtypes, points, runs, {label: i for i, (label, _, _) in enumerate(inputs)}, policy_order,
+        skipped={n: [label for label, _ in skipped[n]] for n in names if skipped[n]}, notes=notes,
+    )
 
 
 # -- one run (in a worker) -------------------------------------------------
@@ -389,8 +494,10 @@ def _run_one(sc: Scenario, seed: int, duration: float | None, engine: str) -> li
         warnings.filterwarnings("ignore", message="pathsel: .* Python polic")  # the sweep warns once, not per run
         res = simulate(sc, duration=duration, seed=seed, engine=engine)
     rows = []
-    for run, rec in zip(res.runs, res.summary().to_dict("records")):
-        rec["spec"] = run.policy
+    for spec_run, run, rec in zip(sc.runs, res.runs, res.summary().to_dict("records")):
+        # What reproduces the run with --policy: the spec, and the run's preferred array when it has its own.
+        pref = spec_run.preferred_array if spec_run.builtin else None
+        rec["spec"] = run.policy + (f",preferred_array={pref}" if pref is not None else "")
         rec["ios"] = run.ios
         rec["convergence_s"] = convergence_time(run)
         rows.append(rec)
@@ -555,6 +662,10 @@ class SweepResult:
     points: int = 0
     wall_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    # parameter -> the scenarios (file names without .toml) it does not apply to; they ran once without it
+    skipped: dict[str, list[str]] = field(default_factory=dict)
+    # what the sweep said before running: one line per parameter that skipped files, then runs it merged
+    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> pd.DataFrame:
         """Means and 95 % confidence intervals over replications: see :func:`summarize`."""
@@ -590,6 +701,7 @@ def sweep(
     progress: bool = False,
     _origin: str = "sweep()",
     _on_run: Callable[[int, int], None] | None = None,
+    _notify: Callable[[str], None] | None = None,
 ) -> SweepResult:
     """Run a grid of parameters x replications over one or many scenarios.
 
@@ -600,7 +712,9 @@ def sweep(
     ``params``: ``{"latency.num_sampling_cycles": [16, 32, 64], ...}``; a
     policy family's ``FAMILY.key``, or a scenario key to override
     (``replication.one_way_latency``, ``workloads[0].iodepth``,
-    ``arrays[remote].concurrency``, ``paths[*].bandwidth``).
+    ``arrays[remote].concurrency``, ``paths[*].bandwidth``). A parameter sets
+    only the runs of its family, or the files that have its key; the others
+    run once without it, and :attr:`SweepResult.skipped` names the files.
     ``replications``: runs per point (default: the file's, else 3), on seeds
     ``SeedSequence(seed).spawn(replications)``; ``seed`` defaults to the
     file's ``[sweep]`` seed, else the scenario's ``seed``. ``policies`` and
@@ -629,11 +743,17 @@ def sweep(
         raise ScenarioError(_origin, "workers", f"must be >= 1, got {workers!r}")
     policies = list(policies) if policies is not None else None
     plan = _plan(scenarios, params, replications=replications, seed=seed, policies=policies, duration=duration, origin=_origin)
+    if _notify is not None:  # the command line prints them before the runs start
+        for note in plan.notes:
+            _notify(note)
     custom = sorted({r.label for p in plan.points for r in p.sc.runs if not supports(r.policy)})
     if custom and engine == "fast":
-        raise ScenarioError(_origin, "engine", f"the fast engine runs built-in policies only; {custom[0]!r} needs engine='reference'")
+        raise ScenarioError(_origin, "engine", f"the fast engine runs built-in and compiled-style policies only; {custom[0]!r} is a Python policy: use engine='reference'")
     if custom and engine == "auto":
         warnings.warn(f"pathsel: {', '.join(map(repr, custom))}: Python policies run on the reference engine", stacklevel=2)
+    if engine != "reference":  # compile (or load) the fast engine once here, not in every worker at once
+        defs = {id(d): d for d in (resolve(r.policy)[0] for p in plan.points for r in p.sc.runs if supports(r.policy))}
+        prepare(list(defs.values()), progress=progress)
 
     store = _Store(Path(out), plan) if out is not None else None
     done_keys: set[tuple[str, str, int]] = set()
@@ -734,6 +854,8 @@ def sweep(
         reused=len(plan.runs) - len(todo),
         points=len(plan.points),
         wall_s=time.perf_counter() - t_start,
+        skipped={k: list(v) for k, v in plan.skipped.items()},
+        notes=list(plan.notes),
     )
 
 

@@ -308,7 +308,7 @@ def load_case(path: str | Path) -> Case:
         if bad:
             raise fail("engines", f"unknown engine {bad[0]!r} (fast, reference)")
         if "fast" in case.engines and not case.builtin:
-            raise fail("engines", "the fast engine runs built-in policies only")
+            raise fail("engines", "the fast engine runs built-in and compiled-style policies only")
     return case
 
 

@@ -9,16 +9,18 @@ any policy defined in the compiled style (every built-in one, and yours):
 * :mod:`.io_life`: the life of one I/O (legs, array slots, replication, retries);
 * :mod:`.faults`: the fault timeline and the host noticing it;
 * :mod:`.loop`: the loop and its switch over event kinds;
-* :mod:`.run`: laying a model out in records and reading the results back.
+* :mod:`.run`: laying a model out in records and reading the results back;
+* :mod:`.warm`: the first compile (said, shown, and shared between two processes).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .run import run_fast
+from .run import resolve, run_fast
+from .warm import is_warm, prepare
 
-__all__ = ["run_fast", "supports"]
+__all__ = ["run_fast", "supports", "prepare", "is_warm", "resolve"]
 
 
 def supports(policy: Any) -> bool:

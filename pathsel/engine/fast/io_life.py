@@ -20,7 +20,14 @@ import numpy as np
 
 from ...jit import call_i_4, call_v_5, call_v_6f, hot, jit
 from ...policies.kernel import FL_STOP, draw
-from ..recorder import C_FRAMES_LOST, C_RETRIED, C_TIMED_OUT, rec_complete, rec_issue, rec_path
+from ..recorder import (
+    C_FRAMES_LOST,
+    C_RETRIED,
+    C_TIMED_OUT,
+    rec_complete,
+    rec_issue,
+    rec_path,
+)
 from .layout import (
     EV_APD_TIMER,
     EV_GRANT_MAIN,
@@ -31,6 +38,8 @@ from .layout import (
     EV_RELEASE,
     EV_SVC_MAIN,
     EV_WAKE,
+    F_REPL_EXTRA,
+    F_REPL_LOSS,
     I_EID,
     I_HEAPN,
     I_NF_HEAD,
@@ -43,8 +52,6 @@ from .layout import (
     I_UF_TAIL,
     I_WT_HEAD,
     I_WT_TAIL,
-    F_REPL_EXTRA,
-    F_REPL_LOSS,
     M_END_SCHEDULED,
     M_NONE,
     M_PROCESSED,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ...jit import entry
 from ...policies.kernel import FL_EV_ROOM, FL_NEV, FL_REFILL, FL_STOP, view_at
-from ..recorder import recorder_at, rec_fail
+from ..recorder import rec_fail, recorder_at
 from .faults import apply_fault, fault_loop, notice
 from .io_life import (
     begin_attempt,

@@ -23,14 +23,23 @@ from ...model import Model
 from ...model.distributions import Constant
 from ...policies.adapter import event_details
 from ...policies.define import DeviceInfo, PolicyDef, Snapshot
-from ...policies.kernel import ALUA_CODES, ALUA_NAMES, EV_POLICY, FL_EV_ROOM, FL_NEV, FL_REFILL, N_FLAGS, VIEW
-from ..recorder import close_record, new_record, to_metrics
+from ...policies.kernel import (
+    ALUA_CODES,
+    ALUA_NAMES,
+    EV_POLICY,
+    FL_NEV,
+    FL_REFILL,
+    N_FLAGS,
+    VIEW,
+)
+from ..recorder import Live, close_record, new_record, to_metrics
 from ..streams import CHUNK, Draws, make_streams
 from . import layout as L
 from .loop import run_kernel
 from .scheduler import push_urgent
+from .warm import prepare
 
-__all__ = ["run_fast", "BLOCK", "EVENT_CAP", "TRACE_CAP"]
+__all__ = ["run_fast", "resolve", "BLOCK", "EVENT_CAP", "TRACE_CAP"]
 
 BLOCK = CHUNK  # pre-drawn values per stream: a return to Python costs ~15 us, a value ~5 ns
 EVENT_CAP = 4096
@@ -344,10 +353,8 @@ class _Feed:
         v.flags[FL_REFILL] = 0
 
 
-def run_fast(
-    model: Model, policy: Any, *, trace: bool = False, progress: Callable[[float], None] | None = None
-) -> RunMetrics:
-    """Simulate one run of ``model`` under ``policy``: a spec, a PolicyDef, or an instance of its Python class."""
+def resolve(policy: Any) -> tuple[PolicyDef, dict[str, Any]]:
+    """The definition and parameters of a policy the fast engine can run (TypeError for any other)."""
     from ...policies.adapter import CompiledPolicy
     from ...policies.registry import POLICY_DEFS
     from ...policies.spec import PolicySpec, parse_spec
@@ -355,19 +362,33 @@ def run_fast(
     if isinstance(policy, str):
         policy = parse_spec(policy)[0]
     if isinstance(policy, PolicySpec):
-        defn, params = POLICY_DEFS[policy.name], policy.as_dict()
-    elif isinstance(policy, PolicyDef):
-        defn, params = policy, {p.name: p.default for p in policy.params}
-    elif isinstance(policy, CompiledPolicy) or (isinstance(policy, type) and issubclass(policy, CompiledPolicy)):
+        return POLICY_DEFS[policy.name], policy.as_dict()
+    if isinstance(policy, PolicyDef):
+        return policy, {p.name: p.default for p in policy.params}
+    if isinstance(policy, CompiledPolicy) or (isinstance(policy, type) and issubclass(policy, CompiledPolicy)):
         inst = policy() if isinstance(policy, type) else policy
-        defn, params = inst.definition, dict(inst.params)
-    else:
-        raise TypeError(f"the fast engine runs policies defined in the compiled style (a spec or a PolicyDef), not {policy!r}")
+        return inst.definition, dict(inst.params)
+    raise TypeError(f"the fast engine runs policies defined in the compiled style (a spec or a PolicyDef), not {policy!r}")
+
+
+def run_fast(
+    model: Model, policy: Any, *, trace: bool = False, progress: Callable[[float], None] | None = None,
+    live: Callable[[Live], None] | None = None, live_step: float = 0.0,
+) -> RunMetrics:
+    """Simulate one run of ``model`` under ``policy``: a spec, a PolicyDef, or an instance of its Python class.
+
+    ``progress(now)`` is called about 100 times; ``live(Live)`` every
+    ``live_step`` simulated seconds with what has been measured so far.
+    """
+    defn, params = resolve(policy)
+    prepare([defn])  # compiled or loaded once per process
     run = _Run(model, defn, params, trace)
     events: list[dict[str, Any]] = []
     records: list[tuple] = []
     step = max(model.end / 100.0, model.interval) if progress else math.inf
-    t_stop = step
+    watch = live_step if live is not None and live_step > 0 else math.inf
+    next_progress, next_live = step, watch
+    t_stop = min(next_progress, next_live)
     addrs = (run.params_rec.address, run.state.address, run.view.address, run.rec.address)
     run.feed.refill()
     gc_was_on = gc.isenabled()
@@ -381,8 +402,13 @@ def run_fast(
                 run.drain_events(events)
                 run.drain_trace(records)
             elif status == L.PAUSED:
-                progress(float(run.view.clock[0]))  # type: ignore[misc]
-                t_stop += step
+                if t_stop >= next_progress:
+                    progress(float(run.view.clock[0]))  # type: ignore[misc]
+                    next_progress += step
+                if t_stop >= next_live:
+                    live(Live(t_stop, run.rec, run.view.out, run.view.out_bytes))  # type: ignore[misc]
+                    next_live += watch
+                t_stop = min(next_progress, next_live)
             else:
                 break
     finally:

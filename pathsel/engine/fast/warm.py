@@ -1,0 +1,123 @@
+"""The fast engine's first compile: say so, show it, and do it in parallel.
+
+numba compiles the engine (~45 functions) and each policy's entry points the
+first time they run on a machine, then loads them from the cache directory
+(:func:`pathsel.jit.cache_dir`) in a fraction of a second. :func:`prepare`
+makes that first time visible and shorter: it tells the caller in one line
+that it is compiling and about how long it takes, shows a progress bar of
+the functions compiled, and compiles the built-in policies in a second
+process while this one compiles the engine (they share the cache).
+
+``python -m pathsel.engine.fast.warm NAME...`` compiles the named built-in
+policies' entry points (what the second process runs).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from numba.core import event, types
+
+from ...jit import cache_dir, is_ready, kernel_sources, mark_ready, source_hash
+from ...policies.define import PolicyDef
+from .loop import run_kernel
+
+__all__ = ["prepare", "is_warm", "ENGINE_FUNCTIONS", "USUAL_SECONDS"]
+
+ENGINE_FUNCTIONS = 46  # compiled functions in a cold engine build (for the progress bar; measured)
+USUAL_SECONDS = 20  # a cold compile of the engine and the default scenario's policies, on a 2-core machine
+_SIGNATURE = (types.int64,) * 4 + (types.float64, types.int64, types.int64)
+_lock = threading.Lock()
+_ready = False
+
+
+def _engine_key() -> str:
+    return "engine-" + source_hash(kernel_sources(), "engine")
+
+
+def is_warm(defs: Sequence[PolicyDef] = ()) -> bool:
+    """True when the engine and these built-in policies are in the cache (a run starts at once)."""
+    return is_ready(_engine_key()) and all(is_ready(d.cache_key()) for d in defs if d.builtin)
+
+
+class _Counter(event.Listener):
+    """Counts numba's finished compiles (the progress bar's steps)."""
+
+    def __init__(self, tick: Callable[[], None]) -> None:
+        self.tick = tick
+
+    def on_start(self, ev: event.Event) -> None:
+        pass
+
+    def on_end(self, ev: event.Event) -> None:
+        self.tick()
+
+
+def prepare(defs: Sequence[PolicyDef], *, notify: Callable[[str], None] | None = None, progress: bool = False) -> None:
+    """Compile (or load from the cache) the engine and these policies before the first run in this process.
+
+    When something must be compiled, ``notify`` gets one line saying so;
+    ``progress`` shows a bar (tqdm) of the functions compiled.
+    """
+    global _ready
+    with _lock:
+        cold_engine = not is_ready(_engine_key())
+        cold = [d for d in defs if d.builtin and not is_ready(d.cache_key())]
+        if not cold_engine and not cold:
+            if not _ready:
+                run_kernel.compile(_SIGNATURE)  # from the cache: a fraction of a second
+                _ready = True
+            for d in defs:
+                d.hooks()
+            return
+        started = time.perf_counter()
+        if notify is not None:
+            notify(
+                f"pathsel: compiling the fast engine once (about {USUAL_SECONDS} s on 2 cores, ~500 MB); "
+                f"it is cached in {cache_dir()} and later runs start at once"
+            )
+        helper = None
+        if cold_engine and cold:  # the policies in a second process, while this one does the engine
+            helper = subprocess.Popen(
+                [sys.executable, "-m", __name__, *(d.name for d in cold)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy(),
+            )
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=ENGINE_FUNCTIONS if cold_engine else len(cold), unit="fn", desc="compiling", leave=False)
+        counter = _Counter(bar.update if bar is not None else (lambda n=1: None))
+        try:
+            with event.install_listener("numba:compile", counter):
+                if cold_engine:
+                    run_kernel.compile(_SIGNATURE)
+                    mark_ready(_engine_key())
+                _ready = True
+                if helper is not None:
+                    helper.wait()
+                for d in defs:
+                    d.hooks()
+        finally:
+            if bar is not None:
+                bar.close()
+            if helper is not None and helper.poll() is None:
+                helper.kill()
+        if notify is not None:
+            notify(f"pathsel: compiled in {time.perf_counter() - started:.0f} s")
+
+
+def _main(names: Sequence[str]) -> None:
+    from ...policies.registry import builtin
+
+    for name in names:
+        builtin(name).hooks()
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])
