@@ -157,6 +157,7 @@ class RunMetrics:
     retried: int = 0
     timed_out: int = 0  # attempts aborted after the host's io_timeout (then retried)
     frames_lost: int = 0  # frames lost on the wire and resent after the loss recovery delay
+    oldest_in_flight: float = math.inf  # when the oldest I/O still in flight at the end was issued (inf: none)
     events: list[dict[str, Any]] = field(default_factory=list)
     config_strings: dict[str, str] = field(default_factory=dict)
     trace: list[tuple] | None = None  # per-I/O records, only when asked for

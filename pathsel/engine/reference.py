@@ -17,9 +17,11 @@ Read :meth:`_Simulation.io_life` to see what happens to one I/O:
 A frame lost to a path failure (the path went down while it was on the wire,
 or the host sent it before noticing) sends the I/O back to step 1 once the
 host has noticed (its detection delay); a frame lost on a lossy link is resent
-after the loss recovery delay, or past the host's io_timeout the attempt is
-aborted and retried; with no usable path the I/O waits until the host's APD
-timeout and then fails visibly. No I/O is ever lost: ``accounting`` checks it.
+after the loss recovery delay. An attempt still unanswered ``io_timeout``
+after it was sent is aborted then, wherever it is (``abort``: on the wire,
+queued or served at the array, mirroring), and retried at once; with no
+usable path the I/O waits until the host's APD timeout and then fails
+visibly. No I/O is ever lost: ``accounting`` checks it.
 
 Timing details the sources leave open, stated here once:
 
@@ -29,6 +31,10 @@ Timing details the sources leave open, stated here once:
 * The receiving array stores a write in parallel with mirroring it; the host
   gets status when both are done (active-active synchronous replication).
 * Reads are served by the array that received them, without replication.
+* An abort (SCSI ABORT TASK, NVMe Abort) takes effect at once everywhere: the
+  array drops the command whether queued or being served, and the peer drops
+  its mirror copy; the slots they held are free for the next in line. Frames
+  already on the wire arrive and are ignored.
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ MAX_RESENDS = 64  # a frame lost this many times in a row is delivered anyway (b
 
 
 class PathLost(Exception):
-    """A frame was lost (its path went down) or the attempt took longer than io_timeout: retry."""
+    """A frame was lost (its path went down) or the attempt was aborted at io_timeout: retry."""
 
     def __init__(self, timed_out: bool = False) -> None:
         super().__init__()
@@ -95,6 +101,10 @@ class _Simulation:
         self.wire_free = [[0.0, 0.0] for _ in range(C + L + 1)]  # own wires, shared links, replication
         self.slots = [simpy.Resource(self.env, capacity=a.concurrency) for a in model.arrays]
         self.waiters: list[simpy.Event] = []  # I/Os waiting for the host to see a path change
+        n_slots = sum(j.iodepth for j in model.jobs)
+        self.attempt_of: list[tuple[int, int] | None] = [None] * n_slots  # (seq, attempt) on the wire, per job slot
+        self.mirrors: list[Any] = [None] * n_slots  # the mirror process of a slot's write, while it runs
+        self.issued_at = [math.inf] * n_slots  # when each slot's I/O was issued (every slot holds one)
 
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
         self.rec = Recorder(len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval)
@@ -134,6 +144,7 @@ class _Simulation:
                 if u < acc:
                     break
         self.seq += 1
+        self.issued_at[slot] = self.env.now
         return IORequest(self.seq, job.index, op, size, self.env.now, slot=slot)
 
     def io_life(self, io: IORequest) -> Iterator[Any]:
@@ -157,11 +168,23 @@ class _Simulation:
             table.start(p, io.size)
             self.rec.path_start(env.now, p)
             policy.on_start(path, io)
+            deadline = started + host.io_timeout
+            if deadline == started:  # a timeout too small to move the clock still comes after the send
+                deadline = math.nextafter(started, math.inf)
+            if deadline < math.inf:
+                self.arm_abort(io, deadline)
             try:
-                yield from self.exchange(io, p, started + host.io_timeout)
+                yield from self.exchange(io, p, deadline)
                 lost = None
             except PathLost as e:
                 lost = e
+            except simpy.Interrupt:  # abort(): io_timeout passed
+                lost = PathLost(timed_out=True)
+                mirror = self.mirrors[io.slot]
+                if mirror is not None and mirror.is_alive:
+                    mirror.interrupt()  # the peer drops its copy too
+            self.attempt_of[io.slot] = None
+            self.mirrors[io.slot] = None
             # Not a ``finally``: I/Os still in flight when the run ends must stay counted.
             table.end(p, io.size)
             self.rec.path_end(env.now, p)
@@ -177,6 +200,19 @@ class _Simulation:
             if self.trace is not None:
                 self.trace.append((io.seq, io.job, io.op, io.size, io.issued_at, env.now, table.names[p], io.attempts))
             return
+
+    def arm_abort(self, io: IORequest, deadline: float) -> None:
+        """The host's io_timeout for this attempt: at ``deadline``, if it is still unanswered, abort it.
+
+        One timer per attempt, created when the command is sent; a timer whose attempt has
+        ended does nothing. The abort is an interrupt of the I/O's process (an urgent event
+        at that instant), so it comes before any other event of that instant.
+        """
+        key = (io.seq, io.attempts)
+        self.attempt_of[io.slot] = key
+        proc = self.env.active_process
+        timer = self.env.timeout(deadline - self.env.now)
+        timer.callbacks.append(lambda _t: proc.interrupt() if self.attempt_of[io.slot] == key else None)
 
     def wait_for_change(self, timeout: float) -> Iterator[Any]:
         """Wait until the host sees a path change: True, or False after ``timeout`` seconds."""
@@ -253,10 +289,7 @@ class _Simulation:
         if self.loss[c] > 0:
             delay = self.lose(self.streams.loss[c], self.loss[c], ctrl.loss_recovery, delay, deadline - now)
         epoch = self.epoch[c]
-        if now + delay > deadline:  # the host gives up on this attempt at its io_timeout
-            yield env.timeout(max(deadline - now, 0.0))
-            raise PathLost(timed_out=True)
-        yield env.timeout(delay)
+        yield env.timeout(delay)  # past the deadline, arm_abort's interrupt comes first
         if self.epoch[c] != epoch or not self.phys_up[c]:
             raise PathLost
 
@@ -272,11 +305,18 @@ class _Simulation:
             yield from self.serve(array, "write")
             return
         mirrored = self.env.process(self.mirror(array, peer, io))
+        self.mirrors[io.slot] = mirrored
         yield from self.serve(array, "write")
         yield mirrored
 
     def mirror(self, array: int, peer: int, io: IORequest) -> Iterator[Any]:
-        """Forward a write to the peer array, let it store it, carry the ack back."""
+        """Forward a write to the peer array, let it store it, carry the ack back (an abort ends it early)."""
+        try:
+            yield from self._mirror(array, peer, io)
+        except simpy.Interrupt:
+            pass  # io_life aborted the write: the peer drops its copy (serve's ``with`` frees its slot)
+
+    def _mirror(self, array: int, peer: int, io: IORequest) -> Iterator[Any]:
         repl = self.model.replication
         assert repl is not None
         w = len(self.model.controllers) + len(self.model.links)
@@ -403,6 +443,7 @@ class _Simulation:
         env.run(until=model.end)
         self.rec.close(model.end)
         metrics = to_metrics(self.rec.record, len(model.paths))
+        metrics.oldest_in_flight = min(self.issued_at, default=math.inf)
         metrics.events = self.events
         for d, pol in zip(model.devices, self.policies):
             metrics.config_strings[d.name] = pol.config_string()

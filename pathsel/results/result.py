@@ -107,7 +107,7 @@ class RunResult:
             # the window runs to the next later fault
             nxt = next((t for t in times if t > at), model.end)
             target = ", ".join(self.fault_target(f) for f in fs)
-            out.append({"at_s": at, "what": what, "target": target, **_recovery(m, at, nxt, model.ramp)})
+            out.append({"at_s": at, "what": what, "target": target, **_recovery(m, at, nxt, model.ramp, model.end)})
         return out
 
     def fault_target(self, f: Any) -> str:
@@ -256,8 +256,11 @@ class RunResult:
         return pd.DataFrame(rows, columns=["policy", "t_s", "path", "array", "ios", "share"])
 
 
-def _recovery(m: RunMetrics, at: float, until: float, ramp: float) -> dict[str, Any]:
+def _recovery(m: RunMetrics, at: float, until: float, ramp: float, end: float = math.inf) -> dict[str, Any]:
     """Recovery of one fault from the per-interval series (resolution: the scenario's interval).
+
+    The stall is the longest latency of an I/O completed meanwhile; when the window runs
+    to the end unrecovered, an I/O still waiting then counts too, with its wait so far.
 
     Level before: mean IOPS over up to 10 s of whole intervals before the fault's
     interval (after the ramp when possible). Recovered: the first interval, from
@@ -281,6 +284,8 @@ def _recovery(m: RunMetrics, at: float, until: float, ramp: float) -> dict[str, 
                 break
     last = b_end if recovered is None else min(b_end, int(math.ceil((at + recovered) / w - 1e-9)) + 1)
     stall = float(m.ts_latency_max[b0:max(last, b0 + 1)].max()) if m.n_bins else 0.0
+    if recovered is None and until >= end and m.oldest_in_flight < end:
+        stall = max(stall, end - m.oldest_in_flight)
     return {
         "iops_before": level / w if level == level else None,
         "recovery_s": recovered,

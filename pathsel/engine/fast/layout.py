@@ -18,7 +18,9 @@ from ...jit import Layout, address_of
 # -- event kinds (the loop's switch) -------------------------------------------------
 EV_INIT, EV_LEG, EV_GRANT_MAIN, EV_SVC_MAIN, EV_RELEASE = 0, 1, 2, 3, 4
 EV_M_FWD, EV_GRANT_MIRROR, EV_M_SVC, EV_M_ACK, EV_M_END = 6, 7, 8, 9, 10  # 5: the mirror's start, taken in line
-EV_FAULT_INIT, EV_FAULT, EV_NOTICE, EV_APD_TIMER, EV_WAKE, EV_LEG_TIMEOUT = 11, 12, 13, 14, 15, 16
+EV_FAULT_INIT, EV_FAULT, EV_NOTICE, EV_APD_TIMER, EV_WAKE = 11, 12, 13, 14, 15
+# io_timeout: a host's oldest unanswered attempt is due (arg: host); an attempt's abort; its mirror's abort
+EV_DEADLINE, EV_ABORT, EV_M_ABORT = 16, 17, 18
 
 # -- stages of an I/O's main process ---------------------------------------------------
 ST_R_CMD, ST_R_SVC, ST_R_DATA = 0, 1, 2
@@ -29,7 +31,19 @@ ST_APD, ST_WAIT_LOST = 9, 10
 K_STAGE, K_PATH, K_JOB, K_EPOCH, K_MSTATE, K_MWAIT, K_SEQ, K_ATTEMPTS = 0, 1, 2, 3, 4, 5, 6, 7
 K_ISSUED, K_STARTED, K_DEADLINE = 8, 9, 10  # floats
 K_WAITID, K_WOKEN, K_WAKEVAL = 11, 12, 13
-SLOT_COLS = 16  # 128 bytes: two cache lines
+# aborts: how many this slot had (the tag of its events), where its command and its mirror are at the arrays,
+# and its place in its host's list of attempts by deadline (previous, next, the id of its timer)
+K_GEN, K_ASUB, K_MSUB, K_DPREV, K_DNEXT, K_DLEID = 14, 15, 16, 17, 18, 19
+SLOT_COLS = 24  # 192 bytes: three cache lines, the hot columns in the first
+
+# An event of an attempt carries its slot and the slot's abort count (arg = slot | gen << TAG_SHIFT):
+# after an abort, the attempt's events still pending find a newer count and do nothing.
+TAG_SHIFT = 32
+SLOT_MASK = (1 << TAG_SHIFT) - 1
+
+# where an attempt's command is at its array (K_ASUB) and its mirror at the peer (K_MSUB)
+A_NONE, A_QUEUED, A_GRANTED, A_SERVING = 0, 1, 2, 3
+MS_NONE, MS_FWD, MS_QUEUED, MS_GRANTED, MS_SERVING, MS_ACK = 0, 1, 2, 3, 4, 5
 
 # mirror process states
 M_NONE, M_RUNNING, M_END_SCHEDULED, M_PROCESSED = 0, 1, 2, 3
@@ -164,6 +178,11 @@ STATE = Layout(StateType, [
     ("aq_mirror", "i8", 2),
     ("aq_head", "i8", 1),
     ("aq_tail", "i8", 1),
+    # per host: its attempts in flight by deadline (a list through the slots' K_DPREV/K_DNEXT), and whether
+    # an EV_DEADLINE of it is in the heap
+    ("dl_head", "i8", 1),
+    ("dl_tail", "i8", 1),
+    ("dl_armed", "i8", 1),
     # I/Os waiting for the host to see a path change
     ("wt_slot", "i8", 1),
     ("wt_id", "i8", 1),

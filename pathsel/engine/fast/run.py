@@ -220,10 +220,12 @@ class _Run:
 
         # -- the engine's own state ----------------------------------------------------------------------
         # Live timers: per slot two (an I/O's leg or service and its mirror's) or one APD timer, a notice per
-        # nexus change still in its detection delay, the next fault. Twice that: the other half holds APD
-        # timers of waits that ended, which start_wait drops once the heap is half full.
+        # nexus change still in its detection delay, the next fault, each host's io_timeout. Twice that: the
+        # other half holds timers that will do nothing (of waits that ended, of aborted attempts), which
+        # start_wait and abort drop once the heap is half full.
         notices = 2 * C + sum(len(f.controllers) for f in faults)
-        heap_cap = 2 * (3 * N + notices + 16)
+        H = len(model.host_params)
+        heap_cap = 2 * (3 * N + notices + H + 16)
         pow2 = lambda n: 1 << (int(n) - 1).bit_length()  # noqa: E731 - ring buffers are indexed with a mask
         fifo_cap = pow2(8 * N + 4 * P + 64)
         tcap = TRACE_CAP if trace else 1
@@ -236,6 +238,7 @@ class _Run:
         sf[L.F_REPL_LOSS] = repl.loss_ppm if repl else 0.0
         slot = _aligned_rows(N, L.SLOT_COLS)
         slot[:, L.K_JOB] = slots
+        slot[:, L.K_DLEID] = -1  # in no host's list of attempts by deadline
         self.state = L.STATE.pack(dict(
             si=si, sf=sf,
             h_time=np.full(heap_cap + 3, np.inf, dtype=f64),  # +inf past the last entry: a pop reads 4 children
@@ -250,6 +253,7 @@ class _Run:
             users=np.zeros(A, dtype=i64),
             aq_slot=np.zeros((A, pow2(2 * N + 4)), dtype=i64), aq_mirror=np.zeros((A, pow2(2 * N + 4)), dtype=i64),
             aq_head=np.zeros(A, dtype=i64), aq_tail=np.zeros(A, dtype=i64),
+            dl_head=np.full(H, -1, dtype=i64), dl_tail=np.full(H, -1, dtype=i64), dl_armed=np.zeros(H, dtype=i64),
             wt_slot=np.zeros(wt_cap, dtype=i64), wt_id=np.zeros(wt_cap, dtype=i64), tmp_wt=np.zeros(wt_cap, dtype=i64),
             tr_seq=np.zeros(tcap, dtype=i64), tr_job=np.zeros(tcap, dtype=i64), tr_op=np.zeros(tcap, dtype=i64),
             tr_size=np.zeros(tcap, dtype=i64), tr_issued=np.zeros(tcap, dtype=f64), tr_done=np.zeros(tcap, dtype=f64),
@@ -467,6 +471,8 @@ def run_fast(
     run.drain_trace(records)
     close_record(run.rec, model.end)
     m = to_metrics(run.rec, len(model.paths))
+    issued = run.state.slotf[:, L.K_ISSUED]
+    m.oldest_in_flight = float(issued.min()) if len(issued) else float("inf")
     m.events = events
     m.config_strings = run.config_strings()
     if trace:
