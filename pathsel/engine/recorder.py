@@ -64,6 +64,9 @@ RECORDER = Layout(RecorderType, [
     ("ramp", "f8", 0),  # statistics cover completions in [ramp, end)
     ("end", "f8", 0),
     ("interval", "f8", 0),  # time-series bin width
+    # 1 when a host can queue (a device queue depth, an open-loop job): the KAVG/DAVG histograms and ACTV/QUED
+    # integrals are kept as I/Os go; else KAVG is 0 for every I/O and ACTV each device's slots, filled in at the end
+    ("queues_on", "i8", 0),
     ("rc", "i8", 1),
     ("rt", "f8", 1),
     ("hist", "i8", 2),  # overall, read, write, KAVG, DAVG
@@ -103,13 +106,13 @@ recorder_at = address_of(RECORDER.type)
 
 
 def new_record(n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float,
-               n_devices: int = 1) -> Any:
+               n_devices: int = 1, queues_on: bool = True) -> Any:
     """A zeroed record for a run with these paths, time-series bins, wires and devices."""
     i64, f64 = np.int64, np.float64
     D = n_devices
     rows = H_PATH0 + n_paths
     return RECORDER.pack(dict(
-        ramp=window[0], end=window[1], interval=interval,
+        ramp=window[0], end=window[1], interval=interval, queues_on=1 if queues_on else 0,
         rc=np.zeros(N_COUNTERS, dtype=i64), rt=np.zeros(2, dtype=f64),
         hist=np.zeros((H_PATH0, NBINS), dtype=i64), phist=np.zeros((n_paths, PATH_NBINS), dtype=i64),
         h_n=np.zeros(rows, dtype=i64), h_total=np.zeros(rows, dtype=f64),
@@ -214,6 +217,8 @@ def dev_advance(R, d, now):
 @hot
 def rec_dev(R, now, d, actv, qued):
     """Device ``d`` takes (+1) or lets go of (-1) an active I/O, or one starts or stops waiting in the host."""
+    if R.queues_on == 0:
+        return
     dev_advance(R, d, now)
     R.dev_actv[d] += actv
     R.dev_qued[d] += qued
@@ -238,8 +243,9 @@ def rec_complete(R, now, op, size, latency, p, path_latency, d, kavg):
         R.bytes_op[op] += size
         path_hist_add(R, p, path_latency)
         R.path_bytes[p] += size
-        hist_add(R, H_KAVG, kavg)
-        hist_add(R, H_DAVG, latency - kavg)
+        if R.queues_on != 0:
+            hist_add(R, H_KAVG, kavg)
+            hist_add(R, H_DAVG, latency - kavg)
         R.dev_n[d] += 1
         R.dev_kavg[d] += kavg
         R.dev_davg[d] += latency - kavg
@@ -260,8 +266,9 @@ def rec_close(R, now):
     R.rt[T_AREA] += R.rc[C_INFLIGHT] * clip(R, R.rt[T_LAST], now)
     for p in range(R.path_area.shape[0]):
         R.path_area[p] += R.path_out[p] * clip(R, R.path_last[p], now)
-    for d in range(R.dev_actv.shape[0]):
-        dev_advance(R, d, now)
+    if R.queues_on != 0:
+        for d in range(R.dev_actv.shape[0]):
+            dev_advance(R, d, now)
 
 
 # -- the same functions, called from Python (the reference engine) -----------------------
@@ -319,8 +326,8 @@ class Recorder:
     """The reference engine's handle on a record: the same compiled bookkeeping the fast engine inlines."""
 
     def __init__(self, n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float,
-                 n_devices: int = 1) -> None:
-        self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices)
+                 n_devices: int = 1, queues_on: bool = True) -> None:
+        self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices, queues_on)
         self._addr = self.record.address
 
     def issue(self, now: float) -> None:
@@ -361,15 +368,30 @@ def _hist(R: Any, row: int) -> LogHistogram:
     return h
 
 
-def to_metrics(R: Any, n_paths: int) -> RunMetrics:
+def to_metrics(R: Any, n_paths: int, slots: np.ndarray | None = None) -> RunMetrics:
     """The record as :class:`~pathsel.metrics.RunMetrics`: small arrays copied, the per-path ones shared with the record
     (which the engines never reuse)."""
     m = RunMetrics(n_paths, R.ts_ios.shape[0], float(R.interval), (float(R.ramp), float(R.end)), n_wires=R.wire_busy.shape[0],
                    path_hist=[_hist(R, H_PATH0 + p) for p in range(n_paths)], ts_path_ios=R.ts_path_ios.T)
     m.overall = _hist(R, H_OVERALL)
-    m.kavg, m.davg = _hist(R, H_KAVG), _hist(R, H_DAVG)
-    m.dev_area_actv, m.dev_area_qued = R.dev_area_a.copy(), R.dev_area_q.copy()
-    m.ts_dev_actv, m.ts_dev_qued = R.ts_dev_actv.copy(), R.ts_dev_qued.copy()
+    if R.queues_on:
+        m.kavg, m.davg = _hist(R, H_KAVG), _hist(R, H_DAVG)
+        m.dev_area_actv, m.dev_area_qued = R.dev_area_a.copy(), R.dev_area_q.copy()
+        m.ts_dev_actv, m.ts_dev_qued = R.ts_dev_actv.copy(), R.ts_dev_qued.copy()
+    else:  # no host queue: every I/O's KAVG is 0 (DAVG its latency), and each device has its slots active all run
+        m.kavg = LogHistogram()
+        m.kavg.counts[0] = m.overall.n
+        m.kavg.n, m.kavg.total, m.kavg.lo, m.kavg.hi = m.overall.n, 0.0, (0.0 if m.overall.n else math.inf), 0.0
+        m.davg = _hist(R, H_OVERALL)
+        m.davg.counts = m.davg.counts.copy()
+        on = np.asarray(slots if slots is not None else np.zeros(R.dev_actv.shape[0]), dtype=np.float64)
+        nb, iv = R.ts_ios.shape[0], float(R.interval)
+        edges = np.minimum(np.arange(nb + 1) * iv, float(R.end))
+        edges[-1] = float(R.end)
+        m.ts_dev_actv = on[:, None] * np.diff(edges)[None, :]
+        m.ts_dev_qued = np.zeros_like(m.ts_dev_actv)
+        m.dev_area_actv = on * (float(R.end) - float(R.ramp))
+        m.dev_area_qued = np.zeros_like(m.dev_area_actv)
     m.dev_completed, m.dev_kavg_sum, m.dev_davg_sum = R.dev_n.copy(), R.dev_kavg.copy(), R.dev_davg.copy()
     m.by_op = {"read": _hist(R, H_READ), "write": _hist(R, H_WRITE)}
     m.bytes_by_op = {"read": int(R.bytes_op[0]), "write": int(R.bytes_op[1])}

@@ -127,7 +127,8 @@ class _Simulation:
         self.idle: list[deque] = [deque() for _ in range(J)]
 
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
-        self.rec = Recorder(len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval, len(model.devices))
+        self.rec = Recorder(len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval, len(model.devices),
+                            model.host_queues)
         self.wires = self.rec.record  # busy time, queueing time and frames per wire and direction
         self.events: list[dict[str, Any]] = []
         self.trace: list[tuple] | None = [] if trace else None
@@ -524,7 +525,7 @@ class _Simulation:
             job, now, waiting = e.args
             raise overload(model, model.jobs[job], now, waiting) from None
         self.rec.close(model.end)
-        metrics = to_metrics(self.rec.record, len(model.paths))
+        metrics = to_metrics(self.rec.record, len(model.paths), model.device_slots())
         waiting = [b[0] for b in self.backlog if b]
         metrics.oldest_in_flight = min(self.issued_at + waiting, default=math.inf)
         metrics.events = self.events

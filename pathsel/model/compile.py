@@ -175,6 +175,18 @@ class Model:
         return tuple(p.index for p in self.paths if p.controller == controller)
 
     @property
+    def host_queues(self) -> bool:
+        """Whether a host can hold I/Os back: a device queue depth, or an open-loop job (its backlog)."""
+        return any(h.queue_depth for h in self.host_params) or any(j.rate_iops > 0 for j in self.jobs)
+
+    def device_slots(self) -> list[int]:
+        """Job slots per device: with no host queue, the I/Os each device always has active."""
+        out = [0] * len(self.devices)
+        for j in self.jobs:
+            out[j.device] += j.iodepth
+        return out
+
+    @property
     def outstanding(self) -> int:
         """I/Os kept in flight by all jobs together (the closed-loop population)."""
         return sum(j.iodepth for j in self.jobs)

@@ -277,7 +277,7 @@ class _Run:
             tr_path=np.zeros(tcap, dtype=i64), tr_attempts=np.zeros(tcap, dtype=i64),
         ))
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
-        self.rec = new_record(P, n_bins, W, (model.ramp, model.end), model.interval, D)
+        self.rec = new_record(P, n_bins, W, (model.ramp, model.end), model.interval, D, model.host_queues)
         # The processes SimPy starts first: every job slot, then the fault timeline.
         for s in range(N):
             push_urgent.py_func(self.state, L.EV_INIT, s)
@@ -493,7 +493,7 @@ def run_fast(
     run.drain_events(events)
     run.drain_trace(records)
     close_record(run.rec, model.end)
-    m = to_metrics(run.rec, len(model.paths))
+    m = to_metrics(run.rec, len(model.paths), model.device_slots())
     st = run.state
     waiting = [float(st.jb_time[j, st.jb_head[j] & (st.jb_time.shape[1] - 1)])
                for j in range(len(model.jobs)) if st.jb_head[j] < st.jb_tail[j]]
