@@ -171,7 +171,7 @@ def main() -> None:
         old_runs, old_models = {}, {}
         for spec in specs:
             try:
-                old_runs[spec] = with_old(lambda: old_sc.with_policies([spec]).runs[0])()
+                old_runs[spec] = with_old(lambda s: old_sc.with_policies([s]).runs[0])(spec)
             except Exception:  # a policy the old commit did not have
                 continue
             old_models[spec] = old_compile(old_sc, old_runs[spec], duration=fast_s)

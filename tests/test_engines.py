@@ -652,9 +652,12 @@ def test_the_live_view_is_the_same_on_both_engines():
     run = sc.with_policies(["rr:iops=1"]).runs[0]
     seen = {}
     for name, engine in (("fast", run_fast), ("reference", run_reference)):
-        snaps = []
-        engine(compile_model(sc, run), run.policy, live=lambda lv: snaps.append(
-            (lv.now, lv.record.ts_ios.copy(), lv.record.ts_path_ios.copy(), lv.record.rc.copy(), lv.out.copy())), live_step=0.005)
+        snaps: list = []
+
+        def keep(lv, snaps=snaps):
+            snaps.append((lv.now, lv.record.ts_ios.copy(), lv.record.ts_path_ios.copy(), lv.record.rc.copy(), lv.out.copy()))
+
+        engine(compile_model(sc, run), run.policy, live=keep, live_step=0.005)
         seen[name] = snaps
     assert len(seen["fast"]) == len(seen["reference"]) >= 10
     for f, r in zip(seen["fast"], seen["reference"]):

@@ -27,6 +27,8 @@ from pathsel.policies.dm import (
     hst_weights,
 )
 
+from .policy_rig import Rig
+
 
 def hst(pol):
     """The device's hst estimates (fixed point, per path): a row of the policy's record."""
@@ -40,7 +42,6 @@ def stale(pol):
 def lastfin(pol):
     return pol.state.lastfin[0]
 
-from .policy_rig import Rig
 
 MS = 1e-3
 
@@ -167,7 +168,7 @@ def test_service_time_default_counts_bytes_not_ios():
 def test_service_time_difference_is_truncated_to_int():
     # st_compare_load returns size_t differences as int: 2 GiB + 4 KiB more in flight reads as negative
     rig = Rig(["AO", "AO"])
-    pol = rig.bind(DmServiceTime())
+    rig.bind(DmServiceTime())
     rig.table.outstanding_bytes[0] = (1 << 31) + 4096
     assert rig.names_of(1) == ["p0"]  # p1 (idle) "worse" than p0
     rig2 = Rig(["AO", "AO"])
