@@ -430,7 +430,6 @@ def _at(data, unknowns, values, base, source, policy, runs) -> Scenario:
 def _search(f: Callable[[np.ndarray], float], x0: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget: int) -> np.ndarray:
     """A bounded global scan, then a local refinement, in log space."""
     from scipy.optimize import minimize, minimize_scalar
-    from scipy.stats import qmc
 
     k = len(x0)
     if k == 1:
@@ -442,6 +441,8 @@ def _search(f: Callable[[np.ndarray], float], x0: np.ndarray, lo: np.ndarray, hi
                               options={"xatol": 0.003, "maxiter": max(budget - len(grid), 5)})
         best = np.array([res.x]) if res.fun <= vals[i] else np.array([grid[i]])
         return best
+    from scipy.stats import qmc  # seconds to import: only when there is more than one unknown
+
     n = 2 ** math.ceil(math.log2(8 * k))
     pts = qmc.scale(qmc.Sobol(d=k, scramble=True, seed=0).random(n), lo, hi)
     pts = np.vstack([x0, pts])

@@ -21,12 +21,13 @@ __all__ = ["Skeleton", "SkArray", "SkPath", "SkVolume", "PLACEHOLDERS", "Importe
 
 # What no multipath listing tells, the placeholder written, and the calibrate unknown that fits it.
 PLACEHOLDERS = {
-    "service_time": ("arrays[*].service_time", "100us", "the array's time per I/O"),
+    "service_time": ("arrays[*].service_time", "100us", "the array's time per I/O (exponential: a guess at its spread)"),
     "concurrency": ("arrays[*].concurrency", "64", "I/Os the array serves at once"),
     "one_way_latency": ("paths[*].one_way_latency", "50us", "host to array, one way, per frame"),
     "replication_latency": ("replication.one_way_latency", "1ms", "array to array, one way"),
 }
 WORKLOAD = {"rw": "randread", "bs": "4k", "iodepth": 32}
+BANDWIDTH = "the link's speed (esxcli storage san fc list, ethtool); while unset, frames take no time to send"
 
 
 @dataclass
@@ -82,7 +83,8 @@ class Skeleton:
         rows = []
         for unknown in ("service_time", "concurrency", "one_way_latency"):
             place, value, what = PLACEHOLDERS[unknown]
-            rows.append((place, value, f"{what}: measure, or --fit {unknown}"))
+            rows.append((place, ("exponential " if unknown == "service_time" else "") + value, f"{what}: measure, or --fit {unknown}"))
+        rows.append(("paths[*].bandwidth", "unset", BANDWIDTH))
         if self.stretched:
             place, value, what = PLACEHOLDERS["replication_latency"]
             rows.append((place, value, f"{what}: measure, or --fit replication_latency"))
@@ -114,7 +116,8 @@ class Skeleton:
             w("[[arrays]]")
             w(f"name = {toml_str(a.name)}" + (f"  # {a.comment}" if a.comment else ""))
             w(f"concurrency = {PLACEHOLDERS['concurrency'][1]}  # FILL IN: {PLACEHOLDERS['concurrency'][2]} (--fit concurrency)")
-            w(f"service_time = {toml_str(PLACEHOLDERS['service_time'][1])}  # FILL IN: {PLACEHOLDERS['service_time'][2]} (--fit service_time)")
+            w(f"service_time = {{ dist = \"exponential\", mean = {toml_str(PLACEHOLDERS['service_time'][1])} }}  "
+              f"# FILL IN: {PLACEHOLDERS['service_time'][2]} (--fit service_time)")
         if self.stretched:
             pair = next((v.arrays for v in self.volumes if v.arrays and len(v.arrays) == 2), [a.name for a in self.arrays])
             w("")
@@ -149,6 +152,7 @@ class Skeleton:
             if p.weight:
                 w(f"weight = {p.weight}")
             w(f"one_way_latency = {toml_str(value)}  # FILL IN: {what} (--fit one_way_latency)")
+            w(f"# bandwidth = \"16Gbit\"  # FILL IN: {BANDWIDTH}")
         job = self.workload if self.workload is not None else WORKLOAD
         for i, v in enumerate(self.volumes if len(self.volumes) > 1 else [None]):
             w("")
