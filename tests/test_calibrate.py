@@ -153,3 +153,16 @@ def test_patch_keeps_comments_and_adds_missing_keys():
     data = tomllib.loads(out)
     assert [a["concurrency"] for a in data["arrays"]] == [16, 32] and data["replication"]["one_way_latency"] == "2ms"
     assert out.startswith("# mine\n") and "# first" in out and "# old" not in out
+
+
+def test_recovers_a_known_concurrency(tmp_path):
+    def with_concurrency(name: str, n: int):
+        path = _scenario(tmp_path, name, "300us", "80us", "600us")
+        path.write_text(path.read_text().replace('name = "local"\n', f'name = "local"\nconcurrency = {n}\n')
+                        .replace('name = "remote"\n', f'name = "remote"\nconcurrency = {n}\n'))
+        return path
+
+    measured = _measure(tmp_path, with_concurrency("truth.toml", 3))
+    cal = calibrate(with_concurrency("start.toml", 64), ["concurrency"], [measured], duration=0.5)
+    assert cal.fitted == [3.0]
+    assert cal.unknowns[0].show(cal.fitted[0]) == "3"

@@ -4,8 +4,9 @@ Sources: VMware, "Interpreting esxtop Statistics" (esxtop 4.1, section 4
 Disk and 4.3 "Batch Mode Output"), VMware Communities DOC-9279 / DOC-11812,
 2010, https://communities.vmware.com/docs/DOC-11812 and its successor
 Broadcom KB 382249, "Using ESXTop and Interpreting ESXTop Statistics"
-(2024), https://knowledge.broadcom.com/external/article/382249 : batch
-mode writes Windows perfmon's CSV ("PDH-CSV 4.0"), one column per counter
+(2024),
+https://knowledge.broadcom.com/external/article/382249/using-esxtop-and-interpreting-esxtop-sta.html
+: batch mode writes Windows perfmon's CSV ("PDH-CSV 4.0"), one column per counter
 named ``\\\\HOST\\OBJECT(INSTANCE)\\COUNTER`` and one row per sample. The
 disk device screen's counters (the screen's column in brackets):
 

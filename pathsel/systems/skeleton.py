@@ -12,6 +12,7 @@ lists them for the command line to print.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..scenario import Scenario, loads_scenario
 from ..version import __version__
@@ -188,7 +189,5 @@ class Imported:
         text = sk.toml(command)
         return cls(sk.kind, text, loads_scenario(text, source), sk.to_fill, list(sk.notes))
 
-    def write(self, path) -> None:
-        from pathlib import Path
-
+    def write(self, path: str | Path) -> None:
         Path(path).write_text(self.text, encoding="utf-8")
