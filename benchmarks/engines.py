@@ -1,22 +1,26 @@
-"""Engine speed and memory on seed 004's test drive: a script that prints figures.
+"""Engine speed, compile time and memory on seed 004's test drive: a script that prints figures.
 
-    python benchmarks/engines.py            # 60 s simulated per policy (fast), 10 s (reference)
-    python benchmarks/engines.py --quick    # 5 s and 2 s
+    python benchmarks/engines.py                 # 60 s simulated per fast run, 10 s on the reference engine
+    python benchmarks/engines.py --quick         # 5 s and 2 s
+    python benchmarks/engines.py --old b8a7763   # also: each built-in policy against that commit, paired
 
-Prints, for every built-in policy (the six ESXi specs issue 3 names first, then
-each other family at its defaults): simulated I/Os per wall second on the
-reference (SimPy) and fast (numba) engines and their ratio; the fast engine's
-compile time (cold, in a fresh process with an empty cache) and start time
-(cached, in a fresh process); and its peak memory for 1 and 10 simulated
-minutes. It asserts nothing: read the figures against the targets in issue 3.
+Prints, and asserts nothing (read the figures against the targets in docs/model.md):
 
-Each fast figure is the best and the median of several runs of the same
-simulation (``--repeat``): on a shared virtual machine the same run's speed
-varies by a third from one second to the next, and interference only ever
-slows a run down, so the best is the machine's speed and the median what a
-user sees. The runs go round by round over the policies, so a slow spell
-costs each policy one run rather than one policy all of them. The ratio
-divides the median by the reference engine's figure.
+* the first ``pathsel simulate`` on a cold cache (a fresh process and an empty
+  cache directory): seconds to the first figure and peak memory; then a
+  cached start (a fresh process, the cache warm);
+* a policy of your own in the compiled style (``benchmarks/user_policy.py``,
+  the docs' worked example): compile time in a fresh process and simulated
+  I/Os per wall second;
+* every built-in policy: simulated I/Os per wall second on the reference
+  (SimPy) and fast (numba) engines, the best and the median of ``--repeat``
+  fast runs (on a shared virtual machine the same run's speed varies by a
+  third from one moment to the next; interference only slows a run down, so
+  the best is the machine's speed and the median what a user sees);
+* with ``--old COMMIT``: that commit's fast engine beside this one, loaded in
+  this process and run alternately, policy by policy (paired: a slow spell
+  slows both), and the median of the paired new/old ratios;
+* peak memory for 1 and 10 simulated minutes.
 """
 
 from __future__ import annotations
@@ -30,73 +34,159 @@ import sys
 import tempfile
 import textwrap
 import time
+from pathlib import Path
 
-import pathsel
-from pathsel.engine import run_fast, run_reference
-from pathsel.model import compile_model
-from pathsel.policies import POLICY_DEFS
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 
 ESXI = ["fixed", "mru", "rr:iops=1", "rr:bytes=65536", "latency", "latency:variant=score"]
-OTHERS = [name for name in POLICY_DEFS if name not in ("fixed", "mru", "rr", "latency")]
-
-
-def rates(engine, model, policy, repeat: int) -> list[float]:
-    out = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        m = engine(model, policy)
-        out.append(m.completed / (time.perf_counter() - t))
-    return out
 
 
 def fresh_process(code: str, env: dict[str, str] | None = None) -> str:
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, check=True,
+                         cwd=str(ROOT))
     return out.stdout.strip()
+
+
+def cold_and_cached() -> None:
+    cache = tempfile.mkdtemp(prefix="pathsel-cache-")
+    env = dict(os.environ, PATHSEL_CACHE_DIR=cache)
+    probe = """
+        import resource, time; t0 = time.perf_counter()
+        import pathsel
+        t1 = time.perf_counter()
+        res = pathsel.simulate(duration=0.01)
+        t2 = time.perf_counter()
+        print(t1 - t0, t2 - t1, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    """
+    imp, cold, rss = map(float, fresh_process(probe, env).split())
+    imp2, warm, rss2 = map(float, fresh_process(probe, env).split())
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "pathsel.cli", "simulate", "-q", "--duration", "0.01s"], capture_output=True,
+                   check=True, env=env)
+    cli = time.perf_counter() - t
+    shutil.rmtree(cache, ignore_errors=True)
+    print(f"first `pathsel.simulate()` on a cold cache: {imp + cold:5.1f} s to the first figure "
+          f"(import {imp:.1f} s, compile and run {cold:.1f} s), peak RSS {rss:.0f} MiB")
+    print(f"cached start, fresh process: {warm:.2f} s (+ {imp2:.2f} s importing pathsel), peak RSS {rss2:.0f} MiB; "
+          f"the whole `pathsel simulate --duration 0.01s` command: {cli:.2f} s\n")
+
+
+def user_policy(seconds: float, repeat: int) -> None:
+    probe = f"""
+        import sys, time
+        sys.path.insert(0, {str(HERE)!r})
+        import pathsel
+        from pathsel.engine import prepare, run_fast
+        from pathsel.model import compile_model
+        from user_policy import EWMA_PENDING
+        prepare([pathsel.policies.POLICY_DEFS["rr"]])
+        t = time.perf_counter(); EWMA_PENDING.hooks(); compile_s = time.perf_counter() - t
+        sc = pathsel.default_scenario(); m = compile_model(sc, sc.runs[0], duration={seconds})
+        rates = []
+        for _ in range({repeat}):
+            t = time.perf_counter(); r = run_fast(m, EWMA_PENDING); rates.append(r.completed / (time.perf_counter() - t))
+        print(compile_s, max(rates), sorted(rates)[len(rates) // 2])
+    """
+    compile_s, best, med = map(float, fresh_process(probe).split())
+    print(f"your own compiled-style policy (benchmarks/user_policy.py): compiles in {compile_s:.2f} s; "
+          f"{best / 1e6:.2f} M simulated I/Os per second (best), {med / 1e6:.2f} M (median)\n")
+
+
+def load_old(commit: str):
+    """``run_fast`` and ``compile_model`` of pathsel at ``commit``, from an export beside this checkout (cached there)."""
+    dest = Path(tempfile.gettempdir()) / f"pathsel-old-{commit}"
+    if not (dest / "pathsel").exists():
+        dest.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "pathsel"], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    new = {k: v for k, v in sys.modules.items() if k == "pathsel" or k.startswith("pathsel.")}
+    for k in new:
+        del sys.modules[k]
+    sys.path.insert(0, str(dest))
+    try:
+        import pathsel as old_pathsel
+        from pathsel.engine import run_fast as old_run_fast
+        from pathsel.model import compile_model as old_compile
+    finally:
+        sys.path.pop(0)
+        for k in [k for k in sys.modules if k == "pathsel" or k.startswith("pathsel.")]:
+            del sys.modules[k]
+        sys.modules.update(new)
+    return old_pathsel, old_run_fast, old_compile
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="5 simulated seconds instead of 60 (reference engine: 2 s)")
     ap.add_argument("--repeat", type=int, default=5, help="runs of each fast simulation (default 5)")
-    ap.add_argument("--esxi-only", action="store_true", help="only the six ESXi specs issue 3 names")
+    ap.add_argument("--esxi-only", action="store_true", help="only the six ESXi specs")
+    ap.add_argument("--old", metavar="COMMIT", help="also run this commit's fast engine, paired with this one")
     args = ap.parse_args()
     fast_s, ref_s = (5.0, 2.0) if args.quick else (60.0, 10.0)
+
+    cold_and_cached()
+    user_policy(fast_s, args.repeat)
+
+    import pathsel
+    from pathsel.engine import prepare, run_fast, run_reference
+    from pathsel.model import compile_model
+    from pathsel.policies import POLICY_DEFS
+
+    others = [name for name in POLICY_DEFS if name not in ("fixed", "mru", "rr", "latency")]
+    specs = ESXI + ([] if args.esxi_only else others)
     sc = pathsel.default_scenario()
-
-    # Cold compile: a throwaway cache directory, so nothing is reused.
-    cache = tempfile.mkdtemp(prefix="pathsel-numba-")
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-    probe = """
-        import time; t = time.perf_counter()
-        import pathsel
-        from pathsel.engine import run_fast
-        from pathsel.model import compile_model
-        sc = pathsel.default_scenario(); m = compile_model(sc, sc.runs[0], duration=0.01)
-        t1 = time.perf_counter(); run_fast(m, sc.runs[0].policy); print(time.perf_counter() - t1, t1 - t)
-    """
-    cold = float(fresh_process(probe, env).split()[0])
-    warm, imports = map(float, fresh_process(probe, env).split())
-    shutil.rmtree(cache, ignore_errors=True)
-    t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pathsel.cli", "simulate", "-q", "--duration", "0.01s"], capture_output=True, check=True)
-    cli_start = time.perf_counter() - t
-    print(f"fast engine compile (cold, empty cache):   {cold:6.2f} s")
-    print(f"fast engine start (cached, fresh process): {warm:6.2f} s  (+ {imports:.2f} s importing pathsel)")
-    print(f"`pathsel simulate --duration 0.01s` whole command, cached: {cli_start:.2f} s\n")
-
-    print(f"{'policy':30s} {'reference I/O/s':>15s} {'fast best':>11s} {'fast median':>12s} {'median/ref':>10s}")
-    run_fast(compile_model(sc, sc.runs[0], duration=0.01), "rr")  # load the cache before timing
-    specs = ESXI + ([] if args.esxi_only else OTHERS)
     runs = {spec: sc.with_policies([spec]).runs[0] for spec in specs}
-    ref = {spec: rates(run_reference, compile_model(sc, run, duration=ref_s), run.policy, 1)[0] for spec, run in runs.items()}
-    fast: dict[str, list[float]] = {spec: [] for spec in specs}
+    prepare([POLICY_DEFS[r.policy.name] for r in runs.values()])
     models = {spec: compile_model(sc, run, duration=fast_s) for spec, run in runs.items()}
+    old = None
+    if args.old:
+        old_pathsel, old_run_fast, old_compile = load_old(args.old)
+        old_sc = old_pathsel.default_scenario()
+        old_runs, old_models = {}, {}
+        for spec in specs:
+            try:
+                old_runs[spec] = old_sc.with_policies([spec]).runs[0]
+            except Exception:  # a policy the old commit did not have
+                continue
+            old_models[spec] = old_compile(old_sc, old_runs[spec], duration=fast_s)
+        t = time.perf_counter()
+        old_run_fast(old_compile(old_sc, old_sc.runs[0], duration=0.01), old_sc.runs[0].policy)
+        print(f"(the old engine at {args.old} compiled or loaded in {time.perf_counter() - t:.0f} s)\n")
+        old = (old_run_fast, old_runs, old_models)
+
+    def rate(engine, model, policy) -> float:
+        t = time.perf_counter()
+        m = engine(model, policy)
+        return m.completed / (time.perf_counter() - t)
+
+    ref = {spec: rate(run_reference, compile_model(sc, run, duration=ref_s), run.policy) for spec, run in runs.items()}
+    fast: dict[str, list[float]] = {spec: [] for spec in specs}
+    paired: dict[str, list[float]] = {spec: [] for spec in specs}
     for _ in range(args.repeat):  # round after round: a slow spell slows one run of each, not all runs of one
         for spec, run in runs.items():
-            fast[spec] += rates(run_fast, models[spec], run.policy, 1)
+            new_rate = rate(run_fast, models[spec], run.policy)
+            fast[spec].append(new_rate)
+            if old is not None and spec in old[1]:
+                old_rate = rate(old[0], old[2][spec], old[1][spec].policy)
+                paired[spec].append(new_rate / old_rate)
+    head = f"{'policy':30s} {'reference I/O/s':>15s} {'fast best':>11s} {'fast median':>12s} {'median/ref':>10s}"
+    print(head + (f" {'new/old (paired median)':>24s}" if old else ""))
+    ratios = []
     for spec in specs:
         med = statistics.median(fast[spec])
-        print(f"{spec:30s} {ref[spec]:15,.0f} {max(fast[spec]):11,.0f} {med:12,.0f} {med / ref[spec]:9.1f}x")
+        line = f"{spec:30s} {ref[spec]:15,.0f} {max(fast[spec]):11,.0f} {med:12,.0f} {med / ref[spec]:9.1f}x"
+        if old is not None:
+            if paired[spec]:
+                r = statistics.median(paired[spec])
+                ratios.append(r)
+                line += f" {r:23.3f}x"
+            else:
+                line += f" {'(new)':>24s}"
+        print(line)
+    if ratios:
+        print(f"\npaired new/old over {len(ratios)} policies: median {statistics.median(ratios):.3f}x, "
+              f"lowest {min(ratios):.3f}x, highest {max(ratios):.3f}x")
 
     mem = """
         import resource, sys, pathsel
@@ -108,7 +198,8 @@ def main() -> None:
     """
     peaks = {}
     for minutes in (1, 10):
-        out = subprocess.run([sys.executable, "-c", textwrap.dedent(mem), str(60.0 * minutes)], capture_output=True, text=True, check=True)
+        out = subprocess.run([sys.executable, "-c", textwrap.dedent(mem), str(60.0 * minutes)], capture_output=True,
+                             text=True, check=True, cwd=str(ROOT))
         peaks[minutes] = int(out.stdout.strip()) / 1024
     print(f"\nfast engine peak RSS, latency RR: 1 min {peaks[1]:.1f} MiB, 10 min {peaks[10]:.1f} MiB "
           f"(+{(peaks[10] / peaks[1] - 1) * 100:.1f} %)")

@@ -5,6 +5,7 @@
     >>> result.summary()                                                            # doctest: +SKIP
 """
 
+from . import examples
 from .api import simulate, simulate_seeds
 from .errors import ScenarioError
 from .measured import read_measurements
@@ -40,6 +41,7 @@ __all__ = [
     "__version__",
     "plots",
     "report",
+    "examples",
 ]
 
 

@@ -633,3 +633,50 @@ def test_stale_apd_timers_stay_inside_the_event_heap():
     assert 0 < run.state.si[L.I_HEAPN] <= run.state.h_time.shape[0]
     fast_, ref = _both(sc, None)
     assert _json(fast_) == _json(ref) and fast_.runs[0].metrics.completed > 100
+
+
+def test_the_live_view_is_the_same_on_both_engines():
+    from pathsel.engine import run_fast, run_reference
+    from pathsel.model import compile_model
+
+    sc = pathsel.loads_scenario(BASE.format(duration="60ms", **SCENARIOS["faults: down, standby, up"]), "live")
+    run = sc.with_policies(["rr:iops=1"]).runs[0]
+    seen = {}
+    for name, engine in (("fast", run_fast), ("reference", run_reference)):
+        snaps = []
+        engine(compile_model(sc, run), run.policy, live=lambda lv: snaps.append(
+            (lv.now, lv.record.ts_ios.copy(), lv.record.ts_path_ios.copy(), lv.record.rc.copy(), lv.out.copy())), live_step=0.005)
+        seen[name] = snaps
+    assert len(seen["fast"]) == len(seen["reference"]) >= 10
+    for f, r in zip(seen["fast"], seen["reference"]):
+        assert f[0] == r[0] and all((a == b).all() for a, b in zip(f[1:], r[1:]))
+    assert seen["fast"][-1][3][0] > seen["fast"][0][3][0]  # issued grows: the view is live, not the end state
+
+
+def test_random_rows_are_sized_by_their_streams_use():
+    """A thousand jobs of one I/O each cost a short row each; busy streams' rows grow; the values stay the reference's."""
+    from pathsel.engine.fast.run import _Feed, _Run
+    from pathsel.model import compile_model
+
+    template = dict(SCENARIOS["reads only, no replication"], iodepth=1)
+    text = BASE.format(duration="10ms", **template).replace("numjobs = 2", "numjobs = 1000")
+    sc = pathsel.loads_scenario(text, "many jobs").with_policies(["rr:iops=1"])
+    assert len(compile_model(sc, sc.runs[0]).jobs) == 1000
+    feeds = []
+    orig = _Run.__init__
+
+    def keep(self, *a, **k):
+        orig(self, *a, **k)
+        feeds.append(self.feed)
+
+    _Run.__init__ = keep
+    try:
+        fast, ref = _both(sc, None)
+    finally:
+        _Run.__init__ = orig
+    assert _json(fast) == _json(ref)
+    feed = feeds[0]
+    jobs = feed.cap[:1000]
+    assert jobs.max() == _Feed.FIRST  # each job draws a few dozen values: none holds more than the first row
+    assert feed.cap.max() > _Feed.FIRST  # the streams every I/O reads (the nexuses', the arrays') grew
+    assert feed.v.rnd.shape[0] < 2 * _Feed.FIRST * 1000 + feed.cap[1000:].sum() + 1000

@@ -18,6 +18,7 @@ call on the same record). :func:`to_metrics` turns the record into
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,10 +27,10 @@ from numba.cpython.unsafe.numbers import leading_zeros
 from numba.experimental import structref
 
 from ..jit import Layout, address_of, entry, hot, jit
-from ..metrics import MAX_EXP, NBINS, SUB, SUB_BITS, LogHistogram, RunMetrics
+from ..metrics import MAX_EXP, NBINS, PATH_NBINS, PATH_SUB_BITS, SUB_BITS, LogHistogram, RunMetrics
 
 __all__ = ["RECORDER", "Recorder", "new_record", "to_metrics", "rec_issue", "rec_path", "rec_complete", "rec_fail",
-           "rec_close", "close_record", "H_OVERALL", "H_READ", "H_WRITE", "H_PATH0",
+           "rec_close", "close_record", "Live", "H_OVERALL", "H_READ", "H_WRITE", "H_PATH0",
            "C_ISSUED", "C_COMPLETED", "C_FAILED", "C_RETRIED", "C_TIMED_OUT", "C_FRAMES_LOST", "C_INFLIGHT"]
 
 # histogram rows: 0 overall, 1 read, 2 write, 3 + p per path
@@ -52,7 +53,8 @@ RECORDER = Layout(RecorderType, [
     ("interval", "f8", 0),  # time-series bin width
     ("rc", "i8", 1),
     ("rt", "f8", 1),
-    ("hist", "i8", 2),
+    ("hist", "i8", 2),  # overall, read, write
+    ("phist", "i8", 2),  # per path, coarser (metrics.PATH_SUB_BITS)
     ("h_n", "i8", 1),
     ("h_total", "f8", 1),
     ("h_lo", "f8", 1),
@@ -63,7 +65,7 @@ RECORDER = Layout(RecorderType, [
     ("ts_bytes", "i8", 1),
     ("ts_lat_sum", "f8", 1),
     ("ts_lat_max", "f8", 1),
-    ("ts_path_ios", "i8", 2),
+    ("ts_path_ios", "i8", 2),  # path x interval: an idle path's row is never written, so never in memory
     ("ts_failed", "i8", 1),
     ("path_area", "f8", 1),
     ("path_out", "i8", 1),  # attempts in flight per path, and when path_area was last brought up to date
@@ -82,11 +84,12 @@ def new_record(n_paths: int, n_bins: int, n_wires: int, window: tuple[float, flo
     return RECORDER.pack(dict(
         ramp=window[0], end=window[1], interval=interval,
         rc=np.zeros(N_COUNTERS, dtype=i64), rt=np.zeros(2, dtype=f64),
-        hist=np.zeros((rows, NBINS), dtype=i64), h_n=np.zeros(rows, dtype=i64), h_total=np.zeros(rows, dtype=f64),
+        hist=np.zeros((H_PATH0, NBINS), dtype=i64), phist=np.zeros((n_paths, PATH_NBINS), dtype=i64),
+        h_n=np.zeros(rows, dtype=i64), h_total=np.zeros(rows, dtype=f64),
         h_lo=np.full(rows, np.inf, dtype=f64), h_hi=np.zeros(rows, dtype=f64),
         bytes_op=np.zeros(2, dtype=i64), path_bytes=np.zeros(n_paths, dtype=i64),
         ts_ios=np.zeros(n_bins, dtype=i64), ts_bytes=np.zeros(n_bins, dtype=i64), ts_lat_sum=np.zeros(n_bins, dtype=f64),
-        ts_lat_max=np.zeros(n_bins, dtype=f64), ts_path_ios=np.zeros((n_bins, n_paths), dtype=i64),
+        ts_lat_max=np.zeros(n_bins, dtype=f64), ts_path_ios=np.zeros((n_paths, n_bins), dtype=i64),
         ts_failed=np.zeros(n_bins, dtype=i64),
         path_area=np.zeros(n_paths, dtype=f64), path_out=np.zeros(n_paths, dtype=i64), path_last=np.zeros(n_paths, dtype=f64),
         wire_busy=np.zeros((n_wires, 2), dtype=f64), wire_wait=np.zeros((n_wires, 2), dtype=f64),
@@ -95,25 +98,38 @@ def new_record(n_paths: int, n_bins: int, n_wires: int, window: tuple[float, flo
 
 
 @hot
-def bin_index(ns):
+def bin_index(ns, sub_bits):
     """The histogram bin of a latency in whole nanoseconds (metrics.bin_index, one lzcnt instead of a loop)."""
-    if ns < SUB:
+    sub = 1 << sub_bits
+    if ns < sub:
         return ns if ns > 0 else 0
     e = 63 - leading_zeros(ns)  # floor(log2(ns))
     if e >= MAX_EXP:
-        return NBINS - 1
-    return SUB + (e - SUB_BITS) * SUB + ((ns >> (e - SUB_BITS)) - SUB)
+        return sub + (MAX_EXP - sub_bits) * sub - 1
+    return sub + (e - sub_bits) * sub + ((ns >> (e - sub_bits)) - sub)
 
 
 @hot
-def hist_add(R, row, seconds):
-    R.hist[row, bin_index(np.int64(seconds * 1e9))] += 1
+def tally(R, row, seconds):
+    """Count, sum, minimum and maximum of histogram row ``row``."""
     R.h_n[row] += 1
     R.h_total[row] += seconds
     if seconds < R.h_lo[row]:
         R.h_lo[row] = seconds
     if seconds > R.h_hi[row]:
         R.h_hi[row] = seconds
+
+
+@hot
+def hist_add(R, row, seconds):
+    R.hist[row, bin_index(np.int64(seconds * 1e9), SUB_BITS)] += 1
+    tally(R, row, seconds)
+
+
+@hot
+def path_hist_add(R, p, seconds):
+    R.phist[p, bin_index(np.int64(seconds * 1e9), PATH_SUB_BITS)] += 1
+    tally(R, H_PATH0 + p, seconds)
 
 
 @hot
@@ -150,12 +166,12 @@ def rec_complete(R, now, op, size, latency, p, path_latency):
     R.ts_lat_sum[b] += latency
     if latency > R.ts_lat_max[b]:
         R.ts_lat_max[b] = latency
-    R.ts_path_ios[b, p] += 1
+    R.ts_path_ios[p, b] += 1
     if R.ramp <= now < R.end:
         hist_add(R, H_OVERALL, latency)
         hist_add(R, H_READ + op, latency)
         R.bytes_op[op] += size
-        hist_add(R, H_PATH0 + p, path_latency)
+        path_hist_add(R, p, path_latency)
         R.path_bytes[p] += size
 
 
@@ -202,6 +218,21 @@ def _close_at(addr, now):
     rec_close(recorder_at(addr), now)
 
 
+@dataclass
+class Live:
+    """What a run has measured so far, for a live view (``pathsel top``): read it, copy what you keep.
+
+    ``record`` is the run's recorder record (numpy arrays: ``ts_ios``,
+    ``ts_path_ios``, ``ts_lat_sum``, ``rc`` counters, ...), ``out`` and
+    ``out_bytes`` the I/Os and bytes in flight per path right now.
+    """
+
+    now: float
+    record: Any
+    out: np.ndarray
+    out_bytes: np.ndarray
+
+
 def close_record(record: Any, now: float) -> None:
     """:func:`rec_close` on a record from Python: bring its time integrals up to ``now``."""
     _close_at(record.address, now)
@@ -237,8 +268,10 @@ class Recorder:
 
 
 def _hist(R: Any, row: int) -> LogHistogram:
-    h = LogHistogram()
-    h.counts = R.hist[row].copy()
+    """Row ``row`` of the record's histograms, its counts a view of the record's (a copy of every path's would
+    bring bins no latency fell in into memory)."""
+    p = row - H_PATH0
+    h = LogHistogram(counts=R.phist[p], sub_bits=PATH_SUB_BITS) if p >= 0 else LogHistogram(counts=R.hist[row])
     h.n = int(R.h_n[row])
     h.total = float(R.h_total[row])
     h.lo = float(R.h_lo[row]) if R.h_n[row] else math.inf
@@ -247,16 +280,16 @@ def _hist(R: Any, row: int) -> LogHistogram:
 
 
 def to_metrics(R: Any, n_paths: int) -> RunMetrics:
-    """The record as :class:`~pathsel.metrics.RunMetrics` (arrays copied: the record may be reused)."""
-    m = RunMetrics(n_paths, R.ts_ios.shape[0], float(R.interval), (float(R.ramp), float(R.end)), n_wires=R.wire_busy.shape[0])
+    """The record as :class:`~pathsel.metrics.RunMetrics`: small arrays copied, the per-path ones shared with the record
+    (which the engines never reuse)."""
+    m = RunMetrics(n_paths, R.ts_ios.shape[0], float(R.interval), (float(R.ramp), float(R.end)), n_wires=R.wire_busy.shape[0],
+                   path_hist=[_hist(R, H_PATH0 + p) for p in range(n_paths)], ts_path_ios=R.ts_path_ios.T)
     m.overall = _hist(R, H_OVERALL)
     m.by_op = {"read": _hist(R, H_READ), "write": _hist(R, H_WRITE)}
     m.bytes_by_op = {"read": int(R.bytes_op[0]), "write": int(R.bytes_op[1])}
-    m.path_hist = [_hist(R, H_PATH0 + p) for p in range(n_paths)]
     m.path_bytes = R.path_bytes.copy()
     m.ts_ios, m.ts_bytes = R.ts_ios.copy(), R.ts_bytes.copy()
     m.ts_latency_sum, m.ts_latency_max = R.ts_lat_sum.copy(), R.ts_lat_max.copy()
-    m.ts_path_ios = R.ts_path_ios.copy()
     m.ts_failed = R.ts_failed.copy()
     m.in_flight_area = float(R.rt[T_AREA])
     m.path_in_flight_area = R.path_area.copy()

@@ -42,7 +42,7 @@ import simpy
 from ..metrics import RunMetrics
 from ..model import JobModel, Model
 from ..policies import DeviceView, IORequest, PathTable, PathView, build_policy
-from .recorder import C_FRAMES_LOST, C_RETRIED, C_TIMED_OUT, Recorder, to_metrics
+from .recorder import C_FRAMES_LOST, C_RETRIED, C_TIMED_OUT, Live, Recorder, to_metrics
 from .streams import make_streams
 
 __all__ = ["run_reference"]
@@ -62,10 +62,12 @@ class PathLost(Exception):
 
 
 class _Simulation:
-    def __init__(self, model: Model, policy: Any, trace: bool, progress: Callable[[float], None] | None):
+    def __init__(self, model: Model, policy: Any, trace: bool, progress: Callable[[float], None] | None,
+                 live: Callable[[Live], None] | None = None, live_step: float = 0.0):
         self.model = model
         self.env = simpy.Environment()
         self.progress = progress
+        self.live, self.live_step = live, live_step
         self.streams = make_streams(model)  # see streams.py: common random numbers across policies
         policy_rngs = self.streams.policies
         C, L = len(model.controllers), len(model.links)
@@ -370,6 +372,21 @@ class _Simulation:
             yield self.env.timeout(step)
             self.progress(self.env.now)  # type: ignore[misc]
 
+    def watcher(self) -> Iterator[Any]:
+        """Every ``live_step`` simulated seconds before the end: what every event before that instant did.
+
+        Its wake-ups are urgent events scheduled long before, so each comes before every
+        event of its instant (as the fast engine pauses before them); it changes nothing.
+        """
+        t, env = self.live_step, self.env
+        while t < self.model.end:
+            wake = simpy.Event(env)
+            wake._ok, wake._value = True, None
+            env.schedule(wake, simpy.events.URGENT, t - env.now)
+            yield wake
+            self.live(Live(env.now, self.rec.record, self.table.outstanding, self.table.outstanding_bytes))  # type: ignore[misc]
+            t += self.live_step
+
     def run(self) -> RunMetrics:
         env, model = self.env, self.model
         slot = 0  # slots numbered as the fast engine numbers them: by job, then within it
@@ -381,6 +398,8 @@ class _Simulation:
             env.process(self.fault_timeline())
         if self.progress is not None:
             env.process(self.ticker())
+        if self.live is not None and self.live_step > 0:
+            env.process(self.watcher())
         env.run(until=model.end)
         self.rec.close(model.end)
         metrics = to_metrics(self.rec.record, len(model.paths))
@@ -393,7 +412,12 @@ class _Simulation:
 
 
 def run_reference(
-    model: Model, policy: Any, *, trace: bool = False, progress: Callable[[float], None] | None = None
+    model: Model, policy: Any, *, trace: bool = False, progress: Callable[[float], None] | None = None,
+    live: Callable[[Live], None] | None = None, live_step: float = 0.0,
 ) -> RunMetrics:
-    """Simulate one run of ``model`` under ``policy`` (a spec, Policy class or instance)."""
-    return _Simulation(model, policy, trace, progress).run()
+    """Simulate one run of ``model`` under ``policy`` (a spec, Policy class or instance).
+
+    ``progress(now)`` is called about 100 times; ``live(Live)`` every
+    ``live_step`` simulated seconds with what has been measured so far.
+    """
+    return _Simulation(model, policy, trace, progress, live, live_step).run()

@@ -22,7 +22,8 @@ from ..model import Model
 
 __all__ = ["Streams", "Draws", "make_streams", "CHUNK"]
 
-CHUNK = 1 << 14  # values drawn per call to a distribution's sample_block
+CHUNK = 1 << 14  # values drawn per call to a distribution's sample_block, at most
+FIRST_CHUNK = 256
 
 
 class Draws:
@@ -36,7 +37,7 @@ class Draws:
     of streams, many of them never read).
     """
 
-    __slots__ = ("_gen", "_seed", "dist", "buf", "pos")
+    __slots__ = ("_gen", "_seed", "dist", "buf", "pos", "_size")
 
     def __init__(self, gen: np.random.Generator | tuple[np.random.SeedSequence, int], dist: Any = None) -> None:
         if isinstance(gen, np.random.Generator):
@@ -46,6 +47,7 @@ class Draws:
         self.dist = dist
         self.buf = np.empty(0)
         self.pos = 0
+        self._size = FIRST_CHUNK
 
     @property
     def gen(self) -> np.random.Generator:
@@ -54,9 +56,14 @@ class Draws:
         return self._gen
 
     def _chunk(self) -> np.ndarray:
+        # Chunks grow from FIRST_CHUNK to CHUNK: a stream read a few times holds a few values, not CHUNK
+        # (a model with thousands of jobs has thousands of streams). Every distribution draws its values
+        # one after another from the generator, so the sequence does not depend on the chunk sizes.
+        n = self._size
+        self._size = min(CHUNK, 2 * n)
         if self.dist is None:
-            return self.gen.random(CHUNK)
-        return np.asarray(self.dist.sample_block(self.gen, CHUNK), dtype=np.float64)
+            return self.gen.random(n)
+        return np.asarray(self.dist.sample_block(self.gen, n), dtype=np.float64)
 
     def next(self) -> float:
         if self.pos >= len(self.buf):

@@ -237,7 +237,7 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 def _scenario_text(scenario: str | Path | None) -> tuple[str, str, Path | None]:
     if scenario is None:
-        text = resources.files("pathsel.data").joinpath(DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8")
+        text = resources.files("pathsel.data").joinpath("examples", DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8")
         return text, f"<default: {DEFAULT_SCENARIO_NAME}>", None
     path = Path(scenario)
     try:

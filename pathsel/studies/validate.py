@@ -1,4 +1,4 @@
-"""``pathsel validate``: run the validation cases in ``sims/validation/`` and compare.
+"""``pathsel validate``: run the validation cases in ``sims/validation/`` (installed with pathsel) and compare.
 
 A case is one TOML file: a scenario (inline, or ``scenario = "other.toml"``
 relative to the case file) plus a ``[validation]`` table that says where its
@@ -40,6 +40,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..api import simulate
+from ..data import VALIDATION
 from ..engine import supports
 from ..errors import ScenarioError, closest
 from ..model.distributions import Constant
@@ -72,11 +73,11 @@ _CASE_KEYS = {
 
 
 def default_dir() -> Path:
-    """``sims/validation`` in the working directory, else beside the installed package (a checkout)."""
+    """``sims/validation`` in the working directory, else the cases installed with pathsel (the same files in a checkout)."""
     here = Path("sims") / "validation"
     if here.is_dir():
         return here
-    return Path(__file__).resolve().parent.parent / "sims" / "validation"
+    return VALIDATION
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,20 @@ from .layout import (
     I_UF_TAIL,
     I_WT_HEAD,
     I_WT_TAIL,
+    K_ATTEMPTS,
+    K_DEADLINE,
+    K_EPOCH,
+    K_ISSUED,
+    K_JOB,
+    K_MSTATE,
+    K_MWAIT,
+    K_PATH,
+    K_SEQ,
+    K_STAGE,
+    K_STARTED,
+    K_WAITID,
+    K_WAKEVAL,
+    K_WOKEN,
     M_END_SCHEDULED,
     M_NONE,
     M_PROCESSED,
@@ -75,7 +89,7 @@ from .scheduler import heap_drop_stale_timers, heap_due_now, push_normal, timeou
 @hot
 def value(V, stream):
     """The next value of a random stream (a row of pre-drawn values)."""
-    return draw(V.rnd, V.rpos, V.rlim, V.flags, stream)
+    return draw(V.rnd, V.rq, V.flags, stream)
 
 
 # -- the wire ------------------------------------------------------------------------------
@@ -124,10 +138,10 @@ def leg(P, S, V, R, s, p, direction, nbytes):
             li = P.c_links[c, i]
             t = serialise(S, R, nc + li, direction, t, nbytes, P.l_bw[li])
         delay += t - now
-    deadline = S.s_deadline[s]
+    deadline = S.slotf[s, K_DEADLINE]
     if S.loss[c] > 0:
         delay = lose(V, R, P.str_loss[c], S.loss[c], P.c_recov[c], delay, deadline - now)
-    S.s_epoch[s] = S.epoch[c]
+    S.slot[s, K_EPOCH] = S.epoch[c]
     if now + delay > deadline:  # the host gives up on this attempt at its io_timeout
         timeout(S, V, max(deadline - now, 0.0), EV_LEG_TIMEOUT, s)
     else:
@@ -140,7 +154,7 @@ def repl_trip(P, S, V, R, s, first):
     now = V.clock[0]
     delay = value(V, P.str_repl) + S.sf[F_REPL_EXTRA]
     if first:
-        a = P.p_array[S.s_path[s]]
+        a = P.p_array[S.slot[s, K_PATH]]
         d = 0 if a == P.r_a0 else 1
         bw = P.r_bw
         if bw > 0.0:
@@ -176,7 +190,7 @@ def request(P, S, a, s, mirror):
 @hot
 def release(P, S, a):
     S.users[a] -= 1
-    if P.a_conc[a] >= S.s_seq.shape[0]:
+    if P.a_conc[a] >= S.slot.shape[0]:
         # No request can ever wait here (a job slot holds at most one grant per array,
         # so users < slots <= concurrency): the release event would grant no one. Its
         # id is still taken, so every later event keeps the id SimPy gives it.
@@ -211,9 +225,9 @@ def start_service(P, S, V, a, op, s):
 @hot
 def mirror_end(P, S, V, R, s):
     """EV_M_END's handler: the mirror process has returned."""
-    S.s_mstate[s] = M_PROCESSED
-    if S.s_mwait[s] == 1:
-        S.s_mwait[s] = 0
+    S.slot[s, K_MSTATE] = M_PROCESSED
+    if S.slot[s, K_MWAIT] == 1:
+        S.slot[s, K_MWAIT] = 0
         status_leg(P, S, V, R, s)
 
 
@@ -221,14 +235,14 @@ def mirror_end(P, S, V, R, s):
 @jit
 def start_wait(P, S, V, s, limit):
     """reference.wait_for_change: join the waiters; a timer ends the wait after ``limit`` (inf: none)."""
-    S.s_waitid[s] += 1
-    S.s_woken[s] = 0
+    S.slot[s, K_WAITID] += 1
+    S.slot[s, K_WOKEN] = 0
     mask = S.wt_slot.shape[0] - 1
     if S.si[I_WT_TAIL] - S.si[I_WT_HEAD] > mask:  # full: drop entries already woken (they are skipped anyway)
         n = 0
         for i in range(S.si[I_WT_HEAD], S.si[I_WT_TAIL]):
             w = S.wt_slot[i & mask]
-            if S.s_waitid[w] == S.wt_id[i & mask] and S.s_woken[w] == 0:
+            if S.slot[w, K_WAITID] == S.wt_id[i & mask] and S.slot[w, K_WOKEN] == 0:
                 S.tmp_wt[n] = i & mask
                 n += 1
         head = S.si[I_WT_HEAD]
@@ -239,13 +253,13 @@ def start_wait(P, S, V, s, limit):
         S.si[I_WT_TAIL] = head + n
     tail = S.si[I_WT_TAIL]
     S.wt_slot[tail & mask] = s
-    S.wt_id[tail & mask] = S.s_waitid[s]
+    S.wt_id[tail & mask] = S.slot[s, K_WAITID]
     S.si[I_WT_TAIL] = tail + 1
     if limit < np.inf:
         if S.si[I_HEAPN] >= S.h_time.shape[0] >> 1:  # build.py sizes the heap: live timers fit in half
             heap_drop_stale_timers(S)
-        n_slots = S.s_waitid.shape[0]
-        timeout(S, V, limit, EV_APD_TIMER, s + n_slots * S.s_waitid[s])
+        n_slots = S.slot.shape[0]
+        timeout(S, V, limit, EV_APD_TIMER, s + n_slots * S.slot[s, K_WAITID])
 
 
 @jit
@@ -253,9 +267,9 @@ def wake_waiters(S):
     mask = S.wt_slot.shape[0] - 1
     for i in range(S.si[I_WT_HEAD], S.si[I_WT_TAIL]):
         w = S.wt_slot[i & mask]
-        if S.s_waitid[w] == S.wt_id[i & mask] and S.s_woken[w] == 0:
-            S.s_woken[w] = 1
-            S.s_wakeval[w] = 1
+        if S.slot[w, K_WAITID] == S.wt_id[i & mask] and S.slot[w, K_WOKEN] == 0:
+            S.slot[w, K_WOKEN] = 1
+            S.slot[w, K_WAKEVAL] = 1
             push_normal(S, EV_WAKE, w)
     S.si[I_WT_HEAD] = S.si[I_WT_TAIL]
 
@@ -265,19 +279,19 @@ def wake_waiters(S):
 def begin_attempt(P, S, V, R, s):
     """The top of io_life's loop: ask the policy, then send the first frame."""
     now = V.clock[0]
-    d = P.j_dev[P.s_job0[s]]
+    d = P.j_dev[S.slot[s, K_JOB]]
     k = call_i_4(P.pol_select, P.pol_view, P.pol_state, d, s)
     if k < 0:  # no usable path: wait for a change, at most the host's APD timeout
-        S.s_stage[s] = ST_APD
+        S.slot[s, K_STAGE] = ST_APD
         start_wait(P, S, V, s, P.hp_apd[P.d_host[d]])
         return
     p = V.d_paths[d, k]
-    S.s_attempts[s] += 1
-    if S.s_attempts[s] > 1:
+    S.slot[s, K_ATTEMPTS] += 1
+    if S.slot[s, K_ATTEMPTS] > 1:
         R.rc[C_RETRIED] += 1
-    S.s_started[s] = now
-    S.s_deadline[s] = now + P.hp_iot[P.d_host[d]]
-    S.s_path[s] = p
+    S.slotf[s, K_STARTED] = now
+    S.slotf[s, K_DEADLINE] = now + P.hp_iot[P.d_host[d]]
+    S.slot[s, K_PATH] = p
     c = V.p_ctrl[p]
     size = V.s_size[s]
     V.out[p] += 1
@@ -288,13 +302,13 @@ def begin_attempt(P, S, V, R, s):
     if P.pol_start != 0:
         call_v_5(P.pol_start, P.pol_view, P.pol_state, d, k, s)
     if V.s_op[s] == 0:
-        S.s_stage[s] = ST_R_CMD
+        S.slot[s, K_STAGE] = ST_R_CMD
         leg(P, S, V, R, s, p, 0, 0)
     elif P.protocol == 0:
-        S.s_stage[s] = ST_W_CMD
+        S.slot[s, K_STAGE] = ST_W_CMD
         leg(P, S, V, R, s, p, 0, 0)
     else:
-        S.s_stage[s] = ST_W_DATA
+        S.slot[s, K_STAGE] = ST_W_DATA
         leg(P, S, V, R, s, p, 0, size)
 
 
@@ -302,7 +316,7 @@ def begin_attempt(P, S, V, R, s):
 def new_io(P, S, V, R, s):
     """A job slot issues its next I/O: op and size from the job's own stream (common random numbers)."""
     now = V.clock[0]
-    j = P.s_job0[s]
+    j = S.slot[s, K_JOB]
     st = P.str_job[j]
     u = value(V, st)
     op = 0 if u < P.j_readfrac[j] else 1
@@ -316,12 +330,12 @@ def new_io(P, S, V, R, s):
             if u2 < acc:
                 break
     S.si[I_SEQ] += 1
-    S.s_seq[s] = S.si[I_SEQ]
+    S.slot[s, K_SEQ] = S.si[I_SEQ]
     V.s_op[s] = op
     V.s_size[s] = size
-    S.s_issued[s] = now
-    S.s_attempts[s] = 0
-    S.s_mstate[s] = M_NONE
+    S.slotf[s, K_ISSUED] = now
+    S.slot[s, K_ATTEMPTS] = 0
+    S.slot[s, K_MSTATE] = M_NONE
     rec_issue(R, now)
     begin_attempt(P, S, V, R, s)
 
@@ -341,39 +355,39 @@ def end_attempt(P, S, V, R, s, p):
 @hot
 def complete(P, S, V, R, s):
     now = V.clock[0]
-    p = S.s_path[s]
+    p = S.slot[s, K_PATH]
     end_attempt(P, S, V, R, s, p)
-    on_path = now - S.s_started[s]
+    on_path = now - S.slotf[s, K_STARTED]
     if P.pol_complete != 0:
-        d = P.j_dev[P.s_job0[s]]
+        d = P.j_dev[S.slot[s, K_JOB]]
         call_v_6f(P.pol_complete, P.pol_view, P.pol_state, d, V.p_local[p], s, on_path)
-    rec_complete(R, now, V.s_op[s], V.s_size[s], now - S.s_issued[s], p, on_path)
+    rec_complete(R, now, V.s_op[s], V.s_size[s], now - S.slotf[s, K_ISSUED], p, on_path)
     if P.trace_on != 0:
         t = S.si[I_NTRACE]
         S.si[I_NTRACE] = t + 1
         if t + 1 > S.si[I_TRACE_ROOM]:
             V.flags[FL_STOP] = 1
-        S.tr_seq[t] = S.s_seq[s]
-        S.tr_job[t] = P.s_job0[s]
+        S.tr_seq[t] = S.slot[s, K_SEQ]
+        S.tr_job[t] = S.slot[s, K_JOB]
         S.tr_op[t] = V.s_op[s]
         S.tr_size[t] = V.s_size[s]
-        S.tr_issued[t] = S.s_issued[s]
+        S.tr_issued[t] = S.slotf[s, K_ISSUED]
         S.tr_done[t] = now
         S.tr_path[t] = p
-        S.tr_attempts[t] = S.s_attempts[s]
+        S.tr_attempts[t] = S.slot[s, K_ATTEMPTS]
     new_io(P, S, V, R, s)
 
 
 @jit
 def lost(P, S, V, R, s, timed_out):
     """io_life after PathLost: retry now, or wait until the host notices the path is gone."""
-    p = S.s_path[s]
+    p = S.slot[s, K_PATH]
     end_attempt(P, S, V, R, s, p)
     if timed_out:
         R.rc[C_TIMED_OUT] += 1
         begin_attempt(P, S, V, R, s)
     elif V.up[p] == 1:
-        S.s_stage[s] = ST_WAIT_LOST
+        S.slot[s, K_STAGE] = ST_WAIT_LOST
         start_wait(P, S, V, s, np.inf)
     else:
         begin_attempt(P, S, V, R, s)
@@ -381,45 +395,45 @@ def lost(P, S, V, R, s, timed_out):
 
 @hot
 def status_leg(P, S, V, R, s):
-    S.s_stage[s] = ST_W_STATUS
-    leg(P, S, V, R, s, S.s_path[s], 1, 0)
+    S.slot[s, K_STAGE] = ST_W_STATUS
+    leg(P, S, V, R, s, S.slot[s, K_PATH], 1, 0)
 
 
 @hot
 def on_leg(P, S, V, R, s):
     """A frame arrived: the next step of the exchange."""
-    p = S.s_path[s]
+    p = S.slot[s, K_PATH]
     c = V.p_ctrl[p]
-    if S.epoch[c] != S.s_epoch[s] or S.phys_up[c] == 0:  # the frame was lost with its path
+    if S.epoch[c] != S.slot[s, K_EPOCH] or S.phys_up[c] == 0:  # the frame was lost with its path
         lost(P, S, V, R, s, False)
         return
-    stage = S.s_stage[s]
+    stage = S.slot[s, K_STAGE]
     a = P.p_array[p]
     if stage == ST_R_CMD:
-        S.s_stage[s] = ST_R_SVC
+        S.slot[s, K_STAGE] = ST_R_SVC
         if grant_in_line(P, S, V, a):
             start_service(P, S, V, a, 0, s)
         else:
             request(P, S, a, s, 0)
     elif stage == ST_W_CMD:
-        S.s_stage[s] = ST_W_XFER
+        S.slot[s, K_STAGE] = ST_W_XFER
         leg(P, S, V, R, s, p, 1, 0)
     elif stage == ST_W_XFER:
-        S.s_stage[s] = ST_W_DATA
+        S.slot[s, K_STAGE] = ST_W_DATA
         leg(P, S, V, R, s, p, 0, V.s_size[s])
     elif stage == ST_W_DATA:
         peer = P.p_mirror[p]
         mirror = peer >= 0 and S.si[I_REPL_OK] == 1 and S.alive[peer] == 1
-        S.s_stage[s] = ST_W_SVC
+        S.slot[s, K_STAGE] = ST_W_SVC
         if mirror:
             # The mirror process starts: SimPy schedules its Initialize event (urgent),
             # so it runs right after this event, before anything else; it is run below,
             # after the request, with the id it was given here.
-            S.s_mstate[s] = M_RUNNING
-            S.s_mwait[s] = 0
+            S.slot[s, K_MSTATE] = M_RUNNING
+            S.slot[s, K_MWAIT] = 0
             S.si[I_EID] += 1
         else:
-            S.s_mstate[s] = M_NONE
+            S.slot[s, K_MSTATE] = M_NONE
         if grant_in_line(P, S, V, a):
             if mirror:
                 timeout(S, V, repl_trip(P, S, V, R, s, True), EV_M_FWD, s)
@@ -434,14 +448,14 @@ def on_leg(P, S, V, R, s):
 
 @hot
 def on_service_done(P, S, V, R, s):
-    p = S.s_path[s]
+    p = S.slot[s, K_PATH]
     a = P.p_array[p]
     release(P, S, a)
     if V.s_op[s] == 0:
-        S.s_stage[s] = ST_R_DATA
+        S.slot[s, K_STAGE] = ST_R_DATA
         leg(P, S, V, R, s, p, 1, V.s_size[s])
-    elif S.s_mstate[s] == M_RUNNING or S.s_mstate[s] == M_END_SCHEDULED:
-        S.s_stage[s] = ST_W_MIRROR_WAIT
-        S.s_mwait[s] = 1
+    elif S.slot[s, K_MSTATE] == M_RUNNING or S.slot[s, K_MSTATE] == M_END_SCHEDULED:
+        S.slot[s, K_STAGE] = ST_W_MIRROR_WAIT
+        S.slot[s, K_MWAIT] = 1
     else:
         status_leg(P, S, V, R, s)

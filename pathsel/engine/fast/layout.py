@@ -25,6 +25,12 @@ ST_R_CMD, ST_R_SVC, ST_R_DATA = 0, 1, 2
 ST_W_CMD, ST_W_XFER, ST_W_DATA, ST_W_SVC, ST_W_MIRROR_WAIT, ST_W_STATUS = 3, 4, 5, 6, 7, 8
 ST_APD, ST_WAIT_LOST = 9, 10
 
+# the columns of a slot's row (S.slot for integers, S.slotf for floats): the ones every event reads first
+K_STAGE, K_PATH, K_JOB, K_EPOCH, K_MSTATE, K_MWAIT, K_SEQ, K_ATTEMPTS = 0, 1, 2, 3, 4, 5, 6, 7
+K_ISSUED, K_STARTED, K_DEADLINE = 8, 9, 10  # floats
+K_WAITID, K_WOKEN, K_WAKEVAL = 11, 12, 13
+SLOT_COLS = 16  # 128 bytes: two cache lines
+
 # mirror process states
 M_NONE, M_RUNNING, M_END_SCHEDULED, M_PROCESSED = 0, 1, 2, 3
 
@@ -100,7 +106,6 @@ PARAMS = Layout(ParamsType, [
     ("j_nsizes", "i8", 1),
     ("j_sizes", "i8", 2),
     ("j_cumw", "f8", 2),
-    ("s_job0", "i8", 1),
     ("d_host", "i8", 1),
     # the fault timeline
     ("f_time", "f8", 1),
@@ -141,20 +146,11 @@ STATE = Layout(StateType, [
     ("uf_arg", "i8", 1),
     ("nf_kind", "i8", 1),
     ("nf_arg", "i8", 1),
-    # each job slot's I/O
-    ("s_seq", "i8", 1),
-    ("s_issued", "f8", 1),
-    ("s_attempts", "i8", 1),
-    ("s_path", "i8", 1),
-    ("s_started", "f8", 1),
-    ("s_stage", "i8", 1),
-    ("s_epoch", "i8", 1),
-    ("s_mstate", "i8", 1),
-    ("s_mwait", "i8", 1),
-    ("s_deadline", "f8", 1),
-    ("s_waitid", "i8", 1),
-    ("s_woken", "i8", 1),
-    ("s_wakeval", "i8", 1),
+    # each job slot's I/O: one row of SLOT_COLS words per slot, read as integers (slot) or floats (slotf, the
+    # same memory): the K_* columns. An event touches one slot; with thousands of slots in flight a slot's
+    # fields in one row cost one or two cache misses, in a dozen arrays a dozen.
+    ("slot", "i8", 2),
+    ("slotf", "f8", 2),
     # the wire's truth per nexus (the host learns it after its detection delay), arrays alive
     ("phys_up", "i8", 1),
     ("epoch", "i8", 1),

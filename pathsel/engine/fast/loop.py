@@ -62,6 +62,11 @@ from .layout import (
     I_TRACE_ROOM,
     I_UF_HEAD,
     I_UF_TAIL,
+    K_MSTATE,
+    K_PATH,
+    K_WAITID,
+    K_WAKEVAL,
+    K_WOKEN,
     M_END_SCHEDULED,
     PAUSED,
     REFILL,
@@ -128,29 +133,29 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
         if kind == EV_LEG:
             on_leg(P, S, V, R, arg)
         elif kind == EV_GRANT_MAIN:
-            start_service(P, S, V, P.p_array[S.s_path[arg]], V.s_op[arg], arg)
+            start_service(P, S, V, P.p_array[S.slot[arg, K_PATH]], V.s_op[arg], arg)
         elif kind == EV_SVC_MAIN:
             on_service_done(P, S, V, R, arg)
         elif kind == EV_RELEASE:
             trigger_put(S, arg, P.a_conc[arg])
         elif kind == EV_M_FWD:
-            peer = P.p_mirror[S.s_path[arg]]
+            peer = P.p_mirror[S.slot[arg, K_PATH]]
             if grant_in_line(P, S, V, peer):
                 timeout(S, V, value(V, P.str_svc[peer, 1]), EV_M_SVC, arg)
             else:
                 request(P, S, peer, arg, 1)
         elif kind == EV_GRANT_MIRROR:
-            peer = P.p_mirror[S.s_path[arg]]
+            peer = P.p_mirror[S.slot[arg, K_PATH]]
             timeout(S, V, value(V, P.str_svc[peer, 1]), EV_M_SVC, arg)
         elif kind == EV_M_SVC:
-            release(P, S, P.p_mirror[S.s_path[arg]])
+            release(P, S, P.p_mirror[S.slot[arg, K_PATH]])
             timeout(S, V, repl_trip(P, S, V, R, arg, False), EV_M_ACK, arg)
         elif kind == EV_M_ACK:  # the mirror process returns: its own event is scheduled
             if next_in_line(S, V):
                 S.si[I_EID] += 1
                 mirror_end(P, S, V, R, arg)
             else:
-                S.s_mstate[arg] = M_END_SCHEDULED
+                S.slot[arg, K_MSTATE] = M_END_SCHEDULED
                 push_normal(S, EV_M_END, arg)
         elif kind == EV_M_END:
             mirror_end(P, S, V, R, arg)
@@ -167,14 +172,14 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
         elif kind == EV_LEG_TIMEOUT:
             lost(P, S, V, R, arg, True)
         elif kind == EV_APD_TIMER:
-            n_slots = S.s_waitid.shape[0]
+            n_slots = S.slot.shape[0]
             s = arg % n_slots
-            if S.s_waitid[s] == arg // n_slots and S.s_woken[s] == 0:
-                S.s_woken[s] = 1
-                S.s_wakeval[s] = 0
+            if S.slot[s, K_WAITID] == arg // n_slots and S.slot[s, K_WOKEN] == 0:
+                S.slot[s, K_WOKEN] = 1
+                S.slot[s, K_WAKEVAL] = 0
                 push_normal(S, EV_WAKE, s)
         elif kind == EV_WAKE:
-            if S.s_wakeval[arg] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
+            if S.slot[arg, K_WAKEVAL] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
                 rec_fail(R, V.clock[0])
                 new_io(P, S, V, R, arg)
             else:

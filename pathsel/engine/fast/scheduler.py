@@ -24,7 +24,16 @@ from __future__ import annotations
 import numpy as np
 
 from ...jit import hot, jit
-from .layout import EV_APD_TIMER, I_EID, I_HEAPN, I_HTOP, I_NF_TAIL, I_UF_TAIL
+from .layout import (
+    EV_APD_TIMER,
+    I_EID,
+    I_HEAPN,
+    I_HTOP,
+    I_NF_TAIL,
+    I_UF_TAIL,
+    K_WAITID,
+    K_WOKEN,
+)
 
 KIND_BITS = 8
 KIND_MASK = (1 << KIND_BITS) - 1
@@ -181,7 +190,7 @@ def heap_drop_stale_timers(S):
     order does not change.
     """
     heap_settle(S)
-    n_slots = S.s_waitid.shape[0]
+    n_slots = S.slot.shape[0]
     ht = S.h_time
     hk = S.h_key
     ha = S.h_arg
@@ -191,7 +200,7 @@ def heap_drop_stale_timers(S):
         if (hk[i] & KIND_MASK) == EV_APD_TIMER:
             a = ha[i]
             w = a % n_slots
-            if S.s_waitid[w] != a // n_slots or S.s_woken[w] != 0:
+            if S.slot[w, K_WAITID] != a // n_slots or S.slot[w, K_WOKEN] != 0:
                 continue
         ht[m] = ht[i]
         hk[m] = hk[i]

@@ -1,4 +1,4 @@
-"""Write the worked example's captures beside this file (see README.md): a host's esxcli listings and a fio run.
+"""Write the worked example's captures beside this file (README.md says what they are): a host's esxcli listings and a fio run.
 
 Run from a checkout: ``python sims/site/make_site_captures.py``. The same
 seed gives the same files, byte for byte. The esxcli files follow the
