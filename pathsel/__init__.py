@@ -8,10 +8,13 @@
 from . import examples
 from .api import simulate, simulate_seeds
 from .errors import ScenarioError
+from .measured import read_measurements
 from .policies import DeviceView, IORequest, PathView, Policy, alua_working_set
 from .results import Result, RunResult
 from .scenario import Scenario, default_scenario, load_scenario, loads_scenario
+from .studies.calibrate import calibrate
 from .studies.sweep import SweepResult, sweep
+from .systems import emit, import_outputs
 from .version import __version__
 
 __all__ = [
@@ -19,6 +22,10 @@ __all__ = [
     "simulate_seeds",
     "sweep",
     "SweepResult",
+    "import_outputs",
+    "read_measurements",
+    "calibrate",
+    "emit",
     "load_scenario",
     "loads_scenario",
     "default_scenario",

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from .api import resolve_scenario, simulate
+from .cli_site import add_emit_options, add_site_commands, emit_recommended, emit_simulate, presets_text
 from .engine import supports
 from .errors import ScenarioError
 from .policies.spec import POLICY_DEFS
@@ -130,6 +131,8 @@ def _notice(args: argparse.Namespace):
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
     scenario, case = _scenario(args)
+    if args.emit:
+        return emit_simulate(args, scenario)
     progress = not args.json and not args.quiet and sys.stderr.isatty()
     result = simulate(
         scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress,
@@ -177,6 +180,9 @@ def _num(x: float) -> str:
 
 
 def _cmd_policies(args: argparse.Namespace) -> int:
+    if args.presets:
+        sys.stdout.write(presets_text(args.markdown))
+        return 0
     if args.markdown:
         from .policies.registry import markdown_table
 
@@ -358,6 +364,8 @@ def _cmd_recommend(args: argparse.Namespace) -> int:
     from .studies.recommend import recommend, write_html
 
     rec = recommend(args.results, metrics=args.metric, policies=args.policy)
+    if args.emit:
+        return emit_recommended(args, rec)
     if args.html:
         try:
             write_html(rec, args.html)
@@ -391,6 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--paths", action="store_true", help="also print per-path I/Os, shares, IOPS, I/Os in flight and latencies")
     sim.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     sim.add_argument("--predict", action="store_true", help="also show the analytic figures (pathsel predict) beside the simulated ones")
+    add_emit_options(sim, "the chosen policy (--policy SPEC) without running it")
     sim.set_defaults(func=_cmd_simulate)
 
     pre = sub.add_parser("predict", help="print the analytic figures: throughput bounds, and Mean Value Analysis where a policy has a fixed split")
@@ -414,6 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     pol = sub.add_parser("policies", help="list the built-in policies, their parameters and defaults")
     pol.add_argument("--markdown", action="store_true", help="print docs/policies.md's table instead (generated from the policies' definitions)")
+    pol.add_argument("--presets", action="store_true", help="list the shipped defaults usable as preset:NAME (as pathsel presets)")
     pol.set_defaults(func=_cmd_policies)
 
     sch = sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors)")
@@ -453,7 +463,9 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--html", metavar="FILE", help="also write the regret heatmaps to this HTML file")
     rec.add_argument("--top", type=_positive_int, default=10, metavar="N", help="settings shown per metric (default: 10)")
     rec.add_argument("--json", action="store_true", help="print one JSON document")
+    add_emit_options(rec, "the recommended setting")
     rec.set_defaults(func=_cmd_recommend)
+    add_site_commands(sub, _duration, _seed, _positive_int)
     return parser
 
 

@@ -131,8 +131,8 @@ def copy(name: str | None = None, to: str | Path = ".") -> list[Path]:
         for f in files(n) if name is not None else [path(n)]:
             if f not in sources:
                 sources.append(f)
-    if name is None:  # everything: the measurement files too, README and script included
-        sources += sorted(p for p in (EXAMPLES / "data").iterdir() if p.is_file())
+    if name is None:  # everything: the measurement files and a site's captures too, READMEs and scripts included
+        sources += sorted(p for sub in ("data", "site") for p in (EXAMPLES / sub).iterdir() if p.is_file())
     dest = Path(to)
     plan = [(f, dest / f.relative_to(EXAMPLES)) for f in sources]
     clash = [str(d) for f, d in plan if d.exists() and (not d.is_file() or d.read_bytes() != f.read_bytes())]

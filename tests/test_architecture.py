@@ -2,9 +2,10 @@
 
 The layers, lowest first (a module may import its own layer and the ones below):
 
-    leaves     version, errors, units, stats, metrics, jit (numba plumbing), model.distributions
-    policies   what a policy is and the built-in ones
-    scenario   reading and validating scenario files
+    leaves     version, errors, units, stats, metrics, jit (numba plumbing), model.distributions,
+               measured (fio, esxtop, iostat files read as figures)
+    policies   what a policy is and the built-in ones, presets (shipped defaults)
+    scenario   reading and validating scenario files; systems (hosts' listings in, settings out)
     model      a scenario compiled for one run
     engine     the reference (SimPy) and fast (numba) engines
     results    what runs measured: tables, JSON, figures, the report
@@ -27,9 +28,9 @@ ROOT = Path(__file__).resolve().parents[1] / "pathsel"
 
 LAYERS = [
     ("leaves", ("pathsel.version", "pathsel.errors", "pathsel.units", "pathsel.stats", "pathsel.metrics", "pathsel.jit",
-                "pathsel.model.distributions", "pathsel.data")),
+                "pathsel.model.distributions", "pathsel.data", "pathsel.measured")),
     ("policies", ("pathsel.policies",)),
-    ("scenario", ("pathsel.scenario",)),
+    ("scenario", ("pathsel.scenario", "pathsel.systems")),
     ("model", ("pathsel.model",)),
     ("engine", ("pathsel.engine",)),
     ("results", ("pathsel.results",)),

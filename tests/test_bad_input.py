@@ -40,7 +40,7 @@ CASES = [
     (
         "empirical_unknown_format.toml",
         "paths[1].one_way_latency",
-        "empirical: format must be one of auto, plain, ping, sockperf, latte, got 'csv'",
+        "empirical: format must be one of auto, plain, ping, sockperf, latte, fio, got 'csv'",
     ),
     ("bandwidth_no_unit.toml", "paths[1].bandwidth", "'16' has no unit"),
     # issue 13: units as people write them, and their limits
@@ -104,6 +104,10 @@ CASES = [
     ("alua_fault_no_state.toml", "faults[0].state", "an alua change needs the new state"),
     ("fault_unknown_path.toml", "faults[0].path", "no path named 'p9' on host 'esxi01'"),
     ("missing_paths.toml", "paths", "required section is missing (add at least one [[paths]] table)"),
+    # issue 18: measurements in, shipped defaults
+    ("empirical_fio_cut_short.toml", "paths[1].one_way_latency", "empirical: ../data/import/bad/fio-cut-short.json: line 104, column 26: the JSON ends early (cut short?)"),
+    ("empirical_fio_wrong_op.toml", "paths[1].one_way_latency", "jobs[0].read: no read I/Os (total_ios = 0): the file has write"),
+    ("preset_unknown.toml", "policies[0].spec", "unknown preset 'dm-netap-ontap' (did you mean preset:dm-netapp-ontap?"),
     ("not_utf8.toml", "line 2", "not UTF-8 text"),
     ("does_not_exist.toml", "", "no such file"),
     (".", "", "is a directory, not a scenario file"),  # tests/bad_inputs itself
@@ -190,6 +194,15 @@ ARG_CASES = [
         ["--policy", "latency:num_sampling_cycles=8"],
         "--policy 'latency:num_sampling_cycles=8': num_sampling_cycles must be in 16..2147483647, got 8",
     ),
+    # issue 18: a policy a system cannot run gets one refusal naming the kind that can
+    (["--policy", "rr:iops=1", "--emit", "multipath.conf"], "--emit multipath.conf: rr:iops=1 is not a dm-multipath selector"),
+    (["--policy", "dm:service-time", "--emit", "esxcli", "--device", "naa.1"], "--emit esxcli: dm:service-time is not an ESXi NMP policy (rr, latency, fixed, mru); emit it with --emit multipath.conf"),
+    (["--policy", "rr:iops=1", "--emit", "esxcli"], "--emit esxcli: rr:iops=1: a SATP's default PSP takes no PSP options; use --emit satp-rule"),
+    (["--policy", "rr:iops=1", "--emit", "satp-rule"], "--emit satp-rule: a SATP rule matches a vendor and model: give --vendor and --model"),
+    (["--policy", "mpio:wp", "--emit", "powershell"], "--emit powershell: Weighted Paths needs a weight on every path"),
+    (["--policy", "nvme:numa", "--emit", "powershell"], "--emit powershell: nvme:numa is not a Microsoft DSM policy"),
+    (["--emit", "esxcli"], "--emit esxcli: choose one policy with --policy (the scenario runs 3:"),
+    (["--policy", "preset:nope"], "--policy 'preset:nope': unknown preset 'nope'"),
 ]
 
 
@@ -227,3 +240,71 @@ def test_every_duration_option_refuses_alike(command, value, fragment, capsys):
     assert err.count("\n") == 1
     assert err.startswith("pathsel: error: command line: argument --duration: ")
     assert fragment in err
+
+
+# -- issue 18: what hosts print and what measurements say ------------------------------------------------
+
+IMPORTED = ROOT / "tests" / "data" / "import"
+
+# (command after "pathsel", the bad file, expected place, fragment): one file with one defect each (tests/data/import/bad)
+OUTPUT_CASES = [
+    (["import", "esxcli", "bad/esxcli-device-list-cut-short.txt", "esxcli-core-path-list.txt"], "line 21", "device naa.624a93708a75393becad4e43000113ef: no 'Path Selection Policy:' line (is the output cut short?)"),
+    (["import", "esxcli", "bad/esxcli-device-list-bad-iops.txt", "esxcli-core-path-list.txt"], "line 16", "iops='one' is not a whole number"),
+    (["import", "esxcli", "bad/esxcli-device-list-unknown-psp.txt", "esxcli-core-path-list.txt"], "line 15", "Path Selection Policy 'PSP_EMC_PP' is not one pathsel models"),
+    (["import", "esxcli", "bad/esxcli-device-list-config-cut.txt", "esxcli-core-path-list.txt"], "line 16", "Path Selection Policy Device Config is cut short (its braces do not close)"),
+    (["import", "esxcli", "esxcli-nmp-device-list.txt", "bad/esxcli-core-path-list-cut-short.txt"], "line 271", "no 'Device:' line (is the output cut short?)"),
+    (["import", "esxcli", "esxcli-nmp-device-list.txt", "bad/esxcli-core-path-list-garbled.txt"], "line 10", "expected 'Key: Value' under a path, got 'Plugin NMP'"),
+    (["import", "multipath", "bad/multipath-ll-cut-short.txt"], "line 6", "a path group with no paths (is the output cut short?)"),
+    (["import", "multipath", "bad/multipath-ll-garbled-path.txt"], "line 5", "expected a path line such as '|- 1:0:0:1 sdb 8:16 active ready running'"),
+    (["import", "multipath", "bad/multipath-ll-unknown-selector.txt"], "line 3", "path_selector 'weighted-rr 0' is not a dm selector pathsel models"),
+    (["import", "multipath", "multipath-ll.txt", "bad/multipath-conf-unclosed.conf"], "line 12", "section 'devices' opened here is never closed"),
+    (["import", "multipath", "multipath-ll.txt", "bad/multipath-conf-bad-failback.conf"], "line 18", "failback must be immediate, manual or a whole number of seconds > 0, got 'sometimes'"),
+    (["import", "nvme", "bad/nvme-list-subsys-cut-short.txt"], "line 1", "nvme-subsys0 lists no controllers (is the output cut short?)"),
+    (["import", "nvme", "bad/nvme-list-subsys-bad-ana.txt"], "line 6", "ANA state 'semi-optimized' is not one of"),
+    (["import", "nvme", "nvme-list-subsys.txt", "bad/nvme-iopolicy-bad.txt"], "line 1", "iopolicy 'fastest' is not numa, round-robin, queue-depth"),
+    (["import", "mpclaim", "bad/mpclaim-disk-cut-short.txt"], "line 1", "MPIO Disk0 says 4 paths but lists 2 (is the output cut short?)"),
+    (["import", "mpclaim", "bad/mpclaim-disk-vendor-specific.txt"], "line 1", "load balance policy 'Vendor Specific' is not one pathsel models"),
+    (["calibrate", "--fit", "service_time", "--measured", "bad/fio-cut-short.json"], "line 104, column 26", "the JSON ends early (cut short?)"),
+    (["calibrate", "--fit", "service_time", "--measured", "bad/fio-no-clat.json"], "jobs[0].write.clat_ns", "missing (no completion latency"),
+    (["calibrate", "--fit", "service_time", "--measured", "bad/fio-normal-output.txt"], "line 1", "not a measurement pathsel reads"),
+    (["calibrate", "--fit", "service_time", "--measured", "bad/esxtop-cut-short.csv"], "line 13", "20 values, the header (line 1) has 37 (the file is cut short?)"),
+    (["calibrate", "--fit", "service_time", "--measured", "bad/esxtop-not-batch.csv"], "line 1", "not a measurement pathsel reads"),
+    (["calibrate", "--fit", "service_time", "--measured", "bad/iostat-cut-short.txt"], "line 9", "6 values, the Device header (line 6) has 23 (the file is cut short?)"),
+    (["calibrate", "--fit", "service_time", "--measured", "bad/iostat-without-x.txt"], "line 3", "the Device header has no r/s column: run iostat -x"),
+]
+
+
+def _output_args(args: list[str]) -> list[str]:
+    return [str(IMPORTED / a) if a.endswith((".txt", ".conf", ".json", ".csv")) else a for a in args]
+
+
+def test_every_bad_output_file_has_a_row():
+    files = {p.name for p in (IMPORTED / "bad").iterdir()}
+    rows = {a.removeprefix("bad/") for args, _, _ in OUTPUT_CASES for a in args if a.startswith("bad/")}
+    assert files == rows
+
+
+@pytest.mark.parametrize(("args", "place", "fragment"), OUTPUT_CASES, ids=[next(a for a in c[0] if a.startswith("bad/")) for c in OUTPUT_CASES])
+def test_bad_output_gets_one_located_line(args, place, fragment, capsys):
+    bad = str(IMPORTED / next(a for a in args if a.startswith("bad/")))
+    assert main(_output_args(args)) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1
+    assert err.startswith(f"pathsel: error: {bad}: {place}: ")
+    assert fragment in err
+
+
+def test_bad_output_through_the_api():
+    with pytest.raises(pathsel.ScenarioError) as info:
+        pathsel.import_outputs("multipath", [IMPORTED / "bad" / "multipath-ll-garbled-path.txt"])
+    assert (info.value.place, info.value.source) == ("line 5", str(IMPORTED / "bad" / "multipath-ll-garbled-path.txt"))
+    with pytest.raises(pathsel.measured.MeasureError) as info:
+        pathsel.read_measurements(IMPORTED / "bad" / "esxtop-cut-short.csv")
+    assert info.value.place == "line 13"
+
+
+def test_import_subprocess_one_line_no_traceback():
+    bad = IMPORTED / "bad" / "nvme-list-subsys-bad-ana.txt"
+    proc = subprocess.run([sys.executable, "-m", "pathsel.cli", "import", "nvme", str(bad)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    _assert_one_clean_line(proc, f"pathsel: error: {bad}: line 6: ", "ANA state 'semi-optimized'")

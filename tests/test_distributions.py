@@ -347,7 +347,7 @@ ERRORS = [
     ({"dist": "mixture", "components": [{"weight": 1, "value": "70us"}]},
      "mixture components[0] needs dist (constant, empirical, exponential, lognormal, normal, uniform)"),
     ({"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "format": "csv"},
-     "empirical: format must be one of auto, plain, ping, sockperf, latte, got 'csv'"),
+     "empirical: format must be one of auto, plain, ping, sockperf, latte, fio, got 'csv'"),
     ({"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "scale": 0},
      "empirical: scale must be a number > 0 (0.5 turns round trips into one way), got 0"),
     ({"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "unit": "furlongs"},

@@ -224,12 +224,12 @@ def test_p2c_one_candidate_draws_nothing_and_none_gives_none():
     rig = Rig(["AO", "ANO", "standby"])
     pol = rig.bind(PeakEwmaP2C(), rng=np.random.default_rng(0))
     assert rig.names_of(3) == ["p0"] * 3
-    assert pol.view.rpos[0] == 0  # no value of the device's stream was used
+    assert pol.view.rq[0, 0] == 0  # no value of the device's stream was used (rq[stream, 0]: its next value)
     rig.down(0)
     assert rig.names_of(1) == ["p1"]  # the ANO path is the working set now
     rig.down(1)
     assert rig.names_of(1) == [None]
-    assert pol.view.rpos[0] == 0
+    assert pol.view.rq[0, 0] == 0
 
 
 @pytest.mark.parametrize(

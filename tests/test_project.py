@@ -39,7 +39,7 @@ def test_public_api_is_curated():
         [
             "simulate", "simulate_seeds", "sweep", "SweepResult", "load_scenario", "loads_scenario", "default_scenario", "Scenario", "ScenarioError",
             "Result", "RunResult", "Policy", "PathView", "DeviceView", "IORequest", "alua_working_set", "__version__",
-            "plots", "report", "examples",
+            "plots", "report", "examples", "import_outputs", "read_measurements", "calibrate", "emit",
         ]
     )
     for name in pathsel.__all__:

@@ -20,7 +20,9 @@ Each distribution is a frozen dataclass with
 
 In a scenario file a delay is a plain duration (``"50us"``, constant) or a
 table with ``dist`` = ``constant``, ``exponential``, ``uniform``, ``normal``,
-``lognormal``, ``mixture`` or ``empirical``; see docs/distributions.md.
+``lognormal``, ``mixture`` or ``empirical`` (plain numbers, ping, sockperf,
+latte, or fio's JSON completion latencies: :mod:`pathsel.measured.fio`);
+see docs/distributions.md.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import closest
+from ..measured import MeasureError, fio_latency_table, load_fio
 from ..stats import norm_cdf, norm_pdf, norm_ppf
 from ..units import format_duration, parse_duration
 
@@ -560,7 +563,7 @@ class Empirical(_Delay):
 
 # -- reading measurement files ----------------------------------------------------------
 
-EMPIRICAL_FORMATS = ("auto", "plain", "ping", "sockperf", "latte")
+EMPIRICAL_FORMATS = ("auto", "plain", "ping", "sockperf", "latte", "fio")
 
 _NUM = r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # sockperf colours its summary lines
@@ -612,6 +615,8 @@ def _read_text(name: str, path: Path) -> str:
 
 
 def _detect(text: str) -> str:
+    if text.lstrip().startswith("{") or '"fio version"' in text[:4096]:
+        return "fio"
     if _SOCKPERF_PCT.search(text) or _SOCKPERF_END.search(text) or "sockperf" in text or "txTime(sec)" in text:
         return "sockperf"
     if _PING_REPLY.search(text):
@@ -724,8 +729,17 @@ def _empirical(value: dict[str, Any], base_dir: str | Path | None) -> Empirical:
         path = (Path(base) if base is not None else Path.cwd()) / path
     text = _read_text(name, path)
     kind = _detect(text) if fmt == "auto" else fmt
+    op = value.get("op")
+    if op is not None and kind != "fio":
+        raise ValueError(f"empirical: op applies to fio output only (read, write), not to {kind}")
     if unit is not None and kind != "plain":
         raise ValueError(f"empirical: unit applies to plain files only ({kind} output says its own units)")
+    if kind == "fio":  # completion latency of fio's read or write I/Os (pathsel.measured.fio)
+        try:
+            probs, values, count, what = fio_latency_table(load_fio(text, name), name, op)
+        except MeasureError as e:
+            raise ValueError(f"empirical: {e}") from None
+        return Empirical.from_quantile_table(probs, values * scale, str(path), count, what, scale)
 
     if kind == "sockperf":
         samples, table, count = _parse_sockperf(name, text)
@@ -760,7 +774,7 @@ _KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "normal": (frozenset({"mean", "stddev"}), frozenset()),
     "lognormal": (frozenset(), frozenset({"median", "p99", "mean", "stddev", "shift"})),
     "mixture": (frozenset({"components"}), frozenset()),
-    "empirical": (frozenset({"file"}), frozenset({"format", "unit", "scale"})),
+    "empirical": (frozenset({"file"}), frozenset({"format", "unit", "scale", "op"})),
 }
 DELAY_KINDS = tuple(sorted(_KEYS))
 

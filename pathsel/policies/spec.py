@@ -11,7 +11,10 @@ case-insensitive and multipath.conf's ``"service-time 0"`` spelling works
 Hyphens and underscores in keys are the same (esxcli writes
 ``--num-sampling-cycles``). Two keys are not policy parameters but apply to
 the run that uses the policy: ``preferred_array`` (the ALUA preference the
-arrays advertise) and ``label``.
+arrays advertise) and ``label``. ``preset:NAME`` names a shipped default
+(:mod:`pathsel.policies.presets`) and resolves to its spec, labelled with
+its name; keys after it (``preset:dm-netapp-ontap:failback=manual``)
+override its parameters.
 
 What a name means (parameters, defaults, ranges) is the policy's
 :class:`~pathsel.policies.define.PolicyDef`, listed in :mod:`pathsel.policies.registry`.
@@ -24,6 +27,7 @@ from typing import Any
 
 from ..errors import closest
 from .define import Param, PolicyDef
+from .presets import PRESET_PREFIX, resolve_preset
 from .registry import POLICY_DEFS, families
 
 __all__ = ["Param", "PolicyDef", "PolicySpec", "POLICY_DEFS", "parse_spec", "SpecError", "RUN_KEYS", "norm_key", "families"]
@@ -116,6 +120,15 @@ def parse_spec(text: str, extra: dict[str, Any] | None = None) -> tuple[PolicySp
     """
     if not isinstance(text, str) or not text.strip():
         raise SpecError("a policy spec must be a non-empty string such as \"rr:iops=1\"")
+    if text.strip().lower().startswith(PRESET_PREFIX):  # a shipped default (pathsel.policies.presets)
+        try:
+            found, keys = resolve_preset(text)
+        except ValueError as e:
+            raise SpecError(str(e)) from None
+        spec, run_opts = parse_spec(found.spec, {**keys, **(extra or {})})
+        given = ",".join(f"{k}={v}" for k, v in keys.items())
+        run_opts.setdefault("label", found.label + (":" + given if given else ""))
+        return spec, run_opts
     name, rest = _split_name(text.strip())
     raw: dict[str, Any] = {}
     if rest.strip():

@@ -1,0 +1,174 @@
+"""The command line's site commands: ``pathsel import``, ``pathsel calibrate``, ``pathsel presets`` and ``--emit``.
+
+Your world in (a host's multipath listings, your measurements), a decision
+out (the commands or configuration that apply a policy). :mod:`pathsel.cli`
+adds these to its parser; each prints one located line and exits 2 on bad
+input, as every command does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import ScenarioError
+from .policies.presets import PRESETS
+from .systems import EMIT_KINDS, IMPORT_KINDS, emit, import_outputs
+
+__all__ = ["add_site_commands", "add_emit_options", "emit_simulate", "emit_recommended", "presets_text"]
+
+
+def add_emit_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--emit KIND`` and what it applies to, on simulate and recommend."""
+    g = parser.add_argument_group("emit", f"print what applies {what} on a host, instead of the usual output")
+    g.add_argument("--emit", choices=EMIT_KINDS, metavar="KIND",
+                   help=f"esxcli, satp-rule, multipath.conf, nvme-udev or powershell: the commands or configuration that apply {what}")
+    g.add_argument("--device", metavar="ID", help="for one device: an ESXi device (naa...), a multipath WWID, an NVMe subsystem NQN, an MPIO disk number (default: as the default for every device)")
+    g.add_argument("--vendor", help="the SCSI vendor a SATP rule or a multipath.conf devices entry matches (esxcli storage core device list, multipath -ll)")
+    g.add_argument("--model", help="the SCSI model (product) to match, or an NVMe subsystem's model (nvme list-subsys -v)")
+    g.add_argument("--satp", default="VMW_SATP_ALUA", help="the SATP of a SATP rule or a SATP's default PSP (default: VMW_SATP_ALUA)")
+
+
+def _emit(spec: str, args: argparse.Namespace, header: str) -> int:
+    text = emit(spec, args.emit, device=args.device, vendor=args.vendor, model=args.model, satp=args.satp)
+    sys.stdout.write(header + text)
+    return 0
+
+
+def emit_simulate(args: argparse.Namespace, scenario) -> int:
+    """``pathsel simulate --emit KIND``: the one policy chosen (``--policy``, or the scenario's only one), not run."""
+    runs = scenario.runs
+    if len(runs) != 1:
+        labels = ", ".join(r.label for r in runs)
+        raise ScenarioError("command line", f"--emit {args.emit}", f"choose one policy with --policy (the scenario runs {len(runs)}: {labels})")
+    run = runs[0]
+    if not run.builtin:
+        raise ScenarioError("command line", f"--emit {args.emit}", f"{run.label!r} is a Python policy: no host runs it")
+    return _emit(run.policy.text, args, f"# pathsel simulate --emit {args.emit}: {run.label}\n")
+
+
+def emit_recommended(args: argparse.Namespace, rec) -> int:
+    """``pathsel recommend --emit KIND``: the first metric's recommended setting."""
+    metric, m = next(iter(rec.metrics.items()))
+    others = {k: v.spec for k, v in rec.metrics.items() if v.spec != m.spec}
+    header = f"# pathsel recommend {args.results} --emit {args.emit}: {m.recommended} (best worst-case regret in {metric})\n"
+    if others:
+        header += "# other metrics recommend otherwise: " + "; ".join(f"{k}: {v}" for k, v in others.items()) + "\n"
+    if not m.spec:
+        raise ScenarioError(str(args.results), "", f"the recommended setting {m.recommended!r} has no policy spec to apply")
+    return _emit(m.spec, args, header)
+
+
+def presets_text(markdown: bool = False) -> str:
+    if markdown:
+        rows = ["| preset | runs | for | shipped setting | source |", "|---|---|---|---|---|"]
+        for p in PRESETS.values():
+            cells = [f"`preset:{p.name}`", f"`{p.spec}`", p.matches, p.setting, f"[{p.source}]({p.url})"]
+            rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        return "\n".join(rows) + "\n"
+    width = max(len(p.name) for p in PRESETS.values()) + 7
+    out = []
+    for p in PRESETS.values():
+        out.append(f"{'preset:' + p.name:{width}s}  {p.spec}")
+        out.append(f"{'':{width}s}  for {p.matches}: {p.setting}")
+        out.append(f"{'':{width}s}  from {p.source}")
+        if p.host:
+            out.append(f"{'':{width}s}  not a policy parameter: {p.host}")
+    return "\n".join(out) + "\n"
+
+
+def _cmd_presets(args: argparse.Namespace) -> int:
+    sys.stdout.write(presets_text(args.markdown))
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    command = "pathsel import " + args.kind + " " + " ".join(args.files)
+    imp = import_outputs(args.kind, args.files, host=args.host, devices=args.device, output=args.output, command=command,
+                         workload=args.workload)
+    if args.output:
+        try:
+            Path(args.output).write_text(imp.text, encoding="utf-8")
+        except OSError as e:
+            raise ScenarioError(args.output, "", f"cannot write: {e.strerror or e}") from None
+    else:
+        sys.stdout.write(imp.text)
+    if not args.quiet:
+        sc = imp.scenario
+        paths = sum(g.count for g in sc.model.paths)
+        where = args.output or "stdout"
+        err = sys.stderr
+        print(f"pathsel import: wrote {where}: {len(sc.model.hosts)} host, {max(len(sc.model.volumes), 1)} volume(s), "
+              f"{paths} path(s), {len(sc.model.arrays)} array(s); policy {', '.join(r.label.removeprefix('as imported: ') for r in sc.runs)}", file=err)
+        print("the output does not tell these; their placeholders load and run, fill them in or fit them "
+              f"(pathsel calibrate {args.output or 'SCENARIO'} --measured FILE --fit NAME):", file=err)
+        width = max(len(p) for p, _, _ in imp.to_fill)
+        for place, value, how in imp.to_fill:
+            print(f"  {place:{width}s}  {value:>8s}  {how}", file=err)
+        for note in imp.notes:
+            print(f"note: {note}", file=err)
+    return 0
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from .studies.calibrate import calibrate
+
+    progress = None
+    if not args.quiet and not args.json:
+        def progress(line: str) -> None:
+            print(f"pathsel calibrate: {line}", file=sys.stderr, flush=True)
+    notify = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    cal = calibrate(
+        args.file, args.fit, args.measured or (), policy=args.policy, duration=args.duration, replications=args.replications,
+        seed=args.seed, device=args.device, op=args.op, progress=progress, notify=notify,
+    )
+    if args.output:
+        try:
+            cal.write(args.output)
+        except OSError as e:
+            raise ScenarioError(args.output, "", f"cannot write: {e.strerror or e}") from None
+    if args.json:
+        from .results.result import jsonable
+
+        sys.stdout.write(json.dumps(jsonable(cal.to_dict()), indent=2) + "\n")
+        return 0
+    sys.stdout.write(cal.report())
+    if args.output:
+        print(f"\npathsel: wrote {args.output} (the scenario with the fitted values)")
+    return 0
+
+
+def add_site_commands(sub, duration, seed, positive_int) -> None:
+    """``import``, ``calibrate`` and ``presets``; the type checkers are the CLI's own (passed in: no private import)."""
+    imp = sub.add_parser("import", help="a scenario skeleton from a host's multipath listings (esxcli, multipath -ll, nvme list-subsys, mpclaim)")
+    imp.add_argument("kind", choices=list(IMPORT_KINDS), metavar="KIND",
+                     help="; ".join(f"{k}: {v[2]}" for k, v in IMPORT_KINDS.items()))
+    imp.add_argument("files", nargs="+", metavar="FILE", help="the captured outputs, in any order")
+    imp.add_argument("-o", "--output", metavar="TOML", help="where to write the scenario (default: stdout)")
+    imp.add_argument("--host", help="the host's name in the scenario (the outputs do not say it)")
+    imp.add_argument("--device", action="append", metavar="ID", help="import only this ESXi device (repeatable; default: every shared device)")
+    imp.add_argument("--workload", metavar="FIO_JSON", help="take the workload (rw, bs, iodepth, numjobs) from fio --output-format=json output")
+    imp.add_argument("-q", "--quiet", action="store_true", help="no list of what to fill in on stderr")
+    imp.set_defaults(func=_cmd_import)
+
+    cal = sub.add_parser("calibrate", help="fit a scenario's unknowns (service time, latencies, concurrency) to measured IOPS and latency")
+    cal.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded seed 004 test drive)")
+    cal.add_argument("--fit", action="append", required=True, metavar="NAME",
+                     help="an unknown: service_time, one_way_latency, concurrency, replication_latency; NAME@ARRAY or NAME@PATH for some entries, NAME=LOW..HIGH for its range (repeatable)")
+    cal.add_argument("--measured", action="append", metavar="FILE", help="fio JSON, esxtop -b CSV, iostat -x, or pathsel simulate --json (repeatable; default: the scenario's expect figures)")
+    cal.add_argument("--policy", metavar="SPEC", help="the policy the measured set-up ran (default: the run the file names, else the scenario's first)")
+    cal.add_argument("--device", metavar="NAME", help="the device of an esxtop or iostat capture (default: the busiest)")
+    cal.add_argument("--op", choices=["read", "write"], help="compare fio's read or write figures only")
+    cal.add_argument("--duration", type=duration, help="measured time of each candidate's runs (default: the file's)")
+    cal.add_argument("--replications", type=positive_int, default=2, metavar="N", help="seeds per candidate, the same for every candidate (default: 2)")
+    cal.add_argument("--seed", type=seed, help="root of the seeds (default: the scenario's)")
+    cal.add_argument("-o", "--output", metavar="TOML", help="write the scenario with the fitted values")
+    cal.add_argument("--json", action="store_true", help="print the fit as one JSON document")
+    cal.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    cal.set_defaults(func=_cmd_calibrate)
+
+    pre = sub.add_parser("presets", help="list the shipped defaults usable as --policy preset:NAME (multipath-tools, nvme-cli, ESXi, MSDSM)")
+    pre.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    pre.set_defaults(func=_cmd_presets)

@@ -1,0 +1,155 @@
+"""esxtop batch mode (``esxtop -b -d 5 -n 60 > esxtop.csv``): per device and per path IOPS and latency.
+
+Sources: VMware, "Interpreting esxtop Statistics" (esxtop 4.1, section 4
+Disk and 4.3 "Batch Mode Output"), VMware Communities DOC-9279 / DOC-11812,
+2010, https://communities.vmware.com/docs/DOC-11812 and its successor
+Broadcom KB 382249, "Using ESXTop and Interpreting ESXTop Statistics"
+(2024),
+https://knowledge.broadcom.com/external/article/382249/using-esxtop-and-interpreting-esxtop-sta.html
+: batch mode writes Windows perfmon's CSV ("PDH-CSV 4.0"), one column per counter
+named ``\\\\HOST\\OBJECT(INSTANCE)\\COUNTER`` and one row per sample. The
+disk device screen's counters (the screen's column in brackets):
+
+* ``Commands/sec`` (CMDS/s): I/Os completed per second, the IOPS;
+* ``Average Driver MilliSec/Command`` (DAVG/cmd): time in the device, the
+  path and the array;
+* ``Average Kernel MilliSec/Command`` (KAVG/cmd): time queued in the VMkernel;
+* ``Average Guest MilliSec/Command`` (GAVG/cmd = DAVG + KAVG): what the
+  virtual machine sees;
+* ``Active Commands`` (ACTV) and ``Queued Commands`` (QUED).
+
+Devices are the object ``Physical Disk SCSI Device(naa....)``. Per-path
+counters come from an object whose name has ``Path`` in it and whose
+instance holds a runtime name (``vmhba1:C0:T0:L1``, possibly after the device,
+as in ``naa.624a...-vmhba1:C0:T0:L1``): pathsel takes the runtime name as the
+path's name, which is how ``pathsel import esxcli`` names paths.
+
+A device's figures are the means over the samples (IOPS: of Commands/sec;
+latency: GAVG weighted by each sample's commands), with the standard error
+of the IOPS from the spread of the samples. Per path: Commands/sec and DAVG.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+
+import numpy as np
+
+from .base import Figure, MeasureError, Measurement
+
+__all__ = ["read_esxtop", "is_esxtop", "COUNTERS"]
+
+# counter -> short name (the esxtop screen's column)
+COUNTERS = {
+    "Commands/sec": "CMDS/s",
+    "Average Driver MilliSec/Command": "DAVG",
+    "Average Kernel MilliSec/Command": "KAVG",
+    "Average Guest MilliSec/Command": "GAVG",
+    "Active Commands": "ACTV",
+    "Queued Commands": "QUED",
+}
+_COLUMN = re.compile(r"^\\\\(?P<host>[^\\]*)\\(?P<object>[^\\(]+)\((?P<instance>.*)\)\\(?P<counter>[^\\]+)$")
+_RUNTIME = re.compile(r"vmhba\d+:C\d+:T\d+:L\d+")
+_DEVICE_OBJECT = "Physical Disk SCSI Device"
+
+
+def is_esxtop(text: str) -> bool:
+    return text.lstrip('\ufeff"').startswith("(PDH-CSV")
+
+
+def read_esxtop(text: str, source: str, device: str | None = None) -> Measurement:
+    """The busiest device's figures (or ``device``'s), with per-path figures where the file has them."""
+    lines = text.splitlines()
+    if not lines or not is_esxtop(lines[0]):
+        first = next(iter(csv.reader([lines[0]])), [""])[0] if lines else ""
+        raise MeasureError(source, "line 1", f"not esxtop batch output: the first cell is {first[:40]!r}, not \"(PDH-CSV 4.0) ...\"")
+    header = next(csv.reader([lines[0]]))
+    columns: dict[tuple[str, str, str], int] = {}  # (kind, name, short counter) -> column
+    for c, cell in enumerate(header[1:], 1):
+        m = _COLUMN.match(cell.strip())
+        if not m or m.group("counter") not in COUNTERS:
+            continue
+        obj, inst, counter = m.group("object").strip(), m.group("instance"), COUNTERS[m.group("counter")]
+        if obj == _DEVICE_OBJECT:
+            columns[("device", inst, counter)] = c
+        elif "Path" in obj and (rt := _RUNTIME.search(inst)):
+            dev = inst[: rt.start()].rstrip("-: ")
+            columns[("path", (dev + "|" if dev else "") + rt.group(0), counter)] = c
+    devices = sorted({name for kind, name, counter in columns if kind == "device" and counter == "CMDS/s"})
+    if not devices:
+        raise MeasureError(
+            source, "line 1",
+            f"no '{_DEVICE_OBJECT}(...)\\Commands/sec' columns: capture the disk device screen (esxtop -b with the u screen's counters)",
+        )
+    rows: list[list[float]] = []
+    for n, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        cells = next(csv.reader(io.StringIO(line)))
+        if len(cells) != len(header):
+            raise MeasureError(
+                source, f"line {n}",
+                f"{len(cells)} values, the header (line 1) has {len(header)}" + (" (the file is cut short?)" if len(cells) < len(header) else ""),
+            )
+        rows.append(cells)
+    if not rows:
+        raise MeasureError(source, "line 2", "no samples after the header (esxtop -b -n N writes one line per sample)")
+
+    def series(col: int) -> np.ndarray:
+        out = np.empty(len(rows))
+        for i, cells in enumerate(rows):
+            text_value = cells[col].strip()
+            try:
+                out[i] = float(text_value) if text_value else 0.0
+            except ValueError:
+                raise MeasureError(source, f"line {i + 2}", f"column {col + 1} ({header[col][-60:]}): {text_value!r} is not a number") from None
+            if not math.isfinite(out[i]) or out[i] < 0:
+                raise MeasureError(source, f"line {i + 2}", f"column {col + 1} ({header[col][-60:]}): {text_value!r} is not a number >= 0")
+        return out
+
+    busy = {d: float(series(columns[("device", d, "CMDS/s")]).mean()) for d in devices}
+    if device is not None:
+        if device not in busy:
+            raise MeasureError(source, "line 1", f"no device {device!r} (devices: {', '.join(devices)})")
+        chosen = device
+    else:
+        chosen = max(devices, key=lambda d: busy[d])
+    notes = []
+    if device is None and len(devices) > 1:
+        notes.append(f"device {chosen} (the busiest of {len(devices)}: {', '.join(devices)})")
+    figures, details = _figures(columns, "device", chosen, series, source)
+    if not figures:
+        raise MeasureError(source, "", f"device {chosen} completed no commands in the capture (Commands/sec is 0)")
+    kavg, gavg = details.get("KAVG"), details.get("GAVG")
+    if kavg is not None and gavg and kavg > 0.1 * gavg:
+        notes.append(
+            f"KAVG is {kavg / gavg:.0%} of GAVG: I/Os queue in the VMkernel (the device queue depth), which pathsel does not model"
+        )
+    paths = sorted({name for kind, name, counter in columns if kind == "path" and counter == "CMDS/s"})
+    mine = [p for p in paths if "|" not in p or p.split("|", 1)[0] == chosen]
+    for p in mine:
+        path_figures, _ = _figures(columns, "path", p, series, source, path=p.split("|", 1)[-1])
+        figures.extend(path_figures)
+    return Measurement(source, "esxtop", tuple(figures), device=chosen, notes=tuple(notes), details={**details, "samples": len(rows)})
+
+
+def _figures(columns, kind, name, series, source, path=None):
+    cmds = series(columns[(kind, name, "CMDS/s")])
+    details: dict[str, float] = {}
+    for counter in ("DAVG", "KAVG", "GAVG", "ACTV", "QUED"):
+        col = columns.get((kind, name, counter))
+        if col is not None:
+            values = series(col)
+            details[counter] = float(np.average(values, weights=cmds)) if cmds.sum() > 0 and counter.endswith("AVG") else float(values.mean())
+    figures = []
+    if cmds.mean() <= 0:
+        return figures, details
+    stderr = float(cmds.std(ddof=1) / math.sqrt(len(cmds))) if len(cmds) > 1 else None
+    figures.append(Figure("iops", float(cmds.mean()), stderr or None, path=path, where="Commands/sec"))
+    latency = details.get("DAVG") if path is not None else details.get("GAVG", details.get("DAVG"))
+    if latency:
+        figures.append(Figure("mean", latency * 1e-3, path=path, where="DAVG" if path is not None or "GAVG" not in details else "GAVG"))
+    return figures, details

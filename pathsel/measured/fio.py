@@ -1,0 +1,270 @@
+"""fio's JSON output (``--output-format=json`` and ``json+``): a latency distribution, and IOPS and latency as figures.
+
+Source: fio, ``stat.c`` (``add_ddir_status_json``, ``add_ddir_lat_json``),
+Jens Axboe et al., https://github.com/axboe/fio (read at fio-3.42), and the
+fio HOWTO, "Interpreting the output" / ``--output-format``
+(https://fio.readthedocs.io/en/latest/fio_doc.html): each job of ``"jobs"``
+has a ``"read"``, ``"write"`` (and ``"trim"``) object, or one ``"mixed"``
+with ``unified_rw_reporting``, each with ``iops``, ``iops_stddev``,
+``iops_samples``, ``total_ios`` and the latencies ``slat_ns``, ``clat_ns``
+and ``lat_ns`` in nanoseconds: ``min``, ``max``, ``mean``, ``stddev``,
+``N``, a ``percentile`` table (``"99.000000": 123456``) and, with
+``json+``, ``bins``: every latency bucket fio kept (its value in ns) and its
+count. fio before 3.0 wrote ``clat`` in microseconds; that is read too.
+
+pathsel reads **completion latency** (``clat``): what a path and an array
+add to an I/O once it is issued, which is what pathsel simulates.
+``json+`` bins give the whole distribution (every I/O fio counted); plain
+``json`` gives its percentile table, from ``min`` (at 0) to ``max`` (at 1),
+drawn with linear interpolation between the points as sockperf's table is.
+fio may print notes before the JSON (``note: both iodepth >= 1 and
+synchronous I/O engine ...``); they are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from .base import Figure, MeasureError, Measurement
+
+__all__ = ["load_fio", "fio_latency_table", "fio_measurement", "is_fio", "FIO_OPS"]
+
+FIO_OPS = ("read", "write", "trim", "mixed")
+
+
+def is_fio(text: str) -> bool:
+    return '"fio version"' in text[:4096] or ('"jobs"' in text[:65536] and '"clat' in text)
+
+
+def load_fio(text: str, source: str) -> dict[str, Any]:
+    """The JSON document fio printed (notes before it skipped), or a located MeasureError."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("{")), None)
+    if start is None:
+        raise MeasureError(source, "line 1", "no JSON object: not fio --output-format=json output")
+    body = "".join(lines[start:])
+    try:
+        doc = json.loads(body)
+    except json.JSONDecodeError as e:
+        line = e.lineno + start
+        cut = e.pos >= len(body.rstrip())  # the parser ran out of text: a truncated file
+        why = "the JSON ends early (cut short?)" if cut else f"not valid JSON ({e.msg})"
+        raise MeasureError(source, f"line {line}, column {e.colno}", why) from None
+    if not isinstance(doc, dict):
+        raise MeasureError(source, "", "not fio --output-format=json output (not a JSON object)")
+    jobs = doc.get("jobs")
+    if not isinstance(jobs, list) or not jobs:
+        raise MeasureError(source, "jobs", "no jobs: not fio --output-format=json output" if "jobs" not in doc else "is empty")
+    for j, job in enumerate(jobs):
+        if not isinstance(job, dict):
+            raise MeasureError(source, f"jobs[{j}]", "must be a JSON object")
+    return doc
+
+
+def _ops_with_io(doc: dict[str, Any]) -> list[str]:
+    found = []
+    for op in FIO_OPS:
+        if any(isinstance(job.get(op), dict) and _ios(job[op]) > 0 for job in doc["jobs"]):
+            found.append(op)
+    return found
+
+
+def _ios(d: dict[str, Any]) -> int:
+    value = d.get("total_ios", 0)
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _choose_op(doc: dict[str, Any], source: str, op: str | None) -> str:
+    if op is not None:
+        if op not in FIO_OPS:
+            raise MeasureError(source, "", f"op must be one of {', '.join(FIO_OPS)}, got {op!r}")
+        if op not in _ops_with_io(doc):
+            has = _ops_with_io(doc)
+            raise MeasureError(
+                source, f"jobs[0].{op}", f"no {op} I/Os (total_ios = 0)" + (f": the file has {' and '.join(has)}" if has else "")
+            )
+        return op
+    has = _ops_with_io(doc)
+    if not has:
+        raise MeasureError(source, "jobs[0]", "no completed I/Os (total_ios = 0 for read, write and trim)")
+    if len(has) > 1:
+        raise MeasureError(source, "jobs[0]", f"has both {' and '.join(has)} I/Os: choose one with op = \"{has[0]}\"")
+    return has[0]
+
+
+def _clat(job: dict[str, Any], j: int, op: str, source: str) -> tuple[dict[str, Any], float, str]:
+    """(latency object, seconds per unit, its key) of one job's op."""
+    d = job.get(op)
+    if not isinstance(d, dict):
+        raise MeasureError(source, f"jobs[{j}].{op}", "missing")
+    for key, scale in (("clat_ns", 1e-9), ("clat_us", 1e-6), ("clat", 1e-6)):
+        if isinstance(d.get(key), dict):
+            return d[key], scale, key
+    raise MeasureError(source, f"jobs[{j}].{op}.clat_ns", "missing (no completion latency: is the file cut short?)")
+
+
+def _number(value: Any, source: str, place: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise MeasureError(source, place, f"must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+def _bins(lat: dict[str, Any], scale: float, source: str, place: str) -> dict[float, int]:
+    out: dict[float, int] = {}
+    for key, count in lat["bins"].items():
+        try:
+            value = float(key) * scale
+        except ValueError:
+            raise MeasureError(source, f"{place}.bins", f"bin {key!r} is not a latency") from None
+        n = _number(count, source, f"{place}.bins[{key!r}]")
+        if n != int(n):
+            raise MeasureError(source, f"{place}.bins[{key!r}]", f"a count must be a whole number, got {count!r}")
+        out[value] = out.get(value, 0) + int(n)
+    return out
+
+
+def _table_from_bins(bins: dict[float, int]) -> tuple[np.ndarray, np.ndarray, int]:
+    """The piecewise-linear quantile function of the samples the bins hold (np.repeat of them, without the memory)."""
+    values = np.array(sorted(bins), dtype=np.float64)
+    counts = np.array([bins[v] for v in sorted(bins)], dtype=np.int64)
+    keep = counts > 0
+    values, counts = values[keep], counts[keep]
+    n = int(counts.sum())
+    if n == 1:
+        return np.array([0.0, 1.0]), np.repeat(values, 2), 1
+    ends = np.cumsum(counts)  # sample indices [ends - counts, ends - 1] hold values
+    probs, vals = [], []
+    for v, first, last in zip(values, ends - counts, ends - 1):
+        for idx in (first, last) if last > first else (first,):
+            probs.append(idx / (n - 1))
+            vals.append(v)
+    return np.array(probs), np.array(vals), n
+
+
+def fio_latency_table(doc: dict[str, Any], source: str, op: str | None = None) -> tuple[np.ndarray, np.ndarray, int, str]:
+    """(probabilities, seconds, I/Os behind it, what) of the completion latency of ``op`` over every job."""
+    op = _choose_op(doc, source, op)
+    jobs = [(j, job) for j, job in enumerate(doc["jobs"]) if isinstance(job.get(op), dict) and _ios(job[op]) > 0]
+    lats = [(j, *_clat(job, j, op, source)) for j, job in jobs]
+    if all(isinstance(lat.get("bins"), dict) and lat["bins"] for _, lat, _, _ in lats):
+        merged: dict[float, int] = {}
+        for j, lat, scale, key in lats:
+            for v, c in _bins(lat, scale, source, f"jobs[{j}].{op}.{key}").items():
+                merged[v] = merged.get(v, 0) + c
+        if not merged or sum(merged.values()) == 0:
+            raise MeasureError(source, f"jobs[{lats[0][0]}].{op}.{lats[0][3]}.bins", "holds no I/Os")
+        probs, values, n = _table_from_bins(merged)
+        return probs, values, n, f"fio {op} completions (json+ bins)"
+    if len(lats) > 1:
+        raise MeasureError(
+            source, "jobs",
+            f"{len(lats)} jobs with {op} I/Os and no latency bins: their percentile tables cannot be merged "
+            "(run fio with --group_reporting, or --output-format=json+)",
+        )
+    j, lat, scale, key = lats[0]
+    place = f"jobs[{j}].{op}.{key}"
+    pct = lat.get("percentile")
+    if not isinstance(pct, dict) or not pct:
+        raise MeasureError(source, f"{place}.percentile", "missing (fio prints it unless clat_percentiles=0)")
+    points: dict[float, float] = {}
+    for key_p, value in pct.items():
+        try:
+            p = float(key_p) / 100.0
+        except ValueError:
+            raise MeasureError(source, f"{place}.percentile", f"{key_p!r} is not a percentile") from None
+        if not 0.0 < p < 1.0:
+            raise MeasureError(source, f"{place}.percentile", f"percentile {key_p!r} is not between 0 and 100")
+        points[p] = _number(value, source, f"{place}.percentile[{key_p!r}]") * scale
+    for end, p in (("min", 0.0), ("max", 1.0)):
+        if end not in lat:
+            raise MeasureError(source, f"{place}.{end}", "missing (the percentile table needs min and max)")
+        points[p] = _number(lat[end], source, f"{place}.{end}") * scale
+    probs = sorted(points)
+    values = [points[p] for p in probs]
+    for a, b, pa, pb in zip(values, values[1:], probs, probs[1:]):
+        if b < a:
+            raise MeasureError(source, f"{place}.percentile", f"falls from {a * 1e6:g}us at p{pa * 100:g} to {b * 1e6:g}us at p{pb * 100:g}")
+    n = int(lat.get("N", 0) or 0)
+    return np.array(probs), np.array(values), n, f"fio {op} completions (percentiles)"
+
+
+def fio_measurement(doc: dict[str, Any], source: str, op: str | None = None) -> Measurement:
+    """IOPS, mean and p99 completion latency of ``op`` (every op with I/Os when None), summed over jobs."""
+    ops = [op] if op is not None else _ops_with_io(doc)
+    if op is not None:
+        _choose_op(doc, source, op)
+    if not ops:
+        raise MeasureError(source, "jobs[0]", "no completed I/Os (total_ios = 0 for read, write and trim)")
+    iops = 0.0
+    var_iops = 0.0
+    noise_known = True
+    weighted_mean = 0.0
+    ios_total = 0
+    bins: dict[float, int] = {}
+    have_bins = True
+    p99_single: float | None = None
+    lat_entries = 0
+    for j, job in enumerate(doc["jobs"]):
+        for o in ops:
+            d = job.get(o)
+            if not isinstance(d, dict) or _ios(d) == 0:
+                continue
+            place = f"jobs[{j}].{o}"
+            if "iops" not in d:
+                raise MeasureError(source, f"{place}.iops", "missing (is the file cut short?)")
+            iops += _number(d["iops"], source, f"{place}.iops")
+            sd, ns = d.get("iops_stddev"), d.get("iops_samples")
+            if isinstance(sd, (int, float)) and isinstance(ns, (int, float)) and ns > 1:
+                var_iops += (float(sd) ** 2) / float(ns)
+            else:
+                noise_known = False
+            lat, scale, key = _clat(job, j, o, source)
+            if "mean" not in lat:
+                raise MeasureError(source, f"{place}.{key}.mean", "missing")
+            n = _ios(d)
+            weighted_mean += _number(lat["mean"], source, f"{place}.{key}.mean") * scale * n
+            ios_total += n
+            lat_entries += 1
+            if isinstance(lat.get("bins"), dict) and lat["bins"]:
+                for v, c in _bins(lat, scale, source, f"{place}.{key}").items():
+                    bins[v] = bins.get(v, 0) + c
+            else:
+                have_bins = False
+                pct = lat.get("percentile") if isinstance(lat.get("percentile"), dict) else {}
+                hit = next((v for k, v in pct.items() if _is_p99(k)), None)
+                if hit is not None:
+                    p99_single = _number(hit, source, f"{place}.{key}.percentile") * scale
+    figures = [Figure("iops", iops, math.sqrt(var_iops) if noise_known and var_iops > 0 else None, where="iops")]
+    notes = []
+    if ios_total:
+        figures.append(Figure("mean", weighted_mean / ios_total, where="clat mean"))
+    if have_bins and bins:
+        probs, values, _ = _table_from_bins(bins)
+        figures.append(Figure("p99", float(np.interp(0.99, probs, values)), where="clat bins"))
+    elif lat_entries == 1 and p99_single is not None:
+        figures.append(Figure("p99", p99_single, where="clat percentile 99.000000"))
+    elif lat_entries > 1:
+        notes.append("p99 left out: several jobs or ops without json+ bins cannot be merged (--group_reporting or json+)")
+    job0 = doc["jobs"][0]
+    opts = job0.get("job options", {}) if isinstance(job0.get("job options"), dict) else {}
+    glob = doc.get("global options", {}) if isinstance(doc.get("global options"), dict) else {}
+    job_opts = {k: v for k, v in {**glob, **opts}.items() if k in ("rw", "bs", "iodepth", "numjobs", "rwmixread", "rwmixwrite", "runtime", "filename")}
+    return Measurement(
+        source=source,
+        kind="fio",
+        figures=tuple(figures),
+        device=str(job_opts.get("filename", "")),
+        notes=tuple(notes),
+        details={"ops": ops, "job options": job_opts, "fio version": doc.get("fio version", ""), "ios": ios_total},
+    )
+
+
+def _is_p99(key: str) -> bool:
+    try:
+        return abs(float(key) - 99.0) < 1e-9
+    except ValueError:
+        return False

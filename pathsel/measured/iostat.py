@@ -1,0 +1,136 @@
+"""``iostat -x`` (sysstat): per block device IOPS and mean latency, a multipath map and its paths alike.
+
+Source: sysstat, iostat(1), Sébastien Godard,
+https://github.com/sysstat/sysstat (man/iostat.in) and
+https://sysstat.github.io/: with ``-x`` every report has a ``Device`` header
+line naming its columns and one line per device. sysstat 12 and later
+write ``r/s``, ``r_await``, ``w/s``, ``w_await``, ``aqu-sz``, ``%util`` (and
+discard and flush columns); older versions ``r/s``, ``w/s``, ``await``,
+``r_await``, ``w_await``, ``avgqu-sz``, ``svctm``, ``%util``, with a colon
+after ``Device``. Columns are found by name, so either works. ``await`` is
+the mean time an I/O spends from being queued to its completion, in ms.
+
+``iostat -x 5 12`` prints 12 reports; the first counts everything since the
+system booted, so pathsel drops it when there are more (``iostat -y`` leaves
+it out itself) and averages the rest. A multipath map is ``dm-N`` (or its
+name with ``-N``); its paths are ``sdX``. The device measured is ``device``
+when given, else the busiest ``dm-`` device (else the busiest device); every
+``sd`` device is a per-path figure, named ``sdX`` as ``pathsel import
+multipath`` names a single map's paths.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from .base import Figure, MeasureError, Measurement
+
+__all__ = ["read_iostat", "is_iostat"]
+
+_HEADER = re.compile(r"^Device:?\s")
+
+
+def is_iostat(text: str) -> bool:
+    return any(_HEADER.match(line) for line in text.splitlines()[:400])
+
+
+def read_iostat(text: str, source: str, device: str | None = None) -> Measurement:
+    reports: list[dict[str, dict[str, float]]] = []
+    header: list[str] | None = None
+    header_line = 0
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if _HEADER.match(line):
+            header = line.replace("Device:", "Device").split()
+            header_line = n
+            missing = [c for c in ("r/s", "w/s") if c not in header]
+            if missing:
+                raise MeasureError(source, f"line {n}", f"the Device header has no {missing[0]} column: run iostat -x")
+            if not ({"r_await", "w_await"} <= set(header) or "await" in header):
+                raise MeasureError(source, f"line {n}", "the Device header has no await columns (r_await, w_await or await): run iostat -x")
+            reports.append({})
+            continue
+        if not line or header is None:
+            continue
+        if line.startswith(("avg-cpu", "Linux ")) or re.match(r"^\d+[./-]\d+[./-]\d+", line) or line[0].isdigit() and ":" in line[:3]:
+            header = None if line.startswith("avg-cpu") else header
+            continue
+        cells = line.split()
+        if len(cells) != len(header):
+            raise MeasureError(
+                source, f"line {n}",
+                f"{len(cells)} values, the Device header (line {header_line}) has {len(header)}"
+                + (" (the file is cut short?)" if len(cells) < len(header) else ""),
+            )
+        values: dict[str, float] = {}
+        for name, cell in zip(header[1:], cells[1:]):
+            try:
+                values[name] = float(cell.replace(",", "."))
+            except ValueError:
+                raise MeasureError(source, f"line {n}", f"{name} = {cell!r} is not a number") from None
+            if not math.isfinite(values[name]):
+                raise MeasureError(source, f"line {n}", f"{name} = {cell!r} is not a number")
+        reports[-1][cells[0]] = values
+    reports = [r for r in reports if r]
+    if not reports:
+        raise MeasureError(source, "line 1", "no 'Device' report with device lines: not iostat -x output")
+    notes = []
+    if len(reports) > 1:
+        notes.append(f"{len(reports) - 1} interval report(s) averaged; the first (since boot) dropped")
+        reports = reports[1:]
+    else:
+        notes.append("one report: it counts everything since boot unless iostat ran with -y")
+    names = list(dict.fromkeys(name for r in reports for name in r))
+
+    def stats(name: str) -> tuple[float, float | None, float | None]:
+        """(IOPS, its standard error, mean latency in s) over the reports."""
+        iops, lat = [], []
+        for r in reports:
+            v = r.get(name)
+            if v is None:
+                continue
+            rd, wr = v["r/s"], v["w/s"]
+            iops.append(rd + wr)
+            if "r_await" in v and "w_await" in v:
+                lat.append((rd * v["r_await"] + wr * v["w_await"]) / (rd + wr) if rd + wr > 0 else 0.0)
+            else:
+                lat.append(v["await"])
+        a = np.array(iops)
+        w = a if a.sum() > 0 else None
+        mean_lat = float(np.average(lat, weights=w)) * 1e-3 if w is not None else None
+        stderr = float(a.std(ddof=1) / math.sqrt(len(a))) if len(a) > 1 else None
+        return float(a.mean()), stderr or None, mean_lat
+
+    all_stats = {name: stats(name) for name in names}
+    if device is not None:
+        if device not in all_stats:
+            raise MeasureError(source, "", f"no device {device!r} (devices: {', '.join(names)})")
+        chosen = device
+    else:
+        dm = [n for n in names if n.startswith("dm-") or n.startswith("mpath")]
+        pool = dm if any(all_stats[n][0] > 0 for n in dm) else names
+        chosen = max(pool, key=lambda n: all_stats[n][0])
+        if len(pool) > 1:
+            notes.append(f"device {chosen} (the busiest of {', '.join(pool)})")
+    iops, stderr, lat = all_stats[chosen]
+    if iops <= 0:
+        raise MeasureError(source, "", f"device {chosen} completed no I/Os in the reports (r/s + w/s = 0)")
+    figures = [Figure("iops", iops, stderr, where="r/s + w/s")]
+    if lat:
+        figures.append(Figure("mean", lat, where="r_await, w_await"))
+    for name in names:
+        if name == chosen or not name.startswith("sd"):
+            continue
+        p_iops, p_err, p_lat = all_stats[name]
+        if p_iops > 0:
+            figures.append(Figure("iops", p_iops, p_err, path=name, where="r/s + w/s"))
+            if p_lat:
+                figures.append(Figure("mean", p_lat, path=name, where="r_await, w_await"))
+    aq = [r[chosen].get("aqu-sz", r[chosen].get("avgqu-sz")) for r in reports if chosen in r]
+    details = {"reports": len(reports)}
+    if aq and aq[0] is not None:
+        details["aqu-sz"] = float(np.mean(aq))
+    return Measurement(source, "iostat", tuple(figures), device=chosen, notes=tuple(notes), details=details)

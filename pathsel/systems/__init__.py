@@ -1,0 +1,140 @@
+"""What hosts print and take: multipath listings in as a scenario skeleton, settings out as commands and config files.
+
+* :func:`import_outputs` (``pathsel import KIND FILE...``): ESXi's ``esxcli
+  storage nmp device list`` + ``core path list``, Linux ``multipath -ll``
+  (+ ``multipath.conf``), ``nvme list-subsys`` (+ the ``iopolicy``), Windows
+  ``mpclaim -s -d`` -> a scenario that loads and runs, with placeholders for
+  what the output cannot tell (:mod:`pathsel.systems.skeleton`).
+* :func:`emit` (``--emit KIND``): what applies a policy on that system:
+  esxcli commands, a SATP claim rule, a multipath.conf section, an nvme-cli
+  style udev rule, PowerShell or ``mpclaim``; a policy the system cannot run
+  gets one refusal naming the kind that can.
+* :func:`read_emitted`: the setting an emitted text makes, read back (the
+  round trip the tests check).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ScenarioError
+from ..policies.spec import PolicySpec, parse_spec
+from .esxi import emit_esxcli, emit_satp_rule, import_esxcli, read_esxcli_commands
+from .linux_dm import emit_multipath_conf, import_multipath, read_multipath_conf
+from .linux_nvme import emit_nvme_udev, import_nvme, read_nvme_udev
+from .skeleton import Imported, Skeleton
+from .text import Source, read_source
+from .windows import emit_powershell, import_mpclaim, read_powershell
+
+__all__ = ["import_outputs", "emit", "read_emitted", "IMPORT_KINDS", "EMIT_KINDS", "Imported", "Skeleton", "Source"]
+
+# kind -> (importer, default host name, what to give)
+IMPORT_KINDS = {
+    "esxcli": (import_esxcli, "esxi01", "esxcli storage nmp device list + esxcli storage core path list [+ nmp path list]"),
+    "multipath": (import_multipath, "linux01", "multipath -ll [+ /etc/multipath.conf]"),
+    "nvme": (import_nvme, "linux01", "nvme list-subsys [-v] [+ /sys/class/nvme-subsystem/nvme-subsysN/iopolicy]"),
+    "mpclaim": (import_mpclaim, "windows01", "mpclaim -s -d N for each MPIO disk [+ mpclaim -s -d]"),
+}
+EMIT_KINDS = ("esxcli", "satp-rule", "multipath.conf", "nvme-udev", "powershell")
+
+
+def import_outputs(
+    kind: str, files: Sequence[str | Path], *, host: str | None = None, devices: Sequence[str] | None = None,
+    output: str | Path | None = None, command: str | None = None, workload: str | Path | None = None,
+) -> Imported:
+    """A scenario skeleton from a host's multipath listings (see :data:`IMPORT_KINDS`).
+
+    ``devices`` chooses ESXi devices (default: every shared one); ``output``
+    names the scenario file in messages; ``workload``, a fio JSON file, gives
+    the workload its job options (rw, bs, iodepth, numjobs, rwmixread).
+    Raises ScenarioError (file, line, problem) for output it cannot read.
+    """
+    if kind not in IMPORT_KINDS:
+        raise ScenarioError("command line", "import", f"unknown kind {kind!r} (kinds: {', '.join(IMPORT_KINDS)})")
+    if not files:
+        raise ScenarioError("command line", f"import {kind}", f"give the output files: {IMPORT_KINDS[kind][2]}")
+    importer, default_host, _ = IMPORT_KINDS[kind]
+    sources = [read_source(f) for f in files]
+    kwargs: dict[str, Any] = {"host": host or default_host}
+    if devices:
+        if kind != "esxcli":
+            raise ScenarioError("command line", "--device", f"chooses ESXi devices (import esxcli), not {kind} ones")
+        kwargs["devices"] = list(devices)
+    sk = importer(sources, **kwargs)
+    if workload is not None:
+        sk.workload, sk.workload_source = fio_workload(workload), Path(workload).name
+    cmd = command or f"pathsel import {kind} " + " ".join(str(f) for f in files)
+    return Imported.of(sk, cmd, str(output) if output else "<imported>")
+
+
+def fio_workload(path: str | Path) -> dict[str, Any]:
+    """A scenario workload from a fio JSON file's job options, checked as the scenario file checks it."""
+    from ..measured import MeasureError, load_fio, read_text
+    from ..scenario.schema import WorkloadConfig
+
+    try:
+        doc = load_fio(read_text(path), str(path))
+    except MeasureError as e:
+        raise ScenarioError(e.source, e.place, e.problem) from None
+    job = doc["jobs"][0]
+    opts = {**(doc.get("global options") or {}), **(job.get("job options") or {})}
+    out: dict[str, Any] = {}
+    for key in ("rw", "bs", "iodepth", "numjobs", "rwmixread"):
+        if key in opts:
+            value = str(opts[key])
+            out[key] = int(value) if key in ("iodepth", "numjobs", "rwmixread") and value.isdigit() else value
+    if "rw" not in out:
+        raise ScenarioError(str(path), "jobs[0].job options", "has no rw: pathsel needs fio's rw to know the op mix")
+    try:
+        WorkloadConfig.model_validate(out)
+    except ValueError as e:
+        first = e.errors()[0] if hasattr(e, "errors") else {"loc": (), "msg": str(e)}
+        raise ScenarioError(str(path), "jobs[0].job options." + ".".join(str(x) for x in first["loc"]), str(first["msg"])) from None
+    return out
+
+
+def _spec(spec: PolicySpec | str) -> PolicySpec:
+    if isinstance(spec, PolicySpec):
+        return spec
+    try:
+        return parse_spec(spec)[0]
+    except ValueError as e:
+        raise ScenarioError("command line", "--policy", str(e)) from None
+
+
+def emit(
+    spec: PolicySpec | str, kind: str, *, device: str | None = None, vendor: str | None = None, model: str | None = None,
+    satp: str = "VMW_SATP_ALUA",
+) -> str:
+    """The text that applies ``spec`` on a system: for ``device``, for a ``vendor``/``model``, or as the default.
+
+    ``device`` is an ESXi device (naa...), a multipath WWID, an NVMe subsystem
+    NQN or an MPIO disk number; ``vendor`` and ``model`` are the SCSI vendor
+    and product (ESXi SATP rules, multipath.conf ``devices``) or, for NVMe,
+    ``model`` is the subsystem's model. Raises ScenarioError (one line) for a
+    policy the system cannot run or a setting it cannot take.
+    """
+    s = _spec(spec)
+    if kind == "esxcli":
+        return emit_esxcli(s, device, satp)
+    if kind == "satp-rule":
+        return emit_satp_rule(s, device, vendor, model, satp)
+    if kind == "multipath.conf":
+        return emit_multipath_conf(s, device, vendor, model)
+    if kind == "nvme-udev":
+        return emit_nvme_udev(s, device, model)
+    if kind == "powershell":
+        return emit_powershell(s, device)
+    raise ScenarioError("command line", "--emit", f"unknown kind {kind!r} (kinds: {', '.join(EMIT_KINDS)})")
+
+
+def read_emitted(kind: str, text: str, source: str = "<emitted>"):
+    """The setting an emitted text makes (its ``.spec`` and what it applies to), read back."""
+    src = Source(source, text)
+    readers = {"esxcli": read_esxcli_commands, "satp-rule": read_esxcli_commands, "multipath.conf": read_multipath_conf,
+               "nvme-udev": read_nvme_udev, "powershell": read_powershell}
+    if kind not in readers:
+        raise ScenarioError("command line", "--emit", f"unknown kind {kind!r} (kinds: {', '.join(EMIT_KINDS)})")
+    return readers[kind](src)

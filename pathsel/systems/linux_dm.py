@@ -1,0 +1,411 @@
+"""Linux dm-multipath: ``multipath -ll`` (and ``multipath.conf``) in, a ``multipath.conf`` section out.
+
+Sources:
+
+* multipath-tools, ``libmultipath/print.c`` (``snprint_multipath_topology__``
+  and its formats: the map line ``%n (%w) %d %s``, ``size=%S
+  features='%f' hwhandler='%h' wp=%r``, the group line ``policy='%s'
+  prio=%p status=%t`` and the path line ``%i %d %D %t %T %o``: H:C:T:L,
+  device node, major:minor, dm state, checker state, online state), tag
+  0.14.3, https://github.com/opensvc/multipath-tools; and Red Hat, "DM
+  Multipath", RHEL 7, section 5.7 "Multipath Command Output" (2019),
+  https://docs.redhat.com/en/documentation/red_hat_enterprise_linux/7/html/dm_multipath/mpio_output
+* multipath.conf(5), multipath-tools: sections ``defaults``, ``devices``
+  (``device``: ``vendor``, ``product`` regular expressions), ``multipaths``
+  (``multipath``: ``wwid``), ``overrides``; keywords ``path_selector``,
+  ``path_grouping_policy``, ``failback``; the built-in device table
+  ``libmultipath/hwtable.c`` (:mod:`pathsel.policies.presets`).
+
+How pathsel reads ``multipath -ll``:
+
+* a map (a volume) is ``[alias (]WWID[)] dm-N VENDOR,PRODUCT``; its policy
+  is the group line's selector (``'service-time 0'`` is ``dm:service-time``)
+  with the grouping the groups show (one group: ``multibus``; one path per
+  group: ``failover``; else ``group_by_prio``) and ``failback`` from
+  multipath.conf (a ``multipaths`` entry for the WWID, ``overrides``, a
+  matching ``devices`` entry, ``defaults``), else multipath-tools' built-in
+  entry for the vendor and product, else ``manual`` (the output does not
+  show it);
+* the group with the highest ``prio`` holds the AO paths; a lower group's
+  paths are ANO (prio > 1), standby (1) or unavailable (0), as the ``alua``
+  prioritizer's 50/10/1/0; a ``ghost`` path is standby; a ``faulty``,
+  ``shaky`` or ``failed`` path is written unavailable (pathsel has no path
+  that starts down), with a note;
+* a path is an H:C:T:L; its nexus H:C:T. One map's paths are named by
+  device node (``sdb``, as ``iostat`` names them); several maps' by
+  ``H:C:T:{lun}``. The output does not tell which array a target port
+  belongs to: one array, and a note when ANO paths might lead to a second
+  (a metro cluster) rather than to the partner controller.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import ScenarioError
+from ..policies.presets import PRESETS
+from ..policies.spec import PolicySpec, parse_spec
+from .skeleton import Skeleton, SkArray, SkPath, SkVolume
+from .text import Source
+
+__all__ = ["import_multipath", "parse_multipath_conf", "ConfSection", "emit_multipath_conf", "read_multipath_conf", "DmSetting"]
+
+_MAP = re.compile(r"^(?:(?P<action>[a-z]+): )?(?P<name>\S+)(?: \((?P<wwid>[^)]+)\))? (?P<dm>dm-\d+|undef) ?(?P<vp>.*)$")
+_GROUP = re.compile(r"^[\s|`]*[|`]-\+- ?policy='(?P<sel>[^']*)' prio=(?P<prio>-?\d+) status=(?P<status>\w+)")
+_PATH = re.compile(
+    r"^[\s|`]*[|`]- (?P<hctl>\d+:\d+:\d+:\d+) (?P<dev>\S+) +(?P<devt>\d+:\d+) +(?P<dm>\w+) +(?P<chk>.+?) +(?P<online>\w+)\s*$"
+)
+SELECTORS = ("round-robin", "queue-length", "service-time", "historical-service-time")
+_DOWN = ("faulty", "shaky", "i/o timeout", "removed", "disconnected")
+
+
+@dataclass
+class _Map:
+    name: str
+    wwid: str
+    vendor: str
+    product: str
+    line: int
+    groups: list[dict] = field(default_factory=list)
+
+
+def _parse_ll(src: Source) -> list[_Map]:
+    maps: list[_Map] = []
+    for n, raw in enumerate(src.lines, 1):
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        if line.startswith("size="):
+            if not maps:
+                raise src.fail(n, "a size= line before any map line ('WWID dm-N VENDOR,PRODUCT')")
+            continue
+        g = _GROUP.match(line)
+        if g:
+            if not maps:
+                raise src.fail(n, "a path group line before any map line ('WWID dm-N VENDOR,PRODUCT')")
+            maps[-1].groups.append({"selector": g.group("sel"), "prio": int(g.group("prio")), "line": n, "paths": []})
+            continue
+        p = _PATH.match(line)
+        if p:
+            if not maps or not maps[-1].groups:
+                raise src.fail(n, "a path line before any path group line (\"policy='service-time 0' prio=50 status=active\")")
+            maps[-1].groups[-1]["paths"].append({**p.groupdict(), "line": n})
+            continue
+        if line[0] in " |`":
+            if "policy=" in line:
+                raise src.fail(n, f"a path group line without prio= and status=: {line.strip()[:60]!r}")
+            raise src.fail(n, f"expected a path line such as '|- 1:0:0:1 sdb 8:16 active ready running', got {line.strip()[:60]!r}")
+        m = _MAP.match(line)
+        if not m:
+            raise src.fail(n, f"expected a map line such as '3600a0980... dm-0 NETAPP,LUN C-Mode', got {line[:60]!r}")
+        vendor, _, product = m.group("vp").partition(",")
+        maps.append(_Map(m.group("name"), m.group("wwid") or m.group("name"), vendor.strip(), product.strip(), n))
+    if not maps:
+        raise src.fail(1, "no multipath maps: not multipath -ll output")
+    for mp in maps:
+        if not mp.groups:
+            raise src.fail(mp.line, f"map {mp.name} has no path groups (is the output cut short?)")
+        for g in mp.groups:
+            if not g["paths"]:
+                raise src.fail(g["line"], f"map {mp.name}: a path group with no paths (is the output cut short?)")
+    return maps
+
+
+# -- multipath.conf -------------------------------------------------------------------------------------
+
+
+@dataclass
+class ConfSection:
+    name: str
+    line: int
+    attrs: dict[str, tuple[str, int]] = field(default_factory=dict)
+    children: list[ConfSection] = field(default_factory=list)
+
+    def sections(self, name: str) -> list[ConfSection]:
+        return [c for c in self.children if c.name == name]
+
+    def value(self, key: str) -> str | None:
+        v = self.attrs.get(key)
+        return v[0] if v else None
+
+
+def _tokens(line: str) -> list[str]:
+    out, word, quoted = [], "", False
+    for ch in line:
+        if quoted:
+            if ch == '"':
+                out.append(word)
+                word, quoted = "", False
+            else:
+                word += ch
+        elif ch == '"':
+            quoted = True
+        elif ch in "#!":
+            break
+        elif ch.isspace() or ch in "{}":
+            if word:
+                out.append(word)
+                word = ""
+            if ch in "{}":
+                out.append(ch)
+        else:
+            word += ch
+    if quoted:
+        raise ValueError("a quoted value does not end on its line")
+    if word:
+        out.append(word)
+    return out
+
+
+def parse_multipath_conf(src: Source) -> ConfSection:
+    """multipath.conf as sections and ``keyword value`` attributes, or one located error."""
+    root = ConfSection("", 0)
+    stack = [root]
+    for n, raw in enumerate(src.lines, 1):
+        try:
+            toks = _tokens(raw)
+        except ValueError as e:
+            raise src.fail(n, str(e)) from None
+        i = 0
+        while i < len(toks):
+            t = toks[i]
+            if t == "}":
+                if len(stack) == 1:
+                    raise src.fail(n, "a '}' closes no section")
+                stack.pop()
+                i += 1
+            elif i + 1 < len(toks) and toks[i + 1] == "{":
+                sec = ConfSection(t, n)
+                stack[-1].children.append(sec)
+                stack.append(sec)
+                i += 2
+            elif t == "{":
+                raise src.fail(n, "a '{' without a section name before it")
+            else:
+                rest = []
+                j = i + 1
+                while j < len(toks) and toks[j] not in "{}":
+                    rest.append(toks[j])
+                    j += 1
+                if len(stack) == 1:
+                    raise src.fail(n, f"{t!r} outside any section (defaults, devices, multipaths, overrides)")
+                stack[-1].attrs[t] = (" ".join(rest), n)
+                i = j
+    if len(stack) > 1:
+        raise src.fail(stack[-1].line, f"section '{stack[-1].name}' opened here is never closed (is the file cut short?)")
+    return root
+
+
+def _selector_spec(src: Source, text: str, line: int) -> tuple[str, str]:
+    """``'service-time 0'`` -> ("dm:service-time", extra params for historical-service-time)."""
+    words = text.split()
+    if not words or words[0] not in SELECTORS:
+        raise src.fail(line, f"path_selector {text!r} is not a dm selector pathsel models ({', '.join(SELECTORS)})")
+    extra = ""
+    if words[0] == "historical-service-time" and len(words) >= 4 and words[1] == "2":
+        extra = f"base_weight={words[2]},threshold_multiplier={words[3]}"
+    return f"dm:{words[0]}", extra
+
+
+def _conf_for(conf: ConfSection | None, wwid: str, vendor: str, product: str) -> dict[str, tuple[str, int, str]]:
+    """path_selector, path_grouping_policy, failback as multipath.conf sets them for a map: value, line, where."""
+    out: dict[str, tuple[str, int, str]] = {}
+    if conf is None:
+        return out
+    layers: list[tuple[ConfSection, str]] = []
+    for d in conf.sections("defaults"):
+        layers.append((d, "defaults"))
+    for devs in conf.sections("devices"):
+        for dev in devs.sections("device"):
+            v, p = dev.value("vendor") or "", dev.value("product") or ""
+            try:
+                if re.search(v, vendor) and re.search(p, product):
+                    layers.append((dev, f"devices {v}/{p}"))
+            except re.error:
+                continue
+    for o in conf.sections("overrides"):
+        layers.append((o, "overrides"))
+    for mps in conf.sections("multipaths"):
+        for mp in mps.sections("multipath"):
+            if mp.value("wwid") == wwid:
+                layers.append((mp, f"multipaths {wwid}"))
+    for sec, where in layers:  # later layers win
+        for key in ("path_selector", "path_grouping_policy", "failback", "no_path_retry", "polling_interval"):
+            if key in sec.attrs:
+                value, line = sec.attrs[key]
+                out[key] = (value, line, where)
+    return out
+
+
+def _hwtable_failback(vendor: str, product: str) -> tuple[str, str] | None:
+    """failback of multipath-tools' built-in entry for the vendor and product (the last that matches)."""
+    found = None
+    for p in PRESETS.values():
+        if p.system == "linux-dm" and p.vendor and re.search(p.vendor, vendor) and re.search(p.product, product):
+            found = (parse_spec(p.spec)[0]["failback"], p.name)
+    return found
+
+
+def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
+    """A skeleton from ``multipath -ll`` (and ``multipath.conf``)."""
+    ll = [s for s in sources if re.search(r"policy='", s.text) or re.search(r" dm-\d+ ", s.text)]
+    confs = [s for s in sources if s not in ll]
+    if len(ll) != 1:
+        name = (sources[1] if len(ll) > 1 else sources[0]).name
+        raise ScenarioError(name, "", "give one multipath -ll output (and optionally one multipath.conf)" if ll else
+                            "no multipath -ll output among the files (lines such as \"|-+- policy='service-time 0' prio=50\")")
+    if len(confs) > 1:
+        raise ScenarioError(confs[1].name, "", "give one multipath.conf")
+    src = ll[0]
+    conf_src = confs[0] if confs else None
+    conf = parse_multipath_conf(conf_src) if conf_src else None
+    maps = _parse_ll(src)
+    notes: list[str] = []
+    several = len(maps) > 1
+    specs: dict[str, str] = {}
+    nexus: dict[tuple, dict] = {}
+    for mp in maps:
+        sel = {g["selector"] for g in mp.groups}
+        if len(sel) > 1:
+            raise src.fail(mp.groups[1]["line"], f"map {mp.name}: path groups with different selectors ({', '.join(sorted(sel))})")
+        spec_name, extra = _selector_spec(src, mp.groups[0]["selector"], mp.groups[0]["line"])
+        sizes = [len(g["paths"]) for g in mp.groups]
+        grouping = "multibus" if len(sizes) == 1 and sizes[0] > 1 else "failover" if len(sizes) > 1 and max(sizes) == 1 else "group_by_prio"
+        settings = _conf_for(conf, mp.wwid, mp.vendor, mp.product)
+        failback = "manual"
+        if "failback" in settings:
+            failback = settings["failback"][0]
+        elif hw := _hwtable_failback(mp.vendor, mp.product):
+            failback = hw[0]
+            notes.append(f"{mp.name}: failback {failback} from multipath-tools' built-in entry ({hw[1]}): the output does not show it")
+        else:
+            notes.append(f"{mp.name}: failback manual (multipath-tools' default): the output does not show it; give multipath.conf if it sets one")
+        if "path_selector" in settings:
+            value, line, where = settings["path_selector"]
+            if _selector_spec(conf_src, value, line)[0] != spec_name:
+                notes.append(f"{mp.name}: multipath.conf ({where}, line {line}) sets path_selector \"{value}\" but the map runs "
+                             f"'{mp.groups[0]['selector']}' (multipathd reconfigure applies it): imported as running")
+        text = spec_name + ":" + ",".join(x for x in (f"path_grouping_policy={grouping}", f"failback={failback}", extra) if x)
+        try:
+            specs[mp.name] = parse_spec(text)[0].text
+        except ValueError as e:
+            place = settings.get("failback", (None, mp.line))[1]
+            raise (conf_src if "failback" in settings else src).fail(place, f"{mp.name}: {e}") from None
+        top = max(g["prio"] for g in mp.groups)
+        for g in mp.groups:
+            base = "AO" if g["prio"] == top else "ANO" if g["prio"] > 1 else "standby" if g["prio"] == 1 else "unavailable"
+            for p in g["paths"]:
+                h, c, t, lun = p["hctl"].split(":")
+                state, why = base, ""
+                if p["chk"] == "ghost":
+                    state = "standby"
+                if p["dm"] == "failed" or p["chk"] in _DOWN:
+                    state, why = "unavailable", f"{p['dm']} {p['chk']} in the capture"
+                key = (h, c, t)
+                e = nexus.setdefault(key, {"state": state, "why": why, "maps": {}, "dev": p["dev"], "hctl": p["hctl"], "line": p["line"]})
+                if e["state"] != state:
+                    raise src.fail(p["line"], f"{p['hctl']} is {state} for {mp.name} but {e['state']} for {next(iter(e['maps']))}: "
+                                              "pathsel keeps one ALUA state per nexus; import the maps one at a time")
+                e["maps"][mp.name] = int(lun)
+    for mp in maps:
+        missing = [k for k, e in nexus.items() if mp.name not in e["maps"]]
+        if missing:
+            h, c, t = missing[0]
+            raise src.fail(mp.line, f"map {mp.name} has no path over {h}:{c}:{t}, which other maps use: pathsel gives every "
+                                    "volume a path over every nexus; import the maps one at a time")
+    vp = f"{maps[0].vendor},{maps[0].product}"
+    sk = Skeleton("multipath", [s.name for s in sources], host, "scsi")
+    sk.arrays.append(SkArray("array1", vp))
+    for mp in maps:
+        lun = next(iter({e["maps"][mp.name] for e in nexus.values()}))
+        sk.volumes.append(SkVolume(mp.name, lun if several else None, None, f"{mp.wwid} {mp.vendor},{mp.product}"))
+    for key, e in nexus.items():  # in the order multipath -ll lists them (the current group first)
+        name = f"{key[0]}:{key[1]}:{key[2]}:{{lun}}" if several else e["dev"]
+        comment = e["hctl"] if not several else ""
+        sk.paths.append(SkPath(name, "array1", e["state"], comment=", ".join(x for x in (comment, e["why"]) if x)))
+        if e["why"]:
+            notes.append(f"{e['hctl']} ({e['dev']}) is {e['why']}: written alua = \"unavailable\"")
+    for spec in dict.fromkeys(specs.values()):
+        sk.policies.append((spec, f"as imported: {spec}"))
+    if any(e["state"] == "ANO" for e in nexus.values()):
+        notes.append("ANO paths may lead to the partner controller or to a second array (a metro cluster): "
+                     "multipath -ll does not say; for a metro cluster add an [[arrays]] entry, [replication] and set those paths' array")
+    sk.told = [f"host {host}: {len(maps)} map(s) ({', '.join(m.name for m in maps)}), {vp}, {len(nexus)} path(s); "
+               f"policy {', '.join(dict.fromkeys(specs.values()))}"]
+    sk.detection = "dm"
+    sk.detection_note = "multipathd's polling_interval (5 s)"
+    first = _conf_for(conf, maps[0].wwid, maps[0].vendor, maps[0].product)
+    interval = first.get("polling_interval")
+    if interval and interval[0].isdigit():
+        sk.detection, sk.detection_note = f"{interval[0]}s", f"polling_interval {interval[0]} (multipath.conf line {interval[1]})"
+    retry = first.get("no_path_retry")
+    if retry:
+        seconds = int(interval[0]) if interval and interval[0].isdigit() else 5
+        if retry[0] in ("queue", "fail") or retry[0].isdigit():
+            sk.apd_timeout = "queue" if retry[0] == "queue" else "1ms" if retry[0] == "fail" else f"{int(retry[0]) * seconds}s"
+            notes.append(f"apd_timeout {sk.apd_timeout}: no_path_retry {retry[0]} ({retry[2]}, multipath.conf line {retry[1]})")
+    sk.notes = notes
+    return sk
+
+
+# -- multipath.conf out ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DmSetting:
+    spec: str
+    wwid: str | None = None
+    vendor: str | None = None
+    product: str | None = None
+
+
+def emit_multipath_conf(spec: PolicySpec, wwid: str | None = None, vendor: str | None = None, product: str | None = None) -> str:
+    """The multipath.conf section that sets ``spec``: for one map (``wwid``), a vendor/product, or as the default."""
+    if not spec.name.startswith("dm:"):
+        other = {"nvme": "nvme-udev", "mpio": "powershell"}.get(spec.name.split(":")[0], "esxcli")
+        raise ScenarioError("command line", "--emit multipath.conf",
+                            f"{spec.text} is not a dm-multipath selector (dm:round-robin, dm:queue-length, dm:service-time, "
+                            f"dm:historical-service-time); emit it with --emit {other}")
+    selector = spec.name[3:]
+    args = "0"
+    if selector == "historical-service-time" and (spec["base_weight"] != 972 or spec["threshold_multiplier"] != 0):
+        args = f"2 {spec['base_weight']} {spec['threshold_multiplier']}"
+    body = [f'path_selector "{selector} {args}"', f"path_grouping_policy {spec['path_grouping_policy']}", f"failback {spec['failback']}"]
+    if wwid:
+        head, inner, match = "multipaths", "multipath", [f"wwid {wwid}"]
+    elif vendor or product:
+        if not (vendor and product):
+            raise ScenarioError("command line", "--emit multipath.conf", "a devices entry needs both --vendor and --model (the SCSI vendor and product)")
+        head, inner, match = "devices", "device", [f'vendor "{vendor}"', f'product "{product}"']
+    else:
+        lines = [f"# pathsel: {spec.text}", "defaults {", *(f"\t{b}" for b in body), "}"]
+        return "\n".join(lines) + "\n"
+    lines = [f"# pathsel: {spec.text}", f"{head} {{", f"\t{inner} {{", *(f"\t\t{b}" for b in match + body), "\t}", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def read_multipath_conf(src: Source) -> DmSetting:
+    """The one setting a multipath.conf snippet makes (``--emit multipath.conf`` read back)."""
+    conf = parse_multipath_conf(src)
+    found: list[tuple[ConfSection, str | None, str | None, str | None]] = []
+    for d in conf.sections("defaults"):
+        found.append((d, None, None, None))
+    for devs in conf.sections("devices"):
+        for dev in devs.sections("device"):
+            found.append((dev, None, dev.value("vendor"), dev.value("product")))
+    for mps in conf.sections("multipaths"):
+        for mp in mps.sections("multipath"):
+            found.append((mp, mp.value("wwid"), None, None))
+    found = [f for f in found if "path_selector" in f[0].attrs]
+    if len(found) != 1:
+        raise src.fail(None, f"sets path_selector in {len(found)} places; pathsel reads one")
+    sec, wwid, vendor, product = found[0]
+    value, line = sec.attrs["path_selector"]
+    name, extra = _selector_spec(src, value, line)
+    keys = [f"{k}={sec.value(k)}" for k in ("path_grouping_policy", "failback") if sec.value(k)] + ([extra] if extra else [])
+    try:
+        spec = parse_spec(name + (":" + ",".join(keys) if keys else ""))[0]
+    except ValueError as e:
+        raise src.fail(line, str(e)) from None
+    return DmSetting(spec.text, wwid, vendor, product)

@@ -1,0 +1,226 @@
+"""Windows MPIO (Microsoft DSM): ``mpclaim -s -d`` in, PowerShell and ``mpclaim -l`` out.
+
+Sources:
+
+* Microsoft, "Microsoft Multipath I/O (MPIO) User's Guide for Windows
+  Server 2012", Bruce Langworthy, 2012 (mpclaim: ``-s -d`` lists the MPIO
+  disks and their load-balance policy, ``-s -d N`` one disk's paths: path
+  ID, state, SCSI address port|bus|target|LUN, weight; ``-l -d N P`` sets
+  disk N's policy, ``-l -m P`` MSDSM's default; P: 1 Fail Over Only, 2
+  Round Robin, 3 Round Robin with Subset, 4 Least Queue Depth, 5 Weighted
+  Paths, 6 Least Blocks), and ``mpclaim.exe``'s usage text (``mpclaim /?``).
+* Microsoft, "Set-MSDSMGlobalDefaultLoadBalancePolicy" (MPIO PowerShell
+  module, Windows Server 2012 and later): ``-Policy`` None, FOO, RR, LQD, LB,
+  https://learn.microsoft.com/en-us/powershell/module/mpio/set-msdsmglobaldefaultloadbalancepolicy
+* Microsoft, "MPIO Policies" (2009), for what each policy does
+  (:mod:`pathsel.policies.mpio`).
+
+How pathsel reads ``mpclaim -s -d N``: each ``MPIO DiskN: NN Paths, POLICY,
+ALUA-MODE`` block is a volume; each path line ``PATHID STATE
+PORT|BUS|TARGET|LUN WEIGHT`` a path named by its path ID (MSDSM gives the
+same ID to every LUN over one I_T nexus); ``Active/Optimized`` is AO,
+``Active/Unoptimized`` ANO, ``Standby`` standby, ``Unavailable`` and
+``Failed`` unavailable; the weight is the path's ``weight``. The output does
+not tell which array a target port belongs to: one array.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from ..errors import ScenarioError
+from ..policies.spec import PolicySpec, parse_spec
+from .skeleton import Skeleton, SkArray, SkPath, SkVolume
+from .text import Source
+
+__all__ = ["import_mpclaim", "emit_powershell", "read_powershell", "MpioSetting", "POLICY_NAMES", "POLICY_NUMBERS"]
+
+# mpclaim's long names and short names -> pathsel spec
+POLICY_NAMES = {
+    "Fail Over Only": "mpio:fo", "Round Robin": "mpio:rr", "Round Robin with Subset": "mpio:rrws",
+    "Least Queue Depth": "mpio:lqd", "Weighted Paths": "mpio:wp", "Least Blocks": "mpio:lb",
+}
+SHORT = {"FOO": "mpio:fo", "RR": "mpio:rr", "RRWS": "mpio:rrws", "LQD": "mpio:lqd", "WP": "mpio:wp", "LB": "mpio:lb"}
+POLICY_NUMBERS = {"mpio:fo": 1, "mpio:rr": 2, "mpio:rrws": 3, "mpio:lqd": 4, "mpio:wp": 5, "mpio:lb": 6}
+_STATES = {"Active/Optimized": "AO", "Active/Unoptimized": "ANO", "Standby": "standby", "Unavailable": "unavailable",
+           "Failed": None, "Transitioning": "transitioning"}
+_DISK = re.compile(r"^MPIO Disk(?P<n>\d+): (?P<paths>\d+) Paths?, (?P<policy>[^,]+)(?:, (?P<alua>.*))?$")
+_PATH = re.compile(r"^\s*(?P<id>[0-9a-fA-F]{16})\s+(?P<state>\S+)\s+(?P<addr>\d+\|\d+\|\d+\|\d+)\s+(?P<weight>\d+)\s*$")
+_SUMMARY = re.compile(r"^MPIO Disk(?P<n>\d+)\s+(?P<system>Disk \d+)\s+(?P<lb>\S+)\s+(?P<dsm>.+?)\s*$")
+
+
+def _details(src: Source) -> list[dict]:
+    disks: list[dict] = []
+    for n, raw in enumerate(src.lines, 1):
+        line = raw.rstrip()
+        if m := _DISK.match(line.strip()):
+            policy = m.group("policy").strip()
+            if policy not in POLICY_NAMES:
+                raise src.fail(n, f"load balance policy {policy!r} is not one pathsel models ({', '.join(POLICY_NAMES)})")
+            disks.append({"n": int(m.group("n")), "count": int(m.group("paths")), "policy": POLICY_NAMES[policy],
+                          "alua": (m.group("alua") or "").strip(), "line": n, "paths": [], "sn": ""})
+            continue
+        if p := _PATH.match(line):
+            if not disks:
+                raise src.fail(n, "a path line before any 'MPIO DiskN: NN Paths, POLICY' line")
+            state = p.group("state")
+            if state not in _STATES:
+                raise src.fail(n, f"path state {state!r} is not one of {', '.join(_STATES)}")
+            disks[-1]["paths"].append({**p.groupdict(), "line": n})
+            continue
+        stripped = line.strip()
+        if disks and stripped.startswith("SN:"):
+            disks[-1]["sn"] = stripped[3:].strip()
+        elif re.match(r"^[0-9a-fA-F]{16}\b", stripped):
+            raise src.fail(n, f"expected a path line such as '0000000077030001 Active/Optimized   003|000|001|000   0', got {stripped[:60]!r}")
+    for d in disks:
+        if len(d["paths"]) != d["count"]:
+            raise src.fail(d["line"], f"MPIO Disk{d['n']} says {d['count']} paths but lists {len(d['paths'])} (is the output cut short?)")
+    return disks
+
+
+def _summary(src: Source) -> dict[int, dict]:
+    out = {}
+    for n, raw in enumerate(src.lines, 1):
+        if m := _SUMMARY.match(raw.strip()):
+            lb = m.group("lb")
+            if lb not in SHORT and lb != "VS":
+                raise src.fail(n, f"LB Policy {lb!r} is not one of {', '.join(SHORT)}")
+            out[int(m.group("n"))] = {"system": m.group("system"), "lb": lb, "dsm": m.group("dsm"), "line": n}
+    if not out:
+        raise src.fail(1, "no 'MPIO DiskN  Disk M  POLICY  DSM' lines: not mpclaim -s -d output")
+    return out
+
+
+def import_mpclaim(sources: list[Source], host: str = "windows01") -> Skeleton:
+    """A skeleton from ``mpclaim -s -d N`` outputs (and the ``mpclaim -s -d`` summary)."""
+    details, summaries = [], []
+    for s in sources:
+        (details if re.search(r"^\s*MPIO Disk\d+: ", s.text, re.M) else summaries).append(s)
+    if not details:
+        raise ScenarioError(sources[0].name, "", "needs the paths of each disk: mpclaim -s -d N output (one per MPIO disk)")
+    if len(summaries) > 1:
+        raise ScenarioError(summaries[1].name, "", "give one mpclaim -s -d summary")
+    summary = _summary(summaries[0]) if summaries else {}
+    disks: list[tuple[Source, dict]] = []
+    for src in details:
+        for d in _details(src):
+            if any(d["n"] == e["n"] for _, e in disks):
+                raise src.fail(d["line"], f"MPIO Disk{d['n']} is given twice")
+            disks.append((src, d))
+    notes: list[str] = []
+    for src, d in disks:
+        s = summary.get(d["n"])
+        if s and s["lb"] in SHORT and SHORT[s["lb"]] != d["policy"]:
+            notes.append(f"MPIO Disk{d['n']}: the summary says {s['lb']}, the disk's own output {d['policy']}: imported as the disk says")
+        if s and s["dsm"] != "Microsoft DSM":
+            notes.append(f"MPIO Disk{d['n']} is claimed by {s['dsm']}, not the Microsoft DSM: pathsel models MSDSM's policies")
+    several = len(disks) > 1
+    nexus: dict[str, dict] = {}
+    for src, d in disks:
+        for p in d["paths"]:
+            port, bus, target, lun = p["addr"].split("|")
+            state = _STATES[p["state"]]
+            why = ""
+            if state is None:
+                state, why = "unavailable", "Failed in the capture"
+            key = f"{port}|{bus}|{target}"
+            e = nexus.setdefault(key, {"id": p["id"], "state": state, "weight": int(p["weight"]), "why": why, "disks": {}})
+            if e["state"] != state:
+                raise src.fail(p["line"], f"path {p['id']} is {state} for MPIO Disk{d['n']} but {e['state']} for "
+                                          f"MPIO Disk{next(iter(e['disks']))}: pathsel keeps one state per nexus; import the disks one at a time")
+            e["disks"][d["n"]] = int(lun)
+    for src, d in disks:
+        missing = [e["id"] for e in nexus.values() if d["n"] not in e["disks"]]
+        if missing:
+            raise src.fail(d["line"], f"MPIO Disk{d['n']} has no path {missing[0]}, which other disks use: import the disks one at a time")
+    sk = Skeleton("mpclaim", [s.name for s in sources], host, "scsi")
+    sk.arrays.append(SkArray("array1", "the output does not name arrays"))
+    for src, d in disks:
+        s = summary.get(d["n"])
+        lun = next(iter(e["disks"][d["n"]] for e in nexus.values()))
+        sk.volumes.append(SkVolume(f"MPIO Disk{d['n']}", lun if several else None, None,
+                                   ", ".join(x for x in (s["system"] if s else "", f"SN {d['sn']}" if d["sn"] else "", d["alua"]) if x)))
+    for e in nexus.values():
+        sk.paths.append(SkPath(e["id"], "array1", e["state"], e["weight"], comment=e["why"]))
+        if e["why"]:
+            notes.append(f"path {e['id']} is {e['why']}: written alua = \"unavailable\"")
+    for spec in dict.fromkeys(d["policy"] for _, d in disks):
+        sk.policies.append((parse_spec(spec)[0].text, f"as imported: {spec}"))
+    sk.told = [f"host {host}: {len(disks)} MPIO disk(s), {len(nexus)} path(s); policy {', '.join(dict.fromkeys(d['policy'] for _, d in disks))}"]
+    sk.detection = "5s"
+    sk.detection_note = "FILL IN: time for Windows to notice a path going down (MPIO PathVerificationPeriod, PDORemovePeriod)"
+    sk.notes = notes
+    return sk
+
+
+# -- PowerShell and mpclaim out ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MpioSetting:
+    spec: str
+    disk: int | None = None
+
+
+def _disk_number(device: str) -> int:
+    m = re.fullmatch(r"(?:MPIO\s*Disk)?\s*(\d+)", device.strip(), re.IGNORECASE)
+    if not m:
+        raise ScenarioError("command line", "--device", f"{device!r} is not an MPIO disk number (0, 1, ... or 'MPIO Disk1')")
+    return int(m.group(1))
+
+
+def emit_powershell(spec: PolicySpec, device: str | None = None) -> str:
+    """MSDSM's default load-balance policy (PowerShell), or one MPIO disk's (``mpclaim -l -d N P``)."""
+    if not spec.name.startswith("mpio:"):
+        other = {"dm": "multipath.conf", "nvme": "nvme-udev"}.get(spec.name.split(":")[0], "esxcli")
+        raise ScenarioError("command line", "--emit powershell",
+                            f"{spec.text} is not a Microsoft DSM policy (mpio:fo, rr, rrws, lqd, wp, lb); emit it with --emit {other}")
+    if spec.name == "mpio:wp":
+        raise ScenarioError("command line", "--emit powershell",
+                            "Weighted Paths needs a weight on every path: pathsel does not write them; set it in the disk's MPIO properties")
+    short = {v: k for k, v in SHORT.items()}[spec.name]
+    lines = [f"# pathsel: {spec.text}"]
+    if spec.name == "mpio:fo" and spec["failback"] == 0:
+        lines.append("# failback=0 is pathsel's reading of Fail Over Only without failback, not an MSDSM setting")
+    if device is not None:
+        lines.append(f"mpclaim.exe -l -d {_disk_number(device)} {POLICY_NUMBERS[spec.name]}")
+    elif short in ("FOO", "RR", "LQD", "LB"):
+        lines.append(f"Set-MSDSMGlobalDefaultLoadBalancePolicy -Policy {short}")
+    else:
+        lines.append(f"mpclaim.exe -l -m {POLICY_NUMBERS[spec.name]}")
+    return "\n".join(lines) + "\n"
+
+
+def read_powershell(src: Source) -> MpioSetting:
+    """The policy PowerShell or ``mpclaim -l`` lines set (``--emit powershell`` read back)."""
+    found: list[MpioSetting] = []
+    numbers = {v: k for k, v in POLICY_NUMBERS.items()}
+    for n, raw in enumerate(src.lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            words = shlex.split(line)
+        except ValueError as e:
+            raise src.fail(n, f"not a command line ({e})") from None
+        head = words[0].lower()
+        if head == "set-msdsmglobaldefaultloadbalancepolicy":
+            if len(words) != 3 or words[1].lower() != "-policy" or words[2].upper() not in ("FOO", "RR", "LQD", "LB"):
+                raise src.fail(n, "expected Set-MSDSMGlobalDefaultLoadBalancePolicy -Policy FOO|RR|LQD|LB")
+            found.append(MpioSetting(SHORT[words[2].upper()]))
+        elif head in ("mpclaim", "mpclaim.exe"):
+            opts = [w.lower() for w in words[1:]]
+            if opts[:2] == ["-l", "-d"] and len(opts) == 4 and opts[2].isdigit() and opts[3].isdigit() and int(opts[3]) in numbers:
+                found.append(MpioSetting(numbers[int(opts[3])], int(opts[2])))
+            elif opts[:2] == ["-l", "-m"] and len(opts) == 3 and opts[2].isdigit() and int(opts[2]) in numbers:
+                found.append(MpioSetting(numbers[int(opts[2])]))
+            else:
+                raise src.fail(n, "expected mpclaim.exe -l -d DISK POLICY or mpclaim.exe -l -m POLICY (POLICY 1 to 6)")
+        else:
+            raise src.fail(n, f"not a command pathsel writes: {line[:50]!r}")
+    if len(found) != 1:
+        raise src.fail(None, f"sets a load-balance policy {len(found)} times; pathsel reads one")
+    return MpioSetting(parse_spec(found[0].spec)[0].text, found[0].disk)
