@@ -414,6 +414,15 @@ SCENARIOS = {
     "two volumes over shared nexuses, weights, ALUA flips": VOLUMES,
     "failback after seconds, weights": FAILBACK,
     "every delay equal: ties at every instant": TIES,
+    # issue 16: a device queue depth below the outstanding I/Os (KAVG), with faults and timeouts
+    "host queue depth 3, faults, io_timeout": dict(
+        protocol="scsi", rw="randrw", bs="32k", iodepth=8, conc=4, lat_a="50us", lat_b='"400us"', replication=ROUGH_REPL,
+        preferred=ROUGH_HOST + "\nqueue_depth = 3", faults=ROUGH),
+    # open loop: Poisson arrivals beyond iodepth wait in the host, into a device queue depth of 4
+    "open loop, Poisson arrivals, host queue depth 4": dict(
+        protocol="nvme", rw="randrw", bs="4k/70:64k/30", iodepth="6\nrate_iops = 30000\nrate_process = \"poisson\"",
+        conc=2, lat_a="50us", lat_b='{ dist = "exponential", mean = "300us" }', replication=REPL,
+        preferred="queue_depth = 4", faults=FAULTS),
 }
 
 POLICIES = [

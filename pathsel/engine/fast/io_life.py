@@ -35,19 +35,27 @@ from ..recorder import (
     C_RETRIED,
     C_TIMED_OUT,
     rec_complete,
+    rec_dev,
     rec_issue,
     rec_path,
 )
 from .layout import (
+    A_GRANTED,
+    A_NONE,
+    A_QUEUED,
+    A_SERVING,
     EV_ABORT,
+    EV_ADMIT,
     EV_APD_TIMER,
+    EV_ARRIVAL,
+    EV_DEADLINE,
     EV_GRANT_MAIN,
     EV_GRANT_MIRROR,
-    EV_DEADLINE,
     EV_LEG,
     EV_M_ABORT,
     EV_M_FWD,
     EV_M_SVC,
+    EV_OPEN_WAKE,
     EV_RELEASE,
     EV_SVC_MAIN,
     EV_WAKE,
@@ -58,6 +66,7 @@ from .layout import (
     I_NF_HEAD,
     I_NF_TAIL,
     I_NTRACE,
+    I_OVERLOAD,
     I_REPL_OK,
     I_SEQ,
     I_TRACE_ROOM,
@@ -65,22 +74,19 @@ from .layout import (
     I_UF_TAIL,
     I_WT_HEAD,
     I_WT_TAIL,
-    A_GRANTED,
-    A_NONE,
-    A_QUEUED,
-    A_SERVING,
+    K_ADMITTED,
     K_ASUB,
     K_ATTEMPTS,
     K_DEADLINE,
     K_DLEID,
     K_DNEXT,
     K_DPREV,
-    K_GEN,
-    K_MSUB,
     K_EPOCH,
+    K_GEN,
     K_ISSUED,
     K_JOB,
     K_MSTATE,
+    K_MSUB,
     K_MWAIT,
     K_PATH,
     K_SEQ,
@@ -99,8 +105,9 @@ from .layout import (
     MS_NONE,
     MS_QUEUED,
     MS_SERVING,
-    TAG_SHIFT,
     ST_APD,
+    ST_IDLE,
+    ST_QUEUED,
     ST_R_CMD,
     ST_R_DATA,
     ST_R_SVC,
@@ -111,8 +118,17 @@ from .layout import (
     ST_W_SVC,
     ST_W_XFER,
     ST_WAIT_LOST,
+    TAG_SHIFT,
 )
-from .scheduler import KIND_BITS, heap_drop_stale_timers, heap_due_now, heap_push_keyed, push_normal, push_urgent, timeout
+from .scheduler import (
+    KIND_BITS,
+    heap_drop_stale_timers,
+    heap_due_now,
+    heap_push_keyed,
+    push_normal,
+    push_urgent,
+    timeout,
+)
 
 
 @hot
@@ -284,14 +300,14 @@ def grant_in_line(P, S, V, a):
 def start_service(P, S, V, a, op, s):
     """EV_GRANT_MAIN's handler: the array serves the I/O."""
     S.slot[s, K_ASUB] = A_SERVING
-    timeout(S, V, value(V, P.str_svc[a, op]), EV_SVC_MAIN, tag(S, s))
+    timeout(S, V, value(V, P.str_svc[a, op]) + P.a_perkib[a] * V.s_size[s] / 1024.0, EV_SVC_MAIN, tag(S, s))
 
 
 @hot
 def start_mirror_service(P, S, V, peer, s):
     """The peer array stores the mirror copy."""
     S.slot[s, K_MSUB] = MS_SERVING
-    timeout(S, V, value(V, P.str_svc[peer, 1]), EV_M_SVC, tag(S, s))
+    timeout(S, V, value(V, P.str_svc[peer, 1]) + P.a_perkib[peer] * V.s_size[s] / 1024.0, EV_M_SVC, tag(S, s))
 
 
 @hot
@@ -398,9 +414,9 @@ def begin_attempt(P, S, V, R, s):
 
 
 @hot
-def new_io(P, S, V, R, s):
-    """A job slot issues its next I/O: op and size from the job's own stream (common random numbers)."""
-    now = V.clock[0]
+def new_io(P, S, V, R, s, issued):
+    """A job slot takes its next I/O, issued at ``issued``: op and size from the job's own stream (common random
+    numbers), then its device takes it or it waits in the host."""
     j = S.slot[s, K_JOB]
     st = P.str_job[j]
     u = value(V, st)
@@ -418,11 +434,89 @@ def new_io(P, S, V, R, s):
     S.slot[s, K_SEQ] = S.si[I_SEQ]
     V.s_op[s] = op
     V.s_size[s] = size
-    S.slotf[s, K_ISSUED] = now
+    S.slotf[s, K_ISSUED] = issued
     S.slot[s, K_ATTEMPTS] = 0
     S.slot[s, K_MSTATE] = M_NONE
+    admit(P, S, V, R, s)
+
+
+@hot
+def admit(P, S, V, R, s):
+    """reference.admit: the device takes the I/O, or it waits in the device's FIFO in the host."""
+    now = V.clock[0]
+    d = P.j_dev[S.slot[s, K_JOB]]
+    qd = P.d_qd[d]
+    if qd <= 0 or S.dq_act[d] < qd:
+        S.dq_act[d] += 1
+        rec_dev(R, now, d, 1, 0)
+        S.slotf[s, K_ADMITTED] = now
+        begin_attempt(P, S, V, R, s)
+    else:
+        t = S.dq_tail[d]
+        S.dq_slot[d, t & (S.dq_slot.shape[1] - 1)] = s
+        S.dq_tail[d] = t + 1
+        S.slot[s, K_STAGE] = ST_QUEUED
+        rec_dev(R, now, d, 0, 1)
+
+
+@hot
+def dev_release(S, V, R, d):
+    """reference.release: an I/O is done on device ``d``; its slot goes to the first waiting (EV_ADMIT), if any."""
+    now = V.clock[0]
+    h = S.dq_head[d]
+    if h < S.dq_tail[d]:
+        w = S.dq_slot[d, h & (S.dq_slot.shape[1] - 1)]
+        S.dq_head[d] = h + 1
+        rec_dev(R, now, d, 0, -1)
+        push_normal(S, EV_ADMIT, w)
+    else:
+        S.dq_act[d] -= 1
+        rec_dev(R, now, d, -1, 0)
+
+
+@hot
+def next_io(P, S, V, R, s):
+    """reference.job_slot's loop: closed, issue the next I/O now; open, take the oldest arrival, or wait for one."""
+    now = V.clock[0]
+    j = S.slot[s, K_JOB]
+    if P.j_open[j] == 0:
+        rec_issue(R, now)
+        new_io(P, S, V, R, s, now)
+        return
+    h = S.jb_head[j]
+    if h < S.jb_tail[j]:
+        t = S.jb_time[j, h & (S.jb_time.shape[1] - 1)]
+        S.jb_head[j] = h + 1
+        rec_dev(R, now, P.j_dev[j], 0, -1)
+        new_io(P, S, V, R, s, t)
+    else:
+        t = S.ji_tail[j]
+        S.ji_slot[j, t & (S.ji_slot.shape[1] - 1)] = s
+        S.ji_tail[j] = t + 1
+        S.slot[s, K_STAGE] = ST_IDLE
+        S.slotf[s, K_ISSUED] = np.inf
+
+
+@jit
+def arrival(P, S, V, R, j):
+    """reference.arrivals: an arrival is issued now, to an idle slot of the job or into its backlog; the next is due."""
+    now = V.clock[0]
     rec_issue(R, now)
-    begin_attempt(P, S, V, R, s)
+    h = S.ji_head[j]
+    if h < S.ji_tail[j]:
+        s = S.ji_slot[j, h & (S.ji_slot.shape[1] - 1)]
+        S.ji_head[j] = h + 1
+        push_normal(S, EV_OPEN_WAKE, s)
+    else:
+        t = S.jb_tail[j]
+        if t - S.jb_head[j] >= S.jb_time.shape[1]:  # run.py raises reference.overload
+            S.si[I_OVERLOAD] = j + 1
+            V.flags[FL_STOP] = 1
+            return
+        S.jb_time[j, t & (S.jb_time.shape[1] - 1)] = now
+        S.jb_tail[j] = t + 1
+        rec_dev(R, now, P.j_dev[j], 0, 1)
+    timeout(S, V, value(V, P.str_arr[j]), EV_ARRIVAL, j)
 
 
 @hot
@@ -526,10 +620,11 @@ def complete(P, S, V, R, s):
     p = S.slot[s, K_PATH]
     end_attempt(P, S, V, R, s, p)
     on_path = now - S.slotf[s, K_STARTED]
+    d = P.j_dev[S.slot[s, K_JOB]]
     if P.pol_complete != 0:
-        d = P.j_dev[S.slot[s, K_JOB]]
         call_v_6f(P.pol_complete, P.pol_view, P.pol_state, d, V.p_local[p], s, on_path)
-    rec_complete(R, now, V.s_op[s], V.s_size[s], now - S.slotf[s, K_ISSUED], p, on_path)
+    rec_complete(R, now, V.s_op[s], V.s_size[s], now - S.slotf[s, K_ISSUED], p, on_path, d,
+                 S.slotf[s, K_ADMITTED] - S.slotf[s, K_ISSUED])
     if P.trace_on != 0:
         t = S.si[I_NTRACE]
         S.si[I_NTRACE] = t + 1
@@ -543,7 +638,8 @@ def complete(P, S, V, R, s):
         S.tr_done[t] = now
         S.tr_path[t] = p
         S.tr_attempts[t] = S.slot[s, K_ATTEMPTS]
-    new_io(P, S, V, R, s)
+    dev_release(S, V, R, d)
+    next_io(P, S, V, R, s)
 
 
 @jit

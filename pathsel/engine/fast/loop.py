@@ -20,10 +20,13 @@ from .faults import apply_fault, fault_loop, notice
 from .io_life import (
     abort,
     abort_mirror,
+    arrival,
+    dev_release,
     begin_attempt,
     grant_in_line,
     mirror_end,
     new_io,
+    next_io,
     next_in_line,
     on_deadline,
     on_leg,
@@ -34,12 +37,16 @@ from .io_life import (
     start_mirror_service,
     start_service,
     trigger_put,
+    value,
 )
 from .layout import (
     BUFFERS_FULL,
     DONE,
     EV_ABORT,
+    EV_ADMIT,
     EV_APD_TIMER,
+    EV_ARRIVAL,
+    EV_ARRIVALS_INIT,
     EV_DEADLINE,
     EV_FAULT,
     EV_FAULT_INIT,
@@ -53,6 +60,7 @@ from .layout import (
     EV_M_FWD,
     EV_M_SVC,
     EV_NOTICE,
+    EV_OPEN_WAKE,
     EV_RELEASE,
     EV_SVC_MAIN,
     EV_WAKE,
@@ -66,7 +74,9 @@ from .layout import (
     I_TRACE_ROOM,
     I_UF_HEAD,
     I_UF_TAIL,
+    K_ADMITTED,
     K_GEN,
+    K_JOB,
     K_MSTATE,
     K_MSUB,
     K_PATH,
@@ -177,7 +187,7 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
         elif kind == EV_M_END:
             mirror_end(P, S, V, R, s)
         elif kind == EV_INIT:
-            new_io(P, S, V, R, s)
+            next_io(P, S, V, R, s)
         elif kind == EV_FAULT_INIT:
             fault_loop(P, S, V)
         elif kind == EV_FAULT:
@@ -204,8 +214,18 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
         elif kind == EV_WAKE:
             if S.slot[s, K_WAKEVAL] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
                 rec_fail(R, V.clock[0])
-                new_io(P, S, V, R, s)
+                dev_release(S, V, R, P.j_dev[S.slot[s, K_JOB]])
+                next_io(P, S, V, R, s)
             else:
                 begin_attempt(P, S, V, R, s)
+        elif kind == EV_ADMIT:
+            S.slotf[s, K_ADMITTED] = V.clock[0]
+            begin_attempt(P, S, V, R, s)
+        elif kind == EV_ARRIVALS_INIT:
+            timeout(S, V, value(V, P.str_arr[arg]), EV_ARRIVAL, arg)
+        elif kind == EV_ARRIVAL:
+            arrival(P, S, V, R, arg)
+        elif kind == EV_OPEN_WAKE:
+            new_io(P, S, V, R, s, V.clock[0])
         heap_settle(S)
     return status
