@@ -436,8 +436,12 @@ POLICIES = [
     "latency",
     "latency:variant=score",
     "latency:use_ano=1,tolerance=0.5",
+    "latency:variant=min-set",
+    "latency:variant=lqd,cutoff=1.2,use_ano=1",
     # short windows so re-evaluation happens within the run (below esxcli's range: built directly)
     PolicySpec("latency", (("num_sampling_cycles", 4), ("latency_eval_time", 10), ("use_ano", 0), ("variant", "min-set"), ("tolerance", 0.05))),
+    PolicySpec("latency", (("num_sampling_cycles", 4), ("latency_eval_time", 10), ("use_ano", 0), ("variant", "lqd"), ("tolerance", 0.1),
+                           ("cutoff", 1.1))),
     # issue 4: Linux dm-multipath (path groups x failback x selector parameters)
     "dm:round-robin",
     "dm:queue-length",
@@ -473,6 +477,7 @@ POLICIES = [
     "hpp:lb-bytes:bytes=100000",
     "hpp:lb-latency",
     "hpp:lb-latency:variant=score,tolerance=0.5",
+    "hpp:lb-latency:variant=min-set",
     PolicySpec("hpp:lb-latency", (("latency_eval_time", 10), ("sampling_ios_per_path", 2), ("variant", "min-set"), ("tolerance", 0.05))),
     # AIX MPIO
     "aix:shortest_queue",

@@ -23,7 +23,9 @@ from pathsel.policies import (
     MostRecentlyUsed,
     PathTable,
     PathView,
+    PolicySpec,
     RoundRobin,
+    parse_spec,
 )
 
 from .conftest import SIMS
@@ -420,7 +422,7 @@ def test_latency_sampling_round_robin(n_paths, cycles):
 )
 def test_latency_min_set_keeps_paths_within_tolerance(lat_ms, tolerance, active):
     rig = Rig(["AO"] * 4)
-    rig.bind(LatencyRoundRobin(num_sampling_cycles=2, tolerance=tolerance))
+    rig.bind(LatencyRoundRobin(num_sampling_cycles=2, variant="min-set", tolerance=tolerance))
     samples = _issue(rig, 8)
     _finish(rig, samples, {k: v * 1e-3 for k, v in lat_ms.items()})
     (ev,) = rig.evaluations()
@@ -496,9 +498,46 @@ def test_latency_score_respects_existing_outstanding():
     assert rig.names(1) == ["p1"]
 
 
+@pytest.mark.parametrize(
+    "lat_ms, cutoff, active",
+    [
+        ({"p0": 1.0, "p1": 1.75, "p2": 1.85, "p3": 0.9}, 2.0, ["p0", "p1", "p3"]),  # <= 1.8 ms
+        ({"p0": 2.4, "p1": 2.3, "p2": 6.1, "p3": 8.1}, 2.0, ["p0", "p1"]),  # seed 004's shape: 6 ms is 2.6 x
+        ({"p0": 2.4, "p1": 2.3, "p2": 6.1, "p3": 8.1}, 3.0, ["p0", "p1", "p2"]),
+        ({"p0": 1.0, "p1": 1.0, "p2": 1.0, "p3": 1.0}, 1.0, ["p0", "p1", "p2", "p3"]),  # ties all kept
+    ],
+)
+def test_latency_lqd_keeps_paths_within_cutoff_times_the_best(lat_ms, cutoff, active):
+    rig = Rig(["AO"] * 4)
+    rig.bind(LatencyRoundRobin(num_sampling_cycles=2, variant="lqd", cutoff=cutoff))
+    _finish(rig, _issue(rig, 8), {k: v * 1e-3 for k, v in lat_ms.items()})
+    (ev,) = rig.evaluations()
+    assert ev["active"] == active
+    assert ev["dropped"] == [p for p in ("p0", "p1", "p2", "p3") if p not in active]
+    # then latency x (pending + 1) over the kept paths only, however deep the queue gets
+    got = rig.names(40)
+    assert got == _score_reference({k: lat_ms[k] for k in active}, {k: 0 for k in active}, 40)
+    assert set(got) == set(active)
+
+
+def test_latency_lqd_is_the_default_and_light_load_uses_the_lowest_mean():
+    """vSphere 7: with little load some paths go unused; every kept path still takes overflow."""
+    rig = Rig(["AO"] * 3)
+    pol = rig.bind(LatencyRoundRobin(num_sampling_cycles=1))
+    assert pol.params["variant"] == "lqd" and pol.params["cutoff"] == 2.0
+    _finish(rig, _issue(rig, 3), {"p0": 1.05e-3, "p1": 1.0e-3, "p2": 1.1e-3})
+    assert rig.evaluations()[-1]["active"] == ["p0", "p1", "p2"]  # equal within noise: none dropped
+    for _ in range(5):  # one I/O at a time: always the lowest mean
+        io, p = rig.pick()
+        assert p.name == "p1"
+        rig.complete(io, p, 1e-3)
+    assert rig.names(6) == _score_reference({"p0": 1.05, "p1": 1.0, "p2": 1.1}, {"p0": 0, "p1": 0, "p2": 0}, 6)
+    assert set(rig.names(6)) == {"p0", "p1", "p2"}
+
+
 def test_latency_new_window_after_eval_time_and_old_set_used_meanwhile():
     rig = Rig(["AO"] * 3)
-    rig.bind(LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=1000))
+    rig.bind(LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=1000, variant="min-set"))
     rig.now = 0.5
     _finish(rig, _issue(rig, 6), {"p0": 1e-3, "p1": 5e-3, "p2": 1e-3})
     assert rig.evaluations()[-1]["active"] == ["p0", "p2"]
@@ -703,6 +742,17 @@ def test_testdrive_latency_rr_drops_slow_remote_path_at_first_evaluation(testdri
     assert any(n in first["active"] for n in LOCAL)
 
 
+def test_testdrive_default_latency_rr_drops_every_remote_path_at_first_evaluation(testdrive):
+    """Seed 004: the 6 ms (1 ms further) and 8 ms paths all fail lqd's 2 x cutoff at once."""
+    run = _run(testdrive, "latency RR")
+    assert run.policy == "latency" and parse_spec("latency")[0].as_dict()["variant"] == "lqd"
+    first = next(e for e in run.metrics.events if e["event"] == "evaluation")
+    assert first["active"] == LOCAL
+    assert len(first["dropped"]) == 10
+    best = min(first["latency_us"].values())
+    assert all(first["latency_us"][n] > 2.5 * best for n in first["dropped"])  # margin beyond the cutoff
+
+
 def test_testdrive_latency_rr_only_local_paths_after_convergence(testdrive):
     run = _run(testdrive, "latency RR")
     # converged: after the last evaluation of the run (the only one with the default 180 s)
@@ -744,6 +794,71 @@ def test_testdrive_orders_policies_as_the_seed_did(testdrive):
     lat = _run(testdrive, "latency RR").iops
     assert lat > 1.4 * rr and pref > 1.4 * rr
     assert lat == pytest.approx(pref, rel=0.05)
+
+
+# Issue 16: equal paths must not be dropped on sampling noise. Eight paths alike in every
+# way (50 us one way as seed 004's local paths, exponential service of 150 us, no queueing
+# at the array): a read takes 100 us plus Exp(150 us), so one sample's coefficient of
+# variation is about 0.6 and a 16-sample mean's about 15 %.
+EIGHT_EQUAL = """
+name = "eight identical paths"
+seed = 1
+duration = "5s"
+
+[[arrays]]
+name = "a"
+service_time = { read = { dist = "exponential", mean = "150us" }, write = { dist = "exponential", mean = "150us" } }
+
+[[paths]]
+name = "vmhba1:C0:T{i}:L1"
+count = 8
+array = "a"
+one_way_latency = "50us"
+bandwidth = "16Gbit"
+
+[[workloads]]
+rw = "randread"
+bs = "4k"
+iodepth = 32
+"""
+
+
+def _short_windows(variant):
+    """latency RR evaluating every 20 ms (below esxcli's range: built directly), so one run holds ~230 evaluations.
+
+    Every window samples afresh, so the spread of kept paths is the one a 180 s interval would show.
+    """
+    params = (("num_sampling_cycles", 16), ("latency_eval_time", 20), ("use_ano", 0), ("variant", variant),
+              ("tolerance", 0.1), ("cutoff", 2.0))
+    return PolicySpec("latency", params)
+
+
+@pytest.fixture(scope="module")
+def eight_equal():
+    sc = pathsel.loads_scenario(EIGHT_EQUAL)
+    res = pathsel.simulate(sc, policies=[_short_windows(v) for v in ("lqd", "min-set", "score")])
+    kept = {}
+    for v, run in zip(("lqd", "min-set", "score"), res.runs):
+        kept[v] = [len(e["active"]) for e in run.metrics.events if e["event"] == "evaluation"]
+    return kept
+
+
+def test_latency_lqd_keeps_eight_identical_paths(eight_equal):
+    kept = eight_equal["lqd"]
+    assert len(kept) >= 200
+    assert sum(k >= 7 for k in kept) >= 0.95 * len(kept)
+
+
+def test_latency_min_set_drops_identical_paths_on_noise(eight_equal):
+    """Why min-set is no longer the default: its 10 % tolerance is inside the noise of 16 samples."""
+    kept = eight_equal["min-set"]
+    assert len(kept) >= 200
+    assert sum(k >= 7 for k in kept) < 0.05 * len(kept)
+    assert np.median(kept) <= 3
+
+
+def test_latency_score_never_drops(eight_equal):
+    assert set(eight_equal["score"]) == {8}
 
 
 FAILOVER = """

@@ -62,8 +62,10 @@ POLICY_SPECS = [
     "latency",
     "latency:variant=score",
     "latency:use_ano=1,tolerance=0.5",
+    "latency:variant=min-set",
     "short-eval-latency",  # LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=2): re-evaluates often
     "short-eval-latency-score",
+    "short-eval-latency-min-set",
     # issue 4
     "dm:round-robin",
     "dm:queue-length",
@@ -91,6 +93,7 @@ POLICY_SPECS = [
     "hpp:lb-bytes:bytes=65536",
     "hpp:lb-latency",
     "hpp:lb-latency:variant=score",
+    "hpp:lb-latency:variant=min-set",
     "p2c-ewma",
     "p2c-ewma:decay=0.001,use_ano=1",
 ]
@@ -236,6 +239,8 @@ def cases(draw, faults_allowed=True, policy=None):
         spec = LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=2)
     elif spec == "short-eval-latency-score":
         spec = LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=2, variant="score")
+    elif spec == "short-eval-latency-min-set":
+        spec = LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=2, variant="min-set")
 
     toml = "\n".join(lines) + "\n\n" + "\n\n".join(arrays + ["\n".join(repl)] * bool(repl) + ["\n".join(hosts)] + extra + paths + [work] + faults) + "\n"
     return Case(toml, spec, population, len(faults), duration, ramp, can_fail)

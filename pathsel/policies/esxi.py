@@ -1,9 +1,14 @@
 """VMware ESXi NMP path selection plug-ins: VMW_PSP_FIXED, VMW_PSP_MRU, VMW_PSP_RR (iops, bytes, latency).
 
 Sources: VMware, *vSphere Storage*, "Path Selection Plug-Ins and Policies"
-and "Change Default Parameters for Latency Round Robin" (vSphere 6.7 U1 and
-later); ``esxcli storage nmp psp roundrobin deviceconfig set`` (parameter
-names, defaults and ranges); Broadcom KB 371368 (latency round robin
+and "Change Default Parameters for Latency Round Robin" (6.7 U1, 2018, and
+7.0, 2020; https://docs.vmware.com/en/VMware-vSphere/7.0/com.vmware.vsphere.storage.doc/GUID-1940AE9E-04CF-40BE-BB71-398621F0642E.html:
+the mechanism "considers I/O bandwidth and path latency"; 7.0 adds that when
+"the workload is not high enough, the system might not use some paths");
+``esxcli storage nmp psp roundrobin deviceconfig set`` (parameter names,
+defaults and ranges); Broadcom, KB 371368, "Identify Enhanced Round Robin Load
+Balancing (Latency Based PSP)", updated 2025,
+https://knowledge.broadcom.com/external/article/371368/identify-enhanced-round-robin-load-balan.html (latency round robin
 "actively monitors paths for latency and Outstanding IO" and selects "the
 optimal path(s)"); Cody Hosterman, "Latency-based PSP in ESXi 6.7 Update 1:
 A test drive", 2018, https://www.codyhosterman.com/2018/10/latency-based-psp-in-esxi-6-7-update-1-a-test-drive/
@@ -48,21 +53,24 @@ from .define import (
 )
 from .kernel import AO, EV_POLICY, log_event, usable, working_set, ws_member, ws_tier
 
-__all__ = ["FIXED", "MRU", "RR", "LATENCY", "fixed_preferred", "size_normalised", "SIZE_REF", "USE_ANO", "VARIANT", "TOLERANCE"]
+__all__ = ["FIXED", "MRU", "RR", "LATENCY", "fixed_preferred", "size_normalised", "SIZE_REF", "USE_ANO", "VARIANT", "TOLERANCE", "CUTOFF"]
 
 SIZE_REF = 4096  # latency RR compares paths as if every I/O were 4 KiB
 
 USE_ANO = Param("use_ano", 0, int, "1 adds ANO paths to the set the policy uses (esxcli useANO)", 0, 1, shown="0 [0, 1]")
 VARIANT = Param(
     "variant",
-    "min-set",
+    "lqd",
     str,
-    "pathsel assumption: min-set (rotate over paths within tolerance of the best) or score (per I/O argmin latency x (pending+1))",
-    choices=("min-set", "score"),
-    shown="min-set [min-set, score] *(pathsel)*",
+    "pathsel assumption: min-set (rotate over paths within tolerance of the best), score (per I/O argmin latency x (pending+1)) "
+    "or lqd (drop paths over cutoff x the best, then score over the rest)",
+    choices=("min-set", "score", "lqd"),
+    shown="lqd [lqd, min-set, score] *(pathsel)*",
 )
 TOLERANCE = Param("tolerance", 0.1, float, "pathsel assumption (min-set): keep paths whose latency is within this fraction of the best", 0.0, 100.0,
                   shown="0.1 [0 … 100] *(pathsel)*")
+CUTOFF = Param("cutoff", 2.0, float, "pathsel assumption (lqd): exclude paths whose latency exceeds this multiple of the best", 1.0, 100.0,
+               shown="2 [1 … 100] *(pathsel)*")
 
 
 def fixed_preferred(paths, preferred: str = ""):
@@ -240,9 +248,14 @@ RR = PolicyDef(
 #    extra transfer time on the path's link: latency - (size - 4096) / bandwidth (nothing
 #    when the link speed is not modelled).
 # 3. Evaluation, when every sample has completed: the average normalised latency of each
-#    candidate, then by variant: min-set (default) keeps the paths within tolerance of the
-#    best and rotates over them one I/O at a time; score keeps every sampled path and sends
-#    each I/O to the argmin of average x (pending + 1), ties to the earlier path.
+#    candidate, then by variant: lqd (default) keeps the paths at most cutoff x the best
+#    and sends each I/O to the argmin of average x (pending + 1) among them, ties to the
+#    earlier path (KB 371368: latency *and* outstanding I/O, "optimal path(s)"); min-set
+#    keeps the paths within tolerance of the best and rotates over them one I/O at a time;
+#    score keeps every sampled path and dispatches as lqd does. The averages stay fixed
+#    until the next evaluation. Why lqd and cutoff 2: docs/model.md (a ratio wide enough
+#    that 16-sample noise does not drop equal paths, narrow enough to drop seed 004's
+#    remote paths at 2.6 x the local ones).
 # 4. A path that leaves the working set leaves the sets at once and is not evaluated; if
 #    none of the chosen paths is in the working set a new window opens at once.
 #
@@ -326,7 +339,13 @@ def latency_evaluate(v, st, d):
         k = st.cand[d, i]
         avg = st.avg[d, k]
         if avg == avg:  # sampled
-            if st.variant == 1 or avg <= best * (1.0 + st.tolerance):
+            if st.variant == 0:
+                keep = avg <= best * (1.0 + st.tolerance)
+            elif st.variant == 2:
+                keep = avg <= best * st.cutoff
+            else:
+                keep = True
+            if keep:
                 st.active[d, na] = k
                 na += 1
     st.nactive[d] = na
@@ -343,7 +362,7 @@ def latency_evaluate(v, st, d):
 @compiled_inline
 def latency_pick(v, st, d, m):
     """The path for this I/O among the m in tmp2: the lowest score, or the next in rotation."""
-    if st.variant == 1 and st.sampling[d] == 0:
+    if st.variant != 0 and st.sampling[d] == 0:  # score and lqd
         best_k = -1
         best = 0.0
         for i in range(m):
@@ -514,14 +533,15 @@ LATENCY = PolicyDef(
         USE_ANO,
         VARIANT,
         TOLERANCE,
+        CUTOFF,
     ),
     aliases=("rr:type=latency",),
     state=LATENCY_STATE,
     config_string=latency_config,
     events=latency_events(),
     class_name="LatencyRoundRobin",
-    counts="Per sampling window: each candidate's mean latency over `num_sampling_cycles` sample I/Os, normalised to 4 KiB; then (score) I/Os in flight per path",
-    notes='Samples every candidate round robin, then `min-set` rotates one I/O at a time over the paths within best × (1 + `tolerance`), or `score` sends each I/O to the lowest mean × (in flight + 1). A dropped path is not tried again until the next window, `latency_eval_time` later.',
+    counts="Per sampling window: each candidate's mean latency over `num_sampling_cycles` sample I/Os, normalised to 4 KiB; then (lqd, score) I/Os in flight per path",
+    notes='Samples every candidate round robin (dropped paths too), then `lqd` keeps the paths within best × `cutoff` and sends each I/O to the lowest mean × (in flight + 1) among them; `min-set` rotates one I/O at a time over the paths within best × (1 + `tolerance`); `score` is `lqd` with no cutoff. Ties go to the earlier path. A dropped path is not tried again until the next window, `latency_eval_time` later. Why `lqd` and 2: [model.md](model.md#why-lqd-is-the-default).',
 )
 
 # The scalars latency's hooks read, for a policy that reuses them with other parameters (HPP).

@@ -42,6 +42,7 @@ from .esxi import (
     LATENCY,
     LATENCY_SCALARS,
     LATENCY_STATE,
+    CUTOFF,
     TOLERANCE,
     VARIANT,
     fixed_select,
@@ -225,6 +226,7 @@ LB_LATENCY = PolicyDef(
         Param("sampling_ios_per_path", 16, int, "sample I/Os per path to average its latency (samplingIosPerPath)", 16, 160),
         VARIANT,
         TOLERANCE,
+        CUTOFF,
     ),
     state=LATENCY_SCALARS + LATENCY_STATE,
     setup=_lb_latency_setup,
@@ -232,5 +234,5 @@ LB_LATENCY = PolicyDef(
     events=LATENCY.events,
     class_name="HppLatency",
     counts='as `latency`',
-    notes="`latency`'s machinery (sampling windows, size weighting, min-set or score) with HPP's parameters and defaults, `useANO=0`.",
+    notes="`latency`'s machinery (sampling windows, size weighting, the `lqd`, `min-set` and `score` variants, `lqd` by default) with HPP's parameters and defaults, `useANO=0`.",
 )

@@ -580,7 +580,8 @@ def _latency_split(model: Model, host: int, prm: dict[str, Any]) -> tuple[dict[i
     working = alua_working_set(paths, bool(prm.get("use_ano", 0)))  # type: ignore[arg-type]
     if not working:
         return None, "latency: no working path"
-    if prm.get("variant", "min-set") != "min-set":
+    variant = prm.get("variant", "lqd")
+    if variant == "score":
         return None, "latency (score): load-dependent overflow, no fixed split"
     sample = [0.0] * len(model.paths)
     for p in working:
@@ -594,6 +595,18 @@ def _latency_split(model: Model, host: int, prm: dict[str, Any]) -> tuple[dict[i
         bw = model.paths[p.index].bandwidth
         norm[p.index] = size_normalised(lat[p.index], sizes, bw)
     best = min(norm.values())
+    if variant == "lqd":
+        cutoff = float(prm.get("cutoff", 2.0))
+        kept = [p for p in working if norm[p.index] <= best * cutoff]
+        if max(norm[p.index] for p in kept) > best * (1.0 + 1e-9):
+            # latency x (pending + 1) over unequal latencies: the split depends on the load
+            return None, f"latency (lqd): {len(kept)} path(s) within {cutoff:g} x the best, unequal: no fixed split"
+        # equal latencies: latency x (pending + 1) joins the shortest queue, equal shares
+        return (
+            {p.index: 1.0 / len(kept) for p in kept},
+            f"latency: after the first evaluation, equal shares over the {len(kept)} path(s) within "
+            f"{cutoff:g} x the best sampled mean ({best * 1e3:.3f} ms at the sampling load), all alike",
+        )
     tol = float(prm.get("tolerance", 0.1))
     kept = [p for p in working if norm[p.index] <= best * (1.0 + tol)]
     return (
@@ -623,9 +636,10 @@ def policy_split(model: Model, policy: Any) -> Split:
     """The long-run path shares a policy's definition implies, at the ALUA states a run starts in.
 
     RR (any type): equal over its working set; fixed and MRU: one path; latency
-    RR (min-set): equal over the paths its first evaluation keeps, predicted
-    from the MVA latencies under equal sampling; RandomSplit: its weights. None
-    for policies with no fixed split (latency ``variant=score``, Python policies).
+    RR (min-set, and lqd when the paths it keeps are alike): equal over the
+    paths its first evaluation keeps, predicted from the MVA latencies under
+    equal sampling; RandomSplit: its weights. None for policies with no fixed
+    split (latency ``variant=score``, lqd over unequal paths, Python policies).
     """
     spec = policy if isinstance(policy, PolicySpec) else None
     if isinstance(policy, str):
