@@ -139,8 +139,13 @@ def timeline(result: Result | RunResult) -> go.Figure:
             )
     faults = _faults(runs)
     if faults:
-        for e in faults:
-            fig.add_vline(x=e["t"], line=dict(dash="dash", color="#d62728", width=1))
+        # One dashed line per fault in each panel, set in one go: fig.add_vline re-validates every shape
+        # already there, so a flapping path's hundreds of faults cost quadratic time.
+        line = dict(dash="dash", color="#d62728", width=1)
+        fig.update_layout(shapes=[
+            dict(type="line", x0=e["t"], x1=e["t"], xref=x, y0=0, y1=1, yref=f"{y} domain", line=line)
+            for e in faults for x, y in (("x", "y"), ("x2", "y2"))
+        ])
         fig.add_trace(
             go.Scatter(
                 x=[e["t"] for e in faults],
