@@ -2,7 +2,7 @@
 
 The layers, lowest first (a module may import its own layer and the ones below):
 
-    leaves     version, errors, units, stats, metrics, jit (numba plumbing), model.distributions
+    leaves     version, errors, units, limits, stats, metrics, jit (numba plumbing), model.distributions
     policies   what a policy is and the built-in ones
     scenario   reading and validating scenario files
     model      a scenario compiled for one run
@@ -26,7 +26,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "pathsel"
 
 LAYERS = [
-    ("leaves", ("pathsel.version", "pathsel.errors", "pathsel.units", "pathsel.stats", "pathsel.metrics", "pathsel.jit",
+    ("leaves", ("pathsel.version", "pathsel.errors", "pathsel.units", "pathsel.limits", "pathsel.stats", "pathsel.metrics", "pathsel.jit",
                 "pathsel.model.distributions", "pathsel.data")),
     ("policies", ("pathsel.policies",)),
     ("scenario", ("pathsel.scenario",)),

@@ -1,0 +1,131 @@
+"""What issue 15 asked beyond the bad-input table: output paths checked before any work, the Python API
+refusing what files and command lines refuse, and a run too large for memory as one message.
+
+The refusals themselves are rows of tests/test_bad_input.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import pathsel
+from pathsel.errors import check_writable
+
+
+SCENARIO = """\
+duration = "0.2s"
+interval = "0.05s"
+
+[[arrays]]
+name = "a"
+
+[[hosts]]
+name = "h"
+{host}
+
+[[paths]]
+name = "p0"
+array = "a"
+one_way_latency = "50us"
+{path}
+
+[[paths]]
+name = "p1"
+array = "a"
+one_way_latency = "60us"
+{path}
+
+[[workloads]]
+iodepth = 4
+
+[[policies]]
+spec = "rr"
+{faults}
+"""
+
+EVERY_PATH_DOWN = """
+[[faults]]
+at = "0s"
+what = "path_down"
+path = "p0"
+
+[[faults]]
+at = "0s"
+what = "path_down"
+path = "p1"
+"""
+
+
+def _write(tmp_path: Path, name: str = "s.toml", *, host: str = "", path: str = "", faults: str = "") -> Path:
+    p = tmp_path / name
+    p.write_text(SCENARIO.format(host=host, path=path, faults=faults))
+    return p
+
+
+def _strict(text: str) -> dict:
+    def refuse(token):
+        raise AssertionError(f"{token} in the JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+# -- outputs checked before the work -----------------------------------------------------------------------
+
+
+def test_check_writable(tmp_path):
+    check_writable(tmp_path / "new.csv")  # a new file in a folder that exists
+    (tmp_path / "old.csv").write_text("x")
+    check_writable(tmp_path / "old.csv")
+    with pytest.raises(pathsel.ScenarioError) as info:
+        check_writable(tmp_path / "no" / "x.csv", "results table")
+    assert info.value.problem == f"no such folder {str(tmp_path / 'no')!r}: create it first, or write the results table elsewhere"
+    with pytest.raises(pathsel.ScenarioError) as info:
+        check_writable(tmp_path, "report")
+    assert info.value.problem == "is a folder: give the report a file name"
+    with pytest.raises(pathsel.ScenarioError) as info:
+        check_writable(tmp_path / "old.csv" / "x.csv")
+    assert info.value.problem == f"{str(tmp_path / 'old.csv')!r} is not a folder"
+    assert list(tmp_path.iterdir()) == [tmp_path / "old.csv"]  # its probe leaves nothing behind
+
+
+def test_the_sweep_api_checks_its_output_before_any_run(tmp_path, monkeypatch):
+    import pathsel.studies.sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "simulate", lambda *a, **k: pytest.fail("a run started"))
+    with pytest.raises(pathsel.ScenarioError) as info:
+        pathsel.sweep(_write(tmp_path), {"rr.iops": [1, 2]}, out=tmp_path / "none" / "x.parquet", executor="serial")
+    assert info.value.problem.startswith("no such folder")
+
+
+# -- the Python API refuses what the files and the command line refuse -------------------------------------
+
+
+def test_two_policies_of_one_label_are_refused_by_the_api(tmp_path):
+    from pathsel.policies.spec import parse_spec
+    from pathsel.scenario import RunSpec
+
+    mine = RunSpec(label="rr", policy=parse_spec("mru")[0])
+    with pytest.raises(pathsel.ScenarioError) as info:
+        pathsel.simulate(_write(tmp_path), policies=["rr", mine])
+    assert (info.value.source, info.value.place) == ("simulate()", "policies[1]")
+    assert info.value.problem.startswith("is labelled 'rr', as policies[0] is: two rows of one name")
+
+
+def test_a_run_too_large_for_memory_is_one_message(tmp_path, monkeypatch):
+    import pathsel.api
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setitem(pathsel.api.ENGINES, "fast", exhausted)
+    path = _write(tmp_path)
+    with pytest.raises(pathsel.ScenarioError) as info:
+        pathsel.simulate(path)
+    assert (info.value.source, info.value.place) == (str(path), "workloads")
+    assert info.value.problem == (
+        "rr: the run needs more memory than this machine has (4 outstanding I/Os from 1 jobs over 2 paths): "
+        "lower numjobs, iodepth or the paths"
+    )
