@@ -1,5 +1,6 @@
-"""What issue 15 asked beyond the bad-input table: output paths checked before any work, the Python API
-refusing what files and command lines refuse, and a run too large for memory as one message.
+"""What issue 15 asked of the outputs once hostile input gets through: a run with no completion says so
+(null latencies, a reason), a retry storm gets a warning, output paths are checked before any work, the
+Python API refuses what files and command lines refuse, and a run too large for memory is one message.
 
 The refusals themselves are rows of tests/test_bad_input.py.
 """
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import pathsel
+from pathsel.cli import main
 from pathsel.errors import check_writable
 
 
@@ -70,6 +72,66 @@ def _strict(text: str) -> dict:
         raise AssertionError(f"{token} in the JSON")
 
     return json.loads(text, parse_constant=refuse)
+
+
+# -- no completion: no latency, and why --------------------------------------------------------------------
+
+
+def test_a_run_with_no_completion_reports_null_latencies_and_why(tmp_path, capsys):
+    path = _write(tmp_path, faults=EVERY_PATH_DOWN)
+    result = pathsel.simulate(path)
+    run = result.runs[0]
+    assert run.ios == 0
+    assert run.no_io_reason() == "every path down from 0 s"
+
+    assert main(["simulate", str(path), "--json"]) == 0
+    doc = _strict(capsys.readouterr().out)
+    r = doc["runs"][0]
+    assert r["latency_us"] == {"mean": None, "p50": None, "p99": None, "p999": None, "max": None}
+    assert r["no_io"] == "every path down from 0 s"
+    assert all(p["latency_us"] == {"mean": None, "p50": None, "p99": None} for p in r["paths"])
+
+    assert main(["simulate", str(path)]) == 0
+    table = capsys.readouterr().out
+    row = next(line for line in table.splitlines() if line.startswith("rr "))
+    assert row.split()[3:8] == ["–"] * 5  # a dash, not a perfect-looking 0.000
+    assert "  rr: no I/O completed in the measured window, so no latency (–): every path down from 0 s\n" in table
+
+
+def test_a_run_that_completes_has_no_no_io_key(tmp_path, capsys):
+    path = _write(tmp_path)
+    assert main(["simulate", str(path), "--json"]) == 0
+    r = _strict(capsys.readouterr().out)["runs"][0]
+    assert "no_io" not in r and "warnings" not in r and r["latency_us"]["p50"] > 0
+
+
+def test_the_report_says_why_a_run_has_no_latency(tmp_path, capsys):
+    path = _write(tmp_path, faults=EVERY_PATH_DOWN)
+    out = tmp_path / "r.html"
+    assert main(["report", str(path), "-o", str(out), "-q"]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "rr: no I/O completed in the measured window, so no latency (–): every path down from 0 s" in html
+
+
+# -- retry storms: a floor on the timeouts, and a warning above it ------------------------------------------
+
+
+def test_a_retry_storm_gets_a_warning(tmp_path, capsys):
+    # every attempt takes 200 us and times out after 10 us, the shortest io_timeout taken
+    path = _write(tmp_path, host='io_timeout = "10us"')
+    assert main(["simulate", str(path), "--duration", "50ms", "--json"]) == 0
+    r = _strict(capsys.readouterr().out)["runs"][0]
+    (warning,) = r["warnings"]
+    assert "retries for" in warning and "timed out after io_timeout (10us)" in warning
+    assert warning.endswith(": a retry storm, check io_timeout and loss_ppm")
+    assert main(["simulate", str(path), "--duration", "50ms"]) == 0
+    assert f"  warning: rr: {warning}\n" in capsys.readouterr().out
+
+
+def test_a_lossy_path_with_a_sane_timeout_gets_no_warning(tmp_path, capsys):
+    path = _write(tmp_path, path="loss_ppm = 1000")
+    assert main(["simulate", str(path), "--json"]) == 0
+    assert "warnings" not in _strict(capsys.readouterr().out)["runs"][0]
 
 
 # -- outputs checked before the work -----------------------------------------------------------------------
