@@ -1,6 +1,7 @@
 """What issue 15 asked of the outputs once hostile input gets through: a run with no completion says so
 (null latencies, a reason), a retry storm gets a warning, output paths are checked before any work, the
-Python API refuses what files and command lines refuse, and a run too large for memory is one message.
+Python API refuses what files and command lines refuse, a run too large for memory is one message, and a
+sweep's workers end with their parent.
 
 The refusals themselves are rows of tests/test_bad_input.py.
 """
@@ -8,6 +9,12 @@ The refusals themselves are rows of tests/test_bad_input.py.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +23,7 @@ import pathsel
 from pathsel.cli import main
 from pathsel.errors import check_writable
 
+from .conftest import ROOT
 
 SCENARIO = """\
 duration = "0.2s"
@@ -191,3 +199,88 @@ def test_a_run_too_large_for_memory_is_one_message(tmp_path, monkeypatch):
         "rr: the run needs more memory than this machine has (4 outstanding I/Os from 1 jobs over 2 paths): "
         "lower numjobs, iodepth or the paths"
     )
+
+
+# -- a sweep's workers end with their parent ---------------------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended; only its exit status is left
+
+
+def _kill_parent_and_wait(parent: subprocess.Popen, workers: list[int]) -> list[int]:
+    if parent.poll() is None:
+        os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 20
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [w for w in workers if _alive(w)]
+    for w in left:  # leave no sleeper behind, even when the test fails
+        os.kill(w, signal.SIGKILL)
+    return left
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sweep_workers_exit_when_the_parent_is_killed(tmp_path):
+    path = _write(tmp_path)
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "pathsel.cli", "sweep", str(path), "--param", "rr.iops=1,2,3,4", "--workers", "2",
+         "--duration", "60s", "-q", "--out", str(tmp_path / "x.csv")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(_children(parent.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        workers = _children(parent.pid)
+        assert len(workers) == 2, "the sweep did not start its two workers"
+        time.sleep(1)  # at work on their first runs
+    finally:
+        left = _kill_parent_and_wait(parent, _children(parent.pid) if parent.poll() is None else [])
+    assert left == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_watch_thread_alone_ends_a_worker(tmp_path):
+    """Where the kernel does not kill a child with its parent (macOS), the worker's own thread notices."""
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent("""
+        import os, sys, time
+        from concurrent.futures import ProcessPoolExecutor
+        import pathsel.studies.sweep as sweep
+
+        sys.platform = "darwin"  # no prctl: the thread alone
+        if __name__ == "__main__":
+            pool = ProcessPoolExecutor(2, initializer=sweep._watch_parent, initargs=(os.getpid(),))
+            waiting = [pool.submit(time.sleep, 120) for _ in range(2)]
+            time.sleep(1)
+            print(*pool._processes, flush=True)
+            time.sleep(120)
+    """))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's pathsel, as -m from ROOT gets it
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    try:
+        workers = [int(w) for w in parent.stdout.readline().split()]
+        assert len(workers) == 2
+    finally:
+        left = _kill_parent_and_wait(parent, _children(parent.pid) if parent.poll() is None else [])
+        parent.stdout.close()
+    assert left == []

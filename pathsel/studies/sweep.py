@@ -43,7 +43,9 @@ import itertools
 import math
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -853,7 +855,7 @@ def sweep(
         n = workers or _default_workers()
         # One worker needs no pool; more than there are runs would only start idle processes.
         if todo and min(n, len(todo)) > 1:
-            own = ProcessPoolExecutor(max_workers=min(n, len(todo)))
+            own = ProcessPoolExecutor(max_workers=min(n, len(todo)), initializer=_watch_parent, initargs=(os.getpid(),))
         pool: Executor | None = own
         window = 4 * min(n, max(len(todo), 1))
     elif executor == "serial":
@@ -896,6 +898,44 @@ def sweep(
         skipped={k: list(v) for k, v in plan.skipped.items()},
         notes=list(plan.notes),
     )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - someone else's process now holds the number
+        return True
+    return True
+
+
+def _watch_parent(parent: int) -> None:
+    """A sweep worker's initializer: the worker ends when the process that started the sweep dies.
+
+    A parent killed outright (SIGKILL, the OOM killer) never shuts its pool down, and its workers would wait
+    for work forever, a few hundred MB each. On Linux the kernel kills the worker with its parent
+    (``prctl(PR_SET_PDEATHSIG)``); everywhere, a thread checks twice a second that the parent is still there.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):  # pragma: no cover - no libc prctl: the thread still watches
+            pass
+    started_by = os.getppid()  # the sweep itself, or a fork server it asked to start workers
+    if not _alive(parent) or (started_by == 1 and parent != 1):  # (a sweep may be a container's first process)
+        os._exit(0)  # the parent died before this worker got going: init adopted it
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != started_by or not _alive(parent):
+                os._exit(0)
+
+    threading.Thread(target=watch, name="pathsel-sweep-parent-watch", daemon=True).start()
 
 
 def _drive(pool: Executor, todo: list[_Run], window: int, duration: float | None, engine: str,
