@@ -142,7 +142,10 @@ def main() -> None:
     old = None
     if args.old:
         old_pathsel, old_run_fast, old_compile = load_old(args.old)
-        old_sc = old_pathsel.default_scenario()
+        # the scenario's text from this checkout: an older commit kept its data files elsewhere
+        from pathsel.scenario.load import DEFAULT_SCENARIO_NAME
+
+        old_sc = old_pathsel.loads_scenario(pathsel.examples.path(DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8"))
         old_runs, old_models = {}, {}
         for spec in specs:
             try:

@@ -5,6 +5,7 @@
     >>> result.summary()                                                            # doctest: +SKIP
 """
 
+from . import examples
 from .api import simulate, simulate_seeds
 from .errors import ScenarioError
 from .policies import DeviceView, IORequest, PathView, Policy, alua_working_set
@@ -33,6 +34,7 @@ __all__ = [
     "__version__",
     "plots",
     "report",
+    "examples",
 ]
 
 

@@ -231,6 +231,40 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0 if all(r.passed for r in rows) else 1
 
 
+def _cmd_example(args: argparse.Namespace) -> int:
+    from . import examples
+
+    if args.name is None and args.output is None:
+        every = examples.names()
+        width = max(map(len, every))
+        heads = {
+            False: "Example scenarios (pathsel example NAME prints one; add -o DIR to write it and the files it reads):",
+            True: "Validation cases (pathsel validate runs them all):",
+        }
+        shown = None
+        for name in every:
+            kind = name.startswith("validation/")
+            if kind != shown:
+                print(heads[kind])
+                shown = kind
+            print(f"  {name:{width}s}  {examples.title(name)}")
+        return 0
+    name = None
+    if args.name is not None:
+        name = examples._name(args.name)
+        examples.path(args.name, _source="command line", _place="example ", _hint="`pathsel example` lists them")
+    if args.output is not None:
+        for f in examples.copy(name, args.output):
+            print(f"pathsel: wrote {f}")
+        return 0
+    sys.stdout.write(examples.text(name))
+    home = examples.path(name).parent
+    reads = [os.path.relpath(f, home) for f in examples.files(name)[1:]]
+    if reads:
+        print(f"pathsel example: {name} reads {', '.join(reads)}: pathsel example {name} -o DIR writes them too", file=sys.stderr)
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from .results.report import write  # plotly only when a report is asked for
 
@@ -373,11 +407,16 @@ def build_parser() -> argparse.ArgumentParser:
     pre.set_defaults(func=_cmd_predict)
 
     val = sub.add_parser("validate", help="run the validation cases (sims/validation) and compare with published and exact figures")
-    val.add_argument("cases", nargs="*", metavar="CASE", help="case files or directories (default: sims/validation)")
+    val.add_argument("cases", nargs="*", metavar="CASE", help="case files or directories (default: ./sims/validation if there is one, else the cases installed with pathsel)")
     val.add_argument("--quick", action="store_true", help="short runs (the test suite's)")
     val.add_argument("--engine", default="both", choices=["both", "fast", "reference"], help="engines to run built-in policies on (default: both; Python policies always run on reference)")
     val.add_argument("--json", action="store_true", help='print {"cases": [...]} on stdout')
     val.set_defaults(func=_cmd_validate)
+
+    exa = sub.add_parser("example", help="list the example scenarios and validation cases installed with pathsel (a checkout's sims/), print one or write them out")
+    exa.add_argument("name", nargs="?", metavar="NAME", help="an example, as listed (fast-failover, validation/failover): print it, or write it with -o")
+    exa.add_argument("-o", "--output", metavar="DIR", help="write NAME and the files it reads into DIR, laid out as in sims/ (without NAME: every example); never overwrites a different file")
+    exa.set_defaults(func=_cmd_example)
 
     pol = sub.add_parser("policies", help="list the built-in policies, their parameters and defaults")
     pol.add_argument("--markdown", action="store_true", help="print docs/policies.md's table instead (generated from the policies' definitions)")

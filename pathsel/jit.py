@@ -78,7 +78,8 @@ def source_hash(files: Iterable[str | Path], extra: str = "") -> str:
 def kernel_sources() -> list[Path]:
     """The sources whose compiled code depends on each other: the engine, the policy toolkit, this module."""
     out = [PACKAGE_DIR / "jit.py", PACKAGE_DIR / "policies" / "kernel.py", PACKAGE_DIR / "engine" / "recorder.py"]
-    out += sorted((PACKAGE_DIR / "engine" / "fast").glob("*.py"))
+    # the fast engine's compiled modules (run.py and warm.py drive them from Python: editing those recompiles nothing)
+    out += [PACKAGE_DIR / "engine" / "fast" / f"{m}.py" for m in ("layout", "scheduler", "io_life", "faults", "loop")]
     return [p for p in out if p.exists()]
 
 
@@ -377,17 +378,22 @@ class Layout:
                     buf[at] = int(value)
                 keep[name] = value
                 continue
-            arr = value
-            want = _DTYPES[dtype][1]
-            if not isinstance(arr, np.ndarray) or arr.dtype != want or arr.ndim != ndim or not arr.flags.c_contiguous:
-                raise TypeError(f"{self.type.name}.{name}: needs a C-contiguous {np.dtype(want).name} array of {ndim} dimensions")
-            buf[at + 2] = arr.size
-            buf[at + 3] = arr.itemsize
-            buf[at + 4] = arr.ctypes.data
-            buf[at + 5 : at + 5 + ndim] = arr.shape
-            buf[at + 5 + ndim : at + 5 + 2 * ndim] = arr.strides
-            keep[name] = arr
+            self.place(buf, name, value)
+            keep[name] = value
         return Packed(self, buf, keep)
+
+    def place(self, buf: np.ndarray, name: str, arr: Any) -> None:
+        """Write array field ``name``'s descriptor (a numba array's members) into the record ``buf``."""
+        dtype, ndim = next((d, n) for f, d, n in self.fields if f == name)
+        want = _DTYPES[dtype][1]
+        if not isinstance(arr, np.ndarray) or arr.dtype != want or arr.ndim != ndim or not arr.flags.c_contiguous:
+            raise TypeError(f"{self.type.name}.{name}: needs a C-contiguous {np.dtype(want).name} array of {ndim} dimensions")
+        at = self.offsets[name] // 8
+        buf[at + 2] = arr.size
+        buf[at + 3] = arr.itemsize
+        buf[at + 4] = arr.ctypes.data
+        buf[at + 5 : at + 5 + ndim] = arr.shape
+        buf[at + 5 + ndim : at + 5 + 2 * ndim] = arr.strides
 
 
 class Packed:
@@ -406,6 +412,11 @@ class Packed:
     @property
     def address(self) -> int:
         return int(self._buf.ctypes.data)
+
+    def set_array(self, name: str, arr: np.ndarray) -> None:
+        """Point array field ``name`` at ``arr`` (same dtype and ndim); only while no compiled code runs on the record."""
+        self._layout.place(self._buf, name, arr)
+        self.__dict__[name] = arr  # kept alive while the record points at it
 
     def set_scalar(self, name: str, value: float) -> None:
         """Change a scalar field (compiled code reads the record, not this object)."""

@@ -9,7 +9,7 @@ The layers, lowest first (a module may import its own layer and the ones below):
     engine     the reference (SimPy) and fast (numba) engines
     results    what runs measured: tables, JSON, figures, the report
     api        pathsel.simulate
-    studies    sweeps, recommendations, validation, analytic predictions
+    studies    sweeps, recommendations, validation, analytic predictions; the installed examples
     cli        the command line and the package's front door
 
 Every import counts, function-level ones included: a lazy import is still a
@@ -34,7 +34,7 @@ LAYERS = [
     ("engine", ("pathsel.engine",)),
     ("results", ("pathsel.results",)),
     ("api", ("pathsel.api",)),
-    ("studies", ("pathsel.studies",)),
+    ("studies", ("pathsel.studies", "pathsel.examples")),
     ("cli", ("pathsel.cli", "pathsel")),
 ]
 

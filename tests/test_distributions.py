@@ -15,6 +15,8 @@ import tomllib
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pathsel
 from pathsel.model.distributions import (
@@ -571,3 +573,23 @@ def test_docs_list_every_kind():
     for kind in DELAY_KINDS:
         assert f'dist = "{kind}"' in reference, kind
 
+
+
+@settings(max_examples=30, deadline=None)
+@given(splits=st.lists(st.integers(1, 5000), min_size=1, max_size=6), kind=st.sampled_from(range(6)))
+def test_a_stream_serves_the_same_values_whatever_the_block_sizes(splits, kind):
+    """The engines read a stream in blocks of any size (Draws grows its chunks): value k never depends on them."""
+    from pathsel.engine.streams import Draws
+
+    dist = [None, Exponential(1e-3), Uniform(1e-3, 2e-3), LogNormal.from_median_p99(1e-3, 5e-3),
+            Mixture((0.9, 0.1), (Constant(1e-4), Exponential(1e-3))), Constant(5e-5)][kind]
+    ss = np.random.SeedSequence(7)
+    whole = Draws((ss, 0), dist).take(sum(splits))
+    d = Draws((ss, 0), dist)
+    parts = np.concatenate([d.take(n) for n in splits])
+    assert (parts == whole).all()
+    one = Draws((ss, 0), dist)
+    assert all(one.next() == whole[i] for i in range(min(len(whole), 300)))
+    gen = np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(0,)))
+    ref = gen.random(sum(splits)) if dist is None else np.asarray(dist.sample_block(gen, sum(splits)))
+    assert (ref == whole).all()

@@ -28,8 +28,10 @@ def test_ci_runs_exactly_the_readme_test_command():
 
 
 def test_embedded_default_is_the_sims_testdrive():
-    embedded = (ROOT / "pathsel" / "data" / "esxi-latency-testdrive.toml").read_text()
-    assert embedded == (ROOT / "sims" / "esxi-latency-testdrive.toml").read_text()
+    from pathsel.data import DEFAULT_SCENARIO  # one file: sims/ links to the installed examples
+
+    assert DEFAULT_SCENARIO.resolve() == (ROOT / "sims" / "esxi-latency-testdrive.toml").resolve()
+    assert pathsel.default_scenario().model == pathsel.load_scenario(ROOT / "sims" / "esxi-latency-testdrive.toml").model
 
 
 def test_public_api_is_curated():
@@ -37,7 +39,7 @@ def test_public_api_is_curated():
         [
             "simulate", "simulate_seeds", "sweep", "SweepResult", "load_scenario", "loads_scenario", "default_scenario", "Scenario", "ScenarioError",
             "Result", "RunResult", "Policy", "PathView", "DeviceView", "IORequest", "alua_working_set", "__version__",
-            "plots", "report",
+            "plots", "report", "examples",
         ]
     )
     for name in pathsel.__all__:

@@ -13,6 +13,11 @@ call on the same record). :func:`to_metrics` turns the record into
 * Time integrals of I/Os in flight over the measured window, overall and per
   path (Little's law); wire busy and queueing time and frames per direction.
 * Accounting: issued, completed, failed, retried, timed out, frames lost.
+* esxtop's split of latency: the time an I/O waited in the host before its
+  device took it (KAVG) and from then to completion (DAVG; GAVG is the
+  overall latency), as histograms and per device; per device and interval
+  the I/Os active on it (ACTV) and waiting in the host (QUED), as time
+  integrals (their time averages), and over the window for Little's law.
 """
 
 from __future__ import annotations
@@ -27,14 +32,22 @@ from numba.cpython.unsafe.numbers import leading_zeros
 from numba.experimental import structref
 
 from ..jit import Layout, address_of, entry, hot, jit
-from ..metrics import MAX_EXP, NBINS, SUB, SUB_BITS, LogHistogram, RunMetrics
+from ..metrics import (
+    MAX_EXP,
+    NBINS,
+    PATH_NBINS,
+    PATH_SUB_BITS,
+    SUB_BITS,
+    LogHistogram,
+    RunMetrics,
+)
 
 __all__ = ["RECORDER", "Recorder", "new_record", "to_metrics", "rec_issue", "rec_path", "rec_complete", "rec_fail",
-           "rec_close", "close_record", "Live", "H_OVERALL", "H_READ", "H_WRITE", "H_PATH0",
+           "rec_close", "rec_dev", "close_record", "Live", "H_OVERALL", "H_READ", "H_WRITE", "H_KAVG", "H_DAVG", "H_PATH0",
            "C_ISSUED", "C_COMPLETED", "C_FAILED", "C_RETRIED", "C_TIMED_OUT", "C_FRAMES_LOST", "C_INFLIGHT"]
 
-# histogram rows: 0 overall, 1 read, 2 write, 3 + p per path
-H_OVERALL, H_READ, H_WRITE, H_PATH0 = 0, 1, 2, 3
+# histogram rows: 0 overall (GAVG), 1 read, 2 write, 3 queued in the host (KAVG), 4 on the device (DAVG), 5 + p per path
+H_OVERALL, H_READ, H_WRITE, H_KAVG, H_DAVG, H_PATH0 = 0, 1, 2, 3, 4, 5
 # counters (rc)
 C_ISSUED, C_COMPLETED, C_FAILED, C_RETRIED, C_TIMED_OUT, C_FRAMES_LOST, C_INFLIGHT = range(7)
 N_COUNTERS = 7
@@ -53,7 +66,8 @@ RECORDER = Layout(RecorderType, [
     ("interval", "f8", 0),  # time-series bin width
     ("rc", "i8", 1),
     ("rt", "f8", 1),
-    ("hist", "i8", 2),
+    ("hist", "i8", 2),  # overall, read, write, KAVG, DAVG
+    ("phist", "i8", 2),  # per path, coarser (metrics.PATH_SUB_BITS)
     ("h_n", "i8", 1),
     ("h_total", "f8", 1),
     ("h_lo", "f8", 1),
@@ -64,7 +78,7 @@ RECORDER = Layout(RecorderType, [
     ("ts_bytes", "i8", 1),
     ("ts_lat_sum", "f8", 1),
     ("ts_lat_max", "f8", 1),
-    ("ts_path_ios", "i8", 2),
+    ("ts_path_ios", "i8", 2),  # path x interval: an idle path's row is never written, so never in memory
     ("ts_failed", "i8", 1),
     ("path_area", "f8", 1),
     ("path_out", "i8", 1),  # attempts in flight per path, and when path_area was last brought up to date
@@ -72,49 +86,81 @@ RECORDER = Layout(RecorderType, [
     ("wire_busy", "f8", 2),  # wires (each nexus's own, the shared links, the replication link) x direction
     ("wire_wait", "f8", 2),
     ("wire_frames", "i8", 2),
+    # per device: I/Os active on it (ACTV) and waiting in the host (QUED) now, and since when; their time
+    # integrals per interval (device x interval) and over the window; completions in the window, KAVG and DAVG sums
+    ("dev_actv", "i8", 1),
+    ("dev_qued", "i8", 1),
+    ("dev_last", "f8", 1),
+    ("ts_dev_actv", "f8", 2),
+    ("ts_dev_qued", "f8", 2),
+    ("dev_area_a", "f8", 1),
+    ("dev_area_q", "f8", 1),
+    ("dev_n", "i8", 1),
+    ("dev_kavg", "f8", 1),
+    ("dev_davg", "f8", 1),
 ])
 recorder_at = address_of(RECORDER.type)
 
 
-def new_record(n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float) -> Any:
-    """A zeroed record for a run with these paths, time-series bins and wires."""
+def new_record(n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float,
+               n_devices: int = 1) -> Any:
+    """A zeroed record for a run with these paths, time-series bins, wires and devices."""
     i64, f64 = np.int64, np.float64
+    D = n_devices
     rows = H_PATH0 + n_paths
     return RECORDER.pack(dict(
         ramp=window[0], end=window[1], interval=interval,
         rc=np.zeros(N_COUNTERS, dtype=i64), rt=np.zeros(2, dtype=f64),
-        hist=np.zeros((rows, NBINS), dtype=i64), h_n=np.zeros(rows, dtype=i64), h_total=np.zeros(rows, dtype=f64),
+        hist=np.zeros((H_PATH0, NBINS), dtype=i64), phist=np.zeros((n_paths, PATH_NBINS), dtype=i64),
+        h_n=np.zeros(rows, dtype=i64), h_total=np.zeros(rows, dtype=f64),
         h_lo=np.full(rows, np.inf, dtype=f64), h_hi=np.zeros(rows, dtype=f64),
         bytes_op=np.zeros(2, dtype=i64), path_bytes=np.zeros(n_paths, dtype=i64),
         ts_ios=np.zeros(n_bins, dtype=i64), ts_bytes=np.zeros(n_bins, dtype=i64), ts_lat_sum=np.zeros(n_bins, dtype=f64),
-        ts_lat_max=np.zeros(n_bins, dtype=f64), ts_path_ios=np.zeros((n_bins, n_paths), dtype=i64),
+        ts_lat_max=np.zeros(n_bins, dtype=f64), ts_path_ios=np.zeros((n_paths, n_bins), dtype=i64),
         ts_failed=np.zeros(n_bins, dtype=i64),
         path_area=np.zeros(n_paths, dtype=f64), path_out=np.zeros(n_paths, dtype=i64), path_last=np.zeros(n_paths, dtype=f64),
         wire_busy=np.zeros((n_wires, 2), dtype=f64), wire_wait=np.zeros((n_wires, 2), dtype=f64),
         wire_frames=np.zeros((n_wires, 2), dtype=i64),
+        dev_actv=np.zeros(D, dtype=i64), dev_qued=np.zeros(D, dtype=i64), dev_last=np.zeros(D, dtype=f64),
+        ts_dev_actv=np.zeros((D, n_bins), dtype=f64), ts_dev_qued=np.zeros((D, n_bins), dtype=f64),
+        dev_area_a=np.zeros(D, dtype=f64), dev_area_q=np.zeros(D, dtype=f64),
+        dev_n=np.zeros(D, dtype=i64), dev_kavg=np.zeros(D, dtype=f64), dev_davg=np.zeros(D, dtype=f64),
     ))
 
 
 @hot
-def bin_index(ns):
+def bin_index(ns, sub_bits):
     """The histogram bin of a latency in whole nanoseconds (metrics.bin_index, one lzcnt instead of a loop)."""
-    if ns < SUB:
+    sub = 1 << sub_bits
+    if ns < sub:
         return ns if ns > 0 else 0
     e = 63 - leading_zeros(ns)  # floor(log2(ns))
     if e >= MAX_EXP:
-        return NBINS - 1
-    return SUB + (e - SUB_BITS) * SUB + ((ns >> (e - SUB_BITS)) - SUB)
+        return sub + (MAX_EXP - sub_bits) * sub - 1
+    return sub + (e - sub_bits) * sub + ((ns >> (e - sub_bits)) - sub)
 
 
 @hot
-def hist_add(R, row, seconds):
-    R.hist[row, bin_index(np.int64(seconds * 1e9))] += 1
+def tally(R, row, seconds):
+    """Count, sum, minimum and maximum of histogram row ``row``."""
     R.h_n[row] += 1
     R.h_total[row] += seconds
     if seconds < R.h_lo[row]:
         R.h_lo[row] = seconds
     if seconds > R.h_hi[row]:
         R.h_hi[row] = seconds
+
+
+@hot
+def hist_add(R, row, seconds):
+    R.hist[row, bin_index(np.int64(seconds * 1e9), SUB_BITS)] += 1
+    tally(R, row, seconds)
+
+
+@hot
+def path_hist_add(R, p, seconds):
+    R.phist[p, bin_index(np.int64(seconds * 1e9), PATH_SUB_BITS)] += 1
+    tally(R, H_PATH0 + p, seconds)
 
 
 @hot
@@ -140,7 +186,41 @@ def rec_path(R, now, p, delta):
 
 
 @hot
-def rec_complete(R, now, op, size, latency, p, path_latency):
+def dev_advance(R, d, now):
+    """Bring device ``d``'s ACTV and QUED integrals up to ``now`` (per interval, and over the window)."""
+    t = R.dev_last[d]
+    a = R.dev_actv[d]
+    q = R.dev_qued[d]
+    if now > t and (a != 0 or q != 0):
+        w = clip(R, t, now)
+        R.dev_area_a[d] += a * w
+        R.dev_area_q[d] += q * w
+        iv = R.interval
+        last = R.ts_dev_actv.shape[1] - 1
+        b0 = min(np.int64(t / iv), last)
+        b1 = min(np.int64(now / iv), last)
+        if b0 == b1:
+            R.ts_dev_actv[d, b0] += a * (now - t)
+            R.ts_dev_qued[d, b0] += q * (now - t)
+        else:
+            for b in range(b0, b1 + 1):
+                lo = t if b == b0 else b * iv
+                hi = now if b == b1 else (b + 1) * iv
+                R.ts_dev_actv[d, b] += a * (hi - lo)
+                R.ts_dev_qued[d, b] += q * (hi - lo)
+    R.dev_last[d] = now
+
+
+@hot
+def rec_dev(R, now, d, actv, qued):
+    """Device ``d`` takes (+1) or lets go of (-1) an active I/O, or one starts or stops waiting in the host."""
+    dev_advance(R, d, now)
+    R.dev_actv[d] += actv
+    R.dev_qued[d] += qued
+
+
+@hot
+def rec_complete(R, now, op, size, latency, p, path_latency, d, kavg):
     R.rc[C_COMPLETED] += 1
     R.rt[T_AREA] += R.rc[C_INFLIGHT] * clip(R, R.rt[T_LAST], now)
     R.rc[C_INFLIGHT] -= 1
@@ -151,13 +231,18 @@ def rec_complete(R, now, op, size, latency, p, path_latency):
     R.ts_lat_sum[b] += latency
     if latency > R.ts_lat_max[b]:
         R.ts_lat_max[b] = latency
-    R.ts_path_ios[b, p] += 1
+    R.ts_path_ios[p, b] += 1
     if R.ramp <= now < R.end:
         hist_add(R, H_OVERALL, latency)
         hist_add(R, H_READ + op, latency)
         R.bytes_op[op] += size
-        hist_add(R, H_PATH0 + p, path_latency)
+        path_hist_add(R, p, path_latency)
         R.path_bytes[p] += size
+        hist_add(R, H_KAVG, kavg)
+        hist_add(R, H_DAVG, latency - kavg)
+        R.dev_n[d] += 1
+        R.dev_kavg[d] += kavg
+        R.dev_davg[d] += latency - kavg
 
 
 @jit
@@ -175,6 +260,8 @@ def rec_close(R, now):
     R.rt[T_AREA] += R.rc[C_INFLIGHT] * clip(R, R.rt[T_LAST], now)
     for p in range(R.path_area.shape[0]):
         R.path_area[p] += R.path_out[p] * clip(R, R.path_last[p], now)
+    for d in range(R.dev_actv.shape[0]):
+        dev_advance(R, d, now)
 
 
 # -- the same functions, called from Python (the reference engine) -----------------------
@@ -189,8 +276,13 @@ def _path_at(addr, now, p, delta):
 
 
 @entry
-def _complete_at(addr, now, op, size, latency, p, path_latency):
-    rec_complete(recorder_at(addr), now, op, size, latency, p, path_latency)
+def _complete_at(addr, now, op, size, latency, p, path_latency, d, kavg):
+    rec_complete(recorder_at(addr), now, op, size, latency, p, path_latency, d, kavg)
+
+
+@entry
+def _dev_at(addr, now, d, actv, qued):
+    rec_dev(recorder_at(addr), now, d, actv, qued)
 
 
 @entry
@@ -226,8 +318,9 @@ def close_record(record: Any, now: float) -> None:
 class Recorder:
     """The reference engine's handle on a record: the same compiled bookkeeping the fast engine inlines."""
 
-    def __init__(self, n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float) -> None:
-        self.record = new_record(n_paths, n_bins, n_wires, window, interval)
+    def __init__(self, n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float,
+                 n_devices: int = 1) -> None:
+        self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices)
         self._addr = self.record.address
 
     def issue(self, now: float) -> None:
@@ -239,8 +332,12 @@ class Recorder:
     def path_end(self, now: float, p: int) -> None:
         _path_at(self._addr, now, p, -1)
 
-    def complete(self, now: float, op: str, size: int, latency: float, p: int, path_latency: float) -> None:
-        _complete_at(self._addr, now, 0 if op == "read" else 1, size, latency, p, path_latency)
+    def complete(self, now: float, op: str, size: int, latency: float, p: int, path_latency: float, d: int,
+                 kavg: float) -> None:
+        _complete_at(self._addr, now, 0 if op == "read" else 1, size, latency, p, path_latency, d, kavg)
+
+    def device(self, now: float, d: int, actv: int, qued: int) -> None:
+        _dev_at(self._addr, now, d, actv, qued)
 
     def fail(self, now: float) -> None:
         _fail_at(self._addr, now)
@@ -253,8 +350,10 @@ class Recorder:
 
 
 def _hist(R: Any, row: int) -> LogHistogram:
-    h = LogHistogram()
-    h.counts = R.hist[row].copy()
+    """Row ``row`` of the record's histograms, its counts a view of the record's (a copy of every path's would
+    bring bins no latency fell in into memory)."""
+    p = row - H_PATH0
+    h = LogHistogram(counts=R.phist[p], sub_bits=PATH_SUB_BITS) if p >= 0 else LogHistogram(counts=R.hist[row])
     h.n = int(R.h_n[row])
     h.total = float(R.h_total[row])
     h.lo = float(R.h_lo[row]) if R.h_n[row] else math.inf
@@ -263,16 +362,20 @@ def _hist(R: Any, row: int) -> LogHistogram:
 
 
 def to_metrics(R: Any, n_paths: int) -> RunMetrics:
-    """The record as :class:`~pathsel.metrics.RunMetrics` (arrays copied: the record may be reused)."""
-    m = RunMetrics(n_paths, R.ts_ios.shape[0], float(R.interval), (float(R.ramp), float(R.end)), n_wires=R.wire_busy.shape[0])
+    """The record as :class:`~pathsel.metrics.RunMetrics`: small arrays copied, the per-path ones shared with the record
+    (which the engines never reuse)."""
+    m = RunMetrics(n_paths, R.ts_ios.shape[0], float(R.interval), (float(R.ramp), float(R.end)), n_wires=R.wire_busy.shape[0],
+                   path_hist=[_hist(R, H_PATH0 + p) for p in range(n_paths)], ts_path_ios=R.ts_path_ios.T)
     m.overall = _hist(R, H_OVERALL)
+    m.kavg, m.davg = _hist(R, H_KAVG), _hist(R, H_DAVG)
+    m.dev_area_actv, m.dev_area_qued = R.dev_area_a.copy(), R.dev_area_q.copy()
+    m.ts_dev_actv, m.ts_dev_qued = R.ts_dev_actv.copy(), R.ts_dev_qued.copy()
+    m.dev_completed, m.dev_kavg_sum, m.dev_davg_sum = R.dev_n.copy(), R.dev_kavg.copy(), R.dev_davg.copy()
     m.by_op = {"read": _hist(R, H_READ), "write": _hist(R, H_WRITE)}
     m.bytes_by_op = {"read": int(R.bytes_op[0]), "write": int(R.bytes_op[1])}
-    m.path_hist = [_hist(R, H_PATH0 + p) for p in range(n_paths)]
     m.path_bytes = R.path_bytes.copy()
     m.ts_ios, m.ts_bytes = R.ts_ios.copy(), R.ts_bytes.copy()
     m.ts_latency_sum, m.ts_latency_max = R.ts_lat_sum.copy(), R.ts_lat_max.copy()
-    m.ts_path_ios = R.ts_path_ios.copy()
     m.ts_failed = R.ts_failed.copy()
     m.in_flight_area = float(R.rt[T_AREA])
     m.path_in_flight_area = R.path_area.copy()

@@ -87,8 +87,9 @@ class CompiledPolicy(Policy):
         self._start = _START(self._hooks.start) if self._hooks.start else None
         self._complete = _COMPLETE(self._hooks.complete) if self._hooks.complete else None
         self._path_change = _PATH(self._hooks.path_change) if self._hooks.path_change else None
-        self._rows = np.zeros((1, 64), dtype=np.float64)
-        self._rpos = np.zeros(1, dtype=np.int64)
+        self._rows = np.zeros(64, dtype=np.float64)
+        # (next value, refill mark): this adapter refills before each call, so the mark is never passed
+        self._rq = np.array([[0, np.iinfo(np.int64).max]], dtype=np.int64)
         self._held = 0  # values in the row
         self._slots = 0
         self._grow(16)
@@ -135,8 +136,7 @@ class CompiledPolicy(Policy):
             ev_mask=np.zeros((EVENT_ROWS, mp), dtype=np.int8),
             ev_val=np.zeros((EVENT_ROWS, mp), dtype=np.float64),
             rnd=self._rows,
-            rpos=self._rpos,
-            rlim=np.full(1, np.iinfo(np.int64).max, dtype=np.int64),  # this adapter refills before each call
+            rq=self._rq,
             d_stream=np.zeros(1, dtype=np.int64),
             **cols,
         ))
@@ -171,15 +171,15 @@ class CompiledPolicy(Policy):
         v.clock[0] = self.device.now
         need = self.definition.draws
         if need:  # the hooks may draw ``draws`` uniforms: have them in the row first
-            pos = int(self._rpos[0])
+            pos = int(self._rq[0, 0])
             left = self._held - pos
             if left < need:
-                rest = self._rows[0, pos : self._held].copy()
-                fresh = (self.rng.random(len(self._rows[0]) - left) if isinstance(self.rng, np.random.Generator)
+                rest = self._rows[pos : self._held].copy()
+                fresh = (self.rng.random(len(self._rows) - left) if isinstance(self.rng, np.random.Generator)
                          else np.array([self.rng.random() for _ in range(need - left)], dtype=np.float64))
-                self._rows[0, :left] = rest
-                self._rows[0, left : left + len(fresh)] = fresh
-                self._rpos[0] = 0
+                self._rows[:left] = rest
+                self._rows[left : left + len(fresh)] = fresh
+                self._rq[0, 0] = 0
                 self._held = left + len(fresh)
 
     def _after(self) -> None:

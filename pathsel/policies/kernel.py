@@ -78,10 +78,10 @@ VIEW = Layout(ViewType, [
     ("ev_b", "i8", 1),
     ("ev_mask", "i1", 2),
     ("ev_val", "f8", 2),
-    # pre-drawn random values: one row per stream (rpos: next value, rlim: refill past it); d_stream: each device's
-    ("rnd", "f8", 2),
-    ("rpos", "i8", 1),
-    ("rlim", "i8", 1),
+    # pre-drawn random values: one row per stream, laid end to end in rnd, each as long as its stream's use;
+    # rq[stream] = (index in rnd of its next value, index past which the engine refills it); d_stream: each device's
+    ("rnd", "f8", 1),
+    ("rq", "i8", 2),
     ("d_stream", "i8", 1),
 ])
 
@@ -172,17 +172,17 @@ def ws_member(v, p, tier):
 
 
 @hot
-def draw(rnd, rpos, rlim, flags, stream):
+def draw(rnd, rq, flags, stream):
     """The next pre-drawn value of ``stream`` (the engine refills a row before it runs out)."""
     st = _u(stream)
-    pos = rpos[st]
+    pos = rq[st, 0]
     # Rows are read in step, a value at a time, and 20 or more at once: more than the
     # hardware prefetcher follows, so a new line was a miss to L3 every eighth value.
     # Ask for the line after this one now; it is needed ~8 draws from this row later.
-    prefetch(rnd, st * _u(rnd.shape[1]) + _u(pos + 8))
-    x = rnd[st, _u(pos)]
-    rpos[st] = pos + 1
-    if pos + 1 > rlim[st]:  # fewer than a margin left: refill before the next event
+    prefetch(rnd, _u(pos + 8))
+    x = rnd[_u(pos)]
+    rq[st, 0] = pos + 1
+    if pos + 1 > rq[st, 1]:  # fewer than a margin left: refill before the next event
         flags[FL_REFILL] = 1
         flags[FL_STOP] = 1
     return x
@@ -191,7 +191,7 @@ def draw(rnd, rpos, rlim, flags, stream):
 @hot
 def uniform(v, d):
     """A standard uniform from device ``d``'s own random stream (a policy declares how many it draws per call)."""
-    return draw(v.rnd, v.rpos, v.rlim, v.flags, v.d_stream[d])
+    return draw(v.rnd, v.rq, v.flags, v.d_stream[d])
 
 
 @hot

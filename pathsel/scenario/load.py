@@ -618,5 +618,5 @@ def load_scenario(path: str | Path) -> Scenario:
 
 def default_scenario() -> Scenario:
     """The embedded default: seed 004's ESXi latency round robin test drive."""
-    text = resources.files("pathsel.data").joinpath(DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8")
+    text = resources.files("pathsel.data").joinpath("examples", DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8")
     return loads_scenario(text, f"<default: {DEFAULT_SCENARIO_NAME}>")

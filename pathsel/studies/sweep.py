@@ -267,7 +267,7 @@ def _scenario_inputs(scenarios: Any) -> list[tuple[str, Scenario, dict[str, Any]
         if s is None:
             from importlib import resources
 
-            text = resources.files("pathsel.data").joinpath(DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8")
+            text = resources.files("pathsel.data").joinpath("examples", DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8")
             data = parse_toml(text, f"<default: {DEFAULT_SCENARIO_NAME}>")
             sc = scenario_from_data(data, f"<default: {DEFAULT_SCENARIO_NAME}>")
             out.append((Path(DEFAULT_SCENARIO_NAME).stem, sc, data))

@@ -1,4 +1,4 @@
-"""``pathsel validate``: run the validation cases in ``sims/validation/`` and compare.
+"""``pathsel validate``: run the validation cases in ``sims/validation/`` (installed with pathsel) and compare.
 
 A case is one TOML file: a scenario (inline, or ``scenario = "other.toml"``
 relative to the case file) plus a ``[validation]`` table that says where its
@@ -39,6 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..api import simulate
+from ..data import VALIDATION
 from ..engine import supports
 from ..errors import ScenarioError, closest
 from ..model.distributions import Constant
@@ -57,6 +58,8 @@ METRICS: dict[str, tuple[str, str, bool]] = {
     "latency_p50_us": ("us", "relative", False),
     "latency_p99_us": ("us", "relative", False),
     "latency_p999_us": ("us", "relative", False),
+    "kavg_mean_us": ("us", "relative", False),  # esxtop's KAVG: the time queued in the host
+    "davg_mean_us": ("us", "relative", False),
     "share": ("share", "absolute", False),
     "little": ("rel", "absolute", False),
     "failover_retried": ("I/Os", "absolute", True),
@@ -71,11 +74,11 @@ _CASE_KEYS = {
 
 
 def default_dir() -> Path:
-    """``sims/validation`` in the working directory, else beside the installed package (a checkout)."""
+    """``sims/validation`` in the working directory, else the cases installed with pathsel (the same files in a checkout)."""
     here = Path("sims") / "validation"
     if here.is_dir():
         return here
-    return Path(__file__).resolve().parent.parent / "sims" / "validation"
+    return VALIDATION
 
 
 @dataclass(frozen=True)
@@ -401,6 +404,8 @@ def _measure(check: Check, run: RunResult) -> float:
     lat = run.latency_us
     if check.metric == "iops":
         return run.iops
+    if check.metric in ("kavg_mean_us", "davg_mean_us"):
+        return run.latency_split_us[check.metric[:4]]["mean"]
     if check.metric.startswith("latency_"):
         key = check.metric[len("latency_") : -len("_us")]
         return lat[key]

@@ -32,16 +32,18 @@ from ...policies.kernel import (
     N_FLAGS,
     VIEW,
 )
+from ..host_queues import BACKLOG_CAP, overload
 from ..recorder import Live, close_record, new_record, to_metrics
-from ..streams import CHUNK, Draws, make_streams
+from ..streams import Draws, make_streams
 from . import layout as L
 from .loop import run_kernel
 from .scheduler import push_urgent
 from .warm import prepare
 
-__all__ = ["run_fast", "resolve", "BLOCK", "EVENT_CAP", "TRACE_CAP"]
+__all__ = ["run_fast", "resolve", "EVENT_CAP", "TRACE_CAP"]
 
-BLOCK = CHUNK  # pre-drawn values per stream: a return to Python costs ~15 us, a value ~5 ns
+EVENT_DRAWS = 8  # the most values one event draws from a stream without loss (see _Run)
+LOSS_DRAWS = 2 * (L.MAX_RESENDS + 1) + EVENT_DRAWS
 EVENT_CAP = 4096
 TRACE_CAP = 1 << 16
 _FAULT_NAMES = {v: k for k, v in L.FAULT_CODES.items()}
@@ -72,7 +74,8 @@ class _Run:
         str_svc = (J + C + np.arange(2 * A, dtype=i64)).reshape(A, 2)
         str_repl = np.array([J + C + 2 * A], dtype=i64)
         str_loss = J + C + 2 * A + 1 + np.arange(C + 1, dtype=i64)
-        assert len(draws) == J + C + 2 * A + 1 + C + 1
+        str_arr = J + C + 2 * A + 2 + C + np.arange(J, dtype=i64)
+        assert len(draws) == J + C + 2 * A + 1 + C + 1 + J
         str_pol = np.full(D, -1, dtype=i64)
         if defn.draws:  # each device's policy generator, served in blocks as the policy's uniforms
             str_pol[:] = len(draws) + np.arange(D, dtype=i64)
@@ -90,20 +93,27 @@ class _Run:
             used[str_loss] = False
         if model.replication is None:
             used[str_repl] = False
+        used[str_arr] = [j.rate_iops > 0 for j in model.jobs]
         for op, possible in ((0, any(j.read_fraction > 0 for j in model.jobs)), (1, any(j.read_fraction < 1 for j in model.jobs))):
             if not possible:
                 used[str_svc[:, op]] = False
         trap = int(used.sum())
         row = np.full(len(draws), trap, dtype=i64)  # the trap row is the last
         row[used] = np.arange(trap)
-        str_job, str_path, str_svc, str_repl, str_loss = (row[x] for x in (str_job, str_path, str_svc, str_repl, str_loss))
+        str_job, str_path, str_svc, str_repl, str_loss, str_arr = (
+            row[x] for x in (str_job, str_path, str_svc, str_repl, str_loss, str_arr))
         d_stream = row[str_pol] if defn.draws else np.full(D, trap, dtype=i64)  # a policy that draws undeclared hits the trap
         feeds = [d for d, u in zip(draws, used) if u]
-        # the most values one event can draw from a stream: a wake-up restarts every slot, and with
-        # loss each frame may draw up to MAX_RESENDS + 1 uniforms
-        margin = (L.MAX_RESENDS + 2) * (N + 1) + 16 if lossy else 2 * N + 16
-        margin = max(margin, (defn.draws + 1) * (N + 1))
-        block = max(BLOCK, 4 * margin)
+        # The most values one event can draw from each stream (the loop stops for a refill between events,
+        # never inside one): a job's op and size; a frame's latency on a nexus or the replication link and an
+        # array's service time (an event sends at most two frames and starts at most two services); a frame's
+        # loss decisions, one per copy sent (up to MAX_RESENDS + 1, two frames); a policy's declared draws
+        # per call, for the few calls one event makes on one device.
+        margin = np.full(len(draws), EVENT_DRAWS, dtype=i64)
+        margin[J + C + 2 * A + 1 : J + C + 2 * A + 2 + C] = LOSS_DRAWS
+        if defn.draws:
+            margin[len(draws) - D :] = 4 * defn.draws + EVENT_DRAWS
+        margins = [int(m) for m, u in zip(margin, used) if u]
 
         # -- the view (what policies read) -----------------------------------------------------
         d_paths = np.full((D, MP), -1, dtype=i64)
@@ -131,9 +141,7 @@ class _Run:
             ev_t=np.zeros(ev_cap, dtype=f64), ev_dev=np.zeros(ev_cap, dtype=i64), ev_kind=np.zeros(ev_cap, dtype=i64),
             ev_path=np.zeros(ev_cap, dtype=i64), ev_a=np.zeros(ev_cap, dtype=i64), ev_b=np.zeros(ev_cap, dtype=i64),
             ev_mask=np.zeros((ev_cap, MP), dtype=np.int8), ev_val=np.zeros((ev_cap, MP), dtype=f64),
-            rnd=np.zeros((len(feeds) + 1, block), dtype=f64),
-            rpos=np.zeros(len(feeds) + 1, dtype=i64),
-            rlim=np.zeros(len(feeds) + 1, dtype=i64),  # set by _Feed
+            rnd=np.zeros(1, dtype=f64), rq=np.zeros((len(feeds) + 1, 2), dtype=i64),  # laid out by _Feed
             d_stream=d_stream,
         ))
         # room for one event's worth of log entries: a fault may log one per path, an evaluation one per device
@@ -181,6 +189,7 @@ class _Run:
             c_npaths=np.array([len(x) for x in cpaths], dtype=i64),
             l_bw=np.array([ln.bandwidth for ln in model.links] or [0.0], dtype=f64),
             a_conc=np.array([a.concurrency for a in model.arrays], dtype=i64),
+            a_perkib=np.array([a.per_kib for a in model.arrays], dtype=f64),
             r_a0=repl.arrays[0] if repl else -1,
             r_bw=(repl.bandwidth or 0.0) if repl else 0.0,
             r_extra=repl.extra if repl else 0.0,
@@ -195,8 +204,9 @@ class _Run:
             j_nsizes=np.array([len(j.sizes) for j in model.jobs], dtype=i64),
             j_sizes=np.array([list(j.sizes) + [0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=i64),
             j_cumw=np.array([list(j.size_weights) + [0.0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=f64),
-            s_job0=np.array(slots, dtype=i64),
             d_host=np.array([d.host for d in model.devices], dtype=i64),
+            d_qd=np.array([model.host_params[d.host].queue_depth for d in model.devices], dtype=i64),
+            j_open=np.array([1 if j.rate_iops > 0 else 0 for j in model.jobs], dtype=i64), str_arr=str_arr,
             f_time=np.array([f.at for f in faults], dtype=f64),
             f_what=np.array([L.FAULT_CODES[f.what] for f in faults], dtype=i64),
             f_cs=f_cs,
@@ -217,10 +227,12 @@ class _Run:
 
         # -- the engine's own state ----------------------------------------------------------------------
         # Live timers: per slot two (an I/O's leg or service and its mirror's) or one APD timer, a notice per
-        # nexus change still in its detection delay, the next fault. Twice that: the other half holds APD
-        # timers of waits that ended, which start_wait drops once the heap is half full.
+        # nexus change still in its detection delay, the next fault, each host's io_timeout. Twice that: the
+        # other half holds timers that will do nothing (of waits that ended, of aborted attempts), which
+        # start_wait and abort drop once the heap is half full.
         notices = 2 * C + sum(len(f.controllers) for f in faults)
-        heap_cap = 2 * (3 * N + notices + 16)
+        H = len(model.host_params)
+        heap_cap = 2 * (3 * N + notices + H + 16)
         pow2 = lambda n: 1 << (int(n) - 1).bit_length()  # noqa: E731 - ring buffers are indexed with a mask
         fifo_cap = pow2(8 * N + 4 * P + 64)
         tcap = TRACE_CAP if trace else 1
@@ -231,17 +243,22 @@ class _Run:
         sf = np.zeros(L.N_SF, dtype=f64)
         sf[L.F_REPL_EXTRA] = repl.extra if repl else 0.0
         sf[L.F_REPL_LOSS] = repl.loss_ppm if repl else 0.0
+        # the host's queues: a device's FIFO holds at most its slots; a job's idle FIFO its own slots
+        per_dev = np.bincount([j.device for j in model.jobs for _ in range(j.iodepth)], minlength=D)
+        dq_cap = pow2(int(per_dev.max(initial=0)) + 1) if any(h.queue_depth for h in model.host_params) else 1
+        is_open = any(j.rate_iops > 0 for j in model.jobs)
+        jb_cap = BACKLOG_CAP if is_open else 1
+        ji_cap = pow2(max(j.iodepth for j in model.jobs) + 1) if is_open else 1
+        slot = _aligned_rows(N, L.SLOT_COLS)
+        slot[:, L.K_JOB] = slots
+        slot[:, L.K_DLEID] = -1  # in no host's list of attempts by deadline
         self.state = L.STATE.pack(dict(
             si=si, sf=sf,
             h_time=np.full(heap_cap + 3, np.inf, dtype=f64),  # +inf past the last entry: a pop reads 4 children
             h_key=np.zeros(heap_cap + 3, dtype=i64), h_arg=np.zeros(heap_cap + 3, dtype=i64),
             uf_kind=np.zeros(fifo_cap, dtype=i64), uf_arg=np.zeros(fifo_cap, dtype=i64),
             nf_kind=np.zeros(fifo_cap, dtype=i64), nf_arg=np.zeros(fifo_cap, dtype=i64),
-            s_seq=np.zeros(N, dtype=i64), s_issued=np.zeros(N, dtype=f64), s_attempts=np.zeros(N, dtype=i64),
-            s_path=np.zeros(N, dtype=i64), s_started=np.zeros(N, dtype=f64), s_stage=np.zeros(N, dtype=i64),
-            s_epoch=np.zeros(N, dtype=i64), s_mstate=np.zeros(N, dtype=i64), s_mwait=np.zeros(N, dtype=i64),
-            s_deadline=np.zeros(N, dtype=f64), s_waitid=np.zeros(N, dtype=i64), s_woken=np.zeros(N, dtype=i64),
-            s_wakeval=np.zeros(N, dtype=i64),
+            slot=slot, slotf=slot.view(f64),
             phys_up=np.ones(C, dtype=i64), epoch=np.zeros(C, dtype=i64),
             extra=np.array([c.extra for c in ctrls], dtype=f64), loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
             alive=np.ones(A, dtype=i64),
@@ -249,19 +266,27 @@ class _Run:
             users=np.zeros(A, dtype=i64),
             aq_slot=np.zeros((A, pow2(2 * N + 4)), dtype=i64), aq_mirror=np.zeros((A, pow2(2 * N + 4)), dtype=i64),
             aq_head=np.zeros(A, dtype=i64), aq_tail=np.zeros(A, dtype=i64),
+            dq_act=np.zeros(D, dtype=i64), dq_slot=np.zeros((D, dq_cap), dtype=i64),
+            dq_head=np.zeros(D, dtype=i64), dq_tail=np.zeros(D, dtype=i64),
+            jb_time=np.zeros((J, jb_cap), dtype=f64), jb_head=np.zeros(J, dtype=i64), jb_tail=np.zeros(J, dtype=i64),
+            ji_slot=np.zeros((J, ji_cap), dtype=i64), ji_head=np.zeros(J, dtype=i64), ji_tail=np.zeros(J, dtype=i64),
+            dl_head=np.full(H, -1, dtype=i64), dl_tail=np.full(H, -1, dtype=i64), dl_armed=np.zeros(H, dtype=i64),
             wt_slot=np.zeros(wt_cap, dtype=i64), wt_id=np.zeros(wt_cap, dtype=i64), tmp_wt=np.zeros(wt_cap, dtype=i64),
             tr_seq=np.zeros(tcap, dtype=i64), tr_job=np.zeros(tcap, dtype=i64), tr_op=np.zeros(tcap, dtype=i64),
             tr_size=np.zeros(tcap, dtype=i64), tr_issued=np.zeros(tcap, dtype=f64), tr_done=np.zeros(tcap, dtype=f64),
             tr_path=np.zeros(tcap, dtype=i64), tr_attempts=np.zeros(tcap, dtype=i64),
         ))
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
-        self.rec = new_record(P, n_bins, W, (model.ramp, model.end), model.interval)
+        self.rec = new_record(P, n_bins, W, (model.ramp, model.end), model.interval, D)
         # The processes SimPy starts first: every job slot, then the fault timeline.
         for s in range(N):
             push_urgent.py_func(self.state, L.EV_INIT, s)
+        for j in model.jobs:
+            if j.rate_iops > 0:
+                push_urgent.py_func(self.state, L.EV_ARRIVALS_INIT, j.index)
         if faults:
             push_urgent.py_func(self.state, L.EV_FAULT_INIT, 0)
-        self.feed = _Feed(feeds, block, margin, self.view)
+        self.feed = _Feed(feeds, margins, self.view)
         self.tr_room = tcap - 2 if trace else np.iinfo(np.int64).max
 
     # -- reading back ---------------------------------------------------------------------------
@@ -303,54 +328,99 @@ class _Run:
 
 
 class _Feed:
-    """The rows of pre-drawn values, one per stream the model uses.
+    """The rows of pre-drawn values, one per stream the model uses, laid end to end in ``view.rnd``.
 
-    The kernel asks for a refill when a row has fewer than ``margin`` values
-    left (the most one event can draw): the row keeps its unread values and is
-    topped up from the stream's Draws, which serves the same sequence whatever
-    the block sizes. Rows start at FIRST values, then hold ``block``: a short
-    run neither generates nor touches (page faults cost) many values it never
-    reads. A row of a Constant delay (every value the same number, and nothing
-    drawn from its generator) is filled with that number, never from its Draws,
-    and reread from the start when it runs low. The last row is the trap
-    shared by streams the model cannot use: drawing from it is an error,
-    reported at once.
+    The kernel asks for a refill when a row has fewer than its stream's
+    margin left (the most one event draws from it): the row keeps its unread
+    values and is topped up from the stream's Draws, which serves the same
+    sequence whatever the sizes. Rows start short and double each time they
+    run low, up to ``MAX_ROW`` values while all rows fit in ``BUDGET``: a
+    stream's row is as long as its use, so thousands of jobs that each issue
+    a few I/Os cost a few values each, not a block each. A refill also tops
+    up every row more than half read, so rows that run at one pace come due
+    together. A row of a Constant delay (every value the same number) is
+    filled with that number and reread from its start. The last row is the
+    trap shared by streams the model cannot use: drawing from it is an
+    error, reported at once.
     """
 
-    FIRST = 4096
+    FIRST = 256
+    MAX_ROW = 1 << 14
+    BUDGET = 1 << 22  # values in all rows together (32 MiB) before rows stop growing
 
-    def __init__(self, draws: list[Draws], block: int, margin: int, view: Any) -> None:
-        self.draws, self.block, self.margin, self.v = draws, block, margin, view
-        self.first = min(block, max(self.FIRST, 2 * margin))
-        self.held = [0] * len(draws)
+    def __init__(self, draws: list[Draws], margins: list[int], view: Any) -> None:
+        self.draws, self.v = draws, view
+        n = len(draws)
+        self.margin = np.array(margins + [max(margins, default=EVENT_DRAWS)], dtype=np.int64)
+        self.cap = np.array([max(self.FIRST, _pow2(4 * m)) for m in self.margin], dtype=np.int64)
+        self.held = np.zeros(n + 1, dtype=np.int64)  # values in each row, from its start
         self.constant = [isinstance(d.dist, Constant) for d in draws]
-        for s in range(len(draws)):  # every row is due at once; the trap only if drawn from
-            view.rlim[s] = -margin
-        view.rlim[len(draws)] = 0
+        self._layout(first=True)
+
+    def _layout(self, first: bool = False) -> None:
+        """Place the rows at new offsets (capacities changed), each row's unread values moved to its start."""
+        v, n = self.v, len(self.draws)
+        off = np.zeros(n + 1, dtype=np.int64)
+        off[1:] = np.cumsum(self.cap[:-1])
+        # a spare margin past the last row: an event reading past the trap's end reads zeros, and is reported
+        rnd = np.zeros(int(off[-1] + self.cap[-1] + self.margin.max()), dtype=np.float64)
+        if not first:
+            old, old_off = v.rnd, self.off
+            for s in range(n):
+                pos = int(v.rq[s, 0] - old_off[s])
+                rest = int(self.held[s]) - pos
+                rnd[off[s] : off[s] + rest] = old[old_off[s] + pos : old_off[s] + self.held[s]]
+                self.held[s] = rest
+        self.off = off
+        v.set_array("rnd", rnd)
+        v.rq[:, 0] = off
+        # a row is due when fewer than its margin are left (at once, when new); the trap's first draw stops
+        # the loop, and refill reports it
+        v.rq[:, 1] = off + np.maximum(self.held - self.margin, 0) - 1
+        v.rq[n, 1] = off[n] - 1
 
     def refill(self) -> None:
-        v = self.v
-        if v.rpos[len(self.draws)] > 0:
+        v, n = self.v, len(self.draws)
+        off, cap, held = self.off, self.cap, self.held
+        pos = v.rq[:, 0] - off
+        if pos[n] > 0:
             raise RuntimeError("fast engine: the kernel drew from a stream this model never uses")
-        for s, d in enumerate(self.draws):
-            pos = int(v.rpos[s])
-            if pos <= int(v.rlim[s]):
-                continue
-            held = self.held[s]
-            size = self.block if held else self.first
+        if (pos[:n] > held[:n]).any():  # pragma: no cover - a margin too small for some event
+            s = int(np.flatnonzero(pos[:n] > held[:n])[0])
+            raise RuntimeError(f"fast engine: an event drew more than {int(self.margin[s])} values from stream {s}")
+        due = v.rq[:n, 0] > v.rq[:n, 1]
+        grow = due & (cap[:n] < self.MAX_ROW) & (held[:n] > 0)
+        if grow.any() and cap.sum() + cap[:n][grow].sum() <= self.BUDGET:
+            cap[:n][grow] *= 2
+            self._layout()
+            off, pos = self.off, v.rq[:, 0] - self.off
+        topup = np.flatnonzero(due | (2 * pos[:n] > cap[:n]) | (held[:n] == 0))
+        rnd = v.rnd
+        for s in topup.tolist():
+            o, size, d = int(off[s]), int(cap[s]), self.draws[s]
             if self.constant[s]:
-                v.rnd[s, held:size] = d.dist.value
-                v.rpos[s] = 0
-                v.rlim[s] = size - self.margin
-                self.held[s] = size
-                continue
-            rest = held - pos
-            v.rnd[s, :rest] = v.rnd[s, pos:held]
-            v.rnd[s, rest:size] = d.take(size - rest)
-            v.rpos[s] = 0
-            v.rlim[s] = size - self.margin
-            self.held[s] = size
+                rnd[o : o + size] = d.dist.value
+                rest = 0
+            else:
+                p, h = int(pos[s]), int(held[s])
+                rest = h - p
+                rnd[o : o + rest] = rnd[o + p : o + h]
+                rnd[o + rest : o + size] = d.take(size - rest)
+            v.rq[s, 0] = o
+            v.rq[s, 1] = o + size - int(self.margin[s]) - 1
+            held[s] = size
         v.flags[FL_REFILL] = 0
+
+
+def _aligned_rows(n: int, cols: int) -> np.ndarray:
+    """A zeroed (n, cols) int64 array whose rows start on 64-byte cache lines."""
+    raw = np.zeros(n * cols + 8, dtype=np.int64)
+    skip = (-raw.ctypes.data % 64) // 8
+    return raw[skip : skip + n * cols].reshape(n, cols)
+
+
+def _pow2(n: int) -> int:
+    return 1 << (max(int(n), 1) - 1).bit_length()
 
 
 def resolve(policy: Any) -> tuple[PolicyDef, dict[str, Any]]:
@@ -396,6 +466,9 @@ def run_fast(
     try:
         while True:
             status = run_kernel(*addrs, t_stop, run.ev_room, run.tr_room)
+            if run.state.si[L.I_OVERLOAD]:
+                j = model.jobs[int(run.state.si[L.I_OVERLOAD]) - 1]
+                raise overload(model, j, float(run.view.clock[0]), BACKLOG_CAP)
             if status == L.REFILL:
                 run.feed.refill()
             elif status == L.BUFFERS_FULL:
@@ -411,6 +484,9 @@ def run_fast(
                 t_stop = min(next_progress, next_live)
             else:
                 break
+        while next_live < model.end:  # no event left (every I/O failed): the view still comes, as on the reference engine
+            live(Live(next_live, run.rec, run.view.out, run.view.out_bytes))  # type: ignore[misc]
+            next_live += watch
     finally:
         if gc_was_on:
             gc.enable()
@@ -418,6 +494,10 @@ def run_fast(
     run.drain_trace(records)
     close_record(run.rec, model.end)
     m = to_metrics(run.rec, len(model.paths))
+    st = run.state
+    waiting = [float(st.jb_time[j, st.jb_head[j] & (st.jb_time.shape[1] - 1)])
+               for j in range(len(model.jobs)) if st.jb_head[j] < st.jb_tail[j]]
+    m.oldest_in_flight = min([float(st.slotf[:, L.K_ISSUED].min(initial=np.inf))] + waiting)
     m.events = events
     m.config_strings = run.config_strings()
     if trace:

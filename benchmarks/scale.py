@@ -1,0 +1,133 @@
+"""Memory and speed as the topology grows: a script that prints figures.
+
+    python benchmarks/scale.py            # every topology, 10 simulated seconds on the largest
+    python benchmarks/scale.py --quick    # 1 simulated second each, up to 8 hosts
+    python benchmarks/scale.py --only 32x64x8
+
+Each topology is ``hosts x volumes x paths``: every host has ``paths`` nexuses
+(half to each array of a metro pair, its own array's AO), every volume is
+stretched over both arrays, and every (host, volume) device carries one fio
+job at iodepth 32 (so 32 x hosts x volumes I/Os outstanding), 70 % reads,
+round robin over the AO paths. Each runs on the fast engine in a fresh
+process (its cache warm): peak RSS of that process, its RSS after importing
+pathsel and loading the engine (the part no model changes), and simulated
+I/Os per wall second of the run itself.
+
+Then the ratios that say whether memory is linear: for each step between
+topologies, (growth of peak RSS above the baseline) / (growth of paths) and
+/ (growth of outstanding I/Os); at most 1 means no worse than linear.
+
+Prints, asserts nothing. The targets (docs/model.md, "Size"): the 32 x 64 x 8
+topology at most 1 GB peak RSS and at least 1 M simulated I/Os per wall second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TOPOLOGIES = [(1, 1, 4), (1, 4, 8), (2, 8, 8), (4, 16, 8), (8, 32, 8), (16, 64, 8), (32, 64, 8), (1, 1, 64), (32, 64, 16)]
+QUICK = [(1, 1, 4), (1, 4, 8), (2, 8, 8), (4, 16, 8), (8, 32, 8)]
+IODEPTH = 32
+
+
+def scenario(hosts: int, volumes: int, paths: int, seconds: float) -> dict:
+    """The scenario as parsed TOML: a metro pair, ``hosts`` ESXi hosts, ``volumes`` stretched datastores."""
+    half = max(1, paths // 2)
+    data: dict = {
+        "name": f"{hosts} hosts x {volumes} volumes x {paths} paths",
+        "seed": 1, "duration": f"{seconds}s", "interval": "1s",
+        # enough array slots that the arrays, not the hosts, set the pace: about 1 ms a service
+        "arrays": [{"name": n, "concurrency": max(8, 4 * hosts * volumes), "service_time": {"dist": "exponential", "mean": "1ms"}}
+                   for n in ("siteA", "siteB")],
+        "replication": {"arrays": ["siteA", "siteB"], "one_way_latency": "100us", "bandwidth": "25Gbit"},
+        "volumes": [{"name": f"ds{v}", "lun": v} for v in range(volumes)],
+        "hosts": [{"name": f"esx{h:02d}", "preferred_array": "siteA" if h % 2 == 0 else "siteB"} for h in range(hosts)],
+        "paths": [], "workloads": [],
+        "policies": [{"spec": "rr:iops=1"}],
+    }
+    for h in range(hosts):
+        for k, (array, start) in enumerate((("siteA", 0), ("siteB", half))):
+            data["paths"].append({"name": f"vmhba{k + 1}:C0:T{{i}}:L{{lun}}", "host": f"esx{h:02d}", "count": half if k == 0 else paths - half,
+                                  "start": start, "array": array, "one_way_latency": "20us" if k == h % 2 else "200us",
+                                  "bandwidth": "32Gbit"})
+        for v in range(volumes):
+            data["workloads"].append({"name": f"vm{h}-{v}", "host": f"esx{h:02d}", "volume": f"ds{v}", "rw": "randrw",
+                                      "rwmixread": 70, "bs": "8k", "iodepth": IODEPTH})
+    data["paths"] = [p for p in data["paths"] if p["count"] > 0]
+    return data
+
+
+PROBE = """
+    import json, resource, sys, time
+    sys.path.insert(0, {root!r})
+    import pathsel
+    from pathsel.engine import run_fast
+    from pathsel.model import compile_model
+    from pathsel.scenario.load import scenario_from_data
+    run_fast(compile_model(pathsel.default_scenario(), pathsel.default_scenario().runs[0], duration=0.001), "rr:iops=1")
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    sc = scenario_from_data(json.loads(sys.stdin.read()), "scale")
+    run = sc.runs[0]
+    t0 = time.perf_counter()
+    model = compile_model(sc, run)
+    t1 = time.perf_counter()
+    m = run_fast(model, run.policy)
+    t2 = time.perf_counter()
+    print(json.dumps(dict(base=base, peak=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                          build=t1 - t0, run=t2 - t1, ios=m.completed, paths=len(model.paths),
+                          outstanding=sum(j.iodepth for j in model.jobs))))
+"""
+
+
+def measure(hosts: int, volumes: int, paths: int, seconds: float) -> dict:
+    code = textwrap.dedent(PROBE).format(root=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(scenario(hosts, volumes, paths, seconds)),
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["killed"])[-1]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="1 simulated second each, up to 8 x 32 x 8")
+    ap.add_argument("--seconds", type=float, default=None, help="simulated seconds per topology (default 10, quick 1)")
+    ap.add_argument("--only", metavar="HxVxP", help="one topology, e.g. 32x64x8")
+    args = ap.parse_args()
+    tops = QUICK if args.quick else TOPOLOGIES
+    if args.only:
+        tops = [tuple(int(x) for x in args.only.split("x"))]  # type: ignore[misc]
+    seconds = args.seconds or (1.0 if args.quick else 10.0)
+    print(f"fast engine, rr:iops=1, iodepth {IODEPTH} per device, {seconds:g} simulated s each, one fresh process per row\n")
+    print(f"{'hosts x vols x paths':>21s} {'paths':>7s} {'outstanding':>11s} {'peak RSS':>10s} {'above base':>10s} "
+          f"{'build s':>8s} {'run s':>7s} {'I/Os':>11s} {'M I/O/s':>8s}")
+    rows = []
+    for h, v, p in tops:
+        r = measure(h, v, p, seconds)
+        label = f"{h} x {v} x {p}"
+        if "error" in r:
+            print(f"{label:>21s}  failed: {r['error']}")
+            continue
+        rows.append(r)
+        print(f"{label:>21s} {r['paths']:7,d} {r['outstanding']:11,d} {r['peak']:7.0f} MiB {r['peak'] - r['base']:6.0f} MiB "
+              f"{r['build']:8.2f} {r['run']:7.2f} {r['ios']:11,d} {r['ios'] / r['run'] / 1e6:8.2f}")
+    chain = sorted((r for r in rows), key=lambda r: (r["paths"], r["outstanding"]))
+    if len(chain) > 1:
+        print("\nmemory growth against model growth, step by step (above the baseline; at most 1 is linear or better):")
+        for a, b in zip(chain, chain[1:]):
+            grow = max(b["peak"] - b["base"], 1.0) / max(a["peak"] - a["base"], 1.0)
+            gp, go = b["paths"] / a["paths"], b["outstanding"] / a["outstanding"]
+            print(f"  {a['paths']:6,d} -> {b['paths']:6,d} paths, {a['outstanding']:6,d} -> {b['outstanding']:6,d} outstanding: "
+                  f"memory x{grow:5.2f}, paths x{gp:5.2f}, outstanding x{go:5.2f}; "
+                  f"memory/max(model) {grow / max(gp, go):4.2f}")
+
+
+if __name__ == "__main__":
+    main()
