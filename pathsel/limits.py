@@ -14,17 +14,22 @@ import math
 from .units import MAX_DURATION, format_duration
 
 __all__ = [
-    "MAX_DURATION", "MAX_SERIES_VALUES", "MAX_INT32", "MAX_OUTSTANDING", "MAX_PATHS", "MAX_BLOCK_SIZE", "MIN_BANDWIDTH",
+    "MAX_DURATION", "MAX_SERIES_VALUES", "MAX_INT32", "MAX_OUTSTANDING", "MAX_PATHS", "MAX_DEVICE_PATHS", "MAX_BLOCK_SIZE", "MIN_BANDWIDTH",
     "MAX_FILE_BYTES", "MAX_DISTANCE_KM", "MIN_TIMEOUT", "RETRY_WARNING", "series_values", "series_problem",
     "outstanding_problem", "MAX_SWEEP_RUNS", "sweep_runs_problem",
 ]
 
-#: The time series (per interval: 4 counters and the I/Os of every path) is kept in memory, 8 bytes a value: 400 MB.
+#: The time series (per interval: counters, the I/Os of every path, two queue figures per device) is kept in
+#: memory, 8 bytes a value: 400 MB.
 MAX_SERIES_VALUES = 50_000_000
 #: I/Os kept in flight by all the workloads of a run together (sum of numjobs x iodepth).
 MAX_OUTSTANDING = 1 << 20
-#: Paths in one run, over every host and volume (a device's paths x devices): memory grows with paths x paths per device.
-MAX_PATHS = 1024
+#: Paths in one run, over every host and volume (a device's paths x devices): 1,024 devices of 64 paths run in
+#: about 700 MB.
+MAX_PATHS = 65_536
+#: Paths of one device (a host's view of one volume): the fast engine's event rows grow with their square
+#: (1,024 paths: about 75 MB; 16,384 asked for 16 GiB). Hosts stop far lower: ESXi and Windows at 32.
+MAX_DEVICE_PATHS = 1024
 #: The largest count or weight the engines hold in a machine integer (TOML integers have no bound in Python).
 MAX_INT32 = 2**31 - 1
 #: The largest block size (fio's bs): 1 GiB.
@@ -45,10 +50,11 @@ MAX_SWEEP_RUNS = 100_000
 RETRY_WARNING = 10
 
 
-def series_values(end: float, interval: float, n_paths: int) -> tuple[int, int]:
-    """(bins per path, values) of the time series of a run ``end`` seconds long."""
+def series_values(end: float, interval: float, n_paths: int, n_devices: int = 1) -> tuple[int, int]:
+    """(bins, values) of the time series of a run ``end`` seconds long: per bin, I/Os per path, five counters
+    and two queue figures per device."""
     bins = math.ceil(end / interval - 1e-9)
-    return bins, bins * (n_paths + 4)
+    return bins, bins * (n_paths + 5 + 2 * n_devices)
 
 
 def _nice_up(seconds: float) -> float:
@@ -61,20 +67,22 @@ def _nice_up(seconds: float) -> float:
     return 10.0 ** (k + 1)  # pragma: no cover - the loop always returns
 
 
-def series_problem(end: float, interval: float, n_paths: int) -> str | None:
-    """Why a run ``end`` seconds long, in ``interval`` bins, over ``n_paths`` paths, keeps too large a time series; else None.
+def series_problem(end: float, interval: float, n_paths: int, n_devices: int = 1) -> str | None:
+    """Why a run ``end`` seconds long, in ``interval`` bins, over ``n_paths`` paths and ``n_devices`` devices,
+    keeps too large a time series; else None.
 
     The message names the bins the interval gives, the memory, and the shortest interval that fits.
     """
-    bins, values = series_values(end, interval, n_paths)
+    bins, values = series_values(end, interval, n_paths, n_devices)
     if values <= MAX_SERIES_VALUES:
         return None
-    fits = max(1, MAX_SERIES_VALUES // (n_paths + 4))
+    fits = max(1, MAX_SERIES_VALUES // (values // bins))
     shortest = _nice_up(end / fits)
+    over = f"{n_paths:,} path{'s' if n_paths != 1 else ''}" + (f" and {n_devices:,} devices" if n_devices > 1 else "")
     return (
-        f"interval {format_duration(interval)} over a {end:g}s run gives {bins:,} bins per path; with {n_paths:,} "
-        f"path{'s' if n_paths != 1 else ''} the time series takes {values * 8 / 1e9:,.1f} GB, more than the "
-        f"{MAX_SERIES_VALUES * 8 / 1e9:g} GB pathsel keeps: write an interval of {format_duration(shortest)} or more"
+        f"interval {format_duration(interval)} over a {end:g}s run gives {bins:,} bins per path; with {over} the "
+        f"time series takes {values * 8 / 1e9:,.1f} GB, more than the {MAX_SERIES_VALUES * 8 / 1e9:g} GB pathsel "
+        f"keeps: write an interval of {format_duration(shortest)} or more"
     )
 
 

@@ -251,7 +251,7 @@ CASES = [
     (
         "interval_1ns.toml",
         "interval",
-        "interval 1ns over a 10s run gives 10,000,000,000 bins per path; with 2 paths the time series takes 480.0 GB, more than the 0.4 GB pathsel keeps: write an interval of 2us or more",
+        "interval 1ns over a 10s run gives 10,000,000,000 bins per path; with 2 paths the time series takes 720.0 GB, more than the 0.4 GB pathsel keeps: write an interval of 2us or more",
     ),
     ("interval_half_ns.toml", "interval", "'0.5ns' is shorter than 1ns, the resolution of pathsel's clock"),
     (
@@ -264,11 +264,18 @@ CASES = [
         "workloads",
         "the workloads keep 1,126,400 I/Os outstanding together (1,000 x 1,024 + 100 x 1,024, numjobs x iodepth), more than the 1,048,576 pathsel simulates in one run",
     ),
-    ("count_1e9.toml", "paths[0].count", "count = 1,000,000,000 is more than the 1,024 paths pathsel simulates in one run"),
+    ("count_1e9.toml", "paths[0].count", "count = 1,000,000,000 is more than the 65,536 paths pathsel simulates in one run"),
     (
         "paths_over_volumes.toml",
         "paths",
-        "1,202 paths (count over every [[paths]] table, once per volume on its array) is more than the 1,024 pathsel simulates in one run",
+        "66,066 paths (count over every [[paths]] table, once per volume on its array) is more than the 65,536 pathsel "
+        "simulates in one run",
+    ),
+    (
+        "paths_per_device_1501.toml",
+        "paths",
+        "host 'esxi01' sees its volume over 1,501 paths, more than the 1,024 paths per device pathsel simulates (the "
+        "engine's memory grows with their square; ESXi and Windows stop at 32)",
     ),
     ("bs_9e18g.toml", "workloads[0].bs", "block size '9e18g' is more than the 1g (1 GiB) pathsel takes"),
     ("bs_1e400g.toml", "workloads[0].bs", "'1e400g': must be finite"),
@@ -476,7 +483,7 @@ COMMAND_CASES = [
     # a run's own duration makes a time series too large: the figure, and the interval that fits
     (["simulate", "{tmp}/ms.toml", "--duration", "1e5"],
      "{tmp}/ms.toml: interval: interval 1ms over a 100000s run gives 100,000,000 bins per path; with 2 paths the time "
-     "series takes 4.8 GB, more than the 0.4 GB pathsel keeps: write an interval of 20ms or more"),
+     "series takes 7.2 GB, more than the 0.4 GB pathsel keeps: write an interval of 20ms or more"),
     (["sweep", _S, "--duration", "1e5", "--param", "interval=1ms"],
      "{tmp}/ok.toml with interval=1ms: interval: interval 1ms over a 100000s run gives 100,000,000 bins per path"),
     (["sweep", _S, "--param", "interval=1ns"],

@@ -82,8 +82,8 @@ def test_a_time_series_too_large_for_memory_is_refused_before_running(tmp_path, 
         'duration = "100000s"\ninterval = "1ms"\n[[arrays]]\nname = "a"\n'
         '[[paths]]\nname = "p0"\narray = "a"\none_way_latency = "50us"\n[[workloads]]\nrw = "randread"\n'
     )
-    figures = ("interval 1ms over a 100000s run gives 100,000,000 bins per path; with 1 path the time series takes 4.0 GB, "
-               "more than the 0.4 GB pathsel keeps: write an interval of 10ms or more")
+    figures = ("interval 1ms over a 100000s run gives 100,000,000 bins per path; with 1 path the time series takes 6.4 GB, "
+               "more than the 0.4 GB pathsel keeps: write an interval of 20ms or more")
     path = tmp_path / "long.toml"
     path.write_text(text)
     # at load time, from the file's own duration
@@ -99,8 +99,8 @@ def test_a_time_series_too_large_for_memory_is_refused_before_running(tmp_path, 
     assert main(["simulate", str(path), "--duration", "1e5"]) == 2
     assert capsys.readouterr().err == f"pathsel: error: {path}: interval: {figures}\n"
     # the shortest interval it names fits
-    path.write_text(text.replace('"1ms"', '"10ms"'))
-    assert pathsel.load_scenario(path).model.interval == 0.01
+    path.write_text(text.replace('"1ms"', '"20ms"'))
+    assert pathsel.load_scenario(path).model.interval == 0.02
 
 
 # -- link speeds: b is a bit, B a byte; a bare prefix counts bits ---------------------------

@@ -330,7 +330,7 @@ def compile_model(
     faults.sort(key=lambda f: f.at)  # stable: the file's order among simultaneous faults
     ramp = max(w.ramp_time for w in m.workloads)
     run_duration = m.duration if duration is None else duration
-    problem = series_problem(ramp + run_duration, m.interval, len(paths))
+    problem = series_problem(ramp + run_duration, m.interval, len(paths), len(devices))
     if problem is not None:
         raise ScenarioError(scenario.source, "interval", problem)
     return Model(

@@ -19,14 +19,14 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ScenarioError, closest
-from ..limits import MAX_FILE_BYTES, MAX_OUTSTANDING, MAX_PATHS, series_problem
+from ..limits import MAX_DEVICE_PATHS, MAX_FILE_BYTES, MAX_OUTSTANDING, MAX_PATHS, series_problem
 from ..model.distributions import delay_files_relative_to
 from ..policies.spec import RUN_KEYS, PolicySpec, families, norm_key, parse_spec
 from .schema import ScenarioModel
 
 __all__ = [
     "Scenario", "RunSpec", "load_scenario", "loads_scenario", "scenario_from_data", "build_scenario", "default_scenario",
-    "DEFAULT_SCENARIO_NAME", "read_text", "read_toml", "parse_toml", "path_count", "unique_labels",
+    "DEFAULT_SCENARIO_NAME", "read_text", "read_toml", "parse_toml", "path_count", "device_count", "unique_labels",
 ]
 
 DEFAULT_SCENARIO_NAME = "esxi-latency-testdrive.toml"
@@ -318,6 +318,26 @@ def path_count(m: ScenarioModel) -> int:
     return sum(g.count * max(1, sum(1 for h in held if h is None or g.array in h)) for g in m.paths)
 
 
+def device_count(m: ScenarioModel) -> int:
+    """The devices a run has, at most: each host's view of each volume (of the one volume without [[volumes]])."""
+    return len(m.hosts) * max(1, len(m.volumes))
+
+
+def _widest_device(m: ScenarioModel) -> tuple[str, str | None, int]:
+    """(host, volume or None, paths) of the device with the most paths: a host's [[paths]] tables to the
+    volume's arrays (all of them without [[volumes]]). A path with no host belongs to the first."""
+    first = m.hosts[0].name
+    best: tuple[str, str | None, int] = (first, None, 0)
+    for host in {g.host or first for g in m.paths}:
+        mine = [g for g in m.paths if (g.host or first) == host]
+        for vol in m.volumes or [None]:
+            arrays = vol.arrays if vol is not None else None
+            n = sum(g.count for g in mine if arrays is None or g.array in arrays)
+            if n > best[2]:
+                best = (host, vol.name if vol is not None else None, n)
+    return best
+
+
 def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
     """Every (place, problem) across sections. A check that depends on a failed one is skipped, so one
     defect is one problem (an unknown host does not also make its paths' names unknown)."""
@@ -341,12 +361,18 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
         fail("paths", f"{n_paths:,} paths (count over every [[paths]] table{', once per volume on its array' if m.volumes else ''}) "
                       f"is more than the {MAX_PATHS:,} pathsel simulates in one run")
         return problems
+    host, volume, widest = _widest_device(m)
+    if widest > MAX_DEVICE_PATHS:
+        seen = f"host {host!r} sees volume {volume!r}" if volume is not None else f"host {host!r} sees its volume"
+        fail("paths", f"{seen} over {widest:,} paths, more than the {MAX_DEVICE_PATHS:,} paths per device pathsel "
+                      "simulates (the engine's memory grows with their square; ESXi and Windows stop at 32)")
+        return problems
     outstanding = sum(w.numjobs * w.iodepth for w in m.workloads)
     if outstanding > MAX_OUTSTANDING:
         parts = " + ".join(f"{w.numjobs:,} x {w.iodepth:,}" for w in m.workloads)
         fail("workloads", f"the workloads keep {outstanding:,} I/Os outstanding together ({parts}, numjobs x iodepth), "
                           f"more than the {MAX_OUTSTANDING:,} pathsel simulates in one run")
-    series = series_problem(max(w.ramp_time for w in m.workloads) + m.duration, m.interval, n_paths)
+    series = series_problem(max(w.ramp_time for w in m.workloads) + m.duration, m.interval, n_paths, device_count(m))
     if series is not None:
         fail("interval", series)
     unique(arrays, "arrays")

@@ -64,7 +64,15 @@ from ..policies import PolicySpec, policy_label
 from ..policies.spec import POLICY_DEFS, norm_key, parse_spec
 from ..scenario import Scenario, load_scenario
 from ..limits import series_problem, sweep_runs_problem
-from ..scenario.load import DEFAULT_SCENARIO_NAME, RunSpec, parse_toml, path_count, read_toml, scenario_from_data
+from ..scenario.load import (
+    DEFAULT_SCENARIO_NAME,
+    RunSpec,
+    device_count,
+    parse_toml,
+    path_count,
+    read_toml,
+    scenario_from_data,
+)
 from ..scenario.overrides import assign, cli_value, format_value, lookup, path_tokens
 from .table import (
     DEFAULT_REPLICATIONS,
@@ -781,7 +789,8 @@ def sweep(
     if duration is not None:  # the files' own durations passed the loader's check; this one is the sweep's
         for point in plan.points:
             m = point.sc.model
-            problem = series_problem(max(w.ramp_time for w in m.workloads) + duration, m.interval, path_count(m))
+            problem = series_problem(max(w.ramp_time for w in m.workloads) + duration, m.interval, path_count(m),
+                                     device_count(m))
             if problem is not None:
                 raise ScenarioError(point.sc.source, "interval", problem)
     if _notify is not None:  # the command line prints them before the runs start
