@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -14,14 +13,12 @@ from .errors import ScenarioError
 from .model import compile_model
 from .policies import PolicySpec, policy_label
 from .results import Result, RunResult
+from .limits import MAX_SERIES_VALUES  # noqa: F401 - where it used to live
 from .scenario import RunSpec, Scenario, default_scenario, load_scenario
-from .units import format_duration, parse_seconds
+from .scenario.load import unique_labels
+from .units import parse_seconds
 
 __all__ = ["simulate", "simulate_seeds", "resolve_scenario", "with_policies", "duration_seconds"]
-
-
-# The time series (per interval: counters, and I/Os per path) is kept in memory, 8 bytes a value.
-MAX_SERIES_VALUES = 50_000_000
 
 
 def duration_seconds(duration: Any, origin: str = "simulate()") -> float | None:
@@ -63,6 +60,9 @@ def with_policies(scenario: Scenario, policies: Iterable[Any] | None) -> Scenari
             runs.append(p)
         else:
             runs.append(RunSpec(label=policy_label(p), policy=p))
+    problems = unique_labels(runs, [(f"policies[{i}]", f"policies[{i}]") for i in range(len(runs))], "a RunSpec with its own label")
+    if problems:
+        raise ScenarioError.several("simulate()", problems)
     return scenario.with_runs(tuple(runs))
 
 
@@ -110,19 +110,10 @@ def simulate(
     if seed is not None and seed < 0:
         raise ScenarioError("simulate()", "seed", "must be >= 0")
     run_engine = ENGINES[engine]
+    # compile_model refuses a time series too large for memory (its own duration: the file's or this call's)
     models = [compile_model(sc, run, duration=duration, seed=seed) for run in sc.runs]
     if engine == "fast":
         prepare([resolve(run.policy)[0] for run in sc.runs], notify=notify, progress=progress)
-    for m in models[:1]:  # every run has the same duration, interval and paths
-        bins = math.ceil(m.end / m.interval - 1e-9)
-        values = bins * (len(m.paths) + 4)
-        if values > MAX_SERIES_VALUES:
-            raise ScenarioError(
-                sc.source, "interval",
-                f"{format_duration(m.interval)} bins over a {m.end:g}s run make a time series of {bins:,} rows x "
-                f"{len(m.paths)} paths ({values * 8 / 1e9:,.1f} GB), more than the {MAX_SERIES_VALUES * 8 / 1e9:g} GB "
-                "pathsel keeps: write a longer interval",
-            )
     bar = None
     if progress and models:
         from tqdm.auto import tqdm
@@ -146,7 +137,16 @@ def simulate(
                 bar.n = round(base + now, 3)
                 bar.refresh()
 
-        metrics = run_engine(model, run.policy, trace=trace, progress=tick)
+        try:
+            metrics = run_engine(model, run.policy, trace=trace, progress=tick)
+        except MemoryError:
+            if bar is not None:
+                bar.close()
+            raise ScenarioError(
+                sc.source, "workloads",
+                f"{run.label}: the run needs more memory than this machine has ({model.outstanding:,} outstanding I/Os "
+                f"from {len(model.jobs):,} jobs over {len(model.paths):,} paths): lower numjobs, iodepth or the paths",
+            ) from None
         done += model.end
         result.runs.append(
             RunResult(

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from .api import resolve_scenario, simulate
 from .cli_site import add_emit_options, add_site_commands, emit_recommended, emit_simulate, presets_text
 from .engine import supports
-from .errors import ScenarioError
+from .errors import ScenarioError, check_writable
 from .policies.spec import POLICY_DEFS
 from .scenario.schema import ScenarioModel
 from .units import parse_seconds
@@ -99,6 +99,13 @@ def _events_digest(result) -> list[str]:
     return lines
 
 
+def _json(doc) -> str:
+    """Strict JSON (RFC 8259): infinities and NaN, which JSON has no word for, are null."""
+    from .results.result import jsonable
+
+    return json.dumps(jsonable(doc), indent=2, allow_nan=False, default=str)
+
+
 def _scenario(args: argparse.Namespace):
     """The scenario FILE holds (a validation case's too), with --policy's policies; and the case, if it is one."""
     from .studies.validate import case_of
@@ -150,7 +157,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         doc = json.loads(result.to_json())
         for run, p in zip(doc["runs"], preds):
             run["predicted"] = p.to_dict()
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        sys.stdout.write(_json(doc) + "\n")
         return 0
     out = [result.table()]
     if preds is not None:
@@ -208,7 +215,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     scenario, _ = _scenario(args)  # a validation case file works too
     preds = predict_scenario(scenario)
     if args.json:
-        print(json.dumps(predictions_json(scenario.name, scenario.source, preds), indent=2))
+        print(_json(predictions_json(scenario.name, scenario.source, preds)))
     else:
         sys.stdout.write(format_predictions(scenario.name, preds, paths=args.paths))
     return 0
@@ -224,7 +231,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             print(f"pathsel validate: {name} ...", file=sys.stderr)
     rows = validate(args.cases or None, quick=args.quick, engines=engines, progress=progress)
     if args.json:
-        print(json.dumps({"cases": [r.to_dict() for r in rows]}, indent=2))
+        print(_json({"cases": [r.to_dict() for r in rows]}))
     else:
         sys.stdout.write(format_table(rows))
     return 0 if all(r.passed for r in rows) else 1
@@ -268,6 +275,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .results.report import write  # plotly only when a report is asked for
 
     scenario, _ = _scenario(args)  # a validation case file works too
+    check_writable(args.output, "report")  # before the run, not after it
     progress = not args.quiet and sys.stderr.isatty()
     result = simulate(scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress,
                       notify=_notice(args))
@@ -349,7 +357,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             "skipped": res.skipped,
             "summary": json.loads(res.summary().to_json(orient="records")),
         }
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        sys.stdout.write(_json(doc) + "\n")
         return 0
     sys.stdout.write(_summary_text(res))
     where = f"; table in {res.out}" if res.out else " (no --out: nothing saved)"
@@ -363,6 +371,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_recommend(args: argparse.Namespace) -> int:
     from .studies.recommend import recommend, write_html
 
+    if args.html:
+        check_writable(args.html, "HTML file")
     rec = recommend(args.results, metrics=args.metric, policies=args.policy)
     if args.emit:
         return emit_recommended(args, rec)
@@ -372,11 +382,7 @@ def _cmd_recommend(args: argparse.Namespace) -> int:
         except OSError as e:
             raise ScenarioError(args.html, "", f"cannot write: {e.strerror or e}") from None
     if args.json:
-        from .results.result import (
-            jsonable,  # NaN (an interval of one replication) becomes null: strict JSON
-        )
-
-        sys.stdout.write(json.dumps(jsonable(rec.to_dict()), indent=2, default=str) + "\n")
+        sys.stdout.write(_json(rec.to_dict()) + "\n")  # NaN (an interval of one replication) becomes null
         return 0
     sys.stdout.write(rec.text(top=args.top))
     if args.html:

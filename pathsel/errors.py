@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import os
+import tempfile
 from collections.abc import Iterable
+from pathlib import Path
 
-__all__ = ["ScenarioError", "closest"]
+__all__ = ["ScenarioError", "closest", "check_writable"]
 
 
 def closest(word: str, candidates: Iterable[str]) -> str | None:
@@ -38,12 +41,42 @@ class ScenarioError(ValueError):
         return cls(source, place, problem, more=more)
 
     def lines(self) -> list[str]:
-        """``file: place: problem``, one per problem."""
-        return [f"{self.source}: {place}: {problem}" if place else f"{self.source}: {problem}" for place, problem in self.problems]
+        """``file: place: problem``, one per problem (a problem quoting a huge value is cut to a readable line)."""
+        return [_cut(f"{self.source}: {place}: {problem}" if place else f"{self.source}: {problem}") for place, problem in self.problems]
 
     def __reduce__(self):  # pickled across processes (sweeps): rebuild from the parts, not the message
         return (_rebuild, (self.source, self.problems))
 
 
+MAX_LINE = 2000  # characters of one message line; a value pasted by mistake can be megabytes long
+
+
+def _cut(line: str) -> str:
+    line = line.replace("\n", " ")  # one problem, one line, whatever a quoted value holds
+    if len(line) <= MAX_LINE:
+        return line
+    return f"{line[: MAX_LINE - 40]} ... ({len(line) - MAX_LINE + 40:,} characters cut)"
+
+
 def _rebuild(source: str, problems: tuple[tuple[str, str], ...]) -> ScenarioError:
     return ScenarioError.several(source, problems)
+
+
+def check_writable(path: str | os.PathLike[str], what: str = "file") -> None:
+    """Refuse, before any work, an output ``path`` that cannot be written: its folder missing, not a folder, or
+    read-only, or the path itself a folder. A ScenarioError naming the path (``what``: the file's role)."""
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        raise ScenarioError(str(path), "", f"is a folder: give the {what} a file name")
+    if not folder.exists():
+        raise ScenarioError(str(path), "", f"no such folder {str(folder)!r}: create it first, or write the {what} elsewhere")
+    if not folder.is_dir():
+        raise ScenarioError(str(path), "", f"{str(folder)!r} is not a folder")
+    try:  # os.access says yes to root and knows nothing of read-only mounts: try it
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".pathsel-", suffix=".tmp"):
+            pass
+    except OSError as e:
+        raise ScenarioError(str(path), "", f"cannot write in folder {str(folder)!r}: {e.strerror or e}") from None
+    if target.exists() and not os.access(target, os.W_OK):
+        raise ScenarioError(str(path), "", f"cannot write the {what}: it is read-only")

@@ -110,9 +110,10 @@ class LogHistogram:
         return min(max(value, self.lo), self.hi)
 
     def summary_us(self) -> dict[str, float]:
-        """mean, p50, p99, p99.9 and max in microseconds (the JSON contract's keys)."""
+        """mean, p50, p99, p99.9 and max in microseconds (the JSON contract's keys); NaN with no samples
+        (no I/O completed: no latency, which the JSON writes as null and tables as a dash)."""
         if self.n == 0:
-            return {k: 0.0 for k in ("mean", "p50", "p99", "p999", "max")}
+            return {k: math.nan for k in ("mean", "p50", "p99", "p999", "max")}
         return {
             "mean": self.mean * 1e6,
             "p50": self.percentile(50) * 1e6,

@@ -21,6 +21,7 @@ import re
 
 __all__ = [
     "parse_duration", "parse_seconds", "parse_size", "parse_bandwidth", "format_duration", "format_size", "MAX_DURATION",
+    "MIN_DURATION",
 ]
 
 # A sign is accepted so that "-5us" is refused by the caller's range check ("must be > 0");
@@ -30,6 +31,8 @@ _NUMBER = r"([-+]?(?:[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?|[iI][nN][fF](?:[iI][nN]
 # The longest duration taken anywhere. The engines' clock is float64 seconds (and the
 # kernel's integer nanoseconds); float64 resolves a nanosecond only up to about 4e6 s.
 MAX_DURATION = 1e6
+# The shortest positive duration: the fast engine's clock counts whole nanoseconds, so less would be 0.
+MIN_DURATION = 1e-9
 
 _DURATION_UNITS = {
     "ns": 1e-9,
@@ -84,6 +87,12 @@ def _at_most_max(seconds: float, shown: object) -> float:
     return seconds
 
 
+def _at_least_a_nanosecond(seconds: float, shown: object) -> float:
+    if 0 < seconds < MIN_DURATION * (1 - 1e-9):
+        raise ValueError(f"{shown!r} is shorter than 1ns, the resolution of pathsel's clock")
+    return seconds
+
+
 def parse_duration(value: object) -> float:
     """``"50us"`` -> 5e-05 seconds. A bare number is refused: units are required."""
     if isinstance(value, bool) or not isinstance(value, str):
@@ -96,7 +105,7 @@ def parse_duration(value: object) -> float:
     factor = _DURATION_UNITS.get(unit) or _DURATION_UNITS.get(unit.lower())
     if factor is None:
         raise ValueError(f"{value!r}: unknown time unit {unit!r} (use ns, us, ms, s, min or h)")
-    return _at_most_max(number * factor, value)
+    return _at_least_a_nanosecond(_at_most_max(number * factor, value), value)
 
 
 def parse_seconds(value: object) -> float:
@@ -117,7 +126,7 @@ def parse_seconds(value: object) -> float:
         raise ValueError(f"expected a duration such as 20 (seconds) or \"500ms\", got {type(value).__name__}")
     if not math.isfinite(number):
         raise ValueError(f"must be finite, got {value!r}")
-    return _at_most_max(number, value)
+    return _at_least_a_nanosecond(_at_most_max(number, value), value)
 
 
 def parse_size(value: object) -> int:
@@ -134,6 +143,8 @@ def parse_size(value: object) -> int:
     if factor is None:
         raise ValueError(f"{value!r}: unknown size unit {unit!r} (use k, KiB, m, MiB, g or GiB)")
     size = number * factor
+    if not math.isfinite(size):
+        raise ValueError(f"{value!r} is too large a size (it overflows once converted to bytes)")
     if size != int(size):
         raise ValueError(f"{value!r} is not a whole number of bytes")
     return int(size)
@@ -191,16 +202,21 @@ def parse_bandwidth(value: object) -> float:
             bits = f", or \"{value.strip()[:-1]}b\" for bits per second" if unit.endswith("B") else ""
             raise ValueError(f"{value!r} is an amount of data, not a rate: write \"{value.strip()}/s\" for bytes per second{bits}")
         raise ValueError(f"{value!r}: unknown link speed unit {unit!r} ({_RATE_FORMS})")
-    return number * factor
+    rate = number * factor
+    if not math.isfinite(rate):
+        raise ValueError(f"{value!r} is too large a link speed (it overflows once converted to bytes per second)")
+    return rate
 
 
 def format_duration(seconds: float) -> str:
-    """Short human form: 2.2ms, 50us, 180s."""
+    """Short human form: 2.2ms, 50us, 180s, 5ns."""
     if seconds >= 1.0:
         return f"{seconds:g}s"
     if seconds >= 1e-3:
         return f"{seconds * 1e3:g}ms"
-    return f"{seconds * 1e6:g}us"
+    if seconds >= 1e-6 or seconds == 0:
+        return f"{seconds * 1e6:g}us"
+    return f"{seconds * 1e9:g}ns"
 
 
 def format_size(nbytes: int) -> str:

@@ -337,7 +337,7 @@ BAD_CASES = [
     ('quick_duration = "0.8s"', 'quick_duration = "0.8s"\nnote = "x"', "validation.note: unknown key"),
     ('quick_duration = "0.8s"', 'quick_duration = "0s"', "validation.quick_duration: must be > 0"),
     ("expected = 88888.889", "expected = 0", "validation.checks[0].error: a relative error needs expected != 0"),
-    ("expected = 88888.889", 'expected = "many"', "validation.checks[0].expected: required: a number"),
+    ("expected = 88888.889", 'expected = "many"', "validation.checks[0].expected: must be a number, got 'many'"),
     ("d3 = 0.1 }", "d9 = 0.1 }", "validation.random_split.d9: no path named 'd9'"),
     ('metric = "iops"', 'metric = "share"', "validation.checks[0]: a share check needs path, paths or array"),
     ('metric = "iops"', 'metric = "iops"\ncompare = "about"', "validation.checks[0].compare: must be equal, at_most or at_least"),

@@ -7,6 +7,7 @@ point and what it must say; every row is checked through the API and the CLI.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -111,6 +112,213 @@ CASES = [
     ("not_utf8.toml", "line 2", "not UTF-8 text"),
     ("does_not_exist.toml", "", "no such file"),
     (".", "", "is a directory, not a scenario file"),  # tests/bad_inputs itself
+    # issue 15: non-finite or huge numbers, after unit scaling, wherever a number is read
+    ("latency_1e308min.toml", "paths[1].one_way_latency", "'1e308min' is more than the 1e6s (11.6 days) pathsel allows"),
+    ("latency_inf.toml", "paths[1].one_way_latency", "'inf us': must be finite"),
+    ("latency_nan.toml", "paths[1].one_way_latency", "'nan ms': must be finite"),
+    ("service_time_1e308min.toml", "arrays[0].service_time", "'1e308min' is more than the 1e6s (11.6 days) pathsel allows"),
+    ("service_time_read_inf.toml", "arrays[0].service_time.read", "'inf s': must be finite"),
+    ("fault_add_1e308min.toml", "faults[0].add", "'1e308min' is more than the 1e6s (11.6 days) pathsel allows"),
+    ("fault_at_1e308s.toml", "faults[0].at", "'1e308s' is more than the 1e6s (11.6 days) pathsel allows"),
+    ("fault_duration_nan.toml", "faults[0].duration", "'nan s': must be finite"),
+    ("distance_km_inf.toml", "paths[1].distance_km", "must be a finite number, got inf"),
+    ("distance_km_nan.toml", "paths[1].distance_km", "must be a finite number, got nan"),
+    (
+        "distance_km_moon.toml",
+        "paths[1].distance_km",
+        "384400 km is more than once round the Earth (40075 km), the longest fibre pathsel takes",
+    ),
+    ("loss_ppm_nan.toml", "paths[1].loss_ppm", "must be a finite number, got nan"),
+    ("replication_distance_inf.toml", "replication.distance_km", "must be a finite number, got inf"),
+    (
+        "replication_latency_1e308s.toml",
+        "replication.one_way_latency",
+        "'1e308s' is more than the 1e6s (11.6 days) pathsel allows",
+    ),
+    ("expect_iops_inf.toml", "policies[0].expect.iops", "must be a finite number, got inf"),
+    ("expect_tolerance_nan.toml", "policies[0].expect.tolerance", "must be a finite number, got nan"),
+    ("duration_1e308s.toml", "duration", "'1e308s' is more than the 1e6s (11.6 days) pathsel allows"),
+    ("ramp_time_1e308s.toml", "workloads[0].ramp_time", "'1e308s' is more than the 1e6s (11.6 days) pathsel allows"),
+    (
+        "exponential_mean_1e308s.toml",
+        "paths[1].one_way_latency",
+        "'1e308s' is more than the 1e6s (11.6 days) pathsel allows",
+    ),
+    (
+        "lognormal_mean_overflows.toml",
+        "paths[1].one_way_latency",
+        "lognormal: its mean is 4.12059e+10s, more than the 1e6s pathsel allows",
+    ),
+    ("normal_mean_inf.toml", "paths[1].one_way_latency", "'inf s': must be finite"),
+    (
+        "uniform_high_1e308min.toml",
+        "paths[1].one_way_latency",
+        "'1e308min' is more than the 1e6s (11.6 days) pathsel allows",
+    ),
+    ("mixture_component_inf.toml", "paths[1].one_way_latency", "mixture components[1]: 'inf s': must be finite"),
+    (
+        "mixture_weight_inf.toml",
+        "paths[1].one_way_latency",
+        "mixture components[0]: weight must be a finite number, got inf",
+    ),
+    (
+        "bandwidth_1e308gbit.toml",
+        "paths[1].bandwidth",
+        "'1e308Gb' is too large a link speed (it overflows once converted to bytes per second)",
+    ),
+    ("bandwidth_inf.toml", "paths[1].bandwidth", "'inf Gb': must be finite"),
+    (
+        "bandwidth_1e-300.toml",
+        "paths[1].bandwidth",
+        "'1e-300b' is slower than the 1kbit/s (125 bytes per second) pathsel takes: one 4 KiB frame would take more than half a minute",
+    ),
+    ("detection_1e308s.toml", "hosts[0].detection", "'1e308s' is more than the 1e6s (11.6 days) pathsel allows"),
+    ("io_timeout_inf.toml", "hosts[0].io_timeout", "'inf s': must be finite"),
+    ("loss_recovery_1e308s.toml", "paths[1].loss_recovery", "'1e308s' is more than the 1e6s (11.6 days) pathsel allows"),
+    ("policy_param_inf.toml", "policies[0].spec", "iops must be an integer, got 'inf'"),
+    ("policy_key_float_inf.toml", "policies[0].iops", "iops must be an integer, got inf"),
+    ("policy_param_nan_key.toml", "policies[0].decay", "decay must be in 0.001..86400, got nan"),
+    ("policy_param_nan_spec.toml", "policies[0].spec", "decay must be in 0.001..86400, got nan"),
+    ("iodepth_float.toml", "workloads[0].iodepth", "must be a valid integer, got 1e+300"),
+    ("weight_huge.toml", "paths[1].weight", "must be less than or equal to 2147483647, got 1000000000000000000000000000000"),
+    (
+        "concurrency_2_70.toml",
+        "arrays[0].concurrency",
+        "must be less than or equal to 2147483647, got 1180591620717411303424",
+    ),
+    # issue 15: one thing said twice is refused, not the last taken
+    (
+        "rr_iops_twice.toml",
+        "policies[0].spec",
+        "'iops' is given twice in policy spec 'rr:iops=1,iops=2': give each parameter once",
+    ),
+    (
+        "spec_and_key_iops.toml",
+        "policies[0].iops",
+        "'iops' is given twice: in the spec ('rr:iops=5') and as a key beside it; give it once",
+    ),
+    (
+        "sampling_cycles_both_spellings.toml",
+        "policies[0].num-sampling-cycles",
+        "'num-sampling-cycles' is given twice (as 'num_sampling_cycles' and 'num-sampling-cycles'): hyphens and underscores are the same; give it once",
+    ),
+    (
+        "sampling_cycles_both_in_spec.toml",
+        "policies[0].spec",
+        "'num-sampling-cycles' is given twice in policy spec 'latency:num_sampling_cycles=16,num-sampling-cycles=32' (as 'num_sampling_cycles'): give each parameter once",
+    ),
+    (
+        "label_twice_in_spec.toml",
+        "policies[0].spec",
+        "'label' is given twice in policy spec 'rr:iops=1,label=x,label=y': give each parameter once",
+    ),
+    (
+        "label_in_spec_and_key.toml",
+        "policies[0].label",
+        "'label' is given twice: in the spec ('rr:iops=1,label=x') and as a key beside it; give it once",
+    ),
+    (
+        "preferred_array_twice.toml",
+        "policies[0].preferred_array",
+        "'preferred_array' is given twice: in the spec ('rr:preferred_array=local') and as a key beside it; give it once",
+    ),
+    (
+        "two_policies_same_label.toml",
+        "policies[1].label",
+        'is labelled \'mine\', as policies[0] is: two rows of one name; give one its own label (label = "NAME") or drop it',
+    ),
+    (
+        "two_policies_same_spec.toml",
+        "policies[1].spec",
+        'is labelled \'rr:iops=1\', as policies[0] is: two rows of one name; give one its own label (label = "NAME") or drop it',
+    ),
+    # issue 15: TOML's true is not 1
+    (
+        "policy_key_true.toml",
+        "policies[0].iops",
+        "iops = true: a boolean is not a policy parameter value (write a number, iops = 1, or a word)",
+    ),
+    (
+        "use_ano_false.toml",
+        "policies[0].use_ano",
+        "use_ano = false: a boolean is not a policy parameter value (write a number, use_ano = 0, or a word)",
+    ),
+    ("iodepth_true.toml", "workloads[0].iodepth", "must be a whole number, got true (a boolean is not a number)"),
+    ("count_true.toml", "paths[1].count", "must be a whole number, got true (a boolean is not a number)"),
+    ("distance_km_true.toml", "paths[1].distance_km", "must be a number, got true (a boolean is not a number)"),
+    ("loss_ppm_true.toml", "paths[1].loss_ppm", "must be a number, got true (a boolean is not a number)"),
+    ("seed_true.toml", "seed", "must be a whole number, got true (a boolean is not a number)"),
+    ("expect_iops_true.toml", "policies[0].expect.iops", "must be a number, got true (a boolean is not a number)"),
+    ("rwmixread_true.toml", "workloads[0].rwmixread", "must be a whole number, got true (a boolean is not a number)"),
+    ("concurrency_true.toml", "arrays[0].concurrency", "must be a whole number, got true (a boolean is not a number)"),
+    # issue 15: sizes that would exhaust memory or run for ever, refused with the figure
+    (
+        "interval_1ns.toml",
+        "interval",
+        "interval 1ns over a 10s run gives 10,000,000,000 bins per path; with 2 paths the time series takes 720.0 GB, more than the 0.4 GB pathsel keeps: write an interval of 2us or more",
+    ),
+    ("interval_half_ns.toml", "interval", "'0.5ns' is shorter than 1ns, the resolution of pathsel's clock"),
+    (
+        "outstanding_too_many.toml",
+        "workloads[0]",
+        "4,096 jobs x iodepth 65,536 = 268,435,456 outstanding I/Os, more than the 1,048,576 pathsel simulates in one run",
+    ),
+    (
+        "outstanding_over_workloads.toml",
+        "workloads",
+        "the workloads keep 1,126,400 I/Os outstanding together (1,000 x 1,024 + 100 x 1,024, numjobs x iodepth), more than the 1,048,576 pathsel simulates in one run",
+    ),
+    ("count_1e9.toml", "paths[0].count", "count = 1,000,000,000 is more than the 65,536 paths pathsel simulates in one run"),
+    (
+        "paths_over_volumes.toml",
+        "paths",
+        "66,066 paths (count over every [[paths]] table, once per volume on its array) is more than the 65,536 pathsel "
+        "simulates in one run",
+    ),
+    (
+        "paths_per_device_1501.toml",
+        "paths",
+        "host 'esxi01' sees its volume over 1,501 paths, more than the 1,024 paths per device pathsel simulates (the "
+        "engine's memory grows with their square; ESXi and Windows stop at 32)",
+    ),
+    ("bs_9e18g.toml", "workloads[0].bs", "block size '9e18g' is more than the 1g (1 GiB) pathsel takes"),
+    ("bs_1e400g.toml", "workloads[0].bs", "'1e400g': must be finite"),
+    ("bs_2g.toml", "workloads[0].bs", "block size '2g' is more than the 1g (1 GiB) pathsel takes"),
+    (
+        "io_timeout_1ns.toml",
+        "hosts[0].io_timeout",
+        "'1ns' is shorter than the 10us pathsel takes: an attempt slower than it is aborted and retried, so with loss or a slow path the host would retry each I/O more than 100,000 times per simulated second (SCSI and NVMe hosts wait 30s)",
+    ),
+    (
+        "apd_timeout_1ns.toml",
+        "hosts[0].apd_timeout",
+        "'1ns' is shorter than the 10us pathsel takes: with no usable path each I/O fails after it and its job issues the next at once, so the host would fail more than 100,000 I/Os per simulated second (ESXi waits 140s; for dm's no_path_retry fail write 1ms)",
+    ),
+    # issue 15: files without an end, nesting without a bottom, files without a scenario
+    (
+        "empirical_dev_zero.toml",
+        "paths[1].one_way_latency",
+        "empirical: '/dev/zero' is more than 64 MB, too large for a file of delays",
+    ),
+    (
+        "empirical_huge_sample.toml",
+        "paths[1].one_way_latency",
+        "empirical: 'huge-sample.txt' line 2: '1e308s' is more than the 1e6s (11.6 days) pathsel allows",
+    ),
+    ("nested_5000.toml", "line 2", "arrays or inline tables nested too deep to read (hundreds of levels)"),
+    ("nested_500.toml", "line 2", "arrays or inline tables nested too deep to read (hundreds of levels)"),
+    ("nested_inline_5000.toml", "line 2", "arrays or inline tables nested too deep to read (hundreds of levels)"),
+    (
+        "only_comments.toml",
+        "",
+        "holds no settings (only comments and blank lines): a scenario needs at least [[arrays]], [[paths]] and [[workloads]] (pathsel schema lists every key)",
+    ),
+    # issue 15: a workload no path can serve
+    (
+        "workload_volume_unreachable.toml",
+        "workloads[0].volume",
+        "workload 'vm1' on host 'esxi01' uses volume 'far', on array remote, but 'esxi01' has paths to local only: no path reaches the volume, so the workload would never complete an I/O",
+    ),
 ]
 
 IDS = [name.removesuffix(".toml") if name != "." else "directory" for name, _, _ in CASES]
@@ -218,7 +426,7 @@ def test_unreadable_file(tmp_path, monkeypatch, capsys):
     def denied(self, *args, **kwargs):  # chmod 000 does not stop root, so refuse the read here
         raise PermissionError(13, "Permission denied", str(self))
 
-    monkeypatch.setattr(type(path), "read_text", denied)
+    monkeypatch.setattr(type(path), "open", denied)
     with pytest.raises(pathsel.ScenarioError) as info:
         pathsel.load_scenario(path)
     assert (info.value.place, info.value.problem) == ("", "cannot read: Permission denied")
@@ -308,3 +516,222 @@ def test_import_subprocess_one_line_no_traceback():
     bad = IMPORTED / "bad" / "nvme-list-subsys-bad-ana.txt"
     proc = subprocess.run([sys.executable, "-m", "pathsel.cli", "import", "nvme", str(bad)], capture_output=True, text=True, cwd=ROOT, timeout=120)
     _assert_one_clean_line(proc, f"pathsel: error: {bad}: line 6: ", "ANA state 'semi-optimized'")
+
+# -- issue 15: every command refuses a bad file alike, and writes nothing -------------------------------------
+
+
+@pytest.mark.parametrize("command", ["predict", "report", "sweep"])
+@pytest.mark.parametrize(("name", "place", "fragment"), CASES, ids=IDS)
+def test_every_command_refuses_a_bad_file_and_writes_nothing(command, name, place, fragment, tmp_path, capsys):
+    path = BAD / name
+    out = {"report": ["-o", str(tmp_path / "r.html")], "sweep": ["--out", str(tmp_path / "s.csv")]}.get(command, [])
+    assert main([command, str(path), *out]) == 2
+    stdout, err = capsys.readouterr()
+    assert stdout == "" and err.count("\n") == 1
+    assert err.startswith("pathsel: error: " + _prefix(path, place)) and fragment in err
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- issue 15: hostile command lines: one located line, exit 2, nothing run, nothing written ------------------
+
+_SCENARIO = (BAD / "latency_zero.toml").read_text().replace('"0us"', '"60us"')
+_FILES = {
+    "ok.toml": 'duration = "0.2s"\n' + _SCENARIO,
+    "ms.toml": 'duration = "0.2s"\ninterval = "1ms"\n' + _SCENARIO,
+    "sweep_bool.toml": _SCENARIO + '\n[sweep.params]\n"rr.iops" = [true, 2]\n',
+    "sweep_twice.toml": _SCENARIO + '\n[sweep.params]\n"rr.iops" = [1, 2]\n"rr.IOPS" = [3]\n',
+    "sweep_runs.toml": _SCENARIO + "\n[sweep]\nreplications = 1000000\n",
+}
+_S = "{tmp}/ok.toml"
+
+# (command line, with {tmp} for the test's folder; the one line it must print after "pathsel: error: ")
+COMMAND_CASES = [
+    # /dev/zero never ends: read at most 64 MB
+    (["simulate", "/dev/zero"], "/dev/zero: is more than 64 MB, too large for a scenario file: is it the file you meant?"),
+    (["predict", "/dev/zero"], "/dev/zero: is more than 64 MB, too large for a scenario file"),
+    (["report", "/dev/zero", "-o", "{tmp}/r.html"], "/dev/zero: is more than 64 MB, too large for a scenario file"),
+    (["sweep", "/dev/zero", "--out", "{tmp}/s.csv"], "/dev/zero: is more than 64 MB, too large for a scenario file"),
+    (["validate", "/dev/zero"], "/dev/zero: is more than 64 MB, too large for a validation case file"),
+    # numbers on the command line: finite, in range, not a boolean, after unit scaling
+    (["simulate", _S, "--duration", "1e308s"], "command line: argument --duration: '1e308s' is more than the 1e6s (11.6 days) pathsel allows"),
+    (["simulate", _S, "--duration", "1e308min"], "command line: argument --duration: '1e308min' is more than the 1e6s"),
+    (["simulate", _S, "--duration", "0.5ns"], "command line: argument --duration: '0.5ns' is shorter than 1ns, the resolution of pathsel's clock"),
+    (["simulate", _S, "--duration", "true"], "command line: argument --duration: 'true' is not a duration"),
+    (["simulate", _S, "--seed", "1e3"], "command line: argument --seed: '1e3' is not a whole number"),
+    (["report", _S, "-o", "{tmp}/r.html", "--duration", "-1s"], "command line: argument --duration: must be > 0, got '-1s'"),
+    (["sweep", _S, "--duration", "-1s"], "command line: argument --duration: must be > 0, got '-1s'"),
+    # a run's own duration makes a time series too large: the figure, and the interval that fits
+    (["simulate", "{tmp}/ms.toml", "--duration", "1e5"],
+     "{tmp}/ms.toml: interval: interval 1ms over a 100000s run gives 100,000,000 bins per path; with 2 paths the time "
+     "series takes 7.2 GB, more than the 0.4 GB pathsel keeps: write an interval of 20ms or more"),
+    (["sweep", _S, "--duration", "1e5", "--param", "interval=1ms"],
+     "{tmp}/ok.toml with interval=1ms: interval: interval 1ms over a 100000s run gives 100,000,000 bins per path"),
+    (["sweep", _S, "--param", "interval=1ns"],
+     "{tmp}/ok.toml with interval=1ns: interval: interval 1ns over a 0.2s run gives 200,000,000 bins per path"),
+    # policies on the command line: each parameter once, each label once
+    (["simulate", _S, "--policy", "rr:iops=1,iops=2"],
+     "command line: --policy 'rr:iops=1,iops=2': 'iops' is given twice in policy spec 'rr:iops=1,iops=2': give each parameter once"),
+    (["simulate", _S, "--policy", "rr:label=x,label=y"], "command line: --policy 'rr:label=x,label=y': 'label' is given twice"),
+    (["simulate", _S, "--policy", "latency:num_sampling_cycles=16,num-sampling-cycles=32"],
+     "command line: --policy 'latency:num_sampling_cycles=16,num-sampling-cycles=32': 'num-sampling-cycles' is given twice"),
+    (["simulate", _S, "--policy", "rr", "--policy", "rr"],
+     "command line: --policy 'rr': is labelled 'rr', as --policy 'rr' is: two rows of one name; give one its own label "
+     "(SPEC,label=NAME) or drop it"),
+    (["predict", _S, "--policy", "rr:label=a", "--policy", "mru:label=a"],
+     "command line: --policy 'mru:label=a': is labelled 'a', as --policy 'rr:label=a' is"),
+    (["simulate", _S, "--policy", "rr:iops=inf"], "command line: --policy 'rr:iops=inf': iops must be an integer, got 'inf'"),
+    (["simulate", _S, "--policy", "p2c-ewma:decay=nan"], "command line: --policy 'p2c-ewma:decay=nan': decay must be in 0.001..86400, got nan"),
+    (["simulate", _S, "--policy", "rr:iops=true"], "command line: --policy 'rr:iops=true': iops must be an integer, got 'true'"),
+    (["sweep", _S, "--policy", "rr", "--policy", "rr"], "command line: --policy 'rr': is labelled 'rr', as --policy 'rr' is"),
+    # sweeps: the output checked before any run, parameters once, the plan of a size that fits
+    (["sweep", _S, "--out", "/nonexistent/dir/x.csv"],
+     "/nonexistent/dir/x.csv: no such folder '/nonexistent/dir': create it first, or write the results table elsewhere"),
+    (["sweep", _S, "--out", "{tmp}/x.txt"], "{tmp}/x.txt: results go to a .parquet or .csv file"),
+    (["sweep", _S, "--param", "rr.iops=true"], "command line: --param rr.iops: iops = true: a boolean is not a policy parameter value"),
+    (["sweep", _S, "--param", "rr.iops=inf"], "command line: --param rr.iops: iops must be an integer, got 'inf'"),
+    (["sweep", _S, "--param", "p2c-ewma.decay=nan"], "command line: --param p2c-ewma.decay: decay must be in 0.001..86400, got nan"),
+    (["sweep", _S, "--param", "latency.num_sampling_cycles=16", "--param", "latency.num-sampling-cycles=32"],
+     "command line: --param latency.num-sampling-cycles: is 'latency.num_sampling_cycles' again (hyphens, underscores and "
+     "case are the same): list all its values under one name"),
+    (["sweep", _S, "--param", "workloads[0].iodepth=true"],
+     "{tmp}/ok.toml with workloads[0].iodepth=true: workloads[0].iodepth: must be a whole number, got true"),
+    (["sweep", _S, "--param", "workloads[0].iodepth=65536", "--param", "workloads[0].numjobs=4096"],
+     "{tmp}/ok.toml with workloads[0].iodepth=65536, workloads[0].numjobs=4096: workloads[0]: 4,096 jobs x iodepth 65,536 "
+     "= 268,435,456 outstanding I/Os, more than the 1,048,576"),
+    (["sweep", _S, "--param", "paths[0].distance_km=inf"],
+     "{tmp}/ok.toml with paths[0].distance_km=inf: paths[0].distance_km: must be a valid number, got 'inf'"),
+    (["sweep", _S, "--param", "duration=1e308s"], "{tmp}/ok.toml with duration=1e308s: duration: '1e308s' is more than the 1e6s"),
+    (["sweep", _S, "--replications", "1000000000"],
+     "command line: --replications: 1 grid point x 1 policy x 1,000,000,000 replications = 1,000,000,000 runs, more than "
+     "the 100,000 pathsel plans in one sweep: fewer replications or values"),
+    (["sweep", "{tmp}/sweep_runs.toml"], "{tmp}/sweep_runs.toml: sweep.replications: 1 grid point x 1 policy x 1,000,000 replications"),
+    (["sweep", "{tmp}/sweep_bool.toml"], "{tmp}/sweep_bool.toml: sweep.params.rr.iops: iops = true: a boolean is not a policy parameter value"),
+    (["sweep", "{tmp}/sweep_twice.toml"], "{tmp}/sweep_twice.toml: sweep.params.rr.IOPS: is 'rr.iops' again"),
+    # reports and recommendations: where they go is checked before the run
+    (["report", _S, "-o", "/nonexistent/dir/r.html"], "/nonexistent/dir/r.html: no such folder '/nonexistent/dir'"),
+    (["report", _S, "-o", "{tmp}"], "{tmp}: is a folder: give the report a file name"),
+    (["recommend", "/nonexistent.csv", "--html", "/nonexistent/dir/r.html"], "/nonexistent/dir/r.html: no such folder"),
+    (["recommend", "/dev/zero"], "/dev/zero: is not a regular file (a device or a pipe): sweep results are a .parquet or .csv file"),
+    (["recommend", "{tmp}/zero.csv"], "{tmp}/zero.csv: is not a regular file (a device or a pipe)"),
+    (["sweep", _S, "--out", "{tmp}/zero.csv"], "{tmp}/zero.csv: is not a regular file (a device or a pipe): the results table is read back"),
+]
+
+
+@pytest.mark.parametrize(("argv", "line"), COMMAND_CASES, ids=[" ".join(a).replace("{tmp}/", "") for a, _ in COMMAND_CASES])
+def test_hostile_command_lines(argv, line, tmp_path, capsys, monkeypatch):
+    import pathsel.studies.sweep as sweep_module
+
+    for name, text in _FILES.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "zero.csv").symlink_to("/dev/zero")  # a results table that never ends
+    before = sorted(tmp_path.iterdir())
+
+    def no_run(*args, **kwargs):  # every refusal comes before the first run
+        raise AssertionError("a run started")
+
+    monkeypatch.setattr(sweep_module, "simulate", no_run)
+    try:
+        code = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    except SystemExit as e:  # argparse's own refusals
+        code = e.code
+    stdout, err = capsys.readouterr()
+    assert (code, stdout) == (2, "")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("pathsel: error: " + line.replace("{tmp}", str(tmp_path))), err
+    assert sorted(tmp_path.iterdir()) == before  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["/dev/zero"], "pathsel: error: /dev/zero: is more than 64 MB, too large for a scenario file"),
+        (["sims/esxi-latency-testdrive.toml", "--duration", "1e308s"], "pathsel: error: command line: argument --duration: '1e308s'"),
+        (["sims/esxi-latency-testdrive.toml", "--policy", "rr", "--policy", "rr"], "pathsel: error: command line: --policy 'rr': is labelled"),
+        ([str(BAD / "nested_5000.toml")], f"pathsel: error: {BAD / 'nested_5000.toml'}: line 2: arrays or inline tables nested too deep"),
+    ],
+    ids=["dev-zero", "duration-1e308s", "same-label", "nested-5000"],
+)
+def test_hostile_inputs_in_a_fresh_process(args, fragment):
+    """No traceback from the interpreter itself (a RecursionError, a MemoryError), and an end."""
+    proc = _run_cli(*args)
+    _assert_one_clean_line(proc, fragment, "")
+
+
+# -- issue 15: validation case files: numbers finite, types as documented -------------------------------------
+
+# (what to replace in sims/validation/failover.toml, with what, the place, the problem it must print)
+CASE_CASES = [
+    ("expected = 16\n", "expected = inf\n", "validation.checks[0].expected", "must be a finite number, got inf"),
+    ("expected = 16\n", "expected = nan\n", "validation.checks[0].expected", "must be a finite number, got nan"),
+    ("expected = 16\n", "expected = true\n", "validation.checks[0].expected", "must be a number, got true (a boolean is not a number)"),
+    ("tolerance = 0\n", "tolerance = nan\n", "validation.checks[0].tolerance", "must be a finite number, got nan"),
+    ('quick_duration = "0.6s"', 'quick_duration = "1e308s"', "validation.quick_duration", "'1e308s' is more than the 1e6s"),
+    ('quick_duration = "0.6s"', 'quick_duration = "inf s"', "validation.quick_duration", "'inf s': must be finite"),
+    ('case = "failover"', 'case = "failover"\nengines = "fast"', "validation.engines",
+     "must be a list such as [\"fast\", \"reference\"], got 'fast'"),
+    ('case = "failover"', 'case = "failover"\nevery_builtin_policy = 1', "validation.every_builtin_policy", "must be true or false, got 1"),
+    ('case = "failover"', 'case = "failover"\nscenario = 5', "validation.scenario",
+     "must be the name of a scenario file, such as \"../metro.toml\", got 5"),
+    ('case = "failover"', 'case = "failover"\nrandom_split = { A = inf, B = 1 }', "validation.random_split.A",
+     "a weight must be a finite number >= 0, got inf"),
+    ('metric = "failover_retried"', 'metric = "failover_retried"\nrun = 5', "validation.checks[0].run", "must be a string, got 5"),
+    ('metric = "failover_retried"', 'metric = "failover_retried"\npaths = "A"', "validation.checks[0].paths",
+     "must be a list of path names, got 'A'"),
+    ('duration = "1s"', 'duration = "1e308s"', "duration", "'1e308s' is more than the 1e6s"),
+    ("iodepth = 16", "iodepth = true", "workloads[0].iodepth", "must be a whole number, got true (a boolean is not a number)"),
+    ('detection = "2ms"', 'detection = "2ms"\nio_timeout = "1ns"', "hosts[0].io_timeout", "'1ns' is shorter than the 10us pathsel takes"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "place", "problem"), CASE_CASES, ids=[c[1].strip().replace("\n", " ") for c in CASE_CASES])
+def test_validation_case_files_refuse_hostile_values(old, new, place, problem, tmp_path, capsys):
+    from pathsel.studies.validate import load_case
+
+    text = (ROOT / "sims" / "validation" / "failover.toml").read_text()
+    assert old in text
+    path = tmp_path / "case.toml"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(pathsel.ScenarioError) as info:
+        load_case(path)
+    assert (info.value.source, info.value.place) == (str(path), place)
+    assert info.value.problem.startswith(problem)
+    assert main(["validate", str(path)]) == 2
+    stdout, err = capsys.readouterr()
+    assert stdout == "" and err.count("\n") == 1 and err.startswith(f"pathsel: error: {path}: {place}: {problem}")
+
+
+def test_validate_json_is_strict_json(tmp_path, capsys):
+    """An error against a tiny expected figure overflows to infinity: null in the JSON, never an Infinity token."""
+    text = (ROOT / "sims" / "validation" / "failover.toml").read_text()
+    path = tmp_path / "tiny.toml"
+    path.write_text(text.replace("expected = 2000\n", "expected = 5e-324\n"))
+    assert main(["validate", "--quick", "--engine", "fast", "--json", str(path)]) == 1
+    out = capsys.readouterr().out
+
+    def refuse(token):
+        raise AssertionError(f"{token} in validate --json")
+
+    rows = json.loads(out, parse_constant=refuse)["cases"]
+    tiny = [r for r in rows if r["check"] == "failover_resume_max_us"]
+    assert [(r["error"], r["passed"]) for r in tiny] == [(None, False)]
+
+
+# -- issue 15: what is accepted: a byte order mark, UTF-16; long values quoted short -------------------------
+
+
+@pytest.mark.parametrize(("encoding", "prefix"), [("utf-8", "\ufeff"), ("utf-16", "")], ids=["utf-8-bom", "utf-16"])
+def test_a_byte_order_mark_is_accepted(encoding, prefix, tmp_path, capsys):
+    path = tmp_path / "notepad.toml"
+    path.write_text(prefix + _FILES["ok.toml"], encoding=encoding)
+    assert pathsel.load_scenario(path).runs[0].label == "rr:iops=1"
+    assert main(["predict", str(path)]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_a_huge_value_is_quoted_short(tmp_path, capsys):
+    path = tmp_path / "pasted.toml"
+    path.write_text(_FILES["ok.toml"].replace('name = "vm1"', 'name = "vm1"\nrw = "' + "x" * 1_000_000 + '"'))
+    assert main(["simulate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) < 2100
+    assert err.startswith(f"pathsel: error: {path}: workloads[0].rw: must be ")

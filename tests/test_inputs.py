@@ -77,18 +77,30 @@ def test_api_refuses_durations_as_the_command_line_does(duration, problem):
     assert info.value.place == "duration" and problem in info.value.problem
 
 
-def test_a_time_series_too_large_for_memory_is_refused_before_running(tmp_path):
-    path = tmp_path / "long.toml"
-    path.write_text(
+def test_a_time_series_too_large_for_memory_is_refused_before_running(tmp_path, capsys):
+    text = (
         'duration = "100000s"\ninterval = "1ms"\n[[arrays]]\nname = "a"\n'
         '[[paths]]\nname = "p0"\narray = "a"\none_way_latency = "50us"\n[[workloads]]\nrw = "randread"\n'
     )
+    figures = ("interval 1ms over a 100000s run gives 100,000,000 bins per path; with 1 path the time series takes 6.4 GB, "
+               "more than the 0.4 GB pathsel keeps: write an interval of 20ms or more")
+    path = tmp_path / "long.toml"
+    path.write_text(text)
+    # at load time, from the file's own duration
     with pytest.raises(pathsel.ScenarioError) as info:
-        pathsel.simulate(path)
-    err = info.value
-    assert (err.source, err.place) == (str(path), "interval")
-    assert err.problem.startswith("1ms bins over a 100000s run make a time series of 100,000,000 rows x 1 paths (4.0 GB)")
-    assert err.problem.endswith("write a longer interval")
+        pathsel.load_scenario(path)
+    assert (info.value.source, info.value.place, info.value.problem) == (str(path), "interval", figures)
+    # at compile time, from a run's own duration: a file that loads, run for longer than it says
+    path.write_text(text.replace('"100000s"', '"10s"'))
+    sc = pathsel.load_scenario(path)
+    with pytest.raises(pathsel.ScenarioError) as info:
+        pathsel.simulate(sc, duration=100000)
+    assert (info.value.place, info.value.problem) == ("interval", figures)
+    assert main(["simulate", str(path), "--duration", "1e5"]) == 2
+    assert capsys.readouterr().err == f"pathsel: error: {path}: interval: {figures}\n"
+    # the shortest interval it names fits
+    path.write_text(text.replace('"1ms"', '"20ms"'))
+    assert pathsel.load_scenario(path).model.interval == 0.02
 
 
 # -- link speeds: b is a bit, B a byte; a bare prefix counts bits ---------------------------
@@ -451,7 +463,9 @@ def test_json_carries_the_version_and_per_path_iops_in_flight_and_p50(mixed):
         assert sum(p["in_flight_mean"] for p in run["paths"]) == pytest.approx(run["little"]["in_flight_mean"], rel=1e-6)
     df = mixed.paths()
     assert {"iops", "in_flight_mean", "p50_us"} <= set(df.columns)
-    assert (df.p50_us <= df.p99_us).all()
+    used = df[df.ios > 0]
+    assert (used.p50_us <= used.p99_us).all()
+    assert df[df.ios == 0][["mean_us", "p50_us", "p99_us"]].isna().all().all()  # an unused path has no latency
 
 
 def test_a_mix_gets_a_read_and_a_write_row_per_policy(mixed):

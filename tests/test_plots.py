@@ -80,6 +80,30 @@ def test_timeline_has_iops_and_latency_per_policy_faults_and_evaluations(result)
     assert list(evals.x) == [e["t"] for e in result[LATENCY].metrics.events if e["event"] == "evaluation"]
 
 
+def test_a_flapping_path_draws_every_fault_line_in_one_go(monkeypatch):
+    """A report on hundreds of faults once took minutes: plotly's add_vline re-validates every shape already
+    there, so adding one line per fault costs quadratic time. The lines are set at once, the same lines."""
+    import importlib.util
+
+    from .conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "benchmarks" / "report.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    result = pathsel.simulate(pathsel.loads_scenario(bench.flapping(200, duration=2.0), "flap.toml"))
+    calls = []
+    monkeypatch.setattr(go.Figure, "add_vline", lambda self, *a, **k: calls.append(k) or self)
+    monkeypatch.setattr(go.Figure, "add_shape", lambda self, *a, **k: calls.append(k) or self)
+    fig = plots.timeline(result)
+    assert calls == []  # no per-fault call
+    lines = [s for s in fig.layout.shapes if s.type == "line"]
+    assert len(lines) == 2 * 200  # both panels
+    at = sorted({f.at for f in result.runs[0].model.faults})
+    assert sorted(s.x0 for s in lines if s.xref == "x") == pytest.approx(at)
+    assert sorted(s.x0 for s in lines if s.xref == "x2") == pytest.approx(at)
+    assert {(s.yref, s.y0, s.y1, s.line.dash) for s in lines} == {("y domain", 0, 1, "dash"), ("y2 domain", 0, 1, "dash")}
+
+
 def test_timeline_without_faults_has_no_fault_trace():
     fig = plots.timeline(pathsel.simulate(policies=["rr:iops=1"], duration=0.5))
     assert names(fig) == ["rr:iops=1", "rr:iops=1"]

@@ -108,7 +108,8 @@ def test_report_command_errors_are_one_line_and_status_2(tmp_path, capsys):
     code = main(["report", "-o", str(tmp_path / "no" / "such" / "dir.html"), "--duration", "0.1s"])
     stderr = capsys.readouterr().err
     assert code == 2
-    assert stderr.count("\n") == 1 and "cannot write the report" in stderr
+    # refused before the run, naming the missing folder
+    assert stderr.count("\n") == 1 and "no such folder" in stderr and "write the report elsewhere" in stderr
     code = main(["report", str(tmp_path / "missing.toml")])
     assert (code, capsys.readouterr().err.strip()) == (2, f"pathsel: error: {tmp_path / 'missing.toml'}: no such file")
 

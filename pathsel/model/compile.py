@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import ScenarioError
+from ..limits import MAX_DURATION, series_problem
 from ..scenario.load import RunSpec, Scenario
 from .distributions import Distribution
 
@@ -195,8 +197,15 @@ class Model:
 def compile_model(
     scenario: Scenario, run: RunSpec, *, duration: float | None = None, seed: int | None = None
 ) -> Model:
-    """Resolve a scenario for one run (its preferred-array setting) into a Model."""
+    """Resolve a scenario for one run (its preferred-array setting) into a Model.
+
+    Raises a located ScenarioError for a ``duration`` that is not a number of seconds in (0, 1e6], and for
+    a time series (the run's duration in ``interval`` bins x paths) too large for memory.
+    """
     m = scenario.model
+    if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float))
+                                 or not 0 < duration <= MAX_DURATION):
+        raise ScenarioError(scenario.source, "duration", f"must be a number of seconds in (0, 1e6], got {duration!r}")
     array_index = {a.name: i for i, a in enumerate(m.arrays)}
     host_index = {h.name: i for i, h in enumerate(m.hosts)}
     link_index = {ln.name: i for i, ln in enumerate(m.links)}
@@ -331,12 +340,17 @@ def compile_model(
             else:
                 faults.append(FaultModel(f.at + f.duration, "loss", base.path, None, cs, None, repl_target, 0.0, -1.0, i, True))
     faults.sort(key=lambda f: f.at)  # stable: the file's order among simultaneous faults
+    ramp = max(w.ramp_time for w in m.workloads)
+    run_duration = m.duration if duration is None else duration
+    problem = series_problem(ramp + run_duration, m.interval, len(paths), len(devices))
+    if problem is not None:
+        raise ScenarioError(scenario.source, "interval", problem)
     return Model(
         name=m.name,
         protocol=m.protocol,
         seed=m.seed if seed is None else seed,
-        ramp=max(w.ramp_time for w in m.workloads),
-        duration=m.duration if duration is None else duration,
+        ramp=ramp,
+        duration=run_duration,
         interval=m.interval,
         hosts=tuple(h.name for h in m.hosts),
         arrays=arrays,

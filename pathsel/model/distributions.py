@@ -41,7 +41,8 @@ import numpy as np
 from ..errors import closest
 from ..measured import MeasureError, fio_latency_table, load_fio
 from ..stats import norm_cdf, norm_pdf, norm_ppf
-from ..units import format_duration, parse_duration
+from ..limits import MAX_FILE_BYTES
+from ..units import MAX_DURATION, format_duration, parse_duration
 
 __all__ = [
     "Distribution",
@@ -595,13 +596,16 @@ def delay_files_relative_to(directory: str | Path | None) -> Iterator[None]:
 def _read_text(name: str, path: Path) -> str:
     where = f" (looked for {path})" if str(path) != name else ""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)  # /dev/zero is a file too: never read without an end
     except FileNotFoundError:
         raise ValueError(f"empirical: no such file {name!r}{where}") from None
     except IsADirectoryError:
         raise ValueError(f"empirical: {name!r} is a directory, not a file of samples") from None
     except OSError as e:
         raise ValueError(f"empirical: cannot read {name!r}: {e.strerror or e}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"empirical: {name!r} is more than {MAX_FILE_BYTES >> 20} MB, too large for a file of delays{where}")
     # PowerShell's '>' writes UTF-16 with a BOM: latte and Windows ping captures often arrive so.
     encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
     try:
@@ -748,6 +752,7 @@ def _empirical(value: dict[str, Any], base_dir: str | Path | None) -> Empirical:
             values = [v * scale for _, v in table]
             if any(b < a for a, b in zip(values, values[1:])):
                 raise ValueError(f"empirical: {name!r}: the sockperf percentiles fall as the percentile rises")
+            _check_finite(name, np.array(values))
             return Empirical.from_quantile_table(probs, values, str(path), count, "sockperf observations", scale)
         what = "sockperf packets"
     elif kind == "ping":
@@ -761,7 +766,17 @@ def _empirical(value: dict[str, Any], base_dir: str | Path | None) -> Empirical:
     negative = samples[samples < 0]
     if len(negative):
         raise ValueError(f"empirical: {name!r} has a negative delay ({_fmt(float(negative[0]))})")
+    _check_finite(name, samples * scale)
     return Empirical.from_samples(samples * scale, str(path), what, float(scale))
+
+
+def _check_finite(name: str, seconds: np.ndarray) -> None:
+    """Every delay of a file, once scaled, finite and at most MAX_DURATION (1e300 in a tool's output is a typo)."""
+    bad = seconds[~np.isfinite(seconds) | (seconds > MAX_DURATION)]
+    if len(bad):
+        raise ValueError(
+            f"empirical: {name!r} has a delay of {float(bad[0]):g}s once scaled, more than the 1e6s pathsel allows"
+        )
 
 
 # -- the scenario-file form ---------------------------------------------------------------
@@ -816,7 +831,7 @@ def _mixture(value: dict[str, Any], base_dir: str | Path | None) -> Mixture:
             raise ValueError(f"{at} needs 'weight'")
         w = comp["weight"]
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w):
-            raise ValueError(f"{at}: weight must be a number, got {w!r}")
+            raise ValueError(f"{at}: weight must be a finite number, got {w!r}")
         if w <= 0:
             raise ValueError(f"{at}: weight must be > 0, got {w!r}")
         rest = {k: v for k, v in comp.items() if k != "weight"}
@@ -885,4 +900,7 @@ def parse_delay(value: Any, *, allow_zero: bool = False, base_dir: str | Path | 
     floor = dist.low if isinstance(dist, Uniform) else dist.mean
     if floor < 0 or (floor == 0 and not allow_zero):
         raise ValueError("must be > 0" if not allow_zero else "must be >= 0")
+    if not math.isfinite(dist.mean) or dist.mean > MAX_DURATION:  # a lognormal's tail can carry its mean far
+        kind = f"{value.get('dist')}: " if isinstance(value, dict) else ""
+        raise ValueError(f"{kind}its mean is {dist.mean:g}s, more than the 1e6s pathsel allows")
     return dist

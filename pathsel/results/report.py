@@ -36,6 +36,7 @@ th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #eee; text-align: left;
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr:hover td { background: #f6f8fa; }
 .ok { color: #217a21; } .outside { color: #b22; font-weight: bold; }
+.note { color: #555; } .warning { color: #b22; }
 .op { padding-left: 1.5em; color: #555; }
 details summary { cursor: pointer; color: #036; margin: 0.5em 0; }
 .figure { margin: 1em 0 2em; }
@@ -77,7 +78,8 @@ def _ms(us: float) -> str:
 
 
 def _latency_cells(lat: dict[str, float]) -> list[str]:
-    return [_ms(lat[k]) for k in ("mean", "p50", "p99", "p999", "max")]
+    """The latency columns of a comparison row; a dash where no I/O completed."""
+    return [_ms(lat[k]) or "–" for k in ("mean", "p50", "p99", "p999", "max")]
 
 
 def _comparison(result: Result) -> str:
@@ -107,7 +109,10 @@ def _comparison(result: Result) -> str:
                  *_latency_cells(o["latency_us"]), "", ""]
                 for o in ops
             ]
-    return _table(head, rows, {2, 3, 4, 5, 6, 7, 8})
+    notes = [f"<p class=\"note\">{_e(r.label)}: no I/O completed in the measured window, so no latency (–): "
+             f"{_e(r.no_io_reason())}</p>" for r in result.runs if not r.ios]
+    notes += [f"<p class=\"warning\">Warning: {_e(r.label)}: {_e(w)}</p>" for r in result.runs for w in r.warnings()]
+    return _table(head, rows, {2, 3, 4, 5, 6, 7, 8}) + "".join(notes)
 
 
 def _paths(result: Result) -> str:

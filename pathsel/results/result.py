@@ -20,9 +20,11 @@ from typing import Any
 
 import pandas as pd
 
+from ..limits import RETRY_WARNING
 from ..metrics import RunMetrics
 from ..model import Model
 from ..model.distributions import INPUT_QUANTILES
+from ..units import format_duration
 from ..version import __version__
 
 __all__ = ["Result", "RunResult", "jsonable"]
@@ -196,6 +198,77 @@ class RunResult:
                 })
         return out
 
+    def no_io_reason(self) -> str | None:
+        """Why no I/O completed in the measured window (its latency is then undefined: NaN, null, a dash); None when some did.
+
+        From the scenario's timeline: every path of the workloads' devices down (or standby/unavailable) from
+        some time to the end; else the retries or failures; else the round trip against the run's length.
+        """
+        if self.ios:
+            return None
+        m, model = self.metrics, self.model
+        devices = {j.device for j in model.jobs}
+        paths = [p for p in model.paths if p.device in devices]
+        up = {p.controller: True for p in paths}
+        alua = {p.index: p.alua for p in paths}
+
+        def state() -> str | None:
+            """None when some path is usable, else why none is."""
+            if any(up[p.controller] and alua[p.index] in ("AO", "ANO") for p in paths):
+                return None
+            return "every path down" if not any(up.values()) else "no usable path (each down, standby or unavailable)"
+
+        why, since = state(), 0.0
+        for f in model.faults:  # in time order
+            if f.at >= model.end:
+                break
+            for c in f.controllers:
+                if c in up and f.what in ("path_down", "array_down", "path_up", "array_up"):
+                    up[c] = f.what.endswith("_up")
+            if f.what == "alua":
+                for p in paths:
+                    if p.controller in f.controllers:
+                        alua[p.index] = f.state
+            now = state()
+            if now is None or why is None:
+                since = f.at
+            why = now
+        if why is not None:
+            return f"{why} from {since:g} s"
+        if m.failed:
+            return f"{m.failed:,} I/Os failed and none completed"
+        if m.retried:
+            return f"every attempt was retried ({m.retried:,} retries, {m.timed_out:,} timed out)"
+        fastest = min((2 * p.one_way_latency.mean for p in paths), default=math.inf)
+        if fastest >= model.end:
+            return f"the fastest round trip ({format_duration(fastest)}) is longer than the run ({model.end:g} s)"
+        return "no completion in the measured window"
+
+    def warnings(self) -> list[str]:
+        """What makes this run's figures suspect: retries or failures that outnumber completed I/Os many times over
+        (a retry storm: an io_timeout shorter than an I/O takes, a 100 % loss, an apd_timeout of microseconds)."""
+        m = self.metrics
+        out = []
+        hosts = self.model.host_params
+        if m.retried >= 1000 and m.retried > RETRY_WARNING * max(m.completed, 1):
+            causes = []
+            if m.timed_out:
+                shortest = min((h.io_timeout for h in hosts), default=math.inf)
+                causes.append(f"{m.timed_out:,} attempts timed out after io_timeout ({format_duration(shortest)})")
+            if m.frames_lost:
+                causes.append(f"{m.frames_lost:,} frames lost")
+            out.append(
+                f"{m.retried:,} retries for {m.completed:,} completed I/Os" + (f" ({'; '.join(causes)})" if causes else "")
+                + ": a retry storm, check io_timeout and loss_ppm"
+            )
+        if m.failed >= 1000 and m.failed > RETRY_WARNING * max(m.completed, 1):
+            shortest = min((h.apd_timeout for h in hosts), default=math.inf)
+            out.append(
+                f"{m.failed:,} I/Os failed for {m.completed:,} completed: with no usable path each fails after apd_timeout "
+                f"({format_duration(shortest)}) and its job issues the next at once"
+            )
+        return out
+
     @property
     def expectation_error(self) -> float | None:
         if self.expect_iops is None:
@@ -253,6 +326,11 @@ class RunResult:
             "device_config": self.metrics.config_strings,
             "events": jsonable(self.metrics.events),
         }
+        if not self.ios:
+            d["no_io"] = self.no_io_reason()  # and every latency is null
+        warned = self.warnings()
+        if warned:
+            d["warnings"] = warned
         if self.expect_iops is not None:
             d["expected"] = {
                 "iops": self.expect_iops,
@@ -459,7 +537,7 @@ class Result:
         }
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(jsonable(self.to_dict()), indent=indent)
+        return json.dumps(jsonable(self.to_dict()), indent=indent, allow_nan=False)  # strict JSON: no NaN, no Infinity
 
     def table(self) -> str:
         """The comparison a person reads: one row per policy, and for a mix of reads and writes one row per op
@@ -481,6 +559,12 @@ class Result:
                 rows += [[f"  {o['op']}", *_figures(o["iops"], o["mbps"], o["latency_us"]), "", ""] for o in ops]
         lines = _render(cols, rows, right={1, 2, 3, 4, 5, 6, 7})
         text = head + "\n" + "\n".join(lines) + "\n"
+        for r in self.runs:
+            if not r.ios:
+                text += f"  {r.label}: no I/O completed in the measured window, so no latency (–): {r.no_io_reason()}\n"
+        for r in self.runs:
+            for w in r.warnings():
+                text += f"  warning: {r.label}: {w}\n"
         if any(r.model.faults for r in self.runs):
             text += "\nfaults (recovery: IOPS back within 5 % of before; stall: longest I/O latency meanwhile)\n"
             for r in self.runs:
@@ -521,8 +605,9 @@ class Result:
 
 
 def _figures(iops: float, mbps: float, latency_us: dict[str, float]) -> list[str]:
-    """IOPS, MB/s and the latency columns (ms) of a comparison row."""
-    return [f"{iops:,.0f}", f"{mbps:,.1f}", *(f"{latency_us[k] / 1e3:.3f}" for k in ("mean", "p50", "p99", "p999", "max"))]
+    """IOPS, MB/s and the latency columns (ms) of a comparison row; a dash for a latency no I/O gave."""
+    return [f"{iops:,.0f}", f"{mbps:,.1f}",
+            *(f"{latency_us[k] / 1e3:.3f}" if math.isfinite(latency_us[k]) else "–" for k in ("mean", "p50", "p99", "p999", "max"))]
 
 
 def _render(cols: list[str], rows: list[list[str]], right: set[int]) -> list[str]:

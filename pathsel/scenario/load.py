@@ -19,13 +19,14 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ScenarioError, closest
+from ..limits import MAX_DEVICE_PATHS, MAX_FILE_BYTES, MAX_OUTSTANDING, MAX_PATHS, series_problem
 from ..model.distributions import delay_files_relative_to
-from ..policies.spec import PolicySpec, norm_key, parse_spec
+from ..policies.spec import RUN_KEYS, PolicySpec, families, norm_key, parse_spec
 from .schema import ScenarioModel
 
 __all__ = [
     "Scenario", "RunSpec", "load_scenario", "loads_scenario", "scenario_from_data", "build_scenario", "default_scenario",
-    "DEFAULT_SCENARIO_NAME",
+    "DEFAULT_SCENARIO_NAME", "read_text", "read_toml", "parse_toml", "path_count", "device_count", "unique_labels",
 ]
 
 DEFAULT_SCENARIO_NAME = "esxi-latency-testdrive.toml"
@@ -61,12 +62,14 @@ class Scenario:
 
     def with_policies(self, specs: list[str]) -> Scenario:
         """The same scenario with other policies (``--policy`` on the command line)."""
-        runs, problems = [], []
+        runs, places, problems = [], [], []
         for s in specs:
             try:
                 runs.append(_run_from_entry(self.model, {"spec": s}, f"--policy {s!r}", None))
+                places.append((f"--policy {s!r}", f"--policy {s!r}"))
             except ScenarioError as e:
                 problems.extend(e.problems)
+        problems.extend(unique_labels(runs, places, "SPEC,label=NAME"))
         if problems:
             raise ScenarioError.several("command line", problems)
         return Scenario(self.model, self.source, tuple(runs))
@@ -88,6 +91,12 @@ def _place(loc: tuple[Any, ...]) -> str:
 _SECTIONS = {"arrays": "[[arrays]]", "paths": "[[paths]]", "workloads": "[[workloads]]"}
 
 
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters: a message quotes what was written, not all of it."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 4] + " ..."
+
+
 def _problem(err: dict[str, Any]) -> str:
     kind = err["type"]
     if kind == "extra_forbidden":
@@ -102,18 +111,24 @@ def _problem(err: dict[str, Any]) -> str:
     if kind == "too_long":
         return f"must have at most {err['ctx']['max_length']} entries, got {err['ctx'].get('actual_length')}"
     if kind == "model_type":
-        return f"must be a table, got {err.get('input')!r}"
+        return f"must be a table, got {_short(err.get('input'))}"
     if kind == "tuple_type":
-        return f"must be a list, got {err.get('input')!r}"
+        return f"must be a list, got {_short(err.get('input'))}"
+    if isinstance(err.get("input"), bool) and kind in ("int_type", "int_from_float", "float_type"):
+        # TOML's true is no 1: a boolean where a number belongs is a slip, not a value
+        word = "true" if err["input"] else "false"
+        return f"must be {'a whole number' if kind != 'float_type' else 'a number'}, got {word} (a boolean is not a number)"
     msg = str(err["msg"])
     if msg.startswith("Value error, "):
         return msg[len("Value error, ") :]
     msg = msg.replace("Input should be", "must be").split(", unable to parse")[0].split(", got a number")[0]
+    if kind == "finite_number":
+        return f"must be a finite number, got {_short(err.get('input'))}"
     if kind in (
         "literal_error", "int_type", "int_parsing", "int_from_float", "float_type", "float_parsing", "string_type",
         "bool_type", "bool_parsing", "greater_than", "greater_than_equal", "less_than", "less_than_equal",
     ):
-        msg += f", got {err.get('input')!r}"
+        msg += f", got {_short(err.get('input'))}"
     return msg
 
 
@@ -194,6 +209,11 @@ def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, sou
         given = next((k for k in extra if key is not None and norm_key(k) == key), "spec")
         return f"{place}.{given}"
 
+    problem = _repeated_or_boolean(entry, extra)
+    if problem is not None:
+        key, message = problem
+        raise ScenarioError(src, place if source is None else f"{place}.{key}", message)
+
     try:
         spec, run_opts = parse_spec(entry["spec"], extra)
     except ValueError as e:
@@ -227,6 +247,97 @@ def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, sou
     )
 
 
+def _spec_keys(text: Any) -> list[tuple[str, str]]:
+    """The ``key=value`` items of a spec string as ``parse_spec`` splits them: [(key as written, value)]."""
+    if not isinstance(text, str):
+        return []
+    head, _, rest = text.strip().partition(":")
+    if head.strip().lower() in families():
+        _, _, rest = rest.partition(":")  # FAMILY:WORD:key=value
+    if not rest.strip():
+        return []
+    out = []
+    for item in rest.split(","):
+        key, eq, value = item.partition("=")
+        if eq and key.strip():
+            out.append((key.strip(), value.strip()))
+    return out
+
+
+def _repeated_or_boolean(entry: dict[str, Any], extra: dict[str, Any]) -> tuple[str, str] | None:
+    """(place under the entry, problem) for a parameter given twice, or a boolean given as a number; else None.
+
+    ``rr:iops=1,iops=2``, ``{spec = "rr:iops=5", iops = 7}``, ``num_sampling_cycles`` beside
+    ``num-sampling-cycles`` and ``label=x,label=y`` each say one thing twice: refused rather than
+    letting the last win. ``iops = true`` is not read as 1.
+    """
+    spec = entry.get("spec")
+    seen: dict[str, str] = {}
+    for key, _ in _spec_keys(spec):
+        k = norm_key(key)
+        if k in seen:
+            same = "" if seen[k] == key else f" (as {seen[k]!r})"
+            return "spec", f"{key!r} is given twice in policy spec {spec!r}{same}: give each parameter once"
+        seen[k] = key
+    given: dict[str, str] = {}
+    for key in [*extra, *(k for k in RUN_KEYS if entry.get(k) is not None)]:
+        k = norm_key(key)
+        if k in seen:
+            return str(key), f"{key!r} is given twice: in the spec ({spec!r}) and as a key beside it; give it once"
+        if k in given:
+            return str(key), f"{key!r} is given twice (as {given[k]!r} and {key!r}): hyphens and underscores are the same; give it once"
+        given[k] = key
+    for key, value in extra.items():
+        if isinstance(value, bool):
+            word = "true" if value else "false"
+            return str(key), f"{key} = {word}: a boolean is not a policy parameter value (write a number, {key} = {int(value)}, or a word)"
+    return None
+
+
+def unique_labels(runs: list[RunSpec], places: list[tuple[str, str]], hint: str) -> list[tuple[str, str]]:
+    """(place, problem) for each run labelled as an earlier one: two rows of one name in every table.
+
+    ``places``: per run, (where to point, how to name it in a message); ``hint``: how to give a label.
+    """
+    problems = []
+    first: dict[str, str] = {}
+    for run, (place, name) in zip(runs, places):
+        if run.label in first:
+            problems.append((
+                place, f"is labelled {run.label!r}, as {first[run.label]} is: two rows of one name; give one its own label ({hint}) or drop it",
+            ))
+        else:
+            first[run.label] = name
+    return problems
+
+
+def path_count(m: ScenarioModel) -> int:
+    """The paths a run has (what the engines and the time series hold): each [[paths]] table's count, once per
+    volume on its array (once when there are no [[volumes]]). Arrays are matched by name; unknown ones count once."""
+    held = [set(v.arrays) if v.arrays else None for v in m.volumes] or [None]
+    return sum(g.count * max(1, sum(1 for h in held if h is None or g.array in h)) for g in m.paths)
+
+
+def device_count(m: ScenarioModel) -> int:
+    """The devices a run has, at most: each host's view of each volume (of the one volume without [[volumes]])."""
+    return len(m.hosts) * max(1, len(m.volumes))
+
+
+def _widest_device(m: ScenarioModel) -> tuple[str, str | None, int]:
+    """(host, volume or None, paths) of the device with the most paths: a host's [[paths]] tables to the
+    volume's arrays (all of them without [[volumes]]). A path with no host belongs to the first."""
+    first = m.hosts[0].name
+    best: tuple[str, str | None, int] = (first, None, 0)
+    for host in {g.host or first for g in m.paths}:
+        mine = [g for g in m.paths if (g.host or first) == host]
+        for vol in m.volumes or [None]:
+            arrays = vol.arrays if vol is not None else None
+            n = sum(g.count for g in mine if arrays is None or g.array in arrays)
+            if n > best[2]:
+                best = (host, vol.name if vol is not None else None, n)
+    return best
+
+
 def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
     """Every (place, problem) across sections. A check that depends on a failed one is skipped, so one
     defect is one problem (an unknown host does not also make its paths' names unknown)."""
@@ -244,6 +355,26 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
 
     arrays = [a.name for a in m.arrays]
     hosts = [h.name for h in m.hosts]
+    n_paths = path_count(m)
+    if n_paths > MAX_PATHS:
+        # before any name is spelt out: a billion of them would take the rest of the day
+        fail("paths", f"{n_paths:,} paths (count over every [[paths]] table{', once per volume on its array' if m.volumes else ''}) "
+                      f"is more than the {MAX_PATHS:,} pathsel simulates in one run")
+        return problems
+    host, volume, widest = _widest_device(m)
+    if widest > MAX_DEVICE_PATHS:
+        seen = f"host {host!r} sees volume {volume!r}" if volume is not None else f"host {host!r} sees its volume"
+        fail("paths", f"{seen} over {widest:,} paths, more than the {MAX_DEVICE_PATHS:,} paths per device pathsel "
+                      "simulates (the engine's memory grows with their square; ESXi and Windows stop at 32)")
+        return problems
+    outstanding = sum(w.numjobs * w.iodepth for w in m.workloads)
+    if outstanding > MAX_OUTSTANDING:
+        parts = " + ".join(f"{w.numjobs:,} x {w.iodepth:,}" for w in m.workloads)
+        fail("workloads", f"the workloads keep {outstanding:,} I/Os outstanding together ({parts}, numjobs x iodepth), "
+                          f"more than the {MAX_OUTSTANDING:,} pathsel simulates in one run")
+    series = series_problem(max(w.ramp_time for w in m.workloads) + m.duration, m.interval, n_paths, device_count(m))
+    if series is not None:
+        fail("interval", series)
     unique(arrays, "arrays")
     unique(hosts, "hosts")
     unique([w.name for w in m.workloads], "workloads")
@@ -304,14 +435,31 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
     if m.replication is not None and m.replication.preferred_site is not None:
         if m.replication.preferred_site not in m.replication.arrays:
             fail("replication.preferred_site", f"{m.replication.preferred_site!r} is not in the replication pair ({', '.join(m.replication.arrays)})")
+    arrays_of_host: dict[str, set[str]] = {h: set() for h in hosts}
+    for g in m.paths:
+        if (g.host or hosts[0]) in arrays_of_host and g.array in arrays:
+            arrays_of_host[g.host or hosts[0]].add(g.array)
     for i, w in enumerate(m.workloads):
         host = host_of("workloads", i, w.host)
         if host is not None and not names_by_host[host]:
             fail(f"workloads[{i}].host", f"host {host!r} has no paths")
+            continue
         if w.volume is None and len(volumes) > 1:
             fail(f"workloads[{i}].volume", f"required when there is more than one volume ({', '.join(volumes)})")
+            continue
         if w.volume is not None and w.volume not in (volumes or []):
             fail(f"workloads[{i}].volume", f"no volume named {w.volume!r} ({'volumes: ' + ', '.join(volumes) if volumes else 'no [[volumes]] section'})")
+            continue
+        vol = next((v for v in m.volumes if v.name == w.volume), None) if w.volume is not None else (m.volumes[0] if m.volumes else None)
+        if host is None or vol is None or not vol.arrays or not arrays_of_host[host]:
+            continue  # no volumes: the implicit one is on every array, so any path reaches it
+        if not set(vol.arrays) & arrays_of_host[host]:
+            fail(
+                f"workloads[{i}].volume",
+                f"workload {w.name!r} on host {host!r} uses volume {vol.name!r}, on array{'s' if len(vol.arrays) > 1 else ''} "
+                f"{', '.join(vol.arrays)}, but {host!r} has paths to {', '.join(sorted(arrays_of_host[host]))} only: "
+                "no path reaches the volume, so the workload would never complete an I/O",
+            )
     needs = {
         "path_down": "path", "path_up": "path", "alua": "path", "latency": "path or link", "loss": "path or link",
         "array_down": "array", "array_up": "array", "replication_down": "", "replication_up": "",
@@ -367,7 +515,7 @@ def build_scenario(data: dict[str, Any], source: str) -> Scenario:
     except ValidationError as e:
         raise _model_error(source, e) from None
     problems = _check_references(model, source)
-    runs = []
+    runs, places = [], []
     for i, entry in enumerate(model.policies):
         raw = {"spec": entry.spec, **entry.extra_params}
         if entry.label:
@@ -378,17 +526,40 @@ def build_scenario(data: dict[str, Any], source: str) -> Scenario:
             raw["expect"] = entry.expect
         try:
             runs.append(_run_from_entry(model, raw, f"policies[{i}]", source))
+            places.append((f"policies[{i}]" + (".label" if entry.label else ".spec"), f"policies[{i}]"))
         except ScenarioError as e:
             problems.extend(e.problems)
+    problems.extend(unique_labels(runs, places, 'label = "NAME"'))
     if problems:
         raise ScenarioError.several(source, _in_file_order(problems))
     return Scenario(model=model, source=source, runs=tuple(runs))
 
 
-def loads_scenario(text: str, source: str = "<string>") -> Scenario:
-    """Parse scenario TOML text. ``source`` names it in error messages."""
+def _deep_line(text: str, depth: int = 100) -> int | None:
+    """The line where brackets and braces (outside strings, roughly) first nest ``depth`` deep."""
+    level, line, quote = 0, 1, ""
+    for ch in text:
+        if ch == "\n":
+            line += 1
+        elif quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            level += 1
+            if level >= depth:
+                return line
+        elif ch in "]}":
+            level = max(0, level - 1)
+    return None
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """TOML text -> a dict; a UTF-8 byte order mark is skipped. Bad TOML is a located ScenarioError."""
+    text = text.removeprefix("\ufeff")  # Notepad and PowerShell write one; it is not a TOML statement
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         msg = str(e)
         place = ""
@@ -396,7 +567,16 @@ def loads_scenario(text: str, source: str = "<string>") -> Scenario:
             msg, _, where = msg.partition(" (at ")
             place = where.rstrip(")")
         raise ScenarioError(source, place, f"not valid TOML: {msg}") from None
-    return scenario_from_data(data, source)
+    except RecursionError:
+        line = _deep_line(text)
+        raise ScenarioError(
+            source, f"line {line}" if line else "", "arrays or inline tables nested too deep to read (hundreds of levels)"
+        ) from None
+
+
+def loads_scenario(text: str, source: str = "<string>") -> Scenario:
+    """Parse scenario TOML text. ``source`` names it in error messages."""
+    return scenario_from_data(parse_toml(text, source), source)
 
 
 def scenario_from_data(data: dict[str, Any], source: str = "<data>") -> Scenario:
@@ -405,6 +585,11 @@ def scenario_from_data(data: dict[str, Any], source: str = "<data>") -> Scenario
     A ``[sweep]`` table is skipped: it belongs to ``pathsel sweep`` (which
     checks it), so a file with one still simulates as it stands.
     """
+    if not data:
+        raise ScenarioError(
+            source, "", "holds no settings (only comments and blank lines): a scenario needs at least [[arrays]], "
+            "[[paths]] and [[workloads]] (pathsel schema lists every key)",
+        )
     if "validation" in data:
         # a validation case's scenario may live in another file or run a Python policy: studies know how
         raise ScenarioError(
@@ -412,23 +597,47 @@ def scenario_from_data(data: dict[str, Any], source: str = "<data>") -> Scenario
             "a validation case file: from Python, run its scenario with pathsel.simulate(scenario_of(file)) "
             "(scenario_of from pathsel.studies.validate); pathsel simulate and pathsel validate take the file as it is",
         )
-    return build_scenario({k: v for k, v in data.items() if k != "sweep"}, source)
+    try:
+        return build_scenario({k: v for k, v in data.items() if k != "sweep"}, source)
+    except RecursionError:  # a value nested hundreds deep that TOML read but a check cannot walk
+        raise ScenarioError(source, "", "a value nested too deep to check (arrays or tables hundreds of levels deep)") from None
+
+
+def read_text(path: str | Path, what: str = "scenario file") -> str:
+    """A TOML file's text: at most 64 MB, UTF-8 (a byte order mark is skipped) or UTF-16 with its byte order mark.
+
+    Every failure is a located ScenarioError naming the file.
+    """
+    source = str(path)
+    try:
+        with Path(path).open("rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)  # /dev/zero is a file too: never read without an end
+    except FileNotFoundError:
+        raise ScenarioError(source, "", "no such file") from None
+    except IsADirectoryError:
+        raise ScenarioError(source, "", f"is a directory, not a {what}") from None
+    except OSError as e:
+        raise ScenarioError(source, "", f"cannot read: {e.strerror or e}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ScenarioError(source, "", f"is more than {MAX_FILE_BYTES >> 20} MB, too large for a {what}: is it the file you meant?")
+    # PowerShell's '>' writes UTF-16 with a byte order mark
+    encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise ScenarioError(source, f"line {line}", f"not UTF-8 text (byte 0x{data[e.start]:02x})") from None
+
+
+def read_toml(path: str | Path, what: str = "scenario file") -> dict[str, Any]:
+    """:func:`read_text` then :func:`parse_toml`: a TOML file as a dict, or a located ScenarioError."""
+    return parse_toml(read_text(path, what), str(path))
 
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(source, "", "no such file") from None
-    except IsADirectoryError:
-        raise ScenarioError(source, "", "is a directory, not a scenario file") from None
-    except UnicodeDecodeError as e:
-        line = e.object[: e.start].count(b"\n") + 1
-        raise ScenarioError(source, f"line {line}", f"not UTF-8 text (byte 0x{e.object[e.start]:02x})") from None
-    except OSError as e:
-        raise ScenarioError(source, "", f"cannot read: {e.strerror or e}") from None
+    text = read_text(path)
     with delay_files_relative_to(Path(path).resolve().parent):  # empirical delay files sit beside the scenario
         return loads_scenario(text, source)
 

@@ -13,6 +13,7 @@ import math
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -22,8 +23,17 @@ from pydantic import (
     model_validator,
 )
 
+from ..limits import (
+    MAX_BLOCK_SIZE,
+    MAX_DISTANCE_KM,
+    MAX_INT32,
+    MAX_PATHS,
+    MIN_BANDWIDTH,
+    MIN_TIMEOUT,
+    outstanding_problem,
+)
 from ..model.distributions import DELAY_KINDS, Constant, Distribution, parse_delay
-from ..units import parse_bandwidth, parse_duration, parse_size
+from ..units import format_duration, parse_bandwidth, parse_duration, parse_size
 
 __all__ = [
     "ScenarioModel",
@@ -79,7 +89,18 @@ def _positive_bandwidth(value: Any) -> float:
     rate = parse_bandwidth(value)
     if rate <= 0:
         raise ValueError("must be > 0")
+    if rate < MIN_BANDWIDTH:
+        raise ValueError(
+            f"{value!r} is slower than the 1kbit/s (125 bytes per second) pathsel takes: "
+            "one 4 KiB frame would take more than half a minute"
+        )
     return rate
+
+
+def _at_least_timeout(seconds: float, value: Any, why: str) -> float:
+    if seconds < MIN_TIMEOUT * (1 - 1e-9):  # "10us" is 9.999999999999999e-06 s
+        raise ValueError(f"{value!r} is shorter than the {format_duration(MIN_TIMEOUT)} pathsel takes: {why}")
+    return seconds
 
 
 def _block_sizes(value: Any) -> tuple[tuple[int, float], ...]:
@@ -97,6 +118,8 @@ def _block_sizes(value: Any) -> tuple[tuple[int, float], ...]:
         size = parse_size(size_text)
         if size <= 0:
             raise ValueError("block size must be > 0")
+        if size > MAX_BLOCK_SIZE:
+            raise ValueError(f"block size {size_text.strip()!r} is more than the 1g (1 GiB) pathsel takes")
         if slash:
             try:
                 pct = float(pct_text)
@@ -130,18 +153,44 @@ Bandwidth = Annotated[float, BeforeValidator(_positive_bandwidth), WithJsonSchem
 BlockSizes = Annotated[tuple[tuple[int, float], ...], BeforeValidator(_block_sizes), WithJsonSchema({"type": "string"})]
 Name = Annotated[str, Field(min_length=1)]
 AluaState = Literal["AO", "ANO", "standby", "unavailable", "transitioning"]
-Ppm = Annotated[float, Field(ge=0, le=1_000_000, description="frames lost per million")]
-Km = Annotated[float, Field(ge=0, description="fibre length; adds 5 us per km one way")]
+Ppm = Annotated[float, Field(ge=0, le=1_000_000, strict=True, allow_inf_nan=False, description="frames lost per million")]
+
+
+def _on_earth(km: float) -> float:
+    if km > MAX_DISTANCE_KM:
+        raise ValueError(f"{km:g} km is more than once round the Earth ({MAX_DISTANCE_KM:g} km), the longest fibre pathsel takes")
+    return km
+
+
+Km = Annotated[
+    float,
+    Field(ge=0, strict=True, allow_inf_nan=False, description="fibre length; adds 5 us per km one way"),
+    AfterValidator(_on_earth),
+]
 
 
 def _timeout(value: Any) -> float:
-    """A duration, or ``never``/``queue`` (dm's no_path_retry queue: wait forever)."""
+    """A duration of at least MIN_TIMEOUT (10 us), or ``never``/``queue`` (dm's no_path_retry queue: wait forever)."""
     if isinstance(value, str) and value.strip().lower() in ("never", "queue", "none"):
         return math.inf
-    return _positive_duration(value)
+    return _at_least_timeout(
+        _positive_duration(value), value,
+        "with no usable path each I/O fails after it and its job issues the next at once, so the host would fail "
+        "more than 100,000 I/Os per simulated second (ESXi waits 140s; for dm's no_path_retry fail write 1ms)",
+    )
+
+
+def _io_timeout(value: Any) -> float:
+    """A duration of at least MIN_TIMEOUT (10 us): a retry storm otherwise."""
+    return _at_least_timeout(
+        _positive_duration(value), value,
+        "an attempt slower than it is aborted and retried, so with loss or a slow path the host would retry "
+        "each I/O more than 100,000 times per simulated second (SCSI and NVMe hosts wait 30s)",
+    )
 
 
 Timeout = Annotated[float, BeforeValidator(_timeout), WithJsonSchema({"type": "string"})]
+IoTimeout = Annotated[float, BeforeValidator(_io_timeout), WithJsonSchema({"type": "string"})]
 
 # Real hosts' defaults for noticing a dead or returned path (docs/sources.md, "Detection and timeout defaults").
 DETECTION_PRESETS = {
@@ -204,7 +253,9 @@ class ArrayConfig(_Strict):
     service_time: Annotated[ServiceTime, BeforeValidator(_service_time), WithJsonSchema(_SERVICE_TIME_SCHEMA)] = Field(
         ServiceTime(), description="time an I/O holds a slot: one delay for both ops, or { read = ..., write = ... }"
     )
-    concurrency: int = Field(64, ge=1, strict=True, description="I/Os the array serves in parallel; more wait in a FIFO queue")
+    concurrency: int = Field(
+        64, ge=1, le=MAX_INT32, strict=True, description="I/Os the array serves in parallel; more wait in a FIFO queue"
+    )
     service_time_per_kib: NonNegativeDuration = Field(
         0.0, description="added to each service time per KiB of the I/O: a fixed part plus a per-size part, so 1 MiB costs more than 4 KiB"
     )
@@ -234,12 +285,18 @@ class HostConfig(_Strict):
         5.0, description="time for the host to notice a path going down or up (dm polling_interval, NVMe keep-alive: 5 s)"
     )
     apd_timeout: Timeout = Field(140.0, description="an I/O with no usable path fails after this (ESXi APD: 140 s; never = queue)")
-    io_timeout: PositiveDuration = Field(30.0, description="an attempt slower than this is aborted and retried (SCSI/NVMe: 30 s)")
+    io_timeout: IoTimeout = Field(30.0, description="an attempt slower than this is aborted and retried (SCSI/NVMe: 30 s)")
     queue_depth: int | None = Field(
         None, ge=1, le=65536, strict=True,
         description="I/Os each of its devices takes at once (ESXi DQLEN, Linux queue_depth, NVMe queue_size); "
         "more wait in the host, in order (esxtop's KAVG, QUED). Default: no limit",
     )
+
+
+def _path_count(count: int) -> int:
+    if count > MAX_PATHS:
+        raise ValueError(f"count = {count:,} is more than the {MAX_PATHS:,} paths pathsel simulates in one run")
+    return count
 
 
 class PathGroup(_Strict):
@@ -248,7 +305,7 @@ class PathGroup(_Strict):
     name: Name
     array: Name
     host: str | None = None
-    count: int = Field(1, ge=1, strict=True)
+    count: Annotated[int, Field(ge=1, strict=True), AfterValidator(_path_count)] = 1
     start: int = Field(0, ge=0, strict=True)
     one_way_latency: Delay
     bandwidth: Bandwidth | None = None
@@ -260,7 +317,7 @@ class PathGroup(_Strict):
     loss_ppm: Ppm = 0.0
     loss_recovery: PositiveDuration = Field(0.2, description="a lost frame is resent after this (TCP minimum RTO)")
     links: tuple[Name, ...] = Field((), description="shared [[links]] this path crosses (an HBA port, an ISL)")
-    weight: int = Field(0, ge=0, strict=True, description="static path weight (Windows MPIO weighted paths)")
+    weight: int = Field(0, ge=0, le=MAX_INT32, strict=True, description="static path weight (Windows MPIO weighted paths)")
 
     def names(self) -> list[str]:
         return [self.name.replace("{i}", str(self.start + k)) for k in range(self.count)]
@@ -340,6 +397,13 @@ class WorkloadConfig(_Strict):
             object.__setattr__(self, "rwmixwrite", 100 - self.rwmixread)
         return self
 
+    @model_validator(mode="after")
+    def _outstanding(self) -> WorkloadConfig:
+        problem = outstanding_problem(self.numjobs, self.iodepth)
+        if problem:
+            raise ValueError(problem)
+        return self
+
     @property
     def read_fraction(self) -> float:
         if self.rw in ("read", "randread"):
@@ -352,8 +416,8 @@ class WorkloadConfig(_Strict):
 class Expectation(_Strict):
     """A measured figure the run should reproduce (shown beside the simulated one)."""
 
-    iops: float | None = Field(None, gt=0, strict=True)
-    tolerance: float = Field(0.15, gt=0, le=1, strict=True)
+    iops: float | None = Field(None, gt=0, strict=True, allow_inf_nan=False)
+    tolerance: float = Field(0.15, gt=0, le=1, strict=True, allow_inf_nan=False)
     source: str = ""
 
 

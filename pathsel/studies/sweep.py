@@ -43,9 +43,10 @@ import itertools
 import math
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
-import tomllib
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
@@ -58,11 +59,20 @@ import pandas as pd
 
 from ..api import duration_seconds, simulate, with_policies
 from ..engine import prepare, resolve, supports
-from ..errors import ScenarioError, closest
+from ..errors import ScenarioError, check_writable, closest
 from ..policies import PolicySpec, policy_label
 from ..policies.spec import POLICY_DEFS, norm_key, parse_spec
 from ..scenario import Scenario, load_scenario
-from ..scenario.load import DEFAULT_SCENARIO_NAME, RunSpec, scenario_from_data
+from ..limits import series_problem, sweep_runs_problem
+from ..scenario.load import (
+    DEFAULT_SCENARIO_NAME,
+    RunSpec,
+    device_count,
+    parse_toml,
+    path_count,
+    read_toml,
+    scenario_from_data,
+)
 from ..scenario.overrides import assign, cli_value, format_value, lookup, path_tokens
 from .table import (
     DEFAULT_REPLICATIONS,
@@ -140,6 +150,8 @@ def _resolve_param(name: str, values: Any, source: str, place: str) -> _Param:
             hint = f"did you mean {guess!r}? " if guess else ""
             raise ScenarioError(source, place, f"{head} has no parameter {rest!r} ({hint}parameters: {known})")
         for v in values:  # range and type, before anything runs
+            if isinstance(v, bool):
+                raise ScenarioError(source, place, f"{rest} = {str(v).lower()}: a boolean is not a policy parameter value (write a number)")
             try:
                 parse_spec(head, {key: v})
             except ValueError as e:
@@ -147,6 +159,19 @@ def _resolve_param(name: str, values: Any, source: str, place: str) -> _Param:
         return _Param(name, values, source, place, head, key)
     path_tokens(name, source, place)  # the grammar, now
     return _Param(name, values, source, place, None, name)
+
+
+def _refuse_repeats(grid: list[_Param]) -> None:
+    """One parameter under two spellings (``latency.num_sampling_cycles`` and ``latency.num-sampling-cycles``,
+    ``rr.iops`` and ``rr.IOPS``) would sweep it twice over, the last silently winning in every run: refused."""
+    seen: dict[tuple[str | None, str], _Param] = {}
+    for p in grid:
+        ident = (p.family, p.key)
+        if ident in seen:
+            first = seen[ident].name
+            raise ScenarioError(p.source, p.place, f"is {first!r} again (hyphens, underscores and case are the same): "
+                                                   "list all its values under one name")
+        seen[ident] = p
 
 
 # -- the plan --------------------------------------------------------------
@@ -251,14 +276,14 @@ def _scenario_inputs(scenarios: Any) -> list[tuple[str, Scenario, dict[str, Any]
             from importlib import resources
 
             text = resources.files("pathsel.data").joinpath("examples", DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8")
-            data = tomllib.loads(text)
+            data = parse_toml(text, f"<default: {DEFAULT_SCENARIO_NAME}>")
             sc = scenario_from_data(data, f"<default: {DEFAULT_SCENARIO_NAME}>")
             out.append((Path(DEFAULT_SCENARIO_NAME).stem, sc, data))
         elif isinstance(s, Scenario):
             out.append((s.name, s, None))
         else:
             sc = load_scenario(s)  # every read and validation error, located, as for `pathsel simulate`
-            data = tomllib.loads(Path(s).read_text(encoding="utf-8"))
+            data = read_toml(s)
             out.append((Path(s).stem, sc, data))
     labels = [label for label, _, _ in out]
     for label in labels:
@@ -333,6 +358,7 @@ def _plan(
         _resolve_param(name, values, origin, f"--param {name}" if origin == "command line" else f"params[{name!r}]")
         for name, values in (params or {}).items()
     ]
+    _refuse_repeats(given)
     inputs = _scenario_inputs(scenarios)
     names: list[str] = []
     kinds: dict[str, _Param] = {}
@@ -347,6 +373,7 @@ def _plan(
                 _resolve_param(name, values, base.source, f"sweep.params.{name}")
                 for name, values in table.get("params", {}).items()
             ]
+            _refuse_repeats(grid)
         raw_of[label] = data
         for p in grid:
             if p.name not in names:
@@ -355,6 +382,16 @@ def _plan(
         n_rep = replications if replications is not None else table.get("replications", DEFAULT_REPLICATIONS)
         base_seed = seed if seed is not None else table.get("seed", base.model.seed)
         sc0 = with_policies(base, policies) if policies is not None else base
+        # before the seeds and the plan, which take memory per run: a billion replications would fill it
+        problem = sweep_runs_problem([len(p.values) for p in grid], len(sc0.runs), n_rep)
+        if problem is not None:
+            if replications is not None:
+                where = (origin, "--replications" if origin == "command line" else "replications")
+            elif "replications" in table:
+                where = (base.source, "sweep.replications")
+            else:  # the grid alone is too large
+                where = (origin, "--param") if given else (base.source, "sweep.params")
+            raise ScenarioError(*where, problem)
         files.append((label, sc0, data, grid, _seeds(base_seed, n_rep)))
 
     # Which parameter applies to which file: a policy parameter to the files that run its family, a scenario
@@ -741,8 +778,21 @@ def sweep(
         raise ScenarioError(_origin, "replications", f"must be a whole number >= 1, got {replications!r}")
     if workers is not None and workers < 1:
         raise ScenarioError(_origin, "workers", f"must be >= 1, got {workers!r}")
+    if out is not None:
+        if Path(out).suffix.lower() not in (".csv", ".parquet"):
+            raise ScenarioError(str(out), "", "results go to a .parquet or .csv file")
+        check_writable(out, "results table")  # before any run: not a traceback once they have all finished
+        if Path(out).exists() and not Path(out).is_file():  # read back to resume: /dev/zero would never end
+            raise ScenarioError(str(out), "", "is not a regular file (a device or a pipe): the results table is read back to resume")
     policies = list(policies) if policies is not None else None
     plan = _plan(scenarios, params, replications=replications, seed=seed, policies=policies, duration=duration, origin=_origin)
+    if duration is not None:  # the files' own durations passed the loader's check; this one is the sweep's
+        for point in plan.points:
+            m = point.sc.model
+            problem = series_problem(max(w.ramp_time for w in m.workloads) + duration, m.interval, path_count(m),
+                                     device_count(m))
+            if problem is not None:
+                raise ScenarioError(point.sc.source, "interval", problem)
     if _notify is not None:  # the command line prints them before the runs start
         for note in plan.notes:
             _notify(note)
@@ -814,7 +864,7 @@ def sweep(
         n = workers or _default_workers()
         # One worker needs no pool; more than there are runs would only start idle processes.
         if todo and min(n, len(todo)) > 1:
-            own = ProcessPoolExecutor(max_workers=min(n, len(todo)))
+            own = ProcessPoolExecutor(max_workers=min(n, len(todo)), initializer=_watch_parent, initargs=(os.getpid(),))
         pool: Executor | None = own
         window = 4 * min(n, max(len(todo), 1))
     elif executor == "serial":
@@ -857,6 +907,44 @@ def sweep(
         skipped={k: list(v) for k, v in plan.skipped.items()},
         notes=list(plan.notes),
     )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - someone else's process now holds the number
+        return True
+    return True
+
+
+def _watch_parent(parent: int) -> None:
+    """A sweep worker's initializer: the worker ends when the process that started the sweep dies.
+
+    A parent killed outright (SIGKILL, the OOM killer) never shuts its pool down, and its workers would wait
+    for work forever, a few hundred MB each. On Linux the kernel kills the worker with its parent
+    (``prctl(PR_SET_PDEATHSIG)``); everywhere, a thread checks twice a second that the parent is still there.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):  # pragma: no cover - no libc prctl: the thread still watches
+            pass
+    started_by = os.getppid()  # the sweep itself, or a fork server it asked to start workers
+    if not _alive(parent) or (started_by == 1 and parent != 1):  # (a sweep may be a container's first process)
+        os._exit(0)  # the parent died before this worker got going: init adopted it
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != started_by or not _alive(parent):
+                os._exit(0)
+
+    threading.Thread(target=watch, name="pathsel-sweep-parent-watch", daemon=True).start()
 
 
 def _drive(pool: Executor, todo: list[_Run], window: int, duration: float | None, engine: str,

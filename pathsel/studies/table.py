@@ -46,6 +46,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
         if parts.is_dir():
             raise ScenarioError(str(p), "", "the sweep writing it has not finished (its part files are there): run it again to finish")
         raise ScenarioError(str(p), "", "no such file")
+    if not p.is_dir() and not p.is_file():  # a device or a pipe (/dev/zero as x.csv) has no end to read to
+        raise ScenarioError(str(p), "", "is not a regular file (a device or a pipe): sweep results are a .parquet or .csv file")
     try:
         if p.suffix.lower() == ".csv":
             df = pd.read_csv(p, keep_default_na=False, na_values=[""])

@@ -31,7 +31,6 @@ batch-means 95 % half-width (``ci95`` in the JSON).
 from __future__ import annotations
 
 import math
-import tomllib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +45,7 @@ from ..errors import ScenarioError, closest
 from ..model.distributions import Constant
 from ..policies.spec import POLICY_DEFS
 from ..results import RunResult
-from ..scenario.load import RunSpec, Scenario, build_scenario
+from ..scenario.load import RunSpec, Scenario, build_scenario, read_toml
 from ..units import parse_duration
 from .analytic import RandomSplit
 
@@ -166,24 +165,16 @@ class Row:
         }
         if self.ci95 is not None:
             d["ci95"] = self.ci95
-        # JSON has no NaN: a figure that could not be measured is null (and the check failed)
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
+        # JSON has no NaN or Infinity: a figure that could not be measured (or an error against a tiny expected
+        # figure that overflows) is null, and the check failed
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
 
 
 # -- loading -----------------------------------------------------------------
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScenarioError(str(path), "", "no such file") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(str(path), "", "not UTF-8 text") from None
-    except OSError as e:
-        raise ScenarioError(str(path), "", f"cannot read: {e.strerror or e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(str(path), "", f"not valid TOML: {e}") from None
+    return read_toml(path, "validation case file")
 
 
 def _unknown_key(key: str, keys: set[str]) -> str:
@@ -210,6 +201,8 @@ def load_case(path: str | Path) -> Case:
         if not isinstance(meta.get(key), str) or not meta[key]:
             raise fail(key, "required: a non-empty string")
     if "scenario" in meta:
+        if not isinstance(meta["scenario"], str) or not meta["scenario"].strip():
+            raise fail("scenario", f"must be the name of a scenario file, such as \"../metro.toml\", got {meta['scenario']!r}")
         if data:
             raise fail("scenario", "names a scenario file, so the case file holds no scenario keys of its own")
         target = path.parent / meta["scenario"]
@@ -239,6 +232,8 @@ def load_case(path: str | Path) -> Case:
     candidates = [d for d in (duration, quick, own) if d and d > 0]
     shortest = min(candidates) if candidates else 1.0
     data.setdefault("interval", f"{shortest / 20 * 1e6:.3f}us")
+    if not isinstance(meta.get("every_builtin_policy", False), bool):
+        raise fail("every_builtin_policy", f"must be true or false, got {meta['every_builtin_policy']!r}")
     if meta.get("every_builtin_policy"):
         # each built-in policy at its defaults, unless the file already runs it bare
         have = {str(p if isinstance(p, str) else p.get("spec", "")) for p in data.get("policies", [])}
@@ -253,12 +248,14 @@ def load_case(path: str | Path) -> Case:
         for k, w in split.items():
             if k not in all_names:
                 raise fail(f"random_split.{k}", f"no path named {k!r}")
-            if not isinstance(w, (int, float)) or isinstance(w, bool) or not w >= 0:
-                raise fail(f"random_split.{k}", f"a weight must be a number >= 0, got {w!r}")
+            if not isinstance(w, (int, float)) or isinstance(w, bool) or not (w >= 0 and math.isfinite(w)):
+                raise fail(f"random_split.{k}", f"a weight must be a finite number >= 0, got {w!r}")
         if not sum(split.values()) > 0:
             raise fail("random_split", "needs a weight > 0")
 
     checks = []
+    if not isinstance(meta.get("checks", []), list):
+        raise fail("checks", "must be a list of [[validation.checks]] tables")
     for i, c in enumerate(meta.get("checks", [])):
         place = f"checks[{i}]"
         if not isinstance(c, dict):
@@ -270,8 +267,19 @@ def load_case(path: str | Path) -> Case:
         if metric not in METRICS:
             raise fail(f"{place}.metric", f"must be one of {', '.join(METRICS)}, got {metric!r}")
         for key in ("expected", "tolerance"):
-            if not isinstance(c.get(key), (int, float)) or isinstance(c.get(key), bool):
+            if key not in c:
                 raise fail(f"{place}.{key}", "required: a number")
+            if isinstance(c[key], bool):
+                raise fail(f"{place}.{key}", f"must be a number, got {str(c[key]).lower()} (a boolean is not a number)")
+            if not isinstance(c[key], (int, float)):
+                raise fail(f"{place}.{key}", f"must be a number, got {c[key]!r}")
+            if not math.isfinite(c[key]):
+                raise fail(f"{place}.{key}", f"must be a finite number, got {c[key]!r}")
+        for key in ("run", "array", "path", "note"):
+            if key in c and not isinstance(c[key], str):
+                raise fail(f"{place}.{key}", f"must be a string, got {c[key]!r}")
+        if "paths" in c and (not isinstance(c["paths"], list) or not all(isinstance(x, str) for x in c["paths"])):
+            raise fail(f"{place}.paths", f"must be a list of path names, got {c['paths']!r}")
         if c["tolerance"] < 0:
             raise fail(f"{place}.tolerance", "must be >= 0")
         compare = c.get("compare", "equal")
@@ -294,6 +302,8 @@ def load_case(path: str | Path) -> Case:
     if not checks:
         raise fail("checks", "a case needs at least one [[validation.checks]] table")
     engines = meta.get("engines")
+    if engines is not None and (not isinstance(engines, list) or not all(isinstance(e, str) for e in engines)):
+        raise fail("engines", f"must be a list such as [\"fast\", \"reference\"], got {engines!r}")
     case = Case(
         name=meta["case"],
         source=meta["source"],
@@ -320,8 +330,8 @@ def case_of(path: str | Path | None) -> Case | None:
         return None
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = read_toml(p)
+    except ScenarioError:
         return None  # the scenario loader reports it
     if "validation" not in data:
         return None

@@ -1,0 +1,112 @@
+"""The largest runs pathsel takes, and the smallest timeouts: one place for every limit.
+
+Each limit keeps a run that is legal on paper from exhausting memory, or from
+spending hours on events that mean nothing (a retry storm), and each refusal
+names the figure that crossed it. The scenario loader checks them where the
+user wrote the value; :func:`pathsel.model.compile_model` checks the time
+series again for a run's own duration (``--duration``, a sweep's override).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .units import MAX_DURATION, format_duration
+
+__all__ = [
+    "MAX_DURATION", "MAX_SERIES_VALUES", "MAX_INT32", "MAX_OUTSTANDING", "MAX_PATHS", "MAX_DEVICE_PATHS", "MAX_BLOCK_SIZE", "MIN_BANDWIDTH",
+    "MAX_FILE_BYTES", "MAX_DISTANCE_KM", "MIN_TIMEOUT", "RETRY_WARNING", "series_values", "series_problem",
+    "outstanding_problem", "MAX_SWEEP_RUNS", "sweep_runs_problem",
+]
+
+#: The time series (per interval: counters, the I/Os of every path, two queue figures per device) is kept in
+#: memory, 8 bytes a value: 400 MB.
+MAX_SERIES_VALUES = 50_000_000
+#: I/Os kept in flight by all the workloads of a run together (sum of numjobs x iodepth).
+MAX_OUTSTANDING = 1 << 20
+#: Paths in one run, over every host and volume (a device's paths x devices): 1,024 devices of 64 paths run in
+#: about 700 MB.
+MAX_PATHS = 65_536
+#: Paths of one device (a host's view of one volume): the fast engine's event rows grow with their square
+#: (1,024 paths: about 75 MB; 16,384 asked for 16 GiB). Hosts stop far lower: ESXi and Windows at 32.
+MAX_DEVICE_PATHS = 1024
+#: The largest count or weight the engines hold in a machine integer (TOML integers have no bound in Python).
+MAX_INT32 = 2**31 - 1
+#: The largest block size (fio's bs): 1 GiB.
+MAX_BLOCK_SIZE = 1 << 30
+#: The slowest link speed: 1 kbit/s (125 bytes per second). Below it one 4 KiB frame takes more than half a minute.
+MIN_BANDWIDTH = 125.0
+#: The largest scenario, validation case or delay file read: 64 MiB.
+MAX_FILE_BYTES = 64 << 20
+#: The longest fibre: once round the Earth.
+MAX_DISTANCE_KM = 40_075.0
+#: The shortest io_timeout and apd_timeout, 10 us: as short as the fastest I/O. Below it a host with no answer
+#: retries (or fails) each I/O more than 100,000 times per simulated second (1ns: a billion), and a run never ends.
+#: (Real hosts wait seconds; the property tests squeeze whole runs into milliseconds, so the floor is not 1 ms.)
+MIN_TIMEOUT = 1e-5
+#: Runs in one sweep (grid points x policies x replications, per scenario): the plan and its table hold a row each.
+MAX_SWEEP_RUNS = 100_000
+#: A run that retried more than this many times per completed I/O gets a warning line.
+RETRY_WARNING = 10
+
+
+def series_values(end: float, interval: float, n_paths: int, n_devices: int = 1) -> tuple[int, int]:
+    """(bins, values) of the time series of a run ``end`` seconds long: per bin, I/Os per path, five counters
+    and two queue figures per device."""
+    bins = math.ceil(end / interval - 1e-9)
+    return bins, bins * (n_paths + 5 + 2 * n_devices)
+
+
+def _nice_up(seconds: float) -> float:
+    """The smallest of 1, 2 or 5 x 10^k at or above ``seconds``."""
+    k = math.floor(math.log10(seconds))
+    for m in (1, 2, 5, 10):
+        v = m * 10.0**k
+        if v >= seconds * (1 - 1e-12):
+            return v
+    return 10.0 ** (k + 1)  # pragma: no cover - the loop always returns
+
+
+def series_problem(end: float, interval: float, n_paths: int, n_devices: int = 1) -> str | None:
+    """Why a run ``end`` seconds long, in ``interval`` bins, over ``n_paths`` paths and ``n_devices`` devices,
+    keeps too large a time series; else None.
+
+    The message names the bins the interval gives, the memory, and the shortest interval that fits.
+    """
+    bins, values = series_values(end, interval, n_paths, n_devices)
+    if values <= MAX_SERIES_VALUES:
+        return None
+    fits = max(1, MAX_SERIES_VALUES // (values // bins))
+    shortest = _nice_up(end / fits)
+    over = f"{n_paths:,} path{'s' if n_paths != 1 else ''}" + (f" and {n_devices:,} devices" if n_devices > 1 else "")
+    return (
+        f"interval {format_duration(interval)} over a {end:g}s run gives {bins:,} bins per path; with {over} the "
+        f"time series takes {values * 8 / 1e9:,.1f} GB, more than the {MAX_SERIES_VALUES * 8 / 1e9:g} GB pathsel "
+        f"keeps: write an interval of {format_duration(shortest)} or more"
+    )
+
+
+def outstanding_problem(numjobs: int, iodepth: int) -> str | None:
+    """Why one workload keeps too many I/Os in flight, else None."""
+    total = numjobs * iodepth
+    if total <= MAX_OUTSTANDING:
+        return None
+    return (
+        f"{numjobs:,} job{'s' if numjobs != 1 else ''} x iodepth {iodepth:,} = {total:,} outstanding I/Os, "
+        f"more than the {MAX_OUTSTANDING:,} pathsel simulates in one run"
+    )
+
+
+
+def sweep_runs_problem(values_per_param: list[int], policies: int, replications: int) -> str | None:
+    """Why a sweep of one scenario (a grid of these many values per parameter, x policies x replications) plans
+    too many runs, else None."""
+    points = math.prod(values_per_param)
+    runs = points * policies * replications
+    if runs <= MAX_SWEEP_RUNS:
+        return None
+    return (
+        f"{points:,} grid point{'s' if points != 1 else ''} x {policies:,} polic{'ies' if policies != 1 else 'y'} x "
+        f"{replications:,} replication{'s' if replications != 1 else ''} = {runs:,} runs, more than the "
+        f"{MAX_SWEEP_RUNS:,} pathsel plans in one sweep: fewer replications or values"
+    )
