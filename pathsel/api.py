@@ -10,10 +10,10 @@ import pandas as pd
 
 from .engine import ENGINES, prepare, resolve, supports
 from .errors import ScenarioError
+from .limits import MAX_SERIES_VALUES  # noqa: F401 - where it used to live
 from .model import compile_model
 from .policies import PolicySpec, policy_label
 from .results import Result, RunResult
-from .limits import MAX_SERIES_VALUES  # noqa: F401 - where it used to live
 from .scenario import RunSpec, Scenario, default_scenario, load_scenario
 from .scenario.load import unique_labels
 from .units import parse_seconds

@@ -39,9 +39,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import closest
+from ..limits import MAX_FILE_BYTES
 from ..measured import MeasureError, fio_latency_table, load_fio
 from ..stats import norm_cdf, norm_pdf, norm_ppf
-from ..limits import MAX_FILE_BYTES
 from ..units import MAX_DURATION, format_duration, parse_duration
 
 __all__ = [
@@ -748,12 +748,12 @@ def _empirical(value: dict[str, Any], base_dir: str | Path | None) -> Empirical:
     if kind == "sockperf":
         samples, table, count = _parse_sockperf(name, text)
         if samples is None:
-            probs = [p for p, _ in table]
-            values = [v * scale for _, v in table]
-            if any(b < a for a, b in zip(values, values[1:])):
+            q_probs = [p for p, _ in table]
+            q_values = [v * scale for _, v in table]
+            if any(b < a for a, b in zip(q_values, q_values[1:])):
                 raise ValueError(f"empirical: {name!r}: the sockperf percentiles fall as the percentile rises")
-            _check_finite(name, np.array(values))
-            return Empirical.from_quantile_table(probs, values, str(path), count, "sockperf observations", scale)
+            _check_finite(name, np.array(q_values))
+            return Empirical.from_quantile_table(q_probs, q_values, str(path), count, "sockperf observations", scale)
         what = "sockperf packets"
     elif kind == "ping":
         samples, what = _parse_ping(name, text), "ping round trips"

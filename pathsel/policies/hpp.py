@@ -39,10 +39,10 @@ from .define import (
     scratch,
 )
 from .esxi import (
+    CUTOFF,
     LATENCY,
     LATENCY_SCALARS,
     LATENCY_STATE,
-    CUTOFF,
     TOLERANCE,
     VARIANT,
     fixed_select,

@@ -228,7 +228,7 @@ class RunResult:
             if f.what == "alua":
                 for p in paths:
                     if p.controller in f.controllers:
-                        alua[p.index] = f.state
+                        alua[p.index] = f.state or p.alua
             now = state()
             if now is None or why is None:
                 since = f.at

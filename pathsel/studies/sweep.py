@@ -60,10 +60,10 @@ import pandas as pd
 from ..api import duration_seconds, simulate, with_policies
 from ..engine import prepare, resolve, supports
 from ..errors import ScenarioError, check_writable, closest
+from ..limits import series_problem, sweep_runs_problem
 from ..policies import PolicySpec, policy_label
 from ..policies.spec import POLICY_DEFS, norm_key, parse_spec
 from ..scenario import Scenario, load_scenario
-from ..limits import series_problem, sweep_runs_problem
 from ..scenario.load import (
     DEFAULT_SCENARIO_NAME,
     RunSpec,

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ScenarioError
 from ..policies.spec import PolicySpec, parse_spec
-from .skeleton import Skeleton, SkArray, SkPath, SkVolume
+from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source, runtime_key
 
 __all__ = ["import_esxcli", "emit_esxcli", "emit_satp_rule", "read_esxcli_commands", "EsxcliSetting"]
@@ -303,7 +303,7 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
     for node, name in arrays.items():
         sk.arrays.append(SkArray(name, f"target node {_wwn(node)}" if node else "the only array the output names"))
     for dev in chosen:
-        lun = Counter(l for e in nexus_of.values() for d, l in e["devs"].items() if d == dev).most_common(1)[0][0]
+        lun = Counter(n for e in nexus_of.values() for d, n in e["devs"].items() if d == dev).most_common(1)[0][0]
         dev_arrays = sorted({e["array"] for e in nexus_of.values() if dev in e["devs"]})
         disp = devs[dev].get("Device Display Name") or ""
         sk.volumes.append(SkVolume(dev, lun if several else None, dev_arrays, disp.split(" (")[0]))

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from ..errors import ScenarioError
 from ..policies.presets import PRESETS
 from ..policies.spec import PolicySpec, parse_spec
-from .skeleton import Skeleton, SkArray, SkPath, SkVolume
+from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source
 
 __all__ = ["import_multipath", "parse_multipath_conf", "ConfSection", "emit_multipath_conf", "read_multipath_conf", "DmSetting"]

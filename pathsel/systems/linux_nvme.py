@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ScenarioError
 from ..policies.spec import PolicySpec
-from .skeleton import Skeleton, SkArray, SkPath, SkVolume
+from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source
 
 __all__ = ["import_nvme", "emit_nvme_udev", "read_nvme_udev", "NvmeSetting", "IOPOLICIES"]

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from ..errors import ScenarioError
 from ..policies.spec import PolicySpec, parse_spec
-from .skeleton import Skeleton, SkArray, SkPath, SkVolume
+from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source
 
 __all__ = ["import_mpclaim", "emit_powershell", "read_powershell", "MpioSetting", "POLICY_NAMES", "POLICY_NUMBERS"]
