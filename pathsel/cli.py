@@ -81,23 +81,6 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _events_digest(result) -> list[str]:
-    lines = []
-    for r in result.runs:
-        evals = [e for e in r.metrics.events if e["event"] == "evaluation"]
-        if evals:
-            first = evals[0]
-            lines.append(
-                f"  {r.label}: {len(evals)} evaluation(s); first at {first['t'] * 1e3:.1f} ms kept "
-                f"{len(first['active'])} path(s), dropped {len(first['dropped'])}"
-                + (f" ({', '.join(first['dropped'][:4])}{', ...' if len(first['dropped']) > 4 else ''})" if first["dropped"] else "")
-            )
-        faults = [e for e in r.metrics.events if e["event"] in ("path_down", "path_up", "alua")]
-        for e in faults[:6]:
-            lines.append(f"  {r.label}: {e['t']:g}s {e['event']} {e['path']} (now {e['alua']}, {'up' if e['up'] else 'down'})")
-    return lines
-
-
 def _scenario(args: argparse.Namespace):
     """The scenario FILE holds (a validation case's too), with --policy's policies; and the case, if it is one."""
     from .studies.validate import case_of
@@ -154,9 +137,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         from .studies.analytic import format_beside
 
         out.append(format_beside(result, preds))
-    digest = _events_digest(result)
-    if digest:
-        out.append("policy events:\n" + "\n".join(digest) + "\n")
+    from .results.story import text as story_text
+
+    out.append(story_text(result))
     if args.paths:
         out.append(result.paths_table())
     for r in result.runs:

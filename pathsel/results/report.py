@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 from ..version import __version__
 from . import plots
 from .result import Result
+from .story import story
 
 __all__ = ["render", "write", "default_figures"]
 
@@ -37,6 +38,8 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr:hover td { background: #f6f8fa; }
 .ok { color: #217a21; } .outside { color: #b22; font-weight: bold; }
 .op { padding-left: 1.5em; color: #555; }
+.story p { margin: 0.4em 0; line-height: 1.45; max-width: 75em; }
+.story .overview { font-weight: 600; }
 details summary { cursor: pointer; color: #036; margin: 0.5em 0; }
 .figure { margin: 1em 0 2em; }
 footer { color: #777; font-size: 0.85em; margin-top: 3em; }
@@ -151,6 +154,18 @@ def _events(result: Result, limit: int = 200) -> str:
     return note + _table(["t (s)", "policy", "device", "event", "detail"], rows[:limit], {0})
 
 
+def _story(result: Result) -> str:
+    """What happened, in words: the overview, then a paragraph per policy."""
+    out = ['<div class="story">']
+    for label, said in story(result):
+        if label is None:
+            out.append(f'<p class="overview">{_e(" ".join(said))}</p>')
+        else:
+            out.append(f"<p><b>{_e(label)}</b>: {_e(' '.join(said))}</p>")
+    out.append("</div>")
+    return "".join(out)
+
+
 def render(
     result: Result,
     *,
@@ -175,6 +190,8 @@ def render(
         f'<p class="meta">Scenario: <code>{_e(result.source)}</code></p>',
         f'<p class="meta">engine {_e(result.engine)} · seed {result.seed} · measured {result.duration_s:g} s after a '
         f"{result.ramp_s:g} s ramp · {len(result.runs)} polic{'y' if len(result.runs) == 1 else 'ies'}</p>",
+        '<h2 id="story">What happened</h2>',
+        _story(result),
         "<h2 id=\"comparison\">Comparison</h2>",
         _comparison(result),
         '<h2 id="events">Policy events and faults</h2>',

@@ -414,10 +414,17 @@ class Result:
             "duration_s": self.duration_s,
             "ramp_s": self.ramp_s,
             "runs": [r.to_dict() for r in self.runs],
+            "story": [{"policy": label, "sentences": said} for label, said in self.story()],
         }
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(jsonable(self.to_dict()), indent=indent)
+
+    def story(self) -> list[tuple[str | None, list[str]]]:
+        """What happened, in words (:func:`pathsel.results.story.story`): an overview, then sentences per policy."""
+        from .story import story
+
+        return story(self)
 
     def table(self) -> str:
         """The comparison a person reads: one row per policy, and for a mix of reads and writes one row per op
