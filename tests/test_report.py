@@ -27,7 +27,7 @@ from pathsel.results import report
 
 from .test_plots import LATENCY, faulty_scenario
 
-FIGURES = ["timeline", "percentiles", "cdf", "paths"]
+FIGURES = ["setup", "timeline", "percentiles", "cdf", "paths"]
 
 
 @pytest.fixture(scope="module")

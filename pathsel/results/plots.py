@@ -4,6 +4,9 @@ Every function takes a :class:`~pathsel.results.Result` (all its policies) or
 one :class:`~pathsel.results.RunResult` and returns a figure to ``show()``,
 save (``write_html``) or restyle; nothing is drawn as a side effect.
 
+* :func:`topology`: the set-up (hosts, adapters, paths, target ports, arrays,
+  replication), paths coloured by ALUA state and as wide as each policy's
+  share; :func:`key_figures` lists the scenario's figures beside it.
 * :func:`timeline`: IOPS and mean latency per interval, one line per policy,
   with path faults (vertical lines) and latency round robin evaluations
   (diamonds) marked.
@@ -35,8 +38,11 @@ from plotly.subplots import make_subplots
 from ..metrics import NBINS, bin_value
 from ..stats import ci95
 from . import Result, RunResult
+from .topology import key_figures, topology
 
 __all__ = [
+    "topology",
+    "key_figures",
     "timeline",
     "latency_percentiles",
     "latency_cdf",

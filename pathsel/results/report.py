@@ -23,6 +23,7 @@ from ..version import __version__
 from . import plots
 from .result import Result
 from .story import story
+from .topology import key_figures, topology
 
 __all__ = ["render", "write", "default_figures"]
 
@@ -38,6 +39,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr:hover td { background: #f6f8fa; }
 .ok { color: #217a21; } .outside { color: #b22; font-weight: bold; }
 .op { padding-left: 1.5em; color: #555; }
+.keys td { padding: 0.15em 0.7em; } .keys thead { display: none; }
 .story p { margin: 0.4em 0; line-height: 1.45; max-width: 75em; }
 .story .overview { font-weight: 600; }
 details summary { cursor: pointer; color: #036; margin: 0.5em 0; }
@@ -49,6 +51,7 @@ footer { color: #777; font-size: 0.85em; margin-top: 3em; }
 def default_figures(result: Result) -> list[tuple[str, str, go.Figure]]:
     """The report's figures: (id, heading, figure)."""
     return [
+        ("setup", "The set-up", topology(result)),
         ("timeline", "IOPS and latency over time", plots.timeline(result)),
         ("percentiles", "Latency percentiles", plots.latency_percentiles(result)),
         ("cdf", "Latency distribution", plots.latency_cdf(result)),
@@ -154,6 +157,13 @@ def _events(result: Result, limit: int = 200) -> str:
     return note + _table(["t (s)", "policy", "device", "event", "detail"], rows[:limit], {0})
 
 
+def _key_figures(result: Result) -> str:
+    rows = key_figures(result)
+    if not rows:
+        return ""
+    return '<div class="keys">' + _table(["", ""], ([(f"<b>{_e(k)}</b>",), v] for k, v in rows), set()) + "</div>"
+
+
 def _story(result: Result) -> str:
     """What happened, in words: the overview, then a paragraph per policy."""
     out = ['<div class="story">']
@@ -179,6 +189,20 @@ def render(
     """
     figures = default_figures(result) if figures is None else figures
     name = title or result.scenario
+    # the set-up figure opens the report, beside its key figures; the others follow the tables
+    setup = [f for f in figures if f[0] == "setup"][:1]
+    figures = setup + [f for f in figures if f not in setup]
+
+    def figure_html(i: int, fid: str, heading: str, fig: go.Figure, *, heading_tag: bool = True) -> str:
+        div = fig.to_html(
+            full_html=False,
+            include_plotlyjs=(i == 0),
+            div_id=f"fig-{fid}",
+            config={"displaylogo": False, "responsive": True},
+        )
+        head = f'<h2 id="{_e(fid)}">{_e(heading)}</h2>' if heading_tag else ""
+        return f'{head}<div class="figure" data-figure="{_e(fid)}">{div}</div>'
+
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -190,6 +214,9 @@ def render(
         f'<p class="meta">Scenario: <code>{_e(result.source)}</code></p>',
         f'<p class="meta">engine {_e(result.engine)} · seed {result.seed} · measured {result.duration_s:g} s after a '
         f"{result.ramp_s:g} s ramp · {len(result.runs)} polic{'y' if len(result.runs) == 1 else 'ies'}</p>",
+        '<h2 id="setup">The set-up</h2>',
+        *(figure_html(0, fid, heading, fig, heading_tag=False) for fid, heading, fig in setup),
+        _key_figures(result),
         '<h2 id="story">What happened</h2>',
         _story(result),
         "<h2 id=\"comparison\">Comparison</h2>",
@@ -198,13 +225,8 @@ def render(
         _events(result),
     ]
     for i, (fid, heading, fig) in enumerate(figures):
-        div = fig.to_html(
-            full_html=False,
-            include_plotlyjs=(i == 0),
-            div_id=f"fig-{fid}",
-            config={"displaylogo": False, "responsive": True},
-        )
-        parts.append(f'<h2 id="{_e(fid)}">{_e(heading)}</h2><div class="figure" data-figure="{_e(fid)}">{div}</div>')
+        if i >= len(setup):
+            parts.append(figure_html(i, fid, heading, fig))
     parts += [
         '<h2 id="per-path">Per path</h2>',
         "<details><summary>One row per policy and path (measured window)</summary>",

@@ -312,6 +312,7 @@ class Result:
     duration_s: float
     ramp_s: float
     runs: list[RunResult] = field(default_factory=list)
+    config: Any = None  # the validated scenario (ScenarioModel) the runs came from, for describing the set-up
 
     def __getitem__(self, label: str) -> RunResult:
         for r in self.runs:
