@@ -140,6 +140,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from .results.story import text as story_text
 
     out.append(story_text(result))
+    for by in dict.fromkeys(args.by or ()):
+        out.append(result.breakdown_table(by))
     if args.paths:
         out.append(result.paths_table())
     for r in result.runs:
@@ -372,6 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="fast (numba), reference (SimPy), or auto: fast when every policy is built in (default)")
     sim.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     sim.add_argument("--paths", action="store_true", help="also print per-path I/Os, shares, IOPS, I/Os in flight and latencies")
+    sim.add_argument("--by", action="append", choices=["host", "device", "op"], help="also print the figures per host, per device (a host's view of a volume) or per op (read, write) (repeatable)")
     sim.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     sim.add_argument("--predict", action="store_true", help="also show the analytic figures (pathsel predict) beside the simulated ones")
     sim.set_defaults(func=_cmd_simulate)

@@ -161,6 +161,17 @@ def _headline(r: RunResult, others: list[RunResult], paths: _Paths) -> str:
     return s + "."
 
 
+def _per_host(r: RunResult) -> str | None:
+    """With several hosts, each one's IOPS and latency on its paths: one combined row hides a starved host."""
+    if len(r.model.hosts) < 2 or not r.ios:
+        return None
+    parts = []
+    for g in r.hosts():
+        lat = f" at {_ms(g['latency_us']['mean'], us=True)} mean on its paths" if g["ios"] else ""
+        parts.append(f"{g['host']} {g['iops']:,.0f} IOPS{lat} ({g['share'] * 100:.0f} %)")
+    return "Per host: " + "; ".join(parts) + "."
+
+
 def _ratio(r: RunResult, o: RunResult) -> float:
     return r.iops / o.iops - 1 if o.iops > 0 else math.nan
 
@@ -276,10 +287,11 @@ def _faults(r: RunResult, paths: _Paths) -> list[tuple[float, str]]:
         clauses = []
         share = _share_before(r, hit, at)
         if hit and share is not None and what in ("path_down", "array_down"):
+            whose = "its" if not paths.several_hosts else _list([f"{model.hosts[h]}'s" for h in hosts])
             if share == 0.0:
                 clauses.append("this policy had no I/O there")
             else:
-                clauses.append(f"this policy had {share * 100:.0f} % of its I/Os there")
+                clauses.append(f"this policy had {share * 100:.0f} % of {whose} I/Os there")
         if what in _DOWN:
             nxt = next((t for t in times if t > at), None)
             if f["recovery_s"] is None:
@@ -297,12 +309,13 @@ def _faults(r: RunResult, paths: _Paths) -> list[tuple[float, str]]:
 
 
 def _share_before(r: RunResult, hit: list[Any], at: float) -> float | None:
-    """The share of I/Os the paths ``hit`` carried in the interval before ``at`` (None: no such interval)."""
+    """The share of their hosts' I/Os the paths ``hit`` carried in the interval before ``at`` (None: no such interval)."""
     m = r.metrics
     b = min(int(at / m.interval), m.n_bins) - 1
     if b < 0 or not hit:
         return None
-    total = int(m.ts_ios[b])
+    hosts = {p.host for p in hit}
+    total = sum(int(m.ts_path_ios[b, p.index]) for p in r.model.paths if p.host in hosts)
     if total == 0:
         return None
     return float(sum(int(m.ts_path_ios[b, p.index]) for p in hit)) / total
@@ -347,6 +360,7 @@ def story(result: Result) -> list[tuple[str | None, list[str]]]:
         paths = _Paths(r)
         others = [o for o in result.runs if o is not r]
         said = [_headline(r, others, paths)]
+        said += [s for s in (_per_host(r),) if s]
         said += [s for s in (_expectation(r),) if s]
         said += _other_policy_events(r)
         # what the policy did and what happened to the paths, in time order
