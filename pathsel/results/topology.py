@@ -222,6 +222,9 @@ def topology(result: Result | RunResult, *, policy: str | None = None) -> go.Fig
             continue
         fig.add_annotation(x=x, y=1.06, text=f"<b>{title}</b>", showarrow=False, font=dict(size=12, color="#555"))
 
+    tallest = max(len(hosts), len(adapters), len(targets), len(arrays))
+    height = int(max(420, min(1600, 160 + 22 * tallest)))
+    top, bottom = 130, 20
     if len(runs) > 1:
         indices = list(range(first_path_trace, first_path_trace + n_path_traces))
         buttons = [
@@ -230,18 +233,18 @@ def topology(result: Result | RunResult, *, policy: str | None = None) -> go.Fig
                         "line.dash": ["solid" if s > 0 else "dot" for s in shares[i]]}, indices])
             for i, r in enumerate(runs)
         ]
+        # 40 px above the plot, under the title, whatever the figure's height (y is in plot heights)
         fig.update_layout(updatemenus=[dict(type="buttons", direction="right", buttons=buttons, active=start,
-                                            x=0, xanchor="left", y=1.16, yanchor="bottom", showactive=True,
-                                            font=dict(size=11))])
-    tallest = max(len(hosts), len(adapters), len(targets), len(arrays))
+                                            x=0, xanchor="left", y=1 + 40 / (height - top - bottom), yanchor="bottom",
+                                            showactive=True, font=dict(size=11))])
     name = result.scenario if isinstance(result, Result) else first.model.name
     fig.update_layout(
         title=dict(text=f"The set-up: line width = share of I/Os{' (buttons: policy)' if len(runs) > 1 else ''}"
                         f"<br><sup>{name}</sup>", y=1, yanchor="top", pad=dict(t=14)),
         xaxis=dict(visible=False, range=[-0.75, X_ARRAY + 1.6]),
         yaxis=dict(visible=False, range=[-0.04, 1.1]),
-        height=int(max(420, min(1600, 160 + 22 * tallest))),
-        margin=dict(t=130, l=20, r=20, b=20),
+        height=height,
+        margin=dict(t=top, l=20, r=20, b=bottom),
         plot_bgcolor="white", hovermode="closest",
         legend=dict(orientation="h", y=-0.02, yanchor="top", x=0),
         meta={"start_policy": runs[start].label},
