@@ -350,7 +350,10 @@ def key_figures(result: Result | RunResult) -> list[tuple[str, str]]:
             rows.append((f"paths for {r.label}", ", ".join(f"{sum(p.alua == s for p in r.model.paths)} {s}" for s in states)))
     faults = [f for f in model.faults if not f.revert]
     if faults:
-        rows.append(("faults", f"{len(faults)}, from {format_duration(faults[0].at)} to {format_duration(faults[-1].at)}"))
-    rows.append(("measured", f"{format_duration(model.duration)} after a {format_duration(model.ramp)} ramp, "
+        when = (f"at {format_duration(faults[0].at)}" if faults[0].at == faults[-1].at
+                else f"from {format_duration(faults[0].at)} to {format_duration(faults[-1].at)}")
+        rows.append(("faults", f"{len(faults)}, {when}"))
+    ramp = f"after a {format_duration(model.ramp)} ramp" if model.ramp > 0 else "from the start (no ramp)"
+    rows.append(("measured", f"{format_duration(model.duration)} {ramp}, "
                              f"interval {format_duration(model.interval)}, seed {model.seed}"))
     return rows
