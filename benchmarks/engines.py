@@ -94,26 +94,48 @@ def user_policy(seconds: float, repeat: int) -> None:
 
 
 def load_old(commit: str):
-    """``run_fast`` and ``compile_model`` of pathsel at ``commit``, from an export beside this checkout (cached there)."""
+    """``pathsel``, ``run_fast`` and ``compile_model`` of pathsel at ``commit``, from an export beside this checkout
+    (cached there). Each is wrapped so that, while it runs, ``pathsel.*`` in ``sys.modules`` is the old package:
+    the old code's imports inside functions find its own modules, not this checkout's."""
     dest = Path(tempfile.gettempdir()) / f"pathsel-old-{commit}"
     if not (dest / "pathsel").exists():
         dest.mkdir(parents=True, exist_ok=True)
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "pathsel"], capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    new = {k: v for k, v in sys.modules.items() if k == "pathsel" or k.startswith("pathsel.")}
-    for k in new:
-        del sys.modules[k]
+
+    def ours() -> dict:
+        return {k: v for k, v in sys.modules.items() if k == "pathsel" or k.startswith("pathsel.")}
+
+    def swap(to: dict) -> dict:
+        was = ours()
+        for k in was:
+            del sys.modules[k]
+        sys.modules.update(to)
+        return was
+
+    new = swap({})
     sys.path.insert(0, str(dest))
     try:
         import pathsel as old_pathsel
-        from pathsel.engine import run_fast as old_run_fast
-        from pathsel.model import compile_model as old_compile
+        from pathsel.engine import run_fast
+        from pathsel.model import compile_model
     finally:
         sys.path.pop(0)
-        for k in [k for k in sys.modules if k == "pathsel" or k.startswith("pathsel.")]:
-            del sys.modules[k]
-        sys.modules.update(new)
-    return old_pathsel, old_run_fast, old_compile
+        old = swap(new)
+
+    def with_old(fn):
+        def call(*a, **k):
+            mine = swap(old)
+            try:
+                return fn(*a, **k)
+            finally:
+                swap(mine)
+        return call
+
+    class Old:  # the old package's functions, each run with its modules in place
+        loads_scenario = staticmethod(with_old(old_pathsel.loads_scenario))
+
+    return Old, with_old(run_fast), with_old(compile_model), with_old
 
 
 def main() -> None:
@@ -141,12 +163,15 @@ def main() -> None:
     models = {spec: compile_model(sc, run, duration=fast_s) for spec, run in runs.items()}
     old = None
     if args.old:
-        old_pathsel, old_run_fast, old_compile = load_old(args.old)
-        old_sc = old_pathsel.default_scenario()
+        old_pathsel, old_run_fast, old_compile, with_old = load_old(args.old)
+        # the scenario's text from this checkout: an older commit kept its data files elsewhere
+        from pathsel.scenario.load import DEFAULT_SCENARIO_NAME
+
+        old_sc = old_pathsel.loads_scenario(pathsel.examples.path(DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8"))
         old_runs, old_models = {}, {}
         for spec in specs:
             try:
-                old_runs[spec] = old_sc.with_policies([spec]).runs[0]
+                old_runs[spec] = with_old(lambda: old_sc.with_policies([spec]).runs[0])()
             except Exception:  # a policy the old commit did not have
                 continue
             old_models[spec] = old_compile(old_sc, old_runs[spec], duration=fast_s)

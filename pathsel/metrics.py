@@ -157,6 +157,19 @@ class RunMetrics:
     retried: int = 0
     timed_out: int = 0  # attempts aborted after the host's io_timeout (then retried)
     frames_lost: int = 0  # frames lost on the wire and resent after the loss recovery delay
+    # esxtop's split: time queued in the host before the device took the I/O (KAVG), then to completion (DAVG)
+    kavg: LogHistogram = field(default_factory=LogHistogram)
+    davg: LogHistogram = field(default_factory=LogHistogram)
+    # per device: time integrals of I/Os active (ACTV) and queued in the host (QUED) over the window and per
+    # interval (device x interval; / interval = the average), completions in the window and their KAVG, DAVG sums
+    dev_area_actv: np.ndarray = field(default=None)  # type: ignore[assignment]
+    dev_area_qued: np.ndarray = field(default=None)  # type: ignore[assignment]
+    ts_dev_actv: np.ndarray = field(default=None)  # type: ignore[assignment]
+    ts_dev_qued: np.ndarray = field(default=None)  # type: ignore[assignment]
+    dev_completed: np.ndarray = field(default=None)  # type: ignore[assignment]
+    dev_kavg_sum: np.ndarray = field(default=None)  # type: ignore[assignment]
+    dev_davg_sum: np.ndarray = field(default=None)  # type: ignore[assignment]
+    oldest_in_flight: float = math.inf  # when the oldest I/O still in flight at the end was issued (inf: none)
     events: list[dict[str, Any]] = field(default_factory=list)
     config_strings: dict[str, str] = field(default_factory=dict)
     trace: list[tuple] | None = None  # per-I/O records, only when asked for

@@ -16,8 +16,12 @@ Columns, in esxtop's words where the model has the quantity:
 * ``GAVG/cmd`` (overall only): mean latency as the application sees it,
   retries and waits for a path included; ``KAVG/cmd`` = GAVG - DAVG, the
   time an I/O spent in the host without a path.
-* ``ACTV``: I/Os on the paths now; ``QUED``: I/Os the workloads keep
-  outstanding that are on no path (waiting for one, or for a retry).
+* ``ACTV`` and ``QUED``: with a device queue depth (``DQLEN``) or an
+  open-loop workload, the I/Os active on the device and waiting in the
+  host's queue, and ``KAVG/cmd``, ``DAVG/cmd`` per device from the engines'
+  own split; otherwise ``ACTV`` is the I/Os on the paths now and ``QUED``
+  those the workloads keep outstanding on no path (waiting for one, or for a
+  retry).
 * ``%SHR``: the path's share of its device's I/Os over the last refresh.
 * ``STATE``: what the wire is doing (a fault takes effect at once; the host
   notices after its detection delay), then the ALUA state.
@@ -40,7 +44,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from .engine import run_fast, run_reference, supports
-from .engine.recorder import C_COMPLETED, C_FAILED, C_RETRIED, H_PATH0, Live
+from .engine.recorder import C_FAILED, C_RETRIED, H_PATH0, Live
 from .model import Model, compile_model
 from .scenario import RunSpec, Scenario
 
@@ -107,9 +111,16 @@ class Top:
         self.lat_sum = 0.0
         self.bytes = 0
         # what each device's workloads keep outstanding (a closed loop: iodepth x numjobs)
-        self.depth = np.zeros(max(len(model.devices), 1), dtype=np.int64)
+        D = max(len(model.devices), 1)
+        self.depth = np.zeros(D, dtype=np.int64)
         for j in model.jobs:
             self.depth[j.device] += j.iodepth
+        # with a device queue depth or an open-loop job, the record keeps esxtop's ACTV, QUED, KAVG and DAVG
+        # per device as I/Os go; otherwise ACTV is what is on the paths, QUED what waits for a path
+        self.queues = bool(model.host_queues)
+        self.dev_n = np.zeros(D, dtype=np.int64)
+        self.dev_k = np.zeros(D)
+        self.dev_d = np.zeros(D)
 
     def wire_state(self, now: float) -> list[str]:
         """Each path's state on the wire at ``now``: the scenario's faults up to then, applied in order."""
@@ -151,26 +162,37 @@ class Top:
             n = int(d_n[idx].sum())
             return float(d_total[idx].sum()) / n if n else math.nan
 
-        def cells(idx: list[int], qued: int | None) -> dict[str, str]:
-            c = {"CMDS/s": f"{d_ios[idx].sum() / step:,.0f}", "DAVG/cmd": _ms(davg(idx)),
-                 "ACTV": f"{int(out[idx].sum())}"}
-            if qued is not None:
-                c["QUED"] = f"{qued}"
+        dev_n, dev_k, dev_d = R.dev_n.copy(), R.dev_kavg.copy(), R.dev_davg.copy()
+        dn, dk, dd = dev_n - self.dev_n, dev_k - self.dev_k, dev_d - self.dev_d
+
+        def split(devs: list[int]) -> tuple[float, float]:
+            """(KAVG, DAVG) over the step of these devices' completions, from the record's per-device sums."""
+            n = int(dn[devs].sum())
+            return (float(dk[devs].sum()) / n, float(dd[devs].sum()) / n) if n else (math.nan, math.nan)
+
+        def cells(idx: list[int], devs: list[int]) -> dict[str, str]:
+            c = {"CMDS/s": f"{d_ios[idx].sum() / step:,.0f}"}
+            if self.queues:
+                k, dv = split(devs)
+                actv = int(sum(int(R.dev_actv[d]) for d in devs))
+                qued = int(sum(int(R.dev_qued[d]) for d in devs))
+                dqlen = {model.host_params[model.devices[d].host].queue_depth for d in devs}
+                c.update({"DAVG/cmd": _ms(dv), "KAVG/cmd": _ms(k), "ACTV": f"{actv}", "QUED": f"{qued}",
+                          "DQLEN": str(dqlen.pop() or "-") if len(dqlen) == 1 else "mixed"})
+            else:
+                actv = int(out[idx].sum())
+                c.update({"DAVG/cmd": _ms(davg(idx)), "ACTV": f"{actv}",
+                          "QUED": f"{max(0, int(sum(self.depth[d] for d in devs)) - actv)}"})
             c["PATHS"] = f"{sum(1 for i in idx if d_ios[i] > 0)}/{len(idx)}"
             return c
 
         all_paths = list(range(len(model.paths)))
-        devices = []
-        for d in model.devices:
-            idx = list(d.paths)
-            actv = int(out[idx].sum())
-            devices.append(Row(d.name, cells(idx, max(0, int(self.depth[d.index]) - actv))))
+        all_devices = [d.index for d in model.devices]
+        devices = [Row(d.name, cells(list(d.paths), [d.index])) for d in model.devices]
         hosts = []
         for h, name in enumerate(model.hosts):
             idx = [p.index for p in model.paths if p.host == h]
-            actv = int(out[idx].sum())
-            depth = int(sum(self.depth[d.index] for d in model.devices if d.host == h))
-            hosts.append(Row(name, cells(idx, max(0, depth - actv))))
+            hosts.append(Row(name, cells(idx, [d.index for d in model.devices if d.host == h])))
         paths = []
         several = len(model.devices) > 1
         for p in model.paths:
@@ -184,16 +206,22 @@ class Top:
                  "DAVG/cmd": _ms(davg([p.index])), "ACTV": f"{int(out[p.index])}"},
             ))
         d_all = ios - self.ios
+        if self.queues:
+            actv_all, qued_all = int(R.dev_actv.sum()), int(R.dev_qued.sum())
+            davg_all = split(all_devices)[1]
+        else:
+            actv_all, qued_all = int(out.sum()), max(0, int(self.depth.sum()) - int(out.sum()))
+            davg_all = davg(all_paths)
         snap = Snapshot(
             now=live.now, step=step, cmds=d_all / step, mbps=(nbytes - self.bytes) / step / 1e6,
-            gavg_s=(lat_sum - self.lat_sum) / d_all if d_all else math.nan, davg_s=davg(all_paths),
-            actv=int(out.sum()), qued=max(0, int(self.depth.sum()) - int(out.sum())),
+            gavg_s=(lat_sum - self.lat_sum) / d_all if d_all else math.nan, davg_s=davg_all,
+            actv=actv_all, qued=qued_all,
             failed=int(R.rc[C_FAILED]), retried=int(R.rc[C_RETRIED]),
             hosts=hosts, devices=devices, paths=paths,
         )
         self.t, self.path_ios, self.path_n, self.path_total = live.now, path_ios, path_n, path_total
         self.ios, self.lat_sum, self.bytes = ios, lat_sum, nbytes
-        assert int(R.rc[C_COMPLETED]) >= 0
+        self.dev_n, self.dev_k, self.dev_d = dev_n, dev_k, dev_d
         return snap
 
 

@@ -414,6 +414,15 @@ SCENARIOS = {
     "two volumes over shared nexuses, weights, ALUA flips": VOLUMES,
     "failback after seconds, weights": FAILBACK,
     "every delay equal: ties at every instant": TIES,
+    # issue 16: a device queue depth below the outstanding I/Os (KAVG), with faults and timeouts
+    "host queue depth 3, faults, io_timeout": dict(
+        protocol="scsi", rw="randrw", bs="32k", iodepth=8, conc=4, lat_a="50us", lat_b='"400us"', replication=ROUGH_REPL,
+        preferred=ROUGH_HOST + "\nqueue_depth = 3", faults=ROUGH),
+    # open loop: Poisson arrivals beyond iodepth wait in the host, into a device queue depth of 4
+    "open loop, Poisson arrivals, host queue depth 4": dict(
+        protocol="nvme", rw="randrw", bs="4k/70:64k/30", iodepth="6\nrate_iops = 30000\nrate_process = \"poisson\"",
+        conc=2, lat_a="50us", lat_b='{ dist = "exponential", mean = "300us" }', replication=REPL,
+        preferred="queue_depth = 4", faults=FAULTS),
 }
 
 POLICIES = [
@@ -680,3 +689,86 @@ def test_random_rows_are_sized_by_their_streams_use():
     assert jobs.max() == _Feed.FIRST  # each job draws a few dozen values: none holds more than the first row
     assert feed.cap.max() > _Feed.FIRST  # the streams every I/O reads (the nexuses', the arrays') grew
     assert feed.v.rnd.shape[0] < 2 * _Feed.FIRST * 1000 + feed.cap[1000:].sum() + 1000
+
+
+SLOW_ARRAY = """
+name = "slow array"
+duration = "{duration}"
+[[arrays]]
+name = "a"
+service_time = "60s"
+{replication}
+[[hosts]]
+name = "h"
+io_timeout = "30s"
+[[paths]]
+name = "vmhba1:C0:T{{i}}:L1"
+count = 2
+array = "{path_array}"
+one_way_latency = "100us"
+[[workloads]]
+rw = "{rw}"
+iodepth = 1
+"""
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+@pytest.mark.parametrize(
+    "duration, rw, mirrored, timed_out",
+    [
+        ("29s", "randread", False, 0),  # not yet
+        ("35s", "randread", False, 1),  # aborted at 30 s while the array serves it (issue 15: was 0 until 61 s)
+        ("59s", "randread", False, 1),  # the retry, sent at 30 s, is not due before 60 s
+        ("61s", "randread", False, 2),
+        ("35s", "randwrite", True, 1),  # a mirrored write: aborted while the peer stores its copy
+        ("95s", "randwrite", True, 3),
+    ],
+)
+def test_io_timeout_aborts_an_attempt_wherever_it_is(engine, duration, rw, mirrored, timed_out):
+    replication = ""
+    path_array = "a"
+    if mirrored:  # the slow array is the peer: the write waits for its mirror copy
+        replication = '[[arrays]]\nname = "b"\nservice_time = "10us"\n[replication]\narrays = ["b", "a"]\none_way_latency = "1ms"'
+        path_array = "b"
+    sc = pathsel.loads_scenario(SLOW_ARRAY.format(duration=duration, rw=rw, replication=replication, path_array=path_array))
+    m = pathsel.simulate(sc, policies=["rr:iops=1"], engine=engine).runs[0].metrics
+    assert (m.timed_out, m.completed, m.retried) == (timed_out, 0, timed_out)
+    assert m.issued == 1 and m.oldest_in_flight == 0.0  # the one I/O waits from t = 0 to the end
+
+
+ALL_DOWN = """
+name = "all down"
+duration = "2s"
+[[arrays]]
+name = "a"
+service_time = "100us"
+[[hosts]]
+name = "h"
+apd_timeout = "never"
+[[paths]]
+name = "vmhba1:C0:T{{i}}:L1"
+count = 2
+array = "a"
+one_way_latency = "100us"
+[[workloads]]
+rw = "randread"
+iodepth = 4
+[[faults]]
+at = "{at}"
+what = "path_down"
+path = "vmhba1:C0:T0:L1"
+[[faults]]
+at = "{at}"
+what = "path_down"
+path = "vmhba1:C0:T1:L1"
+"""
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+@pytest.mark.parametrize("at, stall_ms", [("0s", 2000.0), ("500ms", 1500.0)])
+def test_a_stall_counts_the_ios_still_waiting_at_the_end(engine, at, stall_ms):
+    """Every path down to the end: the I/Os wait from the fault (or their issue) to the end, and that is the stall."""
+    res = pathsel.simulate(pathsel.loads_scenario(ALL_DOWN.format(at=at)), policies=["rr"], engine=engine)
+    (fault,) = res.runs[0].faults()
+    assert fault["recovery_s"] is None
+    assert fault["max_stall_ms"] == pytest.approx(stall_ms, rel=0.01)

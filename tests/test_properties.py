@@ -318,6 +318,25 @@ def _edges(run, trace, population_by_job):
 
 
 @SETTINGS
+@given(cases(), st.sampled_from(["fast", "reference"]))
+def test_no_attempt_outlives_io_timeout(case, engine):
+    """An attempt is aborted at io_timeout wherever it is (on the wire, queued or served at the array, mirroring).
+
+    A path's histogram holds the time each completed attempt spent on it, with the exact
+    maximum: none may pass the host's io_timeout. The abort is the first event of its
+    instant, so an attempt that outlived it by even one event would show here.
+    """
+    res = _simulate(case, engine=engine)
+    m = res.runs[0].metrics
+    iot = min(h.io_timeout for h in res.runs[0].model.host_params)
+    for h in m.path_hist:
+        if h.n:
+            assert h.hi <= iot * (1 + 1e-12)
+    if math.isinf(iot):
+        assert m.timed_out == 0
+
+
+@SETTINGS
 @given(cases(faults_allowed=False))
 def test_littles_law_overall_and_per_path(case):
     res = _simulate(case, trace=True)

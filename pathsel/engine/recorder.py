@@ -13,6 +13,11 @@ call on the same record). :func:`to_metrics` turns the record into
 * Time integrals of I/Os in flight over the measured window, overall and per
   path (Little's law); wire busy and queueing time and frames per direction.
 * Accounting: issued, completed, failed, retried, timed out, frames lost.
+* esxtop's split of latency: the time an I/O waited in the host before its
+  device took it (KAVG) and from then to completion (DAVG; GAVG is the
+  overall latency), as histograms and per device; per device and interval
+  the I/Os active on it (ACTV) and waiting in the host (QUED), as time
+  integrals (their time averages), and over the window for Little's law.
 """
 
 from __future__ import annotations
@@ -27,14 +32,22 @@ from numba.cpython.unsafe.numbers import leading_zeros
 from numba.experimental import structref
 
 from ..jit import Layout, address_of, entry, hot, jit
-from ..metrics import MAX_EXP, NBINS, PATH_NBINS, PATH_SUB_BITS, SUB_BITS, LogHistogram, RunMetrics
+from ..metrics import (
+    MAX_EXP,
+    NBINS,
+    PATH_NBINS,
+    PATH_SUB_BITS,
+    SUB_BITS,
+    LogHistogram,
+    RunMetrics,
+)
 
 __all__ = ["RECORDER", "Recorder", "new_record", "to_metrics", "rec_issue", "rec_path", "rec_complete", "rec_fail",
-           "rec_close", "close_record", "Live", "H_OVERALL", "H_READ", "H_WRITE", "H_PATH0",
+           "rec_close", "rec_dev", "close_record", "Live", "H_OVERALL", "H_READ", "H_WRITE", "H_KAVG", "H_DAVG", "H_PATH0",
            "C_ISSUED", "C_COMPLETED", "C_FAILED", "C_RETRIED", "C_TIMED_OUT", "C_FRAMES_LOST", "C_INFLIGHT"]
 
-# histogram rows: 0 overall, 1 read, 2 write, 3 + p per path
-H_OVERALL, H_READ, H_WRITE, H_PATH0 = 0, 1, 2, 3
+# histogram rows: 0 overall (GAVG), 1 read, 2 write, 3 queued in the host (KAVG), 4 on the device (DAVG), 5 + p per path
+H_OVERALL, H_READ, H_WRITE, H_KAVG, H_DAVG, H_PATH0 = 0, 1, 2, 3, 4, 5
 # counters (rc)
 C_ISSUED, C_COMPLETED, C_FAILED, C_RETRIED, C_TIMED_OUT, C_FRAMES_LOST, C_INFLIGHT = range(7)
 N_COUNTERS = 7
@@ -51,9 +64,12 @@ RECORDER = Layout(RecorderType, [
     ("ramp", "f8", 0),  # statistics cover completions in [ramp, end)
     ("end", "f8", 0),
     ("interval", "f8", 0),  # time-series bin width
+    # 1 when a host can queue (a device queue depth, an open-loop job): the KAVG/DAVG histograms and ACTV/QUED
+    # integrals are kept as I/Os go; else KAVG is 0 for every I/O and ACTV each device's slots, filled in at the end
+    ("queues_on", "i8", 0),
     ("rc", "i8", 1),
     ("rt", "f8", 1),
-    ("hist", "i8", 2),  # overall, read, write
+    ("hist", "i8", 2),  # overall, read, write, KAVG, DAVG
     ("phist", "i8", 2),  # per path, coarser (metrics.PATH_SUB_BITS)
     ("h_n", "i8", 1),
     ("h_total", "f8", 1),
@@ -73,16 +89,30 @@ RECORDER = Layout(RecorderType, [
     ("wire_busy", "f8", 2),  # wires (each nexus's own, the shared links, the replication link) x direction
     ("wire_wait", "f8", 2),
     ("wire_frames", "i8", 2),
+    # per device: I/Os active on it (ACTV) and waiting in the host (QUED) now, and since when; their time
+    # integrals per interval (device x interval) and over the window; completions in the window, KAVG and DAVG sums
+    ("dev_actv", "i8", 1),
+    ("dev_qued", "i8", 1),
+    ("dev_last", "f8", 1),
+    ("ts_dev_actv", "f8", 2),
+    ("ts_dev_qued", "f8", 2),
+    ("dev_area_a", "f8", 1),
+    ("dev_area_q", "f8", 1),
+    ("dev_n", "i8", 1),
+    ("dev_kavg", "f8", 1),
+    ("dev_davg", "f8", 1),
 ])
 recorder_at = address_of(RECORDER.type)
 
 
-def new_record(n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float) -> Any:
-    """A zeroed record for a run with these paths, time-series bins and wires."""
+def new_record(n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float,
+               n_devices: int = 1, queues_on: bool = True) -> Any:
+    """A zeroed record for a run with these paths, time-series bins, wires and devices."""
     i64, f64 = np.int64, np.float64
+    D = n_devices
     rows = H_PATH0 + n_paths
     return RECORDER.pack(dict(
-        ramp=window[0], end=window[1], interval=interval,
+        ramp=window[0], end=window[1], interval=interval, queues_on=1 if queues_on else 0,
         rc=np.zeros(N_COUNTERS, dtype=i64), rt=np.zeros(2, dtype=f64),
         hist=np.zeros((H_PATH0, NBINS), dtype=i64), phist=np.zeros((n_paths, PATH_NBINS), dtype=i64),
         h_n=np.zeros(rows, dtype=i64), h_total=np.zeros(rows, dtype=f64),
@@ -94,6 +124,10 @@ def new_record(n_paths: int, n_bins: int, n_wires: int, window: tuple[float, flo
         path_area=np.zeros(n_paths, dtype=f64), path_out=np.zeros(n_paths, dtype=i64), path_last=np.zeros(n_paths, dtype=f64),
         wire_busy=np.zeros((n_wires, 2), dtype=f64), wire_wait=np.zeros((n_wires, 2), dtype=f64),
         wire_frames=np.zeros((n_wires, 2), dtype=i64),
+        dev_actv=np.zeros(D, dtype=i64), dev_qued=np.zeros(D, dtype=i64), dev_last=np.zeros(D, dtype=f64),
+        ts_dev_actv=np.zeros((D, n_bins), dtype=f64), ts_dev_qued=np.zeros((D, n_bins), dtype=f64),
+        dev_area_a=np.zeros(D, dtype=f64), dev_area_q=np.zeros(D, dtype=f64),
+        dev_n=np.zeros(D, dtype=i64), dev_kavg=np.zeros(D, dtype=f64), dev_davg=np.zeros(D, dtype=f64),
     ))
 
 
@@ -155,7 +189,43 @@ def rec_path(R, now, p, delta):
 
 
 @hot
-def rec_complete(R, now, op, size, latency, p, path_latency):
+def dev_advance(R, d, now):
+    """Bring device ``d``'s ACTV and QUED integrals up to ``now`` (per interval, and over the window)."""
+    t = R.dev_last[d]
+    a = R.dev_actv[d]
+    q = R.dev_qued[d]
+    if now > t and (a != 0 or q != 0):
+        w = clip(R, t, now)
+        R.dev_area_a[d] += a * w
+        R.dev_area_q[d] += q * w
+        iv = R.interval
+        last = R.ts_dev_actv.shape[1] - 1
+        b0 = min(np.int64(t / iv), last)
+        b1 = min(np.int64(now / iv), last)
+        if b0 == b1:
+            R.ts_dev_actv[d, b0] += a * (now - t)
+            R.ts_dev_qued[d, b0] += q * (now - t)
+        else:
+            for b in range(b0, b1 + 1):
+                lo = t if b == b0 else b * iv
+                hi = now if b == b1 else (b + 1) * iv
+                R.ts_dev_actv[d, b] += a * (hi - lo)
+                R.ts_dev_qued[d, b] += q * (hi - lo)
+    R.dev_last[d] = now
+
+
+@hot
+def rec_dev(R, now, d, actv, qued):
+    """Device ``d`` takes (+1) or lets go of (-1) an active I/O, or one starts or stops waiting in the host."""
+    if R.queues_on == 0:
+        return
+    dev_advance(R, d, now)
+    R.dev_actv[d] += actv
+    R.dev_qued[d] += qued
+
+
+@hot
+def rec_complete(R, now, op, size, latency, p, path_latency, d, kavg):
     R.rc[C_COMPLETED] += 1
     R.rt[T_AREA] += R.rc[C_INFLIGHT] * clip(R, R.rt[T_LAST], now)
     R.rc[C_INFLIGHT] -= 1
@@ -173,6 +243,12 @@ def rec_complete(R, now, op, size, latency, p, path_latency):
         R.bytes_op[op] += size
         path_hist_add(R, p, path_latency)
         R.path_bytes[p] += size
+        if R.queues_on != 0:
+            hist_add(R, H_KAVG, kavg)
+            hist_add(R, H_DAVG, latency - kavg)
+        R.dev_n[d] += 1
+        R.dev_kavg[d] += kavg
+        R.dev_davg[d] += latency - kavg
 
 
 @jit
@@ -190,6 +266,9 @@ def rec_close(R, now):
     R.rt[T_AREA] += R.rc[C_INFLIGHT] * clip(R, R.rt[T_LAST], now)
     for p in range(R.path_area.shape[0]):
         R.path_area[p] += R.path_out[p] * clip(R, R.path_last[p], now)
+    if R.queues_on != 0:
+        for d in range(R.dev_actv.shape[0]):
+            dev_advance(R, d, now)
 
 
 # -- the same functions, called from Python (the reference engine) -----------------------
@@ -204,8 +283,13 @@ def _path_at(addr, now, p, delta):
 
 
 @entry
-def _complete_at(addr, now, op, size, latency, p, path_latency):
-    rec_complete(recorder_at(addr), now, op, size, latency, p, path_latency)
+def _complete_at(addr, now, op, size, latency, p, path_latency, d, kavg):
+    rec_complete(recorder_at(addr), now, op, size, latency, p, path_latency, d, kavg)
+
+
+@entry
+def _dev_at(addr, now, d, actv, qued):
+    rec_dev(recorder_at(addr), now, d, actv, qued)
 
 
 @entry
@@ -241,8 +325,9 @@ def close_record(record: Any, now: float) -> None:
 class Recorder:
     """The reference engine's handle on a record: the same compiled bookkeeping the fast engine inlines."""
 
-    def __init__(self, n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float) -> None:
-        self.record = new_record(n_paths, n_bins, n_wires, window, interval)
+    def __init__(self, n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float,
+                 n_devices: int = 1, queues_on: bool = True) -> None:
+        self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices, queues_on)
         self._addr = self.record.address
 
     def issue(self, now: float) -> None:
@@ -254,8 +339,12 @@ class Recorder:
     def path_end(self, now: float, p: int) -> None:
         _path_at(self._addr, now, p, -1)
 
-    def complete(self, now: float, op: str, size: int, latency: float, p: int, path_latency: float) -> None:
-        _complete_at(self._addr, now, 0 if op == "read" else 1, size, latency, p, path_latency)
+    def complete(self, now: float, op: str, size: int, latency: float, p: int, path_latency: float, d: int,
+                 kavg: float) -> None:
+        _complete_at(self._addr, now, 0 if op == "read" else 1, size, latency, p, path_latency, d, kavg)
+
+    def device(self, now: float, d: int, actv: int, qued: int) -> None:
+        _dev_at(self._addr, now, d, actv, qued)
 
     def fail(self, now: float) -> None:
         _fail_at(self._addr, now)
@@ -279,12 +368,31 @@ def _hist(R: Any, row: int) -> LogHistogram:
     return h
 
 
-def to_metrics(R: Any, n_paths: int) -> RunMetrics:
+def to_metrics(R: Any, n_paths: int, slots: np.ndarray | None = None) -> RunMetrics:
     """The record as :class:`~pathsel.metrics.RunMetrics`: small arrays copied, the per-path ones shared with the record
     (which the engines never reuse)."""
     m = RunMetrics(n_paths, R.ts_ios.shape[0], float(R.interval), (float(R.ramp), float(R.end)), n_wires=R.wire_busy.shape[0],
                    path_hist=[_hist(R, H_PATH0 + p) for p in range(n_paths)], ts_path_ios=R.ts_path_ios.T)
     m.overall = _hist(R, H_OVERALL)
+    if R.queues_on:
+        m.kavg, m.davg = _hist(R, H_KAVG), _hist(R, H_DAVG)
+        m.dev_area_actv, m.dev_area_qued = R.dev_area_a.copy(), R.dev_area_q.copy()
+        m.ts_dev_actv, m.ts_dev_qued = R.ts_dev_actv.copy(), R.ts_dev_qued.copy()
+    else:  # no host queue: every I/O's KAVG is 0 (DAVG its latency), and each device has its slots active all run
+        m.kavg = LogHistogram()
+        m.kavg.counts[0] = m.overall.n
+        m.kavg.n, m.kavg.total, m.kavg.lo, m.kavg.hi = m.overall.n, 0.0, (0.0 if m.overall.n else math.inf), 0.0
+        m.davg = _hist(R, H_OVERALL)
+        m.davg.counts = m.davg.counts.copy()
+        on = np.asarray(slots if slots is not None else np.zeros(R.dev_actv.shape[0]), dtype=np.float64)
+        nb, iv = R.ts_ios.shape[0], float(R.interval)
+        edges = np.minimum(np.arange(nb + 1) * iv, float(R.end))
+        edges[-1] = float(R.end)
+        m.ts_dev_actv = on[:, None] * np.diff(edges)[None, :]
+        m.ts_dev_qued = np.zeros_like(m.ts_dev_actv)
+        m.dev_area_actv = on * (float(R.end) - float(R.ramp))
+        m.dev_area_qued = np.zeros_like(m.dev_area_actv)
+    m.dev_completed, m.dev_kavg_sum, m.dev_davg_sum = R.dev_n.copy(), R.dev_kavg.copy(), R.dev_davg.copy()
     m.by_op = {"read": _hist(R, H_READ), "write": _hist(R, H_WRITE)}
     m.bytes_by_op = {"read": int(R.bytes_op[0]), "write": int(R.bytes_op[1])}
     m.path_bytes = R.path_bytes.copy()

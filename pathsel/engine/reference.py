@@ -2,6 +2,13 @@
 
 Read :meth:`_Simulation.io_life` to see what happens to one I/O:
 
+0. it is issued by its job: closed loop, as soon as the job slot's previous
+   I/O is done; open loop (``rate_iops``), at its arrival, and when the job
+   already has ``iodepth`` I/Os issued and not done it waits in the host for
+   one to finish (``job_slot``, ``arrivals``); then its device takes it, or,
+   when the host's ``queue_depth`` I/Os are active on the device already, it
+   waits in the device's queue in the host, in order (``admit``). Both waits
+   are esxtop's KAVG (QUED); from then on to completion is DAVG (ACTV);
 1. the host's policy picks a path (no usable path: the I/O waits for one);
 2. the command and data cross the path (``leg``), as the protocol needs:
    SCSI write = WRITE command -> XFER_RDY -> data -> ... -> status (two round
@@ -17,9 +24,11 @@ Read :meth:`_Simulation.io_life` to see what happens to one I/O:
 A frame lost to a path failure (the path went down while it was on the wire,
 or the host sent it before noticing) sends the I/O back to step 1 once the
 host has noticed (its detection delay); a frame lost on a lossy link is resent
-after the loss recovery delay, or past the host's io_timeout the attempt is
-aborted and retried; with no usable path the I/O waits until the host's APD
-timeout and then fails visibly. No I/O is ever lost: ``accounting`` checks it.
+after the loss recovery delay. An attempt still unanswered ``io_timeout``
+after it was sent is aborted then, wherever it is (``abort``: on the wire,
+queued or served at the array, mirroring), and retried at once; with no
+usable path the I/O waits until the host's APD timeout and then fails
+visibly. No I/O is ever lost: ``accounting`` checks it.
 
 Timing details the sources leave open, stated here once:
 
@@ -29,11 +38,16 @@ Timing details the sources leave open, stated here once:
 * The receiving array stores a write in parallel with mirroring it; the host
   gets status when both are done (active-active synchronous replication).
 * Reads are served by the array that received them, without replication.
+* An abort (SCSI ABORT TASK, NVMe Abort) takes effect at once everywhere: the
+  array drops the command whether queued or being served, and the peer drops
+  its mirror copy; the slots they held are free for the next in line. Frames
+  already on the wire arrive and are ignored.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -42,6 +56,7 @@ import simpy
 from ..metrics import RunMetrics
 from ..model import JobModel, Model
 from ..policies import DeviceView, IORequest, PathTable, PathView, build_policy
+from .host_queues import BACKLOG_CAP, overload
 from .recorder import C_FRAMES_LOST, C_RETRIED, C_TIMED_OUT, Live, Recorder, to_metrics
 from .streams import make_streams
 
@@ -53,8 +68,12 @@ TO_ARRAY, TO_HOST = 0, 1
 MAX_RESENDS = 64  # a frame lost this many times in a row is delivered anyway (bounds a 100 % loss burst)
 
 
+class _Overload(Exception):
+    """Raised in a process (SimPy re-raises a copy made from its args); run() turns it into host_queues.overload."""
+
+
 class PathLost(Exception):
-    """A frame was lost (its path went down) or the attempt took longer than io_timeout: retry."""
+    """A frame was lost (its path went down) or the attempt was aborted at io_timeout: retry."""
 
     def __init__(self, timed_out: bool = False) -> None:
         super().__init__()
@@ -95,9 +114,21 @@ class _Simulation:
         self.wire_free = [[0.0, 0.0] for _ in range(C + L + 1)]  # own wires, shared links, replication
         self.slots = [simpy.Resource(self.env, capacity=a.concurrency) for a in model.arrays]
         self.waiters: list[simpy.Event] = []  # I/Os waiting for the host to see a path change
+        n_slots = sum(j.iodepth for j in model.jobs)
+        self.attempt_of: list[tuple[int, int] | None] = [None] * n_slots  # (seq, attempt) on the wire, per job slot
+        self.mirrors: list[Any] = [None] * n_slots  # the mirror process of a slot's write, while it runs
+        self.issued_at = [math.inf] * n_slots  # when each slot's I/O was issued (a closed loop's slot always holds one)
+        # the host's queues: per device, I/Os active and those waiting for one of its queue_depth slots;
+        # per open-loop job, arrivals waiting for one of its iodepth slots and the slots waiting for an arrival
+        D, J = len(model.devices), len(model.jobs)
+        self.dev_active = [0] * D
+        self.dev_waiting: list[deque] = [deque() for _ in range(D)]
+        self.backlog: list[deque] = [deque() for _ in range(J)]
+        self.idle: list[deque] = [deque() for _ in range(J)]
 
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
-        self.rec = Recorder(len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval)
+        self.rec = Recorder(len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval, len(model.devices),
+                            model.host_queues)
         self.wires = self.rec.record  # busy time, queueing time and frames per wire and direction
         self.events: list[dict[str, Any]] = []
         self.trace: list[tuple] | None = [] if trace else None
@@ -119,11 +150,59 @@ class _Simulation:
 
     # -- the life of one I/O ---------------------------------------------
     def job_slot(self, job: JobModel, slot: int) -> Iterator[Any]:
-        """One of a job's ``iodepth`` slots: issue, wait for completion, repeat."""
+        """One of a job's ``iodepth`` slots: issue, wait for completion, repeat (open loop: take the next arrival)."""
+        if job.rate_iops <= 0:
+            while True:
+                self.rec.issue(self.env.now)
+                yield from self.io_life(self.new_io(job, slot, self.env.now))
+        backlog, idle = self.backlog[job.index], self.idle[job.index]
         while True:
-            yield from self.io_life(self.new_io(job, slot))
+            if backlog:
+                arrived = backlog.popleft()
+                self.rec.device(self.env.now, job.device, 0, -1)
+            else:
+                woken = self.env.event()
+                idle.append(woken)
+                arrived = yield woken
+            yield from self.io_life(self.new_io(job, slot, arrived))
 
-    def new_io(self, job: JobModel, slot: int) -> IORequest:
+    def arrivals(self, job: JobModel) -> Iterator[Any]:
+        """An open-loop job's arrivals: each is issued now, to an idle slot of the job or into its backlog."""
+        gaps, backlog, idle = self.streams.arrivals[job.index], self.backlog[job.index], self.idle[job.index]
+        while True:
+            yield self.env.timeout(gaps.next())
+            now = self.env.now
+            self.rec.issue(now)
+            if idle:
+                idle.popleft().succeed(now)
+            else:
+                if len(backlog) >= BACKLOG_CAP:
+                    raise _Overload(job.index, now, len(backlog))
+                backlog.append(now)
+                self.rec.device(now, job.device, 0, 1)
+
+    def admit(self, d: int, qd: int) -> Iterator[Any]:
+        """Device ``d`` takes the I/O, or it waits in the host until an active one lets go of its slot (in order)."""
+        if qd <= 0 or self.dev_active[d] < qd:
+            self.dev_active[d] += 1
+            self.rec.device(self.env.now, d, 1, 0)
+            return
+        woken = self.env.event()
+        self.dev_waiting[d].append(woken)
+        self.rec.device(self.env.now, d, 0, 1)
+        yield woken  # release() handed its slot over: still counted active
+
+    def release(self, d: int) -> None:
+        """An I/O is done on device ``d`` (completed or failed): its slot goes to the first waiting, if any."""
+        waiting = self.dev_waiting[d]
+        if waiting:
+            self.rec.device(self.env.now, d, 0, -1)
+            waiting.popleft().succeed()
+        else:
+            self.dev_active[d] -= 1
+            self.rec.device(self.env.now, d, -1, 0)
+
+    def new_io(self, job: JobModel, slot: int, issued_at: float) -> IORequest:
         draws = self.streams.jobs[job.index]
         op = "read" if draws.next() < job.read_fraction else "write"
         size = job.sizes[0]
@@ -134,19 +213,24 @@ class _Simulation:
                 if u < acc:
                     break
         self.seq += 1
-        return IORequest(self.seq, job.index, op, size, self.env.now, slot=slot)
+        self.issued_at[slot] = issued_at
+        return IORequest(self.seq, job.index, op, size, issued_at, slot=slot)
 
     def io_life(self, io: IORequest) -> Iterator[Any]:
         env, table = self.env, self.table
         job = self.model.jobs[io.job]
         policy = self.policies[job.device]
         host = self.model.host_params[job.host]
-        self.rec.issue(env.now)
+        d = job.device
+        yield from self.admit(d, host.queue_depth)
+        kavg = env.now - io.issued_at
         while True:
             path = policy.select(io)
             if path is None:  # no usable path: wait for a change (ESXi APD, dm queue_if_no_path), at most apd_timeout
                 if not (yield from self.wait_for_change(host.apd_timeout)):
                     self.rec.fail(env.now)  # visible: counted as failed, the job slot moves on
+                    self.issued_at[io.slot] = math.inf
+                    self.release(d)
                     return
                 continue
             p = path.index
@@ -157,11 +241,23 @@ class _Simulation:
             table.start(p, io.size)
             self.rec.path_start(env.now, p)
             policy.on_start(path, io)
+            deadline = started + host.io_timeout
+            if deadline == started:  # a timeout too small to move the clock still comes after the send
+                deadline = math.nextafter(started, math.inf)
+            if deadline < math.inf:
+                self.arm_abort(io, deadline)
             try:
-                yield from self.exchange(io, p, started + host.io_timeout)
+                yield from self.exchange(io, p, deadline)
                 lost = None
             except PathLost as e:
                 lost = e
+            except simpy.Interrupt:  # abort(): io_timeout passed
+                lost = PathLost(timed_out=True)
+                mirror = self.mirrors[io.slot]
+                if mirror is not None and mirror.is_alive:
+                    mirror.interrupt()  # the peer drops its copy too
+            self.attempt_of[io.slot] = None
+            self.mirrors[io.slot] = None
             # Not a ``finally``: I/Os still in flight when the run ends must stay counted.
             table.end(p, io.size)
             self.rec.path_end(env.now, p)
@@ -173,10 +269,25 @@ class _Simulation:
                 continue
             on_path = env.now - started
             policy.on_complete(path, io, on_path)
-            self.rec.complete(env.now, io.op, io.size, env.now - io.issued_at, p, on_path)
+            self.rec.complete(env.now, io.op, io.size, env.now - io.issued_at, p, on_path, d, kavg)
             if self.trace is not None:
                 self.trace.append((io.seq, io.job, io.op, io.size, io.issued_at, env.now, table.names[p], io.attempts))
+            self.issued_at[io.slot] = math.inf
+            self.release(d)
             return
+
+    def arm_abort(self, io: IORequest, deadline: float) -> None:
+        """The host's io_timeout for this attempt: at ``deadline``, if it is still unanswered, abort it.
+
+        One timer per attempt, created when the command is sent; a timer whose attempt has
+        ended does nothing. The abort is an interrupt of the I/O's process (an urgent event
+        at that instant), so it comes before any other event of that instant.
+        """
+        key = (io.seq, io.attempts)
+        self.attempt_of[io.slot] = key
+        proc = self.env.active_process
+        timer = self.env.timeout(deadline - self.env.now)
+        timer.callbacks.append(lambda _t: proc.interrupt() if self.attempt_of[io.slot] == key else None)
 
     def wait_for_change(self, timeout: float) -> Iterator[Any]:
         """Wait until the host sees a path change: True, or False after ``timeout`` seconds."""
@@ -199,7 +310,7 @@ class _Simulation:
         array = path.array
         if io.op == "read":
             yield from self.leg(p, TO_ARRAY, 0, deadline)  # READ command
-            yield from self.serve(array, "read")
+            yield from self.serve(array, "read", io.size)
             yield from self.leg(p, TO_HOST, io.size, deadline)  # data + status
             return
         if self.model.protocol == "scsi":
@@ -253,30 +364,35 @@ class _Simulation:
         if self.loss[c] > 0:
             delay = self.lose(self.streams.loss[c], self.loss[c], ctrl.loss_recovery, delay, deadline - now)
         epoch = self.epoch[c]
-        if now + delay > deadline:  # the host gives up on this attempt at its io_timeout
-            yield env.timeout(max(deadline - now, 0.0))
-            raise PathLost(timed_out=True)
-        yield env.timeout(delay)
+        yield env.timeout(delay)  # past the deadline, arm_abort's interrupt comes first
         if self.epoch[c] != epoch or not self.phys_up[c]:
             raise PathLost
 
-    def serve(self, array: int, op: str) -> Iterator[Any]:
-        """Wait for one of the array's slots (FIFO), then the service time."""
+    def serve(self, array: int, op: str, size: int) -> Iterator[Any]:
+        """Wait for one of the array's slots (FIFO), then the service time (plus its part per KiB)."""
         with self.slots[array].request() as slot:
             yield slot
-            yield self.env.timeout(self.streams.service[array][0 if op == "read" else 1].next())
+            draw = self.streams.service[array][0 if op == "read" else 1].next()
+            yield self.env.timeout(draw + self.model.arrays[array].per_kib * size / 1024.0)
 
     def store(self, array: int, peer: int | None, io: IORequest) -> Iterator[Any]:
         """Persist a write; on a stretched volume, mirror it in parallel (unless replication is broken)."""
         if peer is None or not self.repl_ok or not self.alive[peer]:
-            yield from self.serve(array, "write")
+            yield from self.serve(array, "write", io.size)
             return
         mirrored = self.env.process(self.mirror(array, peer, io))
-        yield from self.serve(array, "write")
+        self.mirrors[io.slot] = mirrored
+        yield from self.serve(array, "write", io.size)
         yield mirrored
 
     def mirror(self, array: int, peer: int, io: IORequest) -> Iterator[Any]:
-        """Forward a write to the peer array, let it store it, carry the ack back."""
+        """Forward a write to the peer array, let it store it, carry the ack back (an abort ends it early)."""
+        try:
+            yield from self._mirror(array, peer, io)
+        except simpy.Interrupt:
+            pass  # io_life aborted the write: the peer drops its copy (serve's ``with`` frees its slot)
+
+    def _mirror(self, array: int, peer: int, io: IORequest) -> Iterator[Any]:
         repl = self.model.replication
         assert repl is not None
         w = len(self.model.controllers) + len(self.model.links)
@@ -288,7 +404,7 @@ class _Simulation:
         if self.repl_loss > 0:
             delay = self.lose(self.streams.loss[-1], self.repl_loss, repl.loss_recovery, delay, math.inf)
         yield self.env.timeout(delay)
-        yield from self.serve(peer, "write")
+        yield from self.serve(peer, "write", io.size)
         delay = self.streams.replication.next() + self.repl_extra
         if self.repl_loss > 0:
             delay = self.lose(self.streams.loss[-1], self.repl_loss, repl.loss_recovery, delay, math.inf)
@@ -394,15 +510,24 @@ class _Simulation:
             for _ in range(job.iodepth):
                 env.process(self.job_slot(job, slot))
                 slot += 1
+        for job in model.jobs:
+            if job.rate_iops > 0:
+                env.process(self.arrivals(job))
         if model.faults:
             env.process(self.fault_timeline())
         if self.progress is not None:
             env.process(self.ticker())
         if self.live is not None and self.live_step > 0:
             env.process(self.watcher())
-        env.run(until=model.end)
+        try:
+            env.run(until=model.end)
+        except _Overload as e:
+            job, now, waiting = e.args
+            raise overload(model, model.jobs[job], now, waiting) from None
         self.rec.close(model.end)
-        metrics = to_metrics(self.rec.record, len(model.paths))
+        metrics = to_metrics(self.rec.record, len(model.paths), model.device_slots())
+        waiting = [b[0] for b in self.backlog if b]
+        metrics.oldest_in_flight = min(self.issued_at + waiting, default=math.inf)
         metrics.events = self.events
         for d, pol in zip(model.devices, self.policies):
             metrics.config_strings[d.name] = pol.config_string()

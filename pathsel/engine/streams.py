@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..model import Model
+from ..model.distributions import Constant, Exponential
 
 __all__ = ["Streams", "Draws", "make_streams", "CHUNK"]
 
@@ -93,6 +94,7 @@ class Streams:
     replication: Draws  # one-way latency of the replication link
     loss: list[Draws]  # per nexus, then the replication link: is this frame lost? (uniforms)
     policies: list[np.random.Generator]  # one per device, for randomised policies
+    arrivals: list[Draws]  # per job: the gaps between its arrivals (open loop; a closed loop's is never read)
 
     def all(self) -> list[Draws]:
         """Every value stream in the fast engine's numbering (see fast.py)."""
@@ -101,6 +103,7 @@ class Streams:
             out += pair
         out.append(self.replication)
         out += self.loss
+        out += self.arrivals
         return out
 
 
@@ -111,8 +114,8 @@ def _child(ss: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
 
 def make_streams(model: Model) -> Streams:
     root = np.random.SeedSequence(model.seed)
-    # spawn(6) gives the same first five children as spawn(5): loss was added last
-    ss_jobs, ss_service, ss_paths, ss_repl, ss_policies, ss_loss = (_child(root, i) for i in range(6))
+    # spawn(7) gives the same first six children as spawn(6): loss, then arrivals, were added last
+    ss_jobs, ss_service, ss_paths, ss_repl, ss_policies, ss_loss, ss_arrivals = (_child(root, i) for i in range(7))
     gen = np.random.default_rng
     repl = model.replication
     return Streams(
@@ -125,4 +128,12 @@ def make_streams(model: Model) -> Streams:
         replication=Draws((root, 3), repl.one_way_latency if repl is not None else None),  # ss_repl
         loss=[Draws((ss_loss, i)) for i in range(len(model.controllers) + 1)],
         policies=[gen(_child(ss_policies, i)) for i in range(len(model.devices))],
+        arrivals=[Draws((ss_arrivals, i), _gaps(j)) for i, j in enumerate(model.jobs)],
     )
+
+
+def _gaps(job: Any) -> Any:
+    """fio's rate_process: ``linear`` spaces arrivals 1 / rate_iops apart, ``poisson`` draws exponential gaps."""
+    if job.rate_iops <= 0:
+        return None
+    return Exponential(1.0 / job.rate_iops) if job.poisson else Constant(1.0 / job.rate_iops)

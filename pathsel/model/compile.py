@@ -32,6 +32,7 @@ class ArrayModel:
     read_service: Distribution
     write_service: Distribution
     peer: int | None  # the other array of a synchronous replication pair
+    per_kib: float = 0.0  # seconds added to each service time per KiB of the I/O
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class HostModel:
     detection: float  # seconds until the host notices a path going down or up
     apd_timeout: float  # seconds an I/O waits with no usable path before it fails (inf: queue)
     io_timeout: float  # an attempt that would take longer is aborted and retried
+    queue_depth: int = 0  # I/Os each device takes at once (DQLEN); more wait in the host. 0: no limit
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,8 @@ class JobModel:
     size_weights: tuple[float, ...]  # probabilities, summing to 1
     iodepth: int
     device: int = 0
+    rate_iops: float = 0.0  # open loop: arrivals per second (0: closed loop, iodepth always outstanding)
+    poisson: bool = False  # arrivals a Poisson process, else evenly spaced
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,18 @@ class Model:
         return tuple(p.index for p in self.paths if p.controller == controller)
 
     @property
+    def host_queues(self) -> bool:
+        """Whether a host can hold I/Os back: a device queue depth, or an open-loop job (its backlog)."""
+        return any(h.queue_depth for h in self.host_params) or any(j.rate_iops > 0 for j in self.jobs)
+
+    def device_slots(self) -> list[int]:
+        """Job slots per device: with no host queue, the I/Os each device always has active."""
+        out = [0] * len(self.devices)
+        for j in self.jobs:
+            out[j.device] += j.iodepth
+        return out
+
+    @property
     def outstanding(self) -> int:
         """I/Os kept in flight by all jobs together (the closed-loop population)."""
         return sum(j.iodepth for j in self.jobs)
@@ -197,10 +213,10 @@ def compile_model(
             array_index[r.preferred_site] if r.preferred_site else a,
         )
     arrays = tuple(
-        ArrayModel(i, a.name, a.concurrency, a.service_time.read, a.service_time.write, peer.get(i))
+        ArrayModel(i, a.name, a.concurrency, a.service_time.read, a.service_time.write, peer.get(i), a.service_time_per_kib)
         for i, a in enumerate(m.arrays)
     )
-    hosts = tuple(HostModel(i, h.name, h.detection, h.apd_timeout, h.io_timeout) for i, h in enumerate(m.hosts))
+    hosts = tuple(HostModel(i, h.name, h.detection, h.apd_timeout, h.io_timeout, h.queue_depth or 0) for i, h in enumerate(m.hosts))
     links = tuple(LinkModel(i, ln.name, ln.bandwidth) for i, ln in enumerate(m.links))
 
     def preferred(host: str) -> str | None:
@@ -218,6 +234,7 @@ def compile_model(
         for name in g.names():
             lk = tuple(link_index[n] for n in g.links)
             extra = (g.distance_km + sum(m.links[i].distance_km for i in lk)) * US_PER_KM
+            extra += g.extra_latency + sum(m.links[i].extra_latency for i in lk)  # a slower path, as a condition
             ppm = g.loss_ppm + sum(m.links[i].loss_ppm for i in lk)
             c = ControllerModel(
                 len(controllers), re.sub(r":?[LnN]?\{lun\}", "", name),
@@ -279,6 +296,7 @@ def compile_model(
                 JobModel(
                     len(jobs), w.name, host, w.read_fraction, tuple(s for s, _ in w.bs),
                     tuple(p / total for _, p in w.bs), w.iodepth, device_of[(host, vname)],
+                    w.rate_iops or 0.0, w.rate_process == "poisson",
                 )
             )
 

@@ -50,6 +50,7 @@ __all__ = [
     "path_states",
     "compare_seeds",
     "GROUP_ABOVE",
+    "load_latency",
     "FAULT_EVENTS",
     "STATES",
 ]
@@ -506,4 +507,39 @@ def regret_heatmap(
     fig.update_yaxes(autorange="reversed", dtick=1)  # best first, at the top; every setting named
     fig.update_xaxes(tickangle=0)
     fig.update_layout(title=title, height=max(360, 200 + 30 * len(settings)), xaxis_title="condition", yaxis_title="setting")
+    return fig
+
+
+# -- offered load ----------------------------------------------------------------
+
+
+def load_latency(table: pd.DataFrame, *, rate: str | None = None) -> go.Figure:
+    """p50 and p99 latency against offered IOPS, one curve per policy: where each policy's knee is.
+
+    ``table`` is a sweep's table (``pathsel sweep ... --out knee.csv``, read back with
+    ``pandas.read_csv``, or ``SweepResult.table``) over an offered load: the column
+    ``rate`` (default: the one whose name ends in ``rate_iops``). Points are the
+    mean over replications; x is the offered rate, so a policy past its knee shows
+    as latency climbing while the measured IOPS (hover) falls behind. Traces:
+    ``"<policy> p50"`` (dashed) and ``"<policy> p99"``.
+    """
+    if rate is None:
+        found = [c for c in table.columns if str(c).endswith("rate_iops")]
+        if not found:
+            raise ValueError("load_latency needs a sweep over rate_iops (a column ending in 'rate_iops'), or rate=")
+        rate = found[0]
+    fig = go.Figure()
+    for i, (label, rows) in enumerate(table.groupby("policy", sort=False)):
+        pts = rows.groupby(rate, sort=True)[["iops", "p50_us", "p99_us"]].mean()
+        color = _color(i)
+        for q, dash in (("p50", "dash"), ("p99", "solid")):
+            fig.add_trace(go.Scatter(
+                x=pts.index, y=pts[f"{q}_us"] / 1e3, name=f"{label} {q}", mode="lines+markers",
+                line=dict(color=color, dash=dash), legendgroup=str(label),
+                customdata=pts["iops"], hovertemplate="offered %{x:,.0f} IOPS, served %{customdata:,.0f}<br>"
+                + q + " %{y:.3f} ms<extra>" + str(label) + "</extra>",
+            ))
+    fig.update_layout(title="Latency against offered load", xaxis_title="offered IOPS", yaxis_title="latency (ms)",
+                      height=460, legend=dict(groupclick="toggleitem"))
+    fig.update_yaxes(rangemode="tozero")
     return fig

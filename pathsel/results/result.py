@@ -75,6 +75,41 @@ class RunResult:
         return out
 
     @property
+    def latency_split_us(self) -> dict[str, dict[str, float]]:
+        """esxtop's split: KAVG (queued in the host), DAVG (from the device taking it to completion), GAVG = both."""
+        m = self.metrics
+        return {"kavg": m.kavg.summary_us(), "davg": m.davg.summary_us(), "gavg": m.overall.summary_us()}
+
+    @property
+    def host_queued(self) -> bool:
+        """Whether the host's queues are in play: a device queue depth or an open-loop workload."""
+        return any(h.queue_depth for h in self.model.host_params) or any(j.rate_iops > 0 for j in self.model.jobs)
+
+    def device_queues(self) -> list[dict[str, Any]]:
+        """Per device, as esxtop shows it: queue depth (DQLEN), mean I/Os active (ACTV) and waiting in the host
+        (QUED) over the window, completions, and mean KAVG, DAVG and GAVG (µs) of those completions."""
+        m, model = self.metrics, self.model
+        out = []
+        for d in model.devices:
+            n = int(m.dev_completed[d.index])
+            kavg = m.dev_kavg_sum[d.index] / n * 1e6 if n else None
+            davg = m.dev_davg_sum[d.index] / n * 1e6 if n else None
+            out.append({
+                "device": d.name, "host": model.hosts[d.host], "dqlen": model.host_params[d.host].queue_depth or None,
+                "ios": n, "iops": n / self.duration,
+                "actv": m.dev_area_actv[d.index] / self.duration, "qued": m.dev_area_qued[d.index] / self.duration,
+                "kavg_us": kavg, "davg_us": davg, "gavg_us": None if kavg is None else kavg + davg,
+            })
+        return out
+
+    def queues_over_time(self) -> pd.DataFrame:
+        """Per interval and device: mean I/Os active on the device (ACTV) and waiting in the host (QUED)."""
+        m, w = self.metrics, self.metrics.interval
+        rows = [(self.label, b * w, d.name, m.ts_dev_actv[d.index, b] / w, m.ts_dev_qued[d.index, b] / w)
+                for d in self.model.devices for b in range(m.n_bins)]
+        return pd.DataFrame(rows, columns=["policy", "t_s", "device", "actv", "qued"])
+
+    @property
     def little(self) -> dict[str, float]:
         """Little's law, overall: time-average I/Os in flight vs IOPS x mean latency."""
         m = self.metrics
@@ -107,7 +142,7 @@ class RunResult:
             # the window runs to the next later fault
             nxt = next((t for t in times if t > at), model.end)
             target = ", ".join(self.fault_target(f) for f in fs)
-            out.append({"at_s": at, "what": what, "target": target, **_recovery(m, at, nxt, model.ramp)})
+            out.append({"at_s": at, "what": what, "target": target, **_recovery(m, at, nxt, model.ramp, model.end)})
         return out
 
     def fault_target(self, f: Any) -> str:
@@ -223,6 +258,8 @@ class RunResult:
                 for p in self.paths()
             ],
             "little": self.little,
+            "latency_split_us": self.latency_split_us,
+            "queues": self.device_queues(),
             "accounting": self.accounting,
             "faults": self.faults(),
             "links": self.links(),
@@ -272,8 +309,11 @@ class RunResult:
         return pd.DataFrame(rows, columns=["policy", "t_s", "path", "array", "ios", "share"])
 
 
-def _recovery(m: RunMetrics, at: float, until: float, ramp: float) -> dict[str, Any]:
+def _recovery(m: RunMetrics, at: float, until: float, ramp: float, end: float = math.inf) -> dict[str, Any]:
     """Recovery of one fault from the per-interval series (resolution: the scenario's interval).
+
+    The stall is the longest latency of an I/O completed meanwhile; when the window runs
+    to the end unrecovered, an I/O still waiting then counts too, with its wait so far.
 
     Level before: mean IOPS over up to 10 s of whole intervals before the fault's
     interval (after the ramp when possible). Recovered: the first interval, from
@@ -297,6 +337,8 @@ def _recovery(m: RunMetrics, at: float, until: float, ramp: float) -> dict[str, 
                 break
     last = b_end if recovered is None else min(b_end, int(math.ceil((at + recovered) / w - 1e-9)) + 1)
     stall = float(m.ts_latency_max[b0:max(last, b0 + 1)].max()) if m.n_bins else 0.0
+    if recovered is None and until >= end and m.oldest_in_flight < end:
+        stall = max(stall, end - m.oldest_in_flight)
     return {
         "iops_before": level / w if level == level else None,
         "recovery_s": recovered,
@@ -511,6 +553,17 @@ class Result:
                     rec = "not recovered" if f["recovery_s"] is None else f"recovered in {f['recovery_s']:.3f}s"
                     text += (f"  {r.label}: {f['at_s']:g}s {f['what']} {f['target']}: {rec}, "
                              f"longest stall {f['max_stall_ms']:.1f} ms, {f['errors']} failed I/Os\n")
+        if any(r.host_queued for r in self.runs):
+            text += "\nhost queues, as esxtop splits latency (KAVG: queued in the host; DAVG: device; GAVG = KAVG + DAVG; ms)\n"
+            qcols = ["policy", "device", "DQLEN", "ACTV", "QUED", "KAVG", "DAVG", "GAVG", "KAVG p99"]
+            qrows = []
+            for r in self.runs:
+                k99 = r.metrics.kavg.summary_us()["p99"] / 1e3 if r.metrics.kavg.n else None
+                for q in r.device_queues():
+                    ms = [f"{q[k] / 1e3:.3f}" if q[k] is not None else "-" for k in ("kavg_us", "davg_us", "gavg_us")]
+                    qrows.append([r.label, q["device"], str(q["dqlen"] or "-"), f"{q['actv']:.1f}", f"{q['qued']:.1f}",
+                                  *ms, "-" if k99 is None else f"{k99:.3f}"])
+            text += "\n".join(_render(qcols, qrows, right=set(range(2, len(qcols))))) + "\n"
         bad = [r.label for r in self.runs if not r.accounting["balanced"]]
         if bad:
             text += f"\nI/O ACCOUNTING DOES NOT BALANCE for {', '.join(bad)} (a bug: please report it)\n"

@@ -205,6 +205,9 @@ class ArrayConfig(_Strict):
         ServiceTime(), description="time an I/O holds a slot: one delay for both ops, or { read = ..., write = ... }"
     )
     concurrency: int = Field(64, ge=1, strict=True, description="I/Os the array serves in parallel; more wait in a FIFO queue")
+    service_time_per_kib: NonNegativeDuration = Field(
+        0.0, description="added to each service time per KiB of the I/O: a fixed part plus a per-size part, so 1 MiB costs more than 4 KiB"
+    )
 
 
 class ReplicationConfig(_Strict):
@@ -232,6 +235,11 @@ class HostConfig(_Strict):
     )
     apd_timeout: Timeout = Field(140.0, description="an I/O with no usable path fails after this (ESXi APD: 140 s; never = queue)")
     io_timeout: PositiveDuration = Field(30.0, description="an attempt slower than this is aborted and retried (SCSI/NVMe: 30 s)")
+    queue_depth: int | None = Field(
+        None, ge=1, le=65536, strict=True,
+        description="I/Os each of its devices takes at once (ESXi DQLEN, Linux queue_depth, NVMe queue_size); "
+        "more wait in the host, in order (esxtop's KAVG, QUED). Default: no limit",
+    )
 
 
 class PathGroup(_Strict):
@@ -246,6 +254,9 @@ class PathGroup(_Strict):
     bandwidth: Bandwidth | None = None
     alua: AluaState | None = None
     distance_km: Km = 0.0
+    extra_latency: NonNegativeDuration = Field(
+        0.0, description="one-way seconds added to every frame: a path that is simply slower (a condition, not a fault)"
+    )
     loss_ppm: Ppm = 0.0
     loss_recovery: PositiveDuration = Field(0.2, description="a lost frame is resent after this (TCP minimum RTO)")
     links: tuple[Name, ...] = Field((), description="shared [[links]] this path crosses (an HBA port, an ISL)")
@@ -261,6 +272,9 @@ class LinkConfig(_Strict):
     name: Name
     bandwidth: Bandwidth
     distance_km: Km = 0.0
+    extra_latency: NonNegativeDuration = Field(
+        0.0, description="one-way seconds added to every frame of every path crossing it (a congested ISL, as a condition)"
+    )
     loss_ppm: Ppm = 0.0
 
 
@@ -275,7 +289,7 @@ class VolumeConfig(_Strict):
 
 
 class WorkloadConfig(_Strict):
-    """A fio job: ``numjobs`` copies each keeping ``iodepth`` I/Os outstanding (closed loop)."""
+    """A fio job: ``numjobs`` copies each keeping ``iodepth`` I/Os outstanding (closed loop), or offered at a rate."""
 
     name: Name = "job"
     host: str | None = None
@@ -289,6 +303,25 @@ class WorkloadConfig(_Strict):
     iodepth: int = Field(1, ge=1, le=65536, strict=True)
     numjobs: int = Field(1, ge=1, le=4096, strict=True)
     ramp_time: NonNegativeDuration = 0.0
+    rate_iops: float | None = Field(
+        None, gt=0, le=1e9, allow_inf_nan=False,
+        description="offered load, I/Os per second per job copy (open loop; iodepth caps those issued and not done)",
+    )
+    rate: Bandwidth | None = Field(None, description="offered load in bytes per second (fio's rate): rate_iops = rate / mean bs")
+    rate_process: Literal["linear", "poisson"] = Field(
+        "linear", description="fio's rate_process: evenly spaced arrivals, or a Poisson process"
+    )
+
+    @model_validator(mode="after")
+    def _rate(self) -> WorkloadConfig:
+        if self.rate is not None and self.rate_iops is not None:
+            raise ValueError("give rate_iops or rate (bytes per second), not both")
+        if self.rate is not None:
+            mean_bs = sum(s * w for s, w in self.bs) / sum(w for _, w in self.bs)
+            object.__setattr__(self, "rate_iops", self.rate / mean_bs)
+        if "rate_process" in self.model_fields_set and self.rate_iops is None:
+            raise ValueError("rate_process needs rate_iops or rate (without them the job is a closed loop)")
+        return self
 
     @model_validator(mode="after")
     def _mix(self) -> WorkloadConfig:

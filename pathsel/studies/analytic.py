@@ -764,6 +764,13 @@ def predict(model: Model, policy: Any, label: str = "") -> Prediction:
     notes: list[str] = []
     if model.faults:
         notes.append("faults ignored: the paths' state at time 0")
+    # what the closed network leaves out (issue 16's host queues): said, not silently mispredicted
+    if any(j.rate_iops > 0 for j in model.jobs):
+        notes.append("open-loop workloads (rate_iops) predicted as closed loops at iodepth; pathsel validate's M/M/c cases check the open loop")
+    if any(h.queue_depth for h in model.host_params):
+        notes.append("host queue depth not modelled: the prediction is for the I/Os the devices take (no KAVG)")
+    if any(a.per_kib > 0 for a in model.arrays):
+        notes.append("service_time_per_kib left out: array service means without their per-KiB part")
     if split.shares is None:
         notes.append("no fixed split: bounds for any policy (N / the fastest path's unloaded latency; all arrays' slots)")
         return Prediction(label, model, split, _best_path_bounds(model), None, None, notes)

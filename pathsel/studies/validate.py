@@ -59,6 +59,8 @@ METRICS: dict[str, tuple[str, str, bool]] = {
     "latency_p50_us": ("us", "relative", False),
     "latency_p99_us": ("us", "relative", False),
     "latency_p999_us": ("us", "relative", False),
+    "kavg_mean_us": ("us", "relative", False),  # esxtop's KAVG: the time queued in the host
+    "davg_mean_us": ("us", "relative", False),
     "share": ("share", "absolute", False),
     "little": ("rel", "absolute", False),
     "failover_retried": ("I/Os", "absolute", True),
@@ -392,6 +394,8 @@ def _measure(check: Check, run: RunResult) -> float:
     lat = run.latency_us
     if check.metric == "iops":
         return run.iops
+    if check.metric in ("kavg_mean_us", "davg_mean_us"):
+        return run.latency_split_us[check.metric[:4]]["mean"]
     if check.metric.startswith("latency_"):
         key = check.metric[len("latency_") : -len("_us")]
         return lat[key]

@@ -12,6 +12,16 @@ was scheduled earlier, so its id is smaller). The code that pushes it can
 then run its handler at once instead (taking its id), the last thing the
 current event does: same ids, same draws in the same order, one trip
 through the loop and the dispatch less.
+
+The host's io_timeout (reference.arm_abort): each attempt takes an event id
+for its timer when it is sent, as SimPy's would, but only the oldest
+unanswered attempt of each host has an entry in the heap (EV_DEADLINE, keyed
+by that id): a host's attempts reach their deadlines in the order they were
+sent, so they wait in a list by deadline, and a heap of one timer per
+attempt (millions while io_timeout is 30 s) is never built. An abort
+(EV_ABORT) frees what the attempt held at the arrays, interrupts its mirror
+(EV_M_ABORT) and bumps the slot's abort count: the attempt's events still
+pending carry the old count and are ignored.
 """
 
 from __future__ import annotations
@@ -25,16 +35,27 @@ from ..recorder import (
     C_RETRIED,
     C_TIMED_OUT,
     rec_complete,
+    rec_dev,
     rec_issue,
     rec_path,
 )
 from .layout import (
+    A_GRANTED,
+    A_NONE,
+    A_QUEUED,
+    A_SERVING,
+    EV_ABORT,
+    EV_ADMIT,
     EV_APD_TIMER,
+    EV_ARRIVAL,
+    EV_DEADLINE,
     EV_GRANT_MAIN,
     EV_GRANT_MIRROR,
     EV_LEG,
-    EV_LEG_TIMEOUT,
+    EV_M_ABORT,
     EV_M_FWD,
+    EV_M_SVC,
+    EV_OPEN_WAKE,
     EV_RELEASE,
     EV_SVC_MAIN,
     EV_WAKE,
@@ -45,6 +66,7 @@ from .layout import (
     I_NF_HEAD,
     I_NF_TAIL,
     I_NTRACE,
+    I_OVERLOAD,
     I_REPL_OK,
     I_SEQ,
     I_TRACE_ROOM,
@@ -52,12 +74,19 @@ from .layout import (
     I_UF_TAIL,
     I_WT_HEAD,
     I_WT_TAIL,
+    K_ADMITTED,
+    K_ASUB,
     K_ATTEMPTS,
     K_DEADLINE,
+    K_DLEID,
+    K_DNEXT,
+    K_DPREV,
     K_EPOCH,
+    K_GEN,
     K_ISSUED,
     K_JOB,
     K_MSTATE,
+    K_MSUB,
     K_MWAIT,
     K_PATH,
     K_SEQ,
@@ -71,7 +100,14 @@ from .layout import (
     M_PROCESSED,
     M_RUNNING,
     MAX_RESENDS,
+    MS_FWD,
+    MS_GRANTED,
+    MS_NONE,
+    MS_QUEUED,
+    MS_SERVING,
     ST_APD,
+    ST_IDLE,
+    ST_QUEUED,
     ST_R_CMD,
     ST_R_DATA,
     ST_R_SVC,
@@ -82,8 +118,23 @@ from .layout import (
     ST_W_SVC,
     ST_W_XFER,
     ST_WAIT_LOST,
+    TAG_SHIFT,
 )
-from .scheduler import heap_drop_stale_timers, heap_due_now, push_normal, timeout
+from .scheduler import (
+    KIND_BITS,
+    heap_drop_stale_timers,
+    heap_due_now,
+    heap_push_keyed,
+    push_normal,
+    push_urgent,
+    timeout,
+)
+
+
+@hot
+def tag(S, s):
+    """An attempt's event argument: its slot and the slot's abort count."""
+    return s | (S.slot[s, K_GEN] << TAG_SHIFT)
 
 
 @hot
@@ -138,14 +189,10 @@ def leg(P, S, V, R, s, p, direction, nbytes):
             li = P.c_links[c, i]
             t = serialise(S, R, nc + li, direction, t, nbytes, P.l_bw[li])
         delay += t - now
-    deadline = S.slotf[s, K_DEADLINE]
     if S.loss[c] > 0:
-        delay = lose(V, R, P.str_loss[c], S.loss[c], P.c_recov[c], delay, deadline - now)
+        delay = lose(V, R, P.str_loss[c], S.loss[c], P.c_recov[c], delay, S.slotf[s, K_DEADLINE] - now)
     S.slot[s, K_EPOCH] = S.epoch[c]
-    if now + delay > deadline:  # the host gives up on this attempt at its io_timeout
-        timeout(S, V, max(deadline - now, 0.0), EV_LEG_TIMEOUT, s)
-    else:
-        timeout(S, V, delay, EV_LEG, s)
+    timeout(S, V, delay, EV_LEG, tag(S, s))  # past the deadline, the abort comes first
 
 
 @hot
@@ -174,7 +221,12 @@ def trigger_put(S, a, conc):
         mirror = S.aq_mirror[a, i]
         S.aq_head[a] = head + 1
         S.users[a] += 1
-        push_normal(S, EV_GRANT_MIRROR if mirror else EV_GRANT_MAIN, slot)
+        if mirror:
+            S.slot[slot, K_MSUB] = MS_GRANTED
+            push_normal(S, EV_GRANT_MIRROR, tag(S, slot))
+        else:
+            S.slot[slot, K_ASUB] = A_GRANTED
+            push_normal(S, EV_GRANT_MAIN, tag(S, slot))
 
 
 @hot
@@ -184,7 +236,35 @@ def request(P, S, a, s, mirror):
     S.aq_slot[a, i] = s
     S.aq_mirror[a, i] = mirror
     S.aq_tail[a] = tail + 1
+    if mirror:
+        S.slot[s, K_MSUB] = MS_QUEUED
+    else:
+        S.slot[s, K_ASUB] = A_QUEUED
     trigger_put(S, a, P.a_conc[a])
+
+
+@jit
+def withdraw(P, S, a, s, mirror, granted):
+    """An aborted request leaves array ``a`` (simpy's Request.__exit__: cancel, then release).
+
+    Still queued, it leaves the FIFO; granted, it gives its slot back. Either way SimPy
+    creates a Release event, which grants the next in line when it is processed.
+    """
+    if granted:
+        release(P, S, a)
+        return
+    mask = S.aq_slot.shape[1] - 1
+    tail = S.aq_tail[a]
+    i = S.aq_head[a]
+    while i < tail and not (S.aq_slot[a, i & mask] == s and S.aq_mirror[a, i & mask] == mirror):
+        i += 1
+    for j in range(i, tail - 1):  # close the gap, keeping the order
+        S.aq_slot[a, j & mask] = S.aq_slot[a, (j + 1) & mask]
+        S.aq_mirror[a, j & mask] = S.aq_mirror[a, (j + 1) & mask]
+    if i < tail:
+        S.aq_tail[a] = tail - 1
+    S.users[a] += 1  # release() takes one back: a queued request held none
+    release(P, S, a)
 
 
 @hot
@@ -219,7 +299,22 @@ def grant_in_line(P, S, V, a):
 @hot
 def start_service(P, S, V, a, op, s):
     """EV_GRANT_MAIN's handler: the array serves the I/O."""
-    timeout(S, V, value(V, P.str_svc[a, op]), EV_SVC_MAIN, s)
+    S.slot[s, K_ASUB] = A_SERVING
+    timeout(S, V, value(V, P.str_svc[a, op]) + P.a_perkib[a] * V.s_size[s] / 1024.0, EV_SVC_MAIN, tag(S, s))
+
+
+@hot
+def start_mirror_service(P, S, V, peer, s):
+    """The peer array stores the mirror copy."""
+    S.slot[s, K_MSUB] = MS_SERVING
+    timeout(S, V, value(V, P.str_svc[peer, 1]) + P.a_perkib[peer] * V.s_size[s] / 1024.0, EV_M_SVC, tag(S, s))
+
+
+@hot
+def send_mirror(P, S, V, R, s):
+    """The mirror process's first step: the forward trip over the replication link."""
+    S.slot[s, K_MSUB] = MS_FWD
+    timeout(S, V, repl_trip(P, S, V, R, s, True), EV_M_FWD, tag(S, s))
 
 
 @hot
@@ -290,7 +385,11 @@ def begin_attempt(P, S, V, R, s):
     if S.slot[s, K_ATTEMPTS] > 1:
         R.rc[C_RETRIED] += 1
     S.slotf[s, K_STARTED] = now
-    S.slotf[s, K_DEADLINE] = now + P.hp_iot[P.d_host[d]]
+    h = P.d_host[d]
+    deadline = now + P.hp_iot[h]
+    if deadline == now:  # a timeout too small to move the clock still comes after the send
+        deadline = np.nextafter(now, np.inf)
+    S.slotf[s, K_DEADLINE] = deadline
     S.slot[s, K_PATH] = p
     c = V.p_ctrl[p]
     size = V.s_size[s]
@@ -301,6 +400,8 @@ def begin_attempt(P, S, V, R, s):
     rec_path(R, now, p, 1)
     if P.pol_start != 0:
         call_v_5(P.pol_start, P.pol_view, P.pol_state, d, k, s)
+    if deadline < np.inf:
+        arm_abort(S, h, s, deadline)
     if V.s_op[s] == 0:
         S.slot[s, K_STAGE] = ST_R_CMD
         leg(P, S, V, R, s, p, 0, 0)
@@ -313,9 +414,9 @@ def begin_attempt(P, S, V, R, s):
 
 
 @hot
-def new_io(P, S, V, R, s):
-    """A job slot issues its next I/O: op and size from the job's own stream (common random numbers)."""
-    now = V.clock[0]
+def new_io(P, S, V, R, s, issued):
+    """A job slot takes its next I/O, issued at ``issued``: op and size from the job's own stream (common random
+    numbers), then its device takes it or it waits in the host."""
     j = S.slot[s, K_JOB]
     st = P.str_job[j]
     u = value(V, st)
@@ -333,11 +434,171 @@ def new_io(P, S, V, R, s):
     S.slot[s, K_SEQ] = S.si[I_SEQ]
     V.s_op[s] = op
     V.s_size[s] = size
-    S.slotf[s, K_ISSUED] = now
+    S.slotf[s, K_ISSUED] = issued
     S.slot[s, K_ATTEMPTS] = 0
     S.slot[s, K_MSTATE] = M_NONE
+    admit(P, S, V, R, s)
+
+
+@hot
+def admit(P, S, V, R, s):
+    """reference.admit: the device takes the I/O, or it waits in the device's FIFO in the host."""
+    now = V.clock[0]
+    d = P.j_dev[S.slot[s, K_JOB]]
+    qd = P.d_qd[d]
+    if qd <= 0 or S.dq_act[d] < qd:
+        S.dq_act[d] += 1
+        rec_dev(R, now, d, 1, 0)
+        S.slotf[s, K_ADMITTED] = now
+        begin_attempt(P, S, V, R, s)
+    else:
+        t = S.dq_tail[d]
+        S.dq_slot[d, t & (S.dq_slot.shape[1] - 1)] = s
+        S.dq_tail[d] = t + 1
+        S.slot[s, K_STAGE] = ST_QUEUED
+        rec_dev(R, now, d, 0, 1)
+
+
+@hot
+def dev_release(S, V, R, d):
+    """reference.release: an I/O is done on device ``d``; its slot goes to the first waiting (EV_ADMIT), if any."""
+    now = V.clock[0]
+    h = S.dq_head[d]
+    if h < S.dq_tail[d]:
+        w = S.dq_slot[d, h & (S.dq_slot.shape[1] - 1)]
+        S.dq_head[d] = h + 1
+        rec_dev(R, now, d, 0, -1)
+        push_normal(S, EV_ADMIT, w)
+    else:
+        S.dq_act[d] -= 1
+        rec_dev(R, now, d, -1, 0)
+
+
+@hot
+def next_io(P, S, V, R, s):
+    """reference.job_slot's loop: closed, issue the next I/O now; open, take the oldest arrival, or wait for one."""
+    now = V.clock[0]
+    j = S.slot[s, K_JOB]
+    if P.j_open[j] == 0:
+        rec_issue(R, now)
+        new_io(P, S, V, R, s, now)
+        return
+    h = S.jb_head[j]
+    if h < S.jb_tail[j]:
+        t = S.jb_time[j, h & (S.jb_time.shape[1] - 1)]
+        S.jb_head[j] = h + 1
+        rec_dev(R, now, P.j_dev[j], 0, -1)
+        new_io(P, S, V, R, s, t)
+    else:
+        t = S.ji_tail[j]
+        S.ji_slot[j, t & (S.ji_slot.shape[1] - 1)] = s
+        S.ji_tail[j] = t + 1
+        S.slot[s, K_STAGE] = ST_IDLE
+        S.slotf[s, K_ISSUED] = np.inf
+
+
+@jit
+def arrival(P, S, V, R, j):
+    """reference.arrivals: an arrival is issued now, to an idle slot of the job or into its backlog; the next is due."""
+    now = V.clock[0]
     rec_issue(R, now)
+    h = S.ji_head[j]
+    if h < S.ji_tail[j]:
+        s = S.ji_slot[j, h & (S.ji_slot.shape[1] - 1)]
+        S.ji_head[j] = h + 1
+        push_normal(S, EV_OPEN_WAKE, s)
+    else:
+        t = S.jb_tail[j]
+        if t - S.jb_head[j] >= S.jb_time.shape[1]:  # run.py raises reference.overload
+            S.si[I_OVERLOAD] = j + 1
+            V.flags[FL_STOP] = 1
+            return
+        S.jb_time[j, t & (S.jb_time.shape[1] - 1)] = now
+        S.jb_tail[j] = t + 1
+        rec_dev(R, now, P.j_dev[j], 0, 1)
+    timeout(S, V, value(V, P.str_arr[j]), EV_ARRIVAL, j)
+
+
+@hot
+def arm_abort(S, h, s, deadline):
+    """reference.arm_abort: the attempt's timer takes its id; the host's list keeps it by deadline."""
+    eid = S.si[I_EID]
+    S.si[I_EID] = eid + 1
+    S.slot[s, K_DLEID] = eid
+    prev = S.dl_tail[h]
+    S.slot[s, K_DPREV] = prev
+    S.slot[s, K_DNEXT] = -1
+    if prev >= 0:
+        S.slot[prev, K_DNEXT] = s
+    else:
+        S.dl_head[h] = s
+    S.dl_tail[h] = s
+    if S.dl_armed[h] == 0:
+        S.dl_armed[h] = 1
+        heap_push_keyed(S, deadline, (eid << KIND_BITS) | EV_DEADLINE, h)
+
+
+@hot
+def disarm(P, S, s):
+    """The attempt ended: out of its host's list (its timer, if in the heap, will find it gone)."""
+    if S.slot[s, K_DLEID] < 0:
+        return
+    S.slot[s, K_DLEID] = -1
+    h = P.d_host[P.j_dev[S.slot[s, K_JOB]]]
+    prev = S.slot[s, K_DPREV]
+    nxt = S.slot[s, K_DNEXT]
+    if prev >= 0:
+        S.slot[prev, K_DNEXT] = nxt
+    else:
+        S.dl_head[h] = nxt
+    if nxt >= 0:
+        S.slot[nxt, K_DPREV] = prev
+    else:
+        S.dl_tail[h] = prev
+
+
+@jit
+def on_deadline(P, S, V, h, eid):
+    """EV_DEADLINE: the host's timer ``eid`` is due; if its attempt is still unanswered, abort it. Then re-arm."""
+    S.dl_armed[h] = 0
+    s = S.dl_head[h]
+    if s >= 0 and S.slot[s, K_DLEID] == eid:
+        disarm(P, S, s)
+        push_urgent(S, EV_ABORT, tag(S, s))  # SimPy: the timer's callback interrupts the I/O's process
+        s = S.dl_head[h]
+    if s >= 0:
+        S.dl_armed[h] = 1
+        heap_push_keyed(S, S.slotf[s, K_DEADLINE], (S.slot[s, K_DLEID] << KIND_BITS) | EV_DEADLINE, h)
+
+
+@jit
+def abort(P, S, V, R, s):
+    """EV_ABORT (reference io_life's ``except simpy.Interrupt``): free what the attempt held, interrupt its mirror, retry."""
+    p = S.slot[s, K_PATH]
+    sub = S.slot[s, K_ASUB]
+    if sub != A_NONE:
+        withdraw(P, S, P.p_array[p], s, 0, sub != A_QUEUED)
+        S.slot[s, K_ASUB] = A_NONE
+    if S.slot[s, K_MSTATE] == M_RUNNING:
+        S.slot[s, K_MSTATE] = M_NONE
+        push_urgent(S, EV_M_ABORT, s | (P.p_mirror[p] << TAG_SHIFT))
+    S.slot[s, K_MWAIT] = 0
+    S.slot[s, K_GEN] += 1  # the attempt's pending events are stale now
+    if S.si[I_HEAPN] >= S.h_time.shape[0] >> 1:  # their timers stay in the heap until due: drop them if it fills
+        heap_drop_stale_timers(S)
+    end_attempt(P, S, V, R, s, p)
+    R.rc[C_TIMED_OUT] += 1
     begin_attempt(P, S, V, R, s)
+
+
+@jit
+def abort_mirror(P, S, s, peer):
+    """EV_M_ABORT (reference.mirror's ``except simpy.Interrupt``): the peer drops the copy; the process ends."""
+    sub = S.slot[s, K_MSUB]
+    if sub == MS_QUEUED or sub == MS_GRANTED or sub == MS_SERVING:
+        withdraw(P, S, peer, s, 1, sub != MS_QUEUED)
+    S.slot[s, K_MSUB] = MS_NONE
+    S.si[I_EID] += 1  # the process's own event: nobody waits for it any more
 
 
 @hot
@@ -350,6 +611,7 @@ def end_attempt(P, S, V, R, s, p):
     V.c_out[c] -= 1
     V.c_out_bytes[c] -= size
     rec_path(R, now, p, -1)
+    disarm(P, S, s)
 
 
 @hot
@@ -358,10 +620,11 @@ def complete(P, S, V, R, s):
     p = S.slot[s, K_PATH]
     end_attempt(P, S, V, R, s, p)
     on_path = now - S.slotf[s, K_STARTED]
+    d = P.j_dev[S.slot[s, K_JOB]]
     if P.pol_complete != 0:
-        d = P.j_dev[S.slot[s, K_JOB]]
         call_v_6f(P.pol_complete, P.pol_view, P.pol_state, d, V.p_local[p], s, on_path)
-    rec_complete(R, now, V.s_op[s], V.s_size[s], now - S.slotf[s, K_ISSUED], p, on_path)
+    rec_complete(R, now, V.s_op[s], V.s_size[s], now - S.slotf[s, K_ISSUED], p, on_path, d,
+                 S.slotf[s, K_ADMITTED] - S.slotf[s, K_ISSUED])
     if P.trace_on != 0:
         t = S.si[I_NTRACE]
         S.si[I_NTRACE] = t + 1
@@ -375,18 +638,16 @@ def complete(P, S, V, R, s):
         S.tr_done[t] = now
         S.tr_path[t] = p
         S.tr_attempts[t] = S.slot[s, K_ATTEMPTS]
-    new_io(P, S, V, R, s)
+    dev_release(S, V, R, d)
+    next_io(P, S, V, R, s)
 
 
 @jit
-def lost(P, S, V, R, s, timed_out):
+def lost(P, S, V, R, s):
     """io_life after PathLost: retry now, or wait until the host notices the path is gone."""
     p = S.slot[s, K_PATH]
     end_attempt(P, S, V, R, s, p)
-    if timed_out:
-        R.rc[C_TIMED_OUT] += 1
-        begin_attempt(P, S, V, R, s)
-    elif V.up[p] == 1:
+    if V.up[p] == 1:
         S.slot[s, K_STAGE] = ST_WAIT_LOST
         start_wait(P, S, V, s, np.inf)
     else:
@@ -405,7 +666,7 @@ def on_leg(P, S, V, R, s):
     p = S.slot[s, K_PATH]
     c = V.p_ctrl[p]
     if S.epoch[c] != S.slot[s, K_EPOCH] or S.phys_up[c] == 0:  # the frame was lost with its path
-        lost(P, S, V, R, s, False)
+        lost(P, S, V, R, s)
         return
     stage = S.slot[s, K_STAGE]
     a = P.p_array[p]
@@ -436,12 +697,12 @@ def on_leg(P, S, V, R, s):
             S.slot[s, K_MSTATE] = M_NONE
         if grant_in_line(P, S, V, a):
             if mirror:
-                timeout(S, V, repl_trip(P, S, V, R, s, True), EV_M_FWD, s)
+                send_mirror(P, S, V, R, s)
             start_service(P, S, V, a, 1, s)
         else:
             request(P, S, a, s, 0)
             if mirror:
-                timeout(S, V, repl_trip(P, S, V, R, s, True), EV_M_FWD, s)
+                send_mirror(P, S, V, R, s)
     else:  # ST_R_DATA or ST_W_STATUS: done
         complete(P, S, V, R, s)
 
@@ -450,6 +711,7 @@ def on_leg(P, S, V, R, s):
 def on_service_done(P, S, V, R, s):
     p = S.slot[s, K_PATH]
     a = P.p_array[p]
+    S.slot[s, K_ASUB] = A_NONE
     release(P, S, a)
     if V.s_op[s] == 0:
         S.slot[s, K_STAGE] = ST_R_DATA

@@ -18,18 +18,37 @@ from ...jit import Layout, address_of
 # -- event kinds (the loop's switch) -------------------------------------------------
 EV_INIT, EV_LEG, EV_GRANT_MAIN, EV_SVC_MAIN, EV_RELEASE = 0, 1, 2, 3, 4
 EV_M_FWD, EV_GRANT_MIRROR, EV_M_SVC, EV_M_ACK, EV_M_END = 6, 7, 8, 9, 10  # 5: the mirror's start, taken in line
-EV_FAULT_INIT, EV_FAULT, EV_NOTICE, EV_APD_TIMER, EV_WAKE, EV_LEG_TIMEOUT = 11, 12, 13, 14, 15, 16
+EV_FAULT_INIT, EV_FAULT, EV_NOTICE, EV_APD_TIMER, EV_WAKE = 11, 12, 13, 14, 15
+# io_timeout: a host's oldest unanswered attempt is due (arg: host); an attempt's abort; its mirror's abort
+EV_DEADLINE, EV_ABORT, EV_M_ABORT = 16, 17, 18
+# the host's queues: a device takes a waiting I/O (arg: slot); an open-loop job's arrival process starts, an
+# arrival (arg: job); an idle slot of an open-loop job is handed an arrival (arg: slot)
+EV_ADMIT, EV_ARRIVALS_INIT, EV_ARRIVAL, EV_OPEN_WAKE = 19, 20, 21, 22
 
 # -- stages of an I/O's main process ---------------------------------------------------
 ST_R_CMD, ST_R_SVC, ST_R_DATA = 0, 1, 2
 ST_W_CMD, ST_W_XFER, ST_W_DATA, ST_W_SVC, ST_W_MIRROR_WAIT, ST_W_STATUS = 3, 4, 5, 6, 7, 8
 ST_APD, ST_WAIT_LOST = 9, 10
+ST_QUEUED, ST_IDLE = 11, 12  # waiting for a slot of its device in the host; an open-loop slot without an arrival
 
 # the columns of a slot's row (S.slot for integers, S.slotf for floats): the ones every event reads first
 K_STAGE, K_PATH, K_JOB, K_EPOCH, K_MSTATE, K_MWAIT, K_SEQ, K_ATTEMPTS = 0, 1, 2, 3, 4, 5, 6, 7
 K_ISSUED, K_STARTED, K_DEADLINE = 8, 9, 10  # floats
 K_WAITID, K_WOKEN, K_WAKEVAL = 11, 12, 13
-SLOT_COLS = 16  # 128 bytes: two cache lines
+# aborts: how many this slot had (the tag of its events), where its command and its mirror are at the arrays,
+# and its place in its host's list of attempts by deadline (previous, next, the id of its timer)
+K_GEN, K_ASUB, K_MSUB, K_DPREV, K_DNEXT, K_DLEID = 14, 15, 16, 17, 18, 19
+K_ADMITTED = 20  # float: when its device took it (KAVG = K_ADMITTED - K_ISSUED)
+SLOT_COLS = 24  # 192 bytes: three cache lines, the hot columns in the first
+
+# An event of an attempt carries its slot and the slot's abort count (arg = slot | gen << TAG_SHIFT):
+# after an abort, the attempt's events still pending find a newer count and do nothing.
+TAG_SHIFT = 32
+SLOT_MASK = (1 << TAG_SHIFT) - 1
+
+# where an attempt's command is at its array (K_ASUB) and its mirror at the peer (K_MSUB)
+A_NONE, A_QUEUED, A_GRANTED, A_SERVING = 0, 1, 2, 3
+MS_NONE, MS_FWD, MS_QUEUED, MS_GRANTED, MS_SERVING, MS_ACK = 0, 1, 2, 3, 4, 5
 
 # mirror process states
 M_NONE, M_RUNNING, M_END_SCHEDULED, M_PROCESSED = 0, 1, 2, 3
@@ -52,7 +71,8 @@ DONE, PAUSED, REFILL, BUFFERS_FULL = 0, 1, 2, 3
 # integer scalars in S.si
 I_EID, I_SEQ, I_HEAPN, I_UF_HEAD, I_UF_TAIL, I_NF_HEAD, I_NF_TAIL = 0, 1, 2, 3, 4, 5, 6
 I_FAULT_NEXT, I_WT_HEAD, I_WT_TAIL, I_NTRACE, I_TRACE_ROOM, I_HTOP, I_REPL_OK = 7, 8, 9, 10, 11, 12, 13
-N_SI = 14
+I_OVERLOAD = 14  # 1 + the open-loop job whose backlog overflowed (the run stops: reference.overload)
+N_SI = 15
 # float scalars in S.sf: the replication link's current added latency and loss
 F_REPL_EXTRA, F_REPL_LOSS = 0, 1
 N_SF = 2
@@ -89,6 +109,7 @@ PARAMS = Layout(ParamsType, [
     ("c_npaths", "i8", 1),
     ("l_bw", "f8", 1),
     ("a_conc", "i8", 1),
+    ("a_perkib", "f8", 1),  # service seconds added per KiB
     # the replication link: its two arrays, bandwidth, added latency, loss, the mediator's preferred site and loser
     ("r_a0", "i8", 0),
     ("r_bw", "f8", 0),
@@ -107,6 +128,10 @@ PARAMS = Layout(ParamsType, [
     ("j_sizes", "i8", 2),
     ("j_cumw", "f8", 2),
     ("d_host", "i8", 1),
+    # the host's queues: each device's queue depth (0: none); per job, open loop or not and its arrivals' stream
+    ("d_qd", "i8", 1),
+    ("j_open", "i8", 1),
+    ("str_arr", "i8", 1),
     # the fault timeline
     ("f_time", "f8", 1),
     ("f_what", "i8", 1),
@@ -164,6 +189,23 @@ STATE = Layout(StateType, [
     ("aq_mirror", "i8", 2),
     ("aq_head", "i8", 1),
     ("aq_tail", "i8", 1),
+    # the host's queues: per device the I/Os active and a FIFO of slots waiting; per open-loop job a FIFO of
+    # arrival times waiting for a slot (backlog) and one of its slots waiting for an arrival (idle)
+    ("dq_act", "i8", 1),
+    ("dq_slot", "i8", 2),
+    ("dq_head", "i8", 1),
+    ("dq_tail", "i8", 1),
+    ("jb_time", "f8", 2),
+    ("jb_head", "i8", 1),
+    ("jb_tail", "i8", 1),
+    ("ji_slot", "i8", 2),
+    ("ji_head", "i8", 1),
+    ("ji_tail", "i8", 1),
+    # per host: its attempts in flight by deadline (a list through the slots' K_DPREV/K_DNEXT), and whether
+    # an EV_DEADLINE of it is in the heap
+    ("dl_head", "i8", 1),
+    ("dl_tail", "i8", 1),
+    ("dl_armed", "i8", 1),
     # I/Os waiting for the host to see a path change
     ("wt_slot", "i8", 1),
     ("wt_id", "i8", 1),

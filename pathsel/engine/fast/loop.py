@@ -18,17 +18,23 @@ from ...policies.kernel import FL_EV_ROOM, FL_NEV, FL_REFILL, FL_STOP, view_at
 from ..recorder import rec_fail, recorder_at
 from .faults import apply_fault, fault_loop, notice
 from .io_life import (
+    abort,
+    abort_mirror,
+    arrival,
+    dev_release,
     begin_attempt,
     grant_in_line,
-    lost,
     mirror_end,
     new_io,
+    next_io,
     next_in_line,
+    on_deadline,
     on_leg,
     on_service_done,
     release,
     repl_trip,
     request,
+    start_mirror_service,
     start_service,
     trigger_put,
     value,
@@ -36,19 +42,25 @@ from .io_life import (
 from .layout import (
     BUFFERS_FULL,
     DONE,
+    EV_ABORT,
+    EV_ADMIT,
     EV_APD_TIMER,
+    EV_ARRIVAL,
+    EV_ARRIVALS_INIT,
+    EV_DEADLINE,
     EV_FAULT,
     EV_FAULT_INIT,
     EV_GRANT_MAIN,
     EV_GRANT_MIRROR,
     EV_INIT,
     EV_LEG,
-    EV_LEG_TIMEOUT,
+    EV_M_ABORT,
     EV_M_ACK,
     EV_M_END,
     EV_M_FWD,
     EV_M_SVC,
     EV_NOTICE,
+    EV_OPEN_WAKE,
     EV_RELEASE,
     EV_SVC_MAIN,
     EV_WAKE,
@@ -62,18 +74,26 @@ from .layout import (
     I_TRACE_ROOM,
     I_UF_HEAD,
     I_UF_TAIL,
+    K_ADMITTED,
+    K_GEN,
+    K_JOB,
     K_MSTATE,
+    K_MSUB,
     K_PATH,
     K_WAITID,
     K_WAKEVAL,
     K_WOKEN,
     M_END_SCHEDULED,
+    MS_ACK,
+    MS_NONE,
     PAUSED,
     REFILL,
+    SLOT_MASK,
+    TAG_SHIFT,
     params_at,
     state_at,
 )
-from .scheduler import KIND_MASK, heap_settle, push_normal, timeout
+from .scheduler import KIND_BITS, KIND_MASK, heap_settle, push_normal, timeout
 
 
 @entry
@@ -130,37 +150,44 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
                 arg = S.h_arg[0]
                 S.si[I_HTOP] = 1
         # -- the handlers --
+        if kind <= EV_M_END and kind != EV_INIT and kind != EV_RELEASE:  # an attempt's event: is it still current?
+            s = arg & SLOT_MASK
+            if (arg >> TAG_SHIFT) != S.slot[s, K_GEN]:
+                kind = -1  # its attempt was aborted: nothing to do
+        else:
+            s = arg
         if kind == EV_LEG:
-            on_leg(P, S, V, R, arg)
+            on_leg(P, S, V, R, s)
         elif kind == EV_GRANT_MAIN:
-            start_service(P, S, V, P.p_array[S.slot[arg, K_PATH]], V.s_op[arg], arg)
+            start_service(P, S, V, P.p_array[S.slot[s, K_PATH]], V.s_op[s], s)
         elif kind == EV_SVC_MAIN:
-            on_service_done(P, S, V, R, arg)
+            on_service_done(P, S, V, R, s)
         elif kind == EV_RELEASE:
-            trigger_put(S, arg, P.a_conc[arg])
+            trigger_put(S, s, P.a_conc[s])
         elif kind == EV_M_FWD:
-            peer = P.p_mirror[S.slot[arg, K_PATH]]
+            peer = P.p_mirror[S.slot[s, K_PATH]]
             if grant_in_line(P, S, V, peer):
-                timeout(S, V, value(V, P.str_svc[peer, 1]), EV_M_SVC, arg)
+                start_mirror_service(P, S, V, peer, s)
             else:
-                request(P, S, peer, arg, 1)
+                request(P, S, peer, s, 1)
         elif kind == EV_GRANT_MIRROR:
-            peer = P.p_mirror[S.slot[arg, K_PATH]]
-            timeout(S, V, value(V, P.str_svc[peer, 1]), EV_M_SVC, arg)
+            start_mirror_service(P, S, V, P.p_mirror[S.slot[s, K_PATH]], s)
         elif kind == EV_M_SVC:
-            release(P, S, P.p_mirror[S.slot[arg, K_PATH]])
-            timeout(S, V, repl_trip(P, S, V, R, arg, False), EV_M_ACK, arg)
+            release(P, S, P.p_mirror[S.slot[s, K_PATH]])
+            S.slot[s, K_MSUB] = MS_ACK
+            timeout(S, V, repl_trip(P, S, V, R, s, False), EV_M_ACK, arg)
         elif kind == EV_M_ACK:  # the mirror process returns: its own event is scheduled
+            S.slot[s, K_MSUB] = MS_NONE
             if next_in_line(S, V):
                 S.si[I_EID] += 1
-                mirror_end(P, S, V, R, arg)
+                mirror_end(P, S, V, R, s)
             else:
-                S.slot[arg, K_MSTATE] = M_END_SCHEDULED
+                S.slot[s, K_MSTATE] = M_END_SCHEDULED
                 push_normal(S, EV_M_END, arg)
         elif kind == EV_M_END:
-            mirror_end(P, S, V, R, arg)
+            mirror_end(P, S, V, R, s)
         elif kind == EV_INIT:
-            new_io(P, S, V, R, arg)
+            next_io(P, S, V, R, s)
         elif kind == EV_FAULT_INIT:
             fault_loop(P, S, V)
         elif kind == EV_FAULT:
@@ -169,8 +196,14 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
             fault_loop(P, S, V)
         elif kind == EV_NOTICE:
             notice(P, S, V, arg)
-        elif kind == EV_LEG_TIMEOUT:
-            lost(P, S, V, R, arg, True)
+        elif kind == EV_DEADLINE:
+            on_deadline(P, S, V, arg, S.h_key[0] >> KIND_BITS)  # the root is still this event
+        elif kind == EV_ABORT:
+            s = arg & SLOT_MASK
+            if (arg >> TAG_SHIFT) == S.slot[s, K_GEN]:
+                abort(P, S, V, R, s)
+        elif kind == EV_M_ABORT:
+            abort_mirror(P, S, arg & SLOT_MASK, arg >> TAG_SHIFT)
         elif kind == EV_APD_TIMER:
             n_slots = S.slot.shape[0]
             s = arg % n_slots
@@ -179,10 +212,20 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
                 S.slot[s, K_WAKEVAL] = 0
                 push_normal(S, EV_WAKE, s)
         elif kind == EV_WAKE:
-            if S.slot[arg, K_WAKEVAL] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
+            if S.slot[s, K_WAKEVAL] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
                 rec_fail(R, V.clock[0])
-                new_io(P, S, V, R, arg)
+                dev_release(S, V, R, P.j_dev[S.slot[s, K_JOB]])
+                next_io(P, S, V, R, s)
             else:
-                begin_attempt(P, S, V, R, arg)
+                begin_attempt(P, S, V, R, s)
+        elif kind == EV_ADMIT:
+            S.slotf[s, K_ADMITTED] = V.clock[0]
+            begin_attempt(P, S, V, R, s)
+        elif kind == EV_ARRIVALS_INIT:
+            timeout(S, V, value(V, P.str_arr[arg]), EV_ARRIVAL, arg)
+        elif kind == EV_ARRIVAL:
+            arrival(P, S, V, R, arg)
+        elif kind == EV_OPEN_WAKE:
+            new_io(P, S, V, R, s, V.clock[0])
         heap_settle(S)
     return status

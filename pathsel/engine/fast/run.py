@@ -32,6 +32,7 @@ from ...policies.kernel import (
     N_FLAGS,
     VIEW,
 )
+from ..host_queues import BACKLOG_CAP, overload
 from ..recorder import Live, close_record, new_record, to_metrics
 from ..streams import Draws, make_streams
 from . import layout as L
@@ -73,7 +74,8 @@ class _Run:
         str_svc = (J + C + np.arange(2 * A, dtype=i64)).reshape(A, 2)
         str_repl = np.array([J + C + 2 * A], dtype=i64)
         str_loss = J + C + 2 * A + 1 + np.arange(C + 1, dtype=i64)
-        assert len(draws) == J + C + 2 * A + 1 + C + 1
+        str_arr = J + C + 2 * A + 2 + C + np.arange(J, dtype=i64)
+        assert len(draws) == J + C + 2 * A + 1 + C + 1 + J
         str_pol = np.full(D, -1, dtype=i64)
         if defn.draws:  # each device's policy generator, served in blocks as the policy's uniforms
             str_pol[:] = len(draws) + np.arange(D, dtype=i64)
@@ -91,13 +93,15 @@ class _Run:
             used[str_loss] = False
         if model.replication is None:
             used[str_repl] = False
+        used[str_arr] = [j.rate_iops > 0 for j in model.jobs]
         for op, possible in ((0, any(j.read_fraction > 0 for j in model.jobs)), (1, any(j.read_fraction < 1 for j in model.jobs))):
             if not possible:
                 used[str_svc[:, op]] = False
         trap = int(used.sum())
         row = np.full(len(draws), trap, dtype=i64)  # the trap row is the last
         row[used] = np.arange(trap)
-        str_job, str_path, str_svc, str_repl, str_loss = (row[x] for x in (str_job, str_path, str_svc, str_repl, str_loss))
+        str_job, str_path, str_svc, str_repl, str_loss, str_arr = (
+            row[x] for x in (str_job, str_path, str_svc, str_repl, str_loss, str_arr))
         d_stream = row[str_pol] if defn.draws else np.full(D, trap, dtype=i64)  # a policy that draws undeclared hits the trap
         feeds = [d for d, u in zip(draws, used) if u]
         # The most values one event can draw from each stream (the loop stops for a refill between events,
@@ -185,6 +189,7 @@ class _Run:
             c_npaths=np.array([len(x) for x in cpaths], dtype=i64),
             l_bw=np.array([ln.bandwidth for ln in model.links] or [0.0], dtype=f64),
             a_conc=np.array([a.concurrency for a in model.arrays], dtype=i64),
+            a_perkib=np.array([a.per_kib for a in model.arrays], dtype=f64),
             r_a0=repl.arrays[0] if repl else -1,
             r_bw=(repl.bandwidth or 0.0) if repl else 0.0,
             r_extra=repl.extra if repl else 0.0,
@@ -200,6 +205,8 @@ class _Run:
             j_sizes=np.array([list(j.sizes) + [0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=i64),
             j_cumw=np.array([list(j.size_weights) + [0.0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=f64),
             d_host=np.array([d.host for d in model.devices], dtype=i64),
+            d_qd=np.array([model.host_params[d.host].queue_depth for d in model.devices], dtype=i64),
+            j_open=np.array([1 if j.rate_iops > 0 else 0 for j in model.jobs], dtype=i64), str_arr=str_arr,
             f_time=np.array([f.at for f in faults], dtype=f64),
             f_what=np.array([L.FAULT_CODES[f.what] for f in faults], dtype=i64),
             f_cs=f_cs,
@@ -220,10 +227,12 @@ class _Run:
 
         # -- the engine's own state ----------------------------------------------------------------------
         # Live timers: per slot two (an I/O's leg or service and its mirror's) or one APD timer, a notice per
-        # nexus change still in its detection delay, the next fault. Twice that: the other half holds APD
-        # timers of waits that ended, which start_wait drops once the heap is half full.
+        # nexus change still in its detection delay, the next fault, each host's io_timeout. Twice that: the
+        # other half holds timers that will do nothing (of waits that ended, of aborted attempts), which
+        # start_wait and abort drop once the heap is half full.
         notices = 2 * C + sum(len(f.controllers) for f in faults)
-        heap_cap = 2 * (3 * N + notices + 16)
+        H = len(model.host_params)
+        heap_cap = 2 * (3 * N + notices + H + 16)
         pow2 = lambda n: 1 << (int(n) - 1).bit_length()  # noqa: E731 - ring buffers are indexed with a mask
         fifo_cap = pow2(8 * N + 4 * P + 64)
         tcap = TRACE_CAP if trace else 1
@@ -234,8 +243,15 @@ class _Run:
         sf = np.zeros(L.N_SF, dtype=f64)
         sf[L.F_REPL_EXTRA] = repl.extra if repl else 0.0
         sf[L.F_REPL_LOSS] = repl.loss_ppm if repl else 0.0
+        # the host's queues: a device's FIFO holds at most its slots; a job's idle FIFO its own slots
+        per_dev = np.bincount([j.device for j in model.jobs for _ in range(j.iodepth)], minlength=D)
+        dq_cap = pow2(int(per_dev.max(initial=0)) + 1) if any(h.queue_depth for h in model.host_params) else 1
+        is_open = any(j.rate_iops > 0 for j in model.jobs)
+        jb_cap = BACKLOG_CAP if is_open else 1
+        ji_cap = pow2(max(j.iodepth for j in model.jobs) + 1) if is_open else 1
         slot = _aligned_rows(N, L.SLOT_COLS)
         slot[:, L.K_JOB] = slots
+        slot[:, L.K_DLEID] = -1  # in no host's list of attempts by deadline
         self.state = L.STATE.pack(dict(
             si=si, sf=sf,
             h_time=np.full(heap_cap + 3, np.inf, dtype=f64),  # +inf past the last entry: a pop reads 4 children
@@ -250,16 +266,24 @@ class _Run:
             users=np.zeros(A, dtype=i64),
             aq_slot=np.zeros((A, pow2(2 * N + 4)), dtype=i64), aq_mirror=np.zeros((A, pow2(2 * N + 4)), dtype=i64),
             aq_head=np.zeros(A, dtype=i64), aq_tail=np.zeros(A, dtype=i64),
+            dq_act=np.zeros(D, dtype=i64), dq_slot=np.zeros((D, dq_cap), dtype=i64),
+            dq_head=np.zeros(D, dtype=i64), dq_tail=np.zeros(D, dtype=i64),
+            jb_time=np.zeros((J, jb_cap), dtype=f64), jb_head=np.zeros(J, dtype=i64), jb_tail=np.zeros(J, dtype=i64),
+            ji_slot=np.zeros((J, ji_cap), dtype=i64), ji_head=np.zeros(J, dtype=i64), ji_tail=np.zeros(J, dtype=i64),
+            dl_head=np.full(H, -1, dtype=i64), dl_tail=np.full(H, -1, dtype=i64), dl_armed=np.zeros(H, dtype=i64),
             wt_slot=np.zeros(wt_cap, dtype=i64), wt_id=np.zeros(wt_cap, dtype=i64), tmp_wt=np.zeros(wt_cap, dtype=i64),
             tr_seq=np.zeros(tcap, dtype=i64), tr_job=np.zeros(tcap, dtype=i64), tr_op=np.zeros(tcap, dtype=i64),
             tr_size=np.zeros(tcap, dtype=i64), tr_issued=np.zeros(tcap, dtype=f64), tr_done=np.zeros(tcap, dtype=f64),
             tr_path=np.zeros(tcap, dtype=i64), tr_attempts=np.zeros(tcap, dtype=i64),
         ))
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
-        self.rec = new_record(P, n_bins, W, (model.ramp, model.end), model.interval)
+        self.rec = new_record(P, n_bins, W, (model.ramp, model.end), model.interval, D, model.host_queues)
         # The processes SimPy starts first: every job slot, then the fault timeline.
         for s in range(N):
             push_urgent.py_func(self.state, L.EV_INIT, s)
+        for j in model.jobs:
+            if j.rate_iops > 0:
+                push_urgent.py_func(self.state, L.EV_ARRIVALS_INIT, j.index)
         if faults:
             push_urgent.py_func(self.state, L.EV_FAULT_INIT, 0)
         self.feed = _Feed(feeds, margins, self.view)
@@ -442,6 +466,9 @@ def run_fast(
     try:
         while True:
             status = run_kernel(*addrs, t_stop, run.ev_room, run.tr_room)
+            if run.state.si[L.I_OVERLOAD]:
+                j = model.jobs[int(run.state.si[L.I_OVERLOAD]) - 1]
+                raise overload(model, j, float(run.view.clock[0]), BACKLOG_CAP)
             if status == L.REFILL:
                 run.feed.refill()
             elif status == L.BUFFERS_FULL:
@@ -466,7 +493,11 @@ def run_fast(
     run.drain_events(events)
     run.drain_trace(records)
     close_record(run.rec, model.end)
-    m = to_metrics(run.rec, len(model.paths))
+    m = to_metrics(run.rec, len(model.paths), model.device_slots())
+    st = run.state
+    waiting = [float(st.jb_time[j, st.jb_head[j] & (st.jb_time.shape[1] - 1)])
+               for j in range(len(model.jobs)) if st.jb_head[j] < st.jb_tail[j]]
+    m.oldest_in_flight = min([float(st.slotf[:, L.K_ISSUED].min(initial=np.inf))] + waiting)
     m.events = events
     m.config_strings = run.config_strings()
     if trace:

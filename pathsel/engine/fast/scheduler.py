@@ -26,13 +26,21 @@ import numpy as np
 from ...jit import hot, jit
 from .layout import (
     EV_APD_TIMER,
+    EV_LEG,
+    EV_M_ACK,
+    EV_M_FWD,
+    EV_M_SVC,
+    EV_SVC_MAIN,
     I_EID,
     I_HEAPN,
     I_HTOP,
     I_NF_TAIL,
     I_UF_TAIL,
+    K_GEN,
     K_WAITID,
     K_WOKEN,
+    SLOT_MASK,
+    TAG_SHIFT,
 )
 
 KIND_BITS = 8
@@ -66,6 +74,29 @@ def heap_push(S, t, kind, arg):
     ht[_u(i)] = t
     hk[_u(i)] = (eid << KIND_BITS) | kind
     ha[_u(i)] = arg
+
+
+@jit
+def heap_push_keyed(S, t, key, arg):
+    """Push an entry whose id was taken earlier (a host's io_timeout timer): it may sort before newer entries."""
+    heap_settle(S)
+    ht = S.h_time
+    hk = S.h_key
+    ha = S.h_arg
+    i = S.si[I_HEAPN]
+    S.si[I_HEAPN] = i + 1
+    while i > 0:
+        parent = (i - 1) >> 2
+        pt = ht[parent]
+        if pt < t or (pt == t and hk[parent] < key):
+            break
+        ht[i] = pt
+        hk[i] = hk[parent]
+        ha[i] = ha[parent]
+        i = parent
+    ht[i] = t
+    hk[i] = key
+    ha[i] = arg
 
 
 @jit
@@ -182,12 +213,13 @@ def heap_pop(S):
 
 @jit
 def heap_drop_stale_timers(S):
-    """Drop the APD timers of waits that are over (due, they would do nothing), then rebuild the heap.
+    """Drop the timers that would do nothing when due, then rebuild the heap.
 
-    A slot that is woken and waits again leaves its old timer in the heap, so without this
-    the heap grows with every wake-up while the APD timeout is long (start_wait calls it when
-    the heap is half full). Each kept entry keeps its key (time, id << 8 | kind), so the pop
-    order does not change.
+    A slot that is woken and waits again leaves its old APD timer in the heap, and an aborted
+    attempt its leg's or service's: without this the heap grows with every wake-up while the
+    APD timeout is long, and with every abort (start_wait and abort call it when the heap is
+    half full). Each kept entry keeps its key (time, id << 8 | kind), so the pop order does
+    not change.
     """
     heap_settle(S)
     n_slots = S.slot.shape[0]
@@ -197,10 +229,14 @@ def heap_drop_stale_timers(S):
     n = S.si[I_HEAPN]
     m = 0
     for i in range(n):
-        if (hk[i] & KIND_MASK) == EV_APD_TIMER:
+        kind = hk[i] & KIND_MASK
+        if kind == EV_APD_TIMER:
             a = ha[i]
             w = a % n_slots
             if S.slot[w, K_WAITID] != a // n_slots or S.slot[w, K_WOKEN] != 0:
+                continue
+        elif kind == EV_LEG or kind == EV_SVC_MAIN or kind == EV_M_FWD or kind == EV_M_SVC or kind == EV_M_ACK:
+            if (ha[i] >> TAG_SHIFT) != S.slot[ha[i] & SLOT_MASK, K_GEN]:
                 continue
         ht[m] = ht[i]
         hk[m] = hk[i]

@@ -1,0 +1,26 @@
+"""The host's queues, as both engines keep them: the limit on an open-loop job's backlog and the error past it.
+
+An open-loop job (``rate_iops``) whose arrivals come faster than it can
+issue them keeps them waiting in the host, in order; a backlog that passes
+:data:`BACKLOG_CAP` means the offered load is more than the set-up serves
+(the queue would grow without end), and the run stops with one message.
+"""
+
+from __future__ import annotations
+
+from ..errors import ScenarioError
+from ..model import JobModel, Model
+
+__all__ = ["BACKLOG_CAP", "overload"]
+
+BACKLOG_CAP = 1 << 14  # arrivals an open-loop job may have waiting in the host; more: overload()
+
+
+def overload(model: Model, job: JobModel, now: float, waiting: int) -> ScenarioError:
+    """An open-loop job's arrivals outran what it could issue: its backlog in the host passed BACKLOG_CAP."""
+    return ScenarioError(
+        model.name, f"workload {job.workload!r} rate_iops",
+        f"{waiting:,} arrivals of one job copy waiting in the host at t = {now:.6g} s: the offered "
+        f"{job.rate_iops:,.6g} IOPS is more than its iodepth ({job.iodepth}) and the paths and arrays serve; "
+        "lower rate_iops, or raise iodepth or the host's queue_depth",
+    )
