@@ -146,3 +146,16 @@ def test_keys_switch_views_pause_and_quit_in_a_real_terminal(tmp_path):
         assert "Traceback" not in screen()
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def test_with_a_device_queue_depth_actv_qued_and_kavg_are_the_engines_own():
+    model, run, snaps, metrics = snapshots("esxi-24-vms-dqlen.toml", 0.5, duration=2.0)
+    dqlen = model.host_params[0].queue_depth
+    assert dqlen and all(s.actv <= dqlen for s in snaps)
+    late = [s for s in snaps if s.now > model.ramp]
+    assert all(s.qued > 0 for s in late)  # more outstanding than the device takes: the rest waits in the host
+    row = late[-1].devices[0].cells
+    assert row["DQLEN"] == str(dqlen) and float(row["KAVG/cmd"]) > 0
+    # KAVG + DAVG over the refresh is GAVG, as esxtop adds them
+    s = late[-1]
+    assert float(row["KAVG/cmd"]) + float(row["DAVG/cmd"]) == pytest.approx(s.gavg_s * 1e3, abs=0.02)
