@@ -126,6 +126,7 @@ def simulate(
         seed=models[0].seed if models else sc.model.seed,
         duration_s=models[0].duration if models else sc.model.duration,
         ramp_s=models[0].ramp if models else 0.0,
+        config=sc.model,
     )
     done = 0.0
     for run, model in zip(sc.runs, models):

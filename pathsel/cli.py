@@ -45,7 +45,7 @@ def _duration(text: str) -> float:
 # Options whose value may look like an option ("--duration -1s"): argparse would take the
 # value for an unknown option and say "expected one argument"; joined as --duration=-1s,
 # the value reaches its check and gets a proper message.
-_VALUE_OPTIONS = ("--duration", "--seed", "--replications", "--workers", "--top")
+_VALUE_OPTIONS = ("--duration", "--seed", "--replications", "--workers", "--top", "--speed", "--delay")
 _NEGATIVE = re.compile(r"-(?:[0-9.]|inf|nan)", re.IGNORECASE)
 
 
@@ -72,6 +72,16 @@ def _seed(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be > 0 and finite, got {text!r}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -80,23 +90,6 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be >= 1")
     return value
-
-
-def _events_digest(result) -> list[str]:
-    lines = []
-    for r in result.runs:
-        evals = [e for e in r.metrics.events if e["event"] == "evaluation"]
-        if evals:
-            first = evals[0]
-            lines.append(
-                f"  {r.label}: {len(evals)} evaluation(s); first at {first['t'] * 1e3:.1f} ms kept "
-                f"{len(first['active'])} path(s), dropped {len(first['dropped'])}"
-                + (f" ({', '.join(first['dropped'][:4])}{', ...' if len(first['dropped']) > 4 else ''})" if first["dropped"] else "")
-            )
-        faults = [e for e in r.metrics.events if e["event"] in ("path_down", "path_up", "alua")]
-        for e in faults[:6]:
-            lines.append(f"  {r.label}: {e['t']:g}s {e['event']} {e['path']} (now {e['alua']}, {'up' if e['up'] else 'down'})")
-    return lines
 
 
 def _json(doc) -> str:
@@ -164,9 +157,11 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         from .studies.analytic import format_beside
 
         out.append(format_beside(result, preds))
-    digest = _events_digest(result)
-    if digest:
-        out.append("policy events:\n" + "\n".join(digest) + "\n")
+    from .results.story import text as story_text
+
+    out.append(story_text(result))
+    for by in dict.fromkeys(args.by or ()):
+        out.append(result.breakdown_table(by))
     if args.paths:
         out.append(result.paths_table())
     for r in result.runs:
@@ -289,6 +284,19 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_top(args: argparse.Namespace) -> int:
+    from .top import pick_run, run_top
+
+    scenario, _ = _scenario(argparse.Namespace(file=args.file, policy=None))
+    run = pick_run(scenario, args.policy)
+    if not args.batch and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ScenarioError("command line", "pathsel top", "needs a terminal for its live view: add --batch for plain text")
+    speed = None if args.batch and args.speed is None else (args.speed or 1.0)
+    view = {"d": "devices", "p": "paths", "h": "hosts"}.get(args.view, args.view)
+    return run_top(scenario, run, speed=speed, refresh=args.delay, view=view, batch=args.batch,
+                   duration=args.duration, seed=args.seed)
+
+
 def _summary_text(res) -> str:
     """The sweep's summary as a person reads it: per scenario, point and policy, mean ± 95 % CI."""
     import math
@@ -403,6 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="fast (numba), reference (SimPy), or auto: fast when every policy is built in (default)")
     sim.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     sim.add_argument("--paths", action="store_true", help="also print per-path I/Os, shares, IOPS, I/Os in flight and latencies")
+    sim.add_argument("--by", action="append", choices=["host", "device", "op"], help="also print the figures per host, per device (a host's view of a volume) or per op (read, write) (repeatable)")
     sim.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     sim.add_argument("--predict", action="store_true", help="also show the analytic figures (pathsel predict) beside the simulated ones")
     add_emit_options(sim, "the chosen policy (--policy SPEC) without running it")
@@ -444,6 +453,17 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="as for simulate")
     rep.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no closing line")
     rep.set_defaults(func=_cmd_report)
+
+    top = sub.add_parser("top", help="watch one policy's run live, esxtop-style: per device, path and host IOPS, latency, ACTV/QUED and share")
+    top.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded seed 004 test drive)")
+    top.add_argument("--policy", metavar="SPEC", help="the file's policy with this label or spec, or any policy spec (default: the file's first)")
+    top.add_argument("--speed", type=_positive_float, metavar="X", help="simulated seconds per wall-clock second (default 1: real time; --batch: as fast as it runs)")
+    top.add_argument("-d", "--delay", type=_duration, default=1.0, metavar="S", help="wall-clock seconds between refreshes (default 1, as esxtop's -d)")
+    top.add_argument("--view", default="devices", choices=["devices", "paths", "hosts", "d", "p", "h"], help="first view (keys d, p, h switch)")
+    top.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms)")
+    top.add_argument("--seed", type=_seed, help="random seed (same seed, same results)")
+    top.add_argument("-b", "--batch", action="store_true", help="print plain-text snapshots, one per refresh, as esxtop -b (no terminal needed)")
+    top.set_defaults(func=_cmd_top)
 
     swp = sub.add_parser("sweep", help="run a grid of policy and scenario parameters x replications; save a tidy table")
     swp.add_argument("files", nargs="*", metavar="FILE", help="scenario files (default: the embedded seed 004 test drive); a [sweep] table in a file gives its grid")

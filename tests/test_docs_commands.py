@@ -104,6 +104,7 @@ def test_the_readme_tour_is_run():
     commands = [ln.split("#")[0].strip() for b in tour if b.lang == "sh" for ln in b.code.splitlines()]
     assert "pathsel sweep sims/*.toml --param latency.latency_eval_time=30000,180000 --out r.parquet" in commands
     assert "pathsel recommend r.parquet" in commands
+    assert any(c.startswith("pathsel top ") and "--batch" in c for c in commands)  # the live view, as esxtop -b
     assert len([b for b in tour if b.lang == "python"]) >= 2
 
 

@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from pathsel.results import report
 
 from .test_plots import LATENCY, faulty_scenario
 
-FIGURES = ["timeline", "percentiles", "cdf", "paths"]
+FIGURES = ["setup", "timeline", "percentiles", "cdf", "paths"]
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +174,7 @@ def chromium() -> str:
     pytest.skip("no chromium on PATH: `apt-get install chromium` to run the browser test (.ci/run does)")
 
 
-def open_in_chromium(page: Path, screenshot: Path | None = None) -> tuple[str, str]:
+def open_in_chromium(page: Path, screenshot: Path | None = None, size: tuple[int, int] = (1280, 3000)) -> tuple[str, str]:
     """(DOM after the page's scripts ran, Chromium's stderr) for a page opened headless, offline."""
     browser = chromium()
     with tempfile.TemporaryDirectory() as profile:
@@ -181,7 +182,7 @@ def open_in_chromium(page: Path, screenshot: Path | None = None) -> tuple[str, s
             browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-            "--virtual-time-budget=10000", "--window-size=1280,3000",
+            "--virtual-time-budget=10000", f"--window-size={size[0]},{size[1]}", "--hide-scrollbars",
         ]
         if screenshot is not None:
             cmd.append(f"--screenshot={screenshot}")
@@ -239,3 +240,81 @@ def test_the_browser_check_catches_a_broken_page(result, tmp_path: Path):
     problems = PROBLEMS.findall(log)
     assert any("NoSuchPlotly is not defined" in p for p in problems), log[-3000:]
     assert 'class="plot-container plotly"' not in dom
+
+
+# -- each figure at a laptop's width ----------------------------------------------------
+
+LAPTOP = 1366
+
+
+def png_rgb(data: bytes) -> tuple[int, int, list[bytes]]:
+    """(width, height, rows of RGB bytes) of an 8-bit RGB or RGBA non-interlaced PNG, as Chromium writes them."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width, height, bpp = 8, [], 0, 0, 3
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and color in (2, 6) and interlace == 0, (depth, color, interlace)
+            bpp = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat.append(body)
+        pos += 12 + n
+    raw = zlib.decompress(b"".join(idat))
+    stride = width * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride) if f else ():
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], (prev[i - bpp] if i >= bpp else 0)
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            else:  # Paeth
+                q = a + b - c
+                pa, pb, pc = abs(q - a), abs(q - b), abs(q - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line) if bpp == 3 else bytes(line[k] for k in range(stride) if k % 4 != 3))
+        prev = line
+    return width, height, rows
+
+
+def test_png_reader_reads_what_it_is_given():
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    # 2 x 2 RGB: rows filtered with None and Sub
+    raw = b"\x00" + bytes([255, 0, 0, 0, 255, 0]) + b"\x01" + bytes([10, 20, 30, 5, 5, 5])
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    assert png_rgb(png) == (2, 2, [bytes([255, 0, 0, 0, 255, 0]), bytes([10, 20, 30, 15, 25, 35])])
+
+
+def test_every_figure_draws_at_a_laptops_width(result, tmp_path: Path):
+    """Each figure alone, in a 1,366 px wide window: no script error, a plot in the DOM, and a screenshot with
+    something drawn (not a blank page). ``PATHSEL_SCREENSHOTS=DIR`` keeps the screenshots to look at."""
+    chromium()
+    keep = os.environ.get("PATHSEL_SCREENSHOTS")
+    figures = report.default_figures(result)
+    assert [f[0] for f in figures] == FIGURES
+    for fid, _, fig in figures:
+        height = int(fig.layout.height or 450) + 20
+        page = tmp_path / f"{fid}.html"
+        page.write_text(fig.to_html(full_html=True, include_plotlyjs=True, config={"responsive": True}), encoding="utf-8")
+        png = Path(keep) / f"{fid}.png" if keep else tmp_path / f"{fid}.png"
+        dom, log = open_in_chromium(instrumented(page, tmp_path / f"{fid}-i.html"), screenshot=png, size=(LAPTOP, height))
+        assert not PROBLEMS.findall(log), (fid, PROBLEMS.findall(log))
+        assert 'class="main-svg"' in dom, fid
+        width, h, rows = png_rgb(png.read_bytes())
+        assert (width, h) == (LAPTOP, height), fid
+        # drawn: a good part of the page is not white, in many colours (a blank or broken page is one colour)
+        pixels = [row[i:i + 3] for row in rows[::3] for i in range(0, len(row), 9)]
+        inked = sum(1 for p in pixels if sum(p) < 700) / len(pixels)
+        assert inked > 0.03, (fid, inked)
+        assert len(set(pixels)) > 40, fid

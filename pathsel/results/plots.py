@@ -4,6 +4,9 @@ Every function takes a :class:`~pathsel.results.Result` (all its policies) or
 one :class:`~pathsel.results.RunResult` and returns a figure to ``show()``,
 save (``write_html``) or restyle; nothing is drawn as a side effect.
 
+* :func:`topology`: the set-up (hosts, adapters, paths, target ports, arrays,
+  replication), paths coloured by ALUA state and as wide as each policy's
+  share; :func:`key_figures` lists the scenario's figures beside it.
 * :func:`timeline`: IOPS and mean latency per interval, one line per policy,
   with path faults (vertical lines) and latency round robin evaluations
   (diamonds) marked.
@@ -35,14 +38,18 @@ from plotly.subplots import make_subplots
 from ..metrics import NBINS, bin_value
 from ..stats import ci95
 from . import Result, RunResult
+from .topology import key_figures, topology
 
 __all__ = [
+    "topology",
+    "key_figures",
     "timeline",
     "latency_percentiles",
     "latency_cdf",
     "path_share_heatmap",
     "path_states",
     "compare_seeds",
+    "GROUP_ABOVE",
     "load_latency",
     "FAULT_EVENTS",
     "STATES",
@@ -71,6 +78,22 @@ def _title(result: Result | RunResult, what: str) -> str:
 
 def _color(i: int) -> str:
     return _PALETTE[i % len(_PALETTE)]
+
+
+_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "star", "hexagon")
+#: above this many points a line has no markers: they would hide it
+_MARKERS_UP_TO = 40
+
+
+def _line(i: int) -> dict[str, Any]:
+    """Policy ``i``'s line: its colour, a dash of its own, and wider for earlier policies, so two policies with
+    the same numbers show as a wide line with a thin one of another colour and dash inside it."""
+    return dict(color=_color(i), dash=_DASHES[i % len(_DASHES)], width=max(1.5, 5.0 - 1.2 * i))
+
+
+def _marker(i: int) -> dict[str, Any]:
+    return dict(symbol=_SYMBOLS[i % len(_SYMBOLS)], size=max(5, 10 - 2 * i), color=_color(i))
 
 
 def _faults(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
@@ -107,7 +130,8 @@ def timeline(result: Result | RunResult) -> go.Figure:
         ts = r.timeseries()
         x = ts.t_s + r.metrics.interval / 2
         iops_max = max(iops_max, float(ts.iops.max() or 0.0))
-        common = dict(mode="lines+markers", legendgroup=r.label, line=dict(color=_color(i)))
+        common = dict(mode="lines+markers" if len(x) <= _MARKERS_UP_TO else "lines", legendgroup=r.label,
+                      line=_line(i), marker=_marker(i))
         fig.add_trace(
             go.Scatter(x=x, y=ts.iops, name=r.label, hovertemplate="%{x:g} s: %{y:,.0f} IOPS", **common), row=1, col=1
         )
@@ -161,13 +185,17 @@ def timeline(result: Result | RunResult) -> go.Figure:
         )
     ramp = runs[0].model.ramp if runs else 0.0
     if ramp > 0:
-        fig.add_vrect(x0=0, x1=ramp, fillcolor="#888", opacity=0.12, line_width=0, annotation_text="ramp",
-                      annotation_position="top left")
+        fig.add_vrect(x0=0, x1=ramp, fillcolor="#888", opacity=0.12, line_width=0)
+        # named once, at the foot of the IOPS panel: evaluation markers sit at its top
+        fig.add_annotation(x=ramp / 2, y=0, xref="x", yref="y domain", yanchor="bottom", text="ramp", showarrow=False,
+                           font=dict(size=11, color="#555"))
     fig.update_yaxes(title_text="IOPS", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="mean latency (ms)", rangemode="tozero", row=2, col=1)
+    # a time axis under each panel, so neither is read against the other's
+    fig.update_xaxes(showticklabels=True, row=1, col=1)
     fig.update_xaxes(title_text="time (s)", row=2, col=1)
-    fig.update_layout(title=_title(result, "IOPS and latency over time"), hovermode="closest", height=560,
-                      legend=dict(orientation="h", y=-0.15))
+    fig.update_layout(title=_title(result, "IOPS and latency over time"), hovermode="closest", height=600,
+                      legend=dict(orientation="h", y=-0.14, traceorder="grouped"))
     return fig
 
 
@@ -211,7 +239,7 @@ def latency_cdf(result: Result | RunResult, *, log_x: bool = True) -> go.Figure:
     for i, r in enumerate(runs):
         x, y = _cdf(r)
         fig.add_trace(
-            go.Scatter(x=x, y=y, mode="lines", line=dict(shape="hv", color=_color(i)), name=r.label,
+            go.Scatter(x=x, y=y, mode="lines", line=dict(shape="hv", **_line(i)), name=r.label,
                        hovertemplate="%{x:.3f} ms: %{y:.4f}<extra>" + r.label + "</extra>")
         )
     fig.update_layout(
@@ -264,7 +292,23 @@ def path_states(r: RunResult) -> tuple[list[float], np.ndarray]:
     return edges, np.array(columns, dtype=int).T.reshape(len(model.paths), len(columns))
 
 
-def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None) -> go.Figure:
+#: above this many paths, :func:`path_share_heatmap` draws one row per host, array and ALUA state
+GROUP_ABOVE = 40
+
+
+def _groups(r: RunResult) -> tuple[list[str], list[list[int]]]:
+    """Rows of the aggregated heatmap: (host,) array and ALUA state at the start, and the paths in each."""
+    model = r.model
+    several_hosts = len(model.hosts) > 1
+    keyed: dict[str, list[int]] = {}
+    for p in model.paths:
+        key = f"{model.arrays[p.array].name} {p.alua}"
+        keyed.setdefault(f"{model.hosts[p.host]}: {key}" if several_hosts else key, []).append(p.index)
+    labels = [f"{k} ({len(v)} paths)" if len(v) > 1 else f"{k} (1 path)" for k, v in keyed.items()]
+    return labels, list(keyed.values())
+
+
+def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None, by: str | None = None) -> go.Figure:
     """Share of each interval's I/Os per path (path x time), and each path's state below it.
 
     One pair of panels per policy (or only ``policy``, a label or spec). The
@@ -274,6 +318,12 @@ def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None)
     ALUA state (AO, ANO, standby, unavailable) or down, changing at fault
     times. A policy favouring a few paths, or dropping the remote ones, shows
     as bright and dark rows.
+
+    ``by="group"`` (the default above :data:`GROUP_ABOVE` paths) draws one
+    row per (host,) array and ALUA state at the start instead, the share
+    summed over its paths and the state its worst path's; buttons switch to
+    every path (traces ``"<label>: share by path"``, ``"<label>: state by
+    path"``, hidden until asked for). ``by="path"`` draws every path only.
     """
     runs = _runs(result)
     if policy is not None:
@@ -281,57 +331,94 @@ def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None)
         if not runs:
             raise KeyError(policy)
     n_paths = max((len(r.model.paths) for r in runs), default=1)
+    if by is None:
+        by = "group" if n_paths > GROUP_ABOVE else "path"
+    if by not in ("path", "group"):
+        raise ValueError(f"by: 'path' or 'group', not {by!r}")
+    n_rows = max((len(_groups(r)[0]) for r in runs), default=1) if by == "group" else n_paths
     heights = []
     for _ in runs:
-        heights += [max(180, 16 * n_paths), max(110, 12 * n_paths)]
+        # the state strip has the share panel's rows in the same order: thinner, named on hover
+        heights += [max(150, 17 * n_rows), max(70, 9 * n_rows)]
     titles = []
     for r in runs:
-        titles += [f"{r.label}: share of I/Os per path", f"{r.label}: path state"]
+        titles += [f"{r.label}: share of I/Os per {'path' if by == 'path' else 'array and ALUA state'}",
+                   f"{r.label}: state ({'rows as above' if n_rows > 1 else 'as above'})"]
     fig = make_subplots(
         rows=2 * len(runs), cols=1, shared_xaxes=True, row_heights=heights, subplot_titles=titles,
-        vertical_spacing=min(0.25 / max(len(runs), 1), 60 / sum(heights)),
+        vertical_spacing=min(0.3 / max(len(runs), 1), 90 / sum(heights)),
     )
     n_states = len(STATES)
     state_scale = []
     for k, c in enumerate(_STATE_COLORS):
         state_scale += [(k / n_states, c), ((k + 1) / n_states, c)]
+    group_traces: list[int] = []
+    path_traces: list[int] = []
     for i, r in enumerate(runs):
         m = r.metrics
         labels = _path_labels(r)
         totals = m.ts_ios.astype(float)
         share = np.divide(m.ts_path_ios.T, totals, out=np.zeros((len(labels), m.n_bins)), where=totals > 0)
-        fig.add_trace(
-            go.Heatmap(
-                z=share, x=[b * m.interval + m.interval / 2 for b in range(m.n_bins)], y=labels,
-                coloraxis="coloraxis", name=f"{r.label}: share",
-                customdata=m.ts_path_ios.T,
-                hovertemplate="%{y}<br>%{x:g} s: %{z:.1%} of I/Os (%{customdata:,})<extra></extra>",
-            ),
-            row=2 * i + 1, col=1,
-        )
+        x_mid = [b * m.interval + m.interval / 2 for b in range(m.n_bins)]
         edges, codes = path_states(r)
-        names = np.array(STATES)[codes]
-        fig.add_trace(
-            go.Heatmap(
-                z=codes, x=edges, y=labels, zmin=-0.5, zmax=n_states - 0.5, colorscale=state_scale,
-                name=f"{r.label}: state", text=names, showscale=(i == 0),
-                colorbar=dict(title="state", tickvals=list(range(n_states)), ticktext=list(STATES),
-                              lenmode="pixels", len=22 * n_states, y=0, yanchor="bottom", x=1.02),
-                hovertemplate="%{y}<br>%{x:g} s: %{text}<extra></extra>",
-            ),
-            row=2 * i + 2, col=1,
-        )
+        views = [("path", labels, share, m.ts_path_ios.T, codes, np.array(STATES)[codes])]
+        if by == "group":
+            glabels, members = _groups(r)
+            gshare = np.array([share[idx].sum(axis=0) for idx in members])
+            gios = np.array([m.ts_path_ios.T[idx].sum(axis=0) for idx in members])
+            gcodes = np.array([codes[idx].max(axis=0) for idx in members])
+            gtext = [[", ".join(f"{int((codes[idx, k] == c).sum())} {STATES[c]}" for c in range(n_states)
+                                if (codes[idx, k] == c).any()) for k in range(codes.shape[1])] for idx in members]
+            views.insert(0, ("group", glabels, gshare, gios, gcodes, np.array(gtext)))
+        for view, ylabels, z, ios, zcodes, text in views:
+            suffix = " by path" if by == "group" and view == "path" else ""
+            visible = view == by
+            fig.add_trace(
+                go.Heatmap(
+                    z=z, x=x_mid, y=ylabels, coloraxis="coloraxis", name=f"{r.label}: share{suffix}", visible=visible,
+                    customdata=ios,
+                    hovertemplate="%{y}<br>%{x:g} s: %{z:.1%} of I/Os (%{customdata:,})<extra></extra>",
+                ),
+                row=2 * i + 1, col=1,
+            )
+            fig.add_trace(
+                go.Heatmap(
+                    z=zcodes, x=edges, y=ylabels, zmin=-0.5, zmax=n_states - 0.5, colorscale=state_scale,
+                    name=f"{r.label}: state{suffix}", text=text, showscale=(i == 0 and visible), visible=visible,
+                    colorbar=dict(title="state", tickvals=list(range(n_states)), ticktext=list(STATES),
+                                  lenmode="pixels", len=22 * n_states, y=0, yanchor="bottom", x=1.02),
+                    hovertemplate="%{y}<br>%{x:g} s: %{text}<extra></extra>",
+                ),
+                row=2 * i + 2, col=1,
+            )
+            (group_traces if view == "group" else path_traces).extend([len(fig.data) - 2, len(fig.data) - 1])
         for row in (2 * i + 1, 2 * i + 2):
-            fig.update_yaxes(showticklabels=n_paths <= 48, tickmode="linear", tick0=0, dtick=1, tickfont=dict(size=9),
-                             autorange="reversed", row=row, col=1)
+            fig.update_yaxes(showticklabels=n_rows <= GROUP_ABOVE and row % 2 == 1,
+                             tickmode="linear" if by == "path" else None,
+                             tick0=0, dtick=1, tickfont=dict(size=11), autorange="reversed", row=row, col=1)
+            # every panel has its own time axis: a stack of panels is not read against the bottom one
+            fig.update_xaxes(showticklabels=True, tickfont=dict(size=11), row=row, col=1)
             if r.model.ramp > 0:
                 fig.add_vline(x=r.model.ramp, line=dict(dash="dot", color="black", width=1), row=row, col=1)
     fig.update_xaxes(title_text="time (s)", row=2 * len(runs), col=1)
+    height = int(sum(heights) + 160)
+    if by == "group":
+        n = len(fig.data)
+        # right-aligned 30 px above the plots (y is in plot heights), clear of the title on the left
+        fig.update_layout(updatemenus=[dict(
+            type="buttons", direction="right", x=1, xanchor="right", y=1 + 30 / (height - 180), yanchor="bottom",
+            buttons=[
+                dict(label="by array and ALUA state", method="restyle",
+                     args=[{"visible": [k in group_traces for k in range(n)]}]),
+                dict(label="every path", method="restyle", args=[{"visible": [k in path_traces for k in range(n)]}]),
+            ],
+        )])
     fig.update_layout(
         title=_title(result, "Share of I/Os per path over time, and path state"),
         coloraxis=dict(colorscale="Viridis", cmin=0, colorbar=dict(title="share", tickformat=".0%", lenmode="pixels",
                                                                     len=160, y=1, yanchor="top", x=1.02)),
-        height=int(sum(heights) + 140),
+        height=height,
+        margin=dict(t=100, b=80),
     )
     return fig
 

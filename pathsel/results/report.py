@@ -22,6 +22,8 @@ import plotly.graph_objects as go
 from ..version import __version__
 from . import plots
 from .result import Result
+from .story import story
+from .topology import key_figures, topology
 
 __all__ = ["render", "write", "default_figures"]
 
@@ -29,6 +31,7 @@ _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto; max-width: 1200px;
        padding: 0 1em; color: #222; }
 h1 { font-size: 1.5em; margin-bottom: 0.2em; }
+h3 { font-size: 1.05em; margin: 1.2em 0 0.2em; }
 h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
 .meta { color: #555; margin: 0.2em 0; }
 table { border-collapse: collapse; font-size: 0.9em; margin: 0.5em 0; }
@@ -38,6 +41,9 @@ tr:hover td { background: #f6f8fa; }
 .ok { color: #217a21; } .outside { color: #b22; font-weight: bold; }
 .note { color: #555; } .warning { color: #b22; }
 .op { padding-left: 1.5em; color: #555; }
+.keys td { padding: 0.15em 0.7em; } .keys thead { display: none; }
+.story p { margin: 0.4em 0; line-height: 1.45; max-width: 75em; }
+.story .overview { font-weight: 600; }
 details summary { cursor: pointer; color: #036; margin: 0.5em 0; }
 .figure { margin: 1em 0 2em; }
 footer { color: #777; font-size: 0.85em; margin-top: 3em; }
@@ -47,6 +53,7 @@ footer { color: #777; font-size: 0.85em; margin-top: 3em; }
 def default_figures(result: Result) -> list[tuple[str, str, go.Figure]]:
     """The report's figures: (id, heading, figure)."""
     return [
+        ("setup", "The set-up", topology(result)),
         ("timeline", "IOPS and latency over time", plots.timeline(result)),
         ("percentiles", "Latency percentiles", plots.latency_percentiles(result)),
         ("cdf", "Latency distribution", plots.latency_cdf(result)),
@@ -132,28 +139,100 @@ def _paths(result: Result) -> str:
     return _table(head, rows, set(range(4 + k, 11 + k)))
 
 
+def _breakdowns(result: Result) -> str:
+    """Per host, per device and per op, where they say more than the comparison does."""
+    several_hosts = any(len(r.model.hosts) > 1 for r in result.runs)
+    several_devices = any(len(r.model.devices) > len(r.model.hosts) for r in result.runs)
+    out = []
+    head = ["policy", "I/Os", "share", "IOPS", "MB/s", "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)",
+            "paths used", "in flight (mean)"]
+    for by, show, names, note in (
+        ("host", several_hosts, ["host"], "Latency here is the time on the host's paths."),
+        ("device", several_devices, ["host", "device"], "A device is one host's view of one volume."),
+    ):
+        if not show:
+            continue
+        rows = []
+        for r in result.runs:
+            for g in (r.hosts() if by == "host" else r.devices()):
+                lat = g["latency_us"]
+                rows.append([r.label, *(g[n] for n in names), f"{g['ios']:,}", f"{g['share']:.1%}", f"{g['iops']:,.0f}",
+                             f"{g['mbps']:,.1f}", *(_latency_cells(lat) if g["ios"] else [""] * 5),
+                             f"{g['paths_used']} of {g['paths']}", f"{g['in_flight_mean']:.2f}"])
+        k = len(names)
+        out.append(f'<h3>Per {by}</h3><p class="meta">{_e(note)}</p>'
+                   + _table([head[0], *names, *head[1:]], rows, set(range(1 + k, len(head) + k))))
+    if any(len(r.ops()) > 1 for r in result.runs):
+        out.append("<h3>Per op</h3><p class=\"meta\">Reads and writes apart, as fio prints them; also under each policy in "
+                   "the comparison.</p>")
+        rows = [[r.label, o["op"], f"{o['ios']:,}", f"{o['ios'] / max(r.ios, 1):.1%}", f"{o['iops']:,.0f}", f"{o['mbps']:,.1f}",
+                 *_latency_cells(o["latency_us"])] for r in result.runs for o in r.ops()]
+        out.append(_table(["policy", "op", *head[1:10]], rows, set(range(2, 11))))
+    if not out:
+        return ""
+    return '<h2 id="breakdowns">Per host, device and op</h2>' + "".join(out)
+
+
 def _events(result: Result, limit: int = 200) -> str:
     rows = []
+    several_devices = any(len(r.model.devices) > len(r.model.hosts) for r in result.runs)
     for r in result.runs:
+        model = r.model
+        host_of = {d.name: (model.hosts[d.host], d.volume, d.host) for d in model.devices}
+        fault_times = sorted({f.at for f in model.faults})
         for e in r.metrics.events:
             what = e["event"]
-            if what == "evaluation":
+            host, volume, h = host_of.get(e.get("device", ""), ("", "", None))
+            if what == "fault":
+                f = next((f for f in model.faults if f.origin == e.get("fault") and f.revert == e.get("revert")), None)
+                target = r.fault_target(f) if f is not None else ""
+                state = f" -> {f.state}" if f is not None and f.state else ""
+                detail = f"{e.get('what', '')} {target}{state}{' (undone)' if e.get('revert') else ''} on the wire"
+                if e.get("what") in ("path_down", "path_up", "array_down", "array_up"):
+                    detail += "; hosts notice it after their detection delay"
+                what = "fault"
+            elif what == "evaluation":
                 detail = f"kept {len(e.get('active', ()))} path(s), dropped {len(e.get('dropped', ()))}"
                 if e.get("dropped"):
                     shown = ", ".join(e["dropped"][:6])
                     detail += f": {shown}{', ...' if len(e['dropped']) > 6 else ''}"
             elif what in plots.FAULT_EVENTS:
                 detail = f"{e.get('path', '')} now {e.get('alua', '?')}, {'up' if e.get('up', True) else 'down'}"
+                # why it comes later than the fault: the host's detection delay
+                detection = model.host_params[h].detection if h is not None and model.host_params else None
+                before = [t for t in fault_times if t <= e["t"] + 1e-12]
+                if detection and before and math.isclose(e["t"] - before[-1], detection, abs_tol=1e-9):
+                    detail += f" (noticed {detection:g} s after the fault at {before[-1]:g} s: the host's detection delay)"
             elif what == "sampling_started":
                 detail = f"sampling {len(e.get('candidates', ()))} path(s)"
             else:
                 detail = ", ".join(f"{k}={v}" for k, v in e.items() if k not in ("t", "event", "device"))
-            rows.append([f"{e['t']:.4f}", r.label, e.get("device", ""), what, detail])
+            rows.append([f"{e['t']:.4f}", r.label, host, *([volume] if several_devices else []), what, detail])
     if not rows:
         return "<p>No policy events or faults.</p>"
     rows.sort(key=lambda row: float(row[0]))
     note = f"<p>First {limit} of {len(rows)} events.</p>" if len(rows) > limit else ""
-    return note + _table(["t (s)", "policy", "device", "event", "detail"], rows[:limit], {0})
+    head = ["t (s)", "policy", "host", *(["volume"] if several_devices else []), "event", "detail"]
+    return note + _table(head, rows[:limit], {0})
+
+
+def _key_figures(result: Result) -> str:
+    rows = key_figures(result)
+    if not rows:
+        return ""
+    return '<div class="keys">' + _table(["", ""], ([(f"<b>{_e(k)}</b>",), v] for k, v in rows), set()) + "</div>"
+
+
+def _story(result: Result) -> str:
+    """What happened, in words: the overview, then a paragraph per policy."""
+    out = ['<div class="story">']
+    for label, said in story(result):
+        if label is None:
+            out.append(f'<p class="overview">{_e(" ".join(said))}</p>')
+        else:
+            out.append(f"<p><b>{_e(label)}</b>: {_e(' '.join(said))}</p>")
+    out.append("</div>")
+    return "".join(out)
 
 
 def render(
@@ -169,6 +248,20 @@ def render(
     """
     figures = default_figures(result) if figures is None else figures
     name = title or result.scenario
+    # the set-up figure opens the report, beside its key figures; the others follow the tables
+    setup = [f for f in figures if f[0] == "setup"][:1]
+    figures = setup + [f for f in figures if f not in setup]
+
+    def figure_html(i: int, fid: str, heading: str, fig: go.Figure, *, heading_tag: bool = True) -> str:
+        div = fig.to_html(
+            full_html=False,
+            include_plotlyjs=(i == 0),
+            div_id=f"fig-{fid}",
+            config={"displaylogo": False, "responsive": True},
+        )
+        head = f'<h2 id="{_e(fid)}">{_e(heading)}</h2>' if heading_tag else ""
+        return f'{head}<div class="figure" data-figure="{_e(fid)}">{div}</div>'
+
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -180,19 +273,20 @@ def render(
         f'<p class="meta">Scenario: <code>{_e(result.source)}</code></p>',
         f'<p class="meta">engine {_e(result.engine)} · seed {result.seed} · measured {result.duration_s:g} s after a '
         f"{result.ramp_s:g} s ramp · {len(result.runs)} polic{'y' if len(result.runs) == 1 else 'ies'}</p>",
+        '<h2 id="setup">The set-up</h2>',
+        *(figure_html(0, fid, heading, fig, heading_tag=False) for fid, heading, fig in setup),
+        _key_figures(result),
+        '<h2 id="story">What happened</h2>',
+        _story(result),
         "<h2 id=\"comparison\">Comparison</h2>",
         _comparison(result),
+        _breakdowns(result),
         '<h2 id="events">Policy events and faults</h2>',
         _events(result),
     ]
     for i, (fid, heading, fig) in enumerate(figures):
-        div = fig.to_html(
-            full_html=False,
-            include_plotlyjs=(i == 0),
-            div_id=f"fig-{fid}",
-            config={"displaylogo": False, "responsive": True},
-        )
-        parts.append(f'<h2 id="{_e(fid)}">{_e(heading)}</h2><div class="figure" data-figure="{_e(fid)}">{div}</div>')
+        if i >= len(setup):
+            parts.append(figure_html(i, fid, heading, fig))
     parts += [
         '<h2 id="per-path">Per path</h2>',
         "<details><summary>One row per policy and path (measured window)</summary>",

@@ -155,7 +155,9 @@ class RunResult:
             return model.arrays[f.array].name
         if f.what.startswith("replication"):
             return "replication"
-        return ", ".join(model.controllers[c].name for c in f.controllers)
+        several_hosts = len(model.hosts) > 1  # path names are unique per host only
+        return ", ".join(model.controllers[c].name + (f" on {model.hosts[model.controllers[c].host]}" if several_hosts else "")
+                         for c in f.controllers)
 
     def delays(self) -> list[dict[str, Any]]:
         """Each distinct input delay and its quantiles, so a user can check the fit of what they gave."""
@@ -302,6 +304,18 @@ class RunResult:
             )
         return out
 
+    def hosts(self) -> list[dict[str, Any]]:
+        """Per host: paths, I/Os, share, IOPS, MB/s, latency on its paths and I/Os in flight (:mod:`.breakdown`)."""
+        from .breakdown import groups
+
+        return groups(self, "host")
+
+    def devices(self) -> list[dict[str, Any]]:
+        """Per device (one host's view of one volume): as :meth:`hosts`."""
+        from .breakdown import groups
+
+        return groups(self, "device")
+
     def to_dict(self) -> dict[str, Any]:
         """This run in the JSON contract (extra keys beyond the contract are allowed)."""
         by_op = {o["op"]: {k: o[k] for k in ("iops", "mbps", "latency_us")} for o in self.ops()}
@@ -325,6 +339,8 @@ class RunResult:
             "delays": self.delays(),
             "device_config": self.metrics.config_strings,
             "events": jsonable(self.metrics.events),
+            "hosts": self.hosts(),
+            "devices": self.devices(),
         }
         if not self.ios:
             d["no_io"] = self.no_io_reason()  # and every latency is null
@@ -432,6 +448,7 @@ class Result:
     duration_s: float
     ramp_s: float
     runs: list[RunResult] = field(default_factory=list)
+    config: Any = None  # the validated scenario (ScenarioModel) the runs came from, for describing the set-up
 
     def __getitem__(self, label: str) -> RunResult:
         for r in self.runs:
@@ -495,6 +512,43 @@ class Result:
                 )
         return pd.DataFrame(rows)
 
+    def hosts(self) -> pd.DataFrame:
+        """One row per policy x host: paths, paths used, I/Os, share, IOPS, MB/s, latency on its paths (us), I/Os in flight."""
+        return self._groups("host", ["host"])
+
+    def devices(self) -> pd.DataFrame:
+        """One row per policy x device (one host's view of one volume): as :meth:`hosts`, with device and volume."""
+        return self._groups("device", ["host", "device", "volume"])
+
+    def _groups(self, by: str, names: list[str]) -> pd.DataFrame:
+        from .breakdown import COLUMNS, groups
+
+        rows = []
+        for r in self.runs:
+            for g in groups(r, by):
+                lat = g.pop("latency_us")
+                rows.append({"policy": r.label, **g, **{f"{k}_us": v for k, v in lat.items()}})
+        return pd.DataFrame(rows, columns=["policy", *names, *COLUMNS])
+
+    def breakdown_table(self, by: str) -> str:
+        """Per policy and host, device or op (``by``), as text; times in ms."""
+        if by == "op":
+            df, names = self.ops(), ["op"]
+        elif by in ("host", "device"):
+            df, names = (self.hosts(), ["host"]) if by == "host" else (self.devices(), ["host", "device"])
+        else:
+            raise ValueError(f"by: 'host', 'device' or 'op', not {by!r}")
+        cols = ["policy", *names, "I/Os", "IOPS", "MB/s", "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)"]
+        rows = []
+        for row in df.itertuples(index=False):
+            lat = {k: getattr(row, f"{k}_us") for k in ("mean", "p50", "p99", "p999", "max")}
+            rows.append([row.policy, *(str(getattr(row, n)) for n in names), f"{row.ios:,}",
+                         *(_figures(row.iops, row.mbps, lat) if row.ios else [f"{row.iops:,.0f}", f"{row.mbps:,.1f}", *"-----"])])
+        what = {"op": "per op (reads and writes apart, as fio prints them)",
+                "host": "per host (latency: the time on its paths)",
+                "device": "per device: one host's view of one volume (latency: the time on its paths)"}[by]
+        return what + "\n" + "\n".join(_render(cols, rows, right=set(range(1 + len(names), len(cols))))) + "\n"
+
     def timeseries(self) -> pd.DataFrame:
         return pd.concat([r.timeseries() for r in self.runs], ignore_index=True)
 
@@ -502,7 +556,11 @@ class Result:
         return pd.concat([r.path_share() for r in self.runs], ignore_index=True)
 
     def events(self) -> pd.DataFrame:
-        rows = [{"policy": r.label, **e} for r in self.runs for e in r.metrics.events]
+        """One row per policy event or fault, with the host of the device it happened on ("" for a fault)."""
+        rows = []
+        for r in self.runs:
+            host_of = {d.name: r.model.hosts[d.host] for d in r.model.devices}
+            rows += [{"policy": r.label, "host": host_of.get(e.get("device", ""), ""), **e} for e in r.metrics.events]
         return pd.DataFrame(rows)
 
     def faults(self) -> pd.DataFrame:
@@ -534,10 +592,17 @@ class Result:
             "duration_s": self.duration_s,
             "ramp_s": self.ramp_s,
             "runs": [r.to_dict() for r in self.runs],
+            "story": [{"policy": label, "sentences": said} for label, said in self.story()],
         }
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(jsonable(self.to_dict()), indent=indent, allow_nan=False)  # strict JSON: no NaN, no Infinity
+
+    def story(self) -> list[tuple[str | None, list[str]]]:
+        """What happened, in words (:func:`pathsel.results.story.story`): an overview, then sentences per policy."""
+        from .story import story
+
+        return story(self)
 
     def table(self) -> str:
         """The comparison a person reads: one row per policy, and for a mix of reads and writes one row per op

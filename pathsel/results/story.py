@@ -1,0 +1,385 @@
+"""What happened, in words: sentences generated from a :class:`~pathsel.results.Result`.
+
+A table says that latency round robin reached 13,516 IOPS; these sentences
+say why and when: which paths a policy kept and dropped, how it compares
+with the others, when a fault was noticed and how long the host took to
+recover, what was retried or failed. Every number is read from the result
+(its summary, events, faults and accounting), never from the scenario's
+prose.
+
+:func:`story` gives the sentences, :func:`text` wraps them for a terminal
+(``pathsel simulate`` prints it under the table) and the report puts them at
+its top.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import textwrap
+from collections import Counter
+from typing import Any
+
+# Result and RunResult (result.py imports this module for Result.story(): no import back)
+Result = RunResult = Any
+
+__all__ = ["story", "text", "fmt_time", "fmt_change", "SHARE_USED"]
+
+#: a path "used" by a policy carries at least this share of its I/Os (the table's "paths used")
+SHARE_USED = 0.005
+#: IOPS closer than this are "the same"
+SAME = 0.02
+_PATH_EVENTS = ("path_down", "path_up", "alua")
+
+
+def fmt_time(t: float) -> str:
+    """A simulated time as a person says it: ``48.9 ms``, ``2.02 s``, ``11 s``."""
+    if t <= 0:
+        return "0 s"
+    if t < 1:
+        return f"{t * 1e3:.3g} ms"
+    return f"{t:.4g} s"
+
+
+def _ms(seconds_or_us: float, *, us: bool = False) -> str:
+    ms = seconds_or_us / 1e3 if us else seconds_or_us * 1e3
+    if ms >= 100:
+        return f"{ms:,.0f} ms"
+    return f"{ms:.3g} ms" if ms >= 1 else f"{ms:.2g} ms"
+
+
+def fmt_change(ratio: float) -> str:
+    """``a / b - 1`` as a signed percentage: ``+84 %``, ``-0.4 %``."""
+    pct = ratio * 100
+    return f"{pct:+.0f} %" if abs(pct) >= 10 else f"{pct:+.1f} %"
+
+
+def _plural(n: int, word: str, words: str | None = None) -> str:
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+def _list(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+# -- paths ---------------------------------------------------------------------
+
+
+class _Paths:
+    """A run's paths by device and name (path names are unique per device only)."""
+
+    def __init__(self, r: RunResult) -> None:
+        model = r.model
+        self.model = model
+        self.by_name: dict[tuple[str, str], Any] = {}
+        for p in model.paths:
+            device = model.devices[p.device].name if model.devices else model.hosts[p.host]
+            self.by_name[(device, p.name)] = p
+        self.several_devices = len({d for d, _ in self.by_name}) > 1
+        self.several_hosts = len({p.host for p in model.paths}) > 1
+
+    def array(self, p: Any) -> str:
+        return self.model.arrays[p.array].name
+
+    def name(self, p: Any, *, qualify: bool = True) -> str:
+        """A path's name, with its host when several hosts have paths of that name."""
+        return f"{p.name} on {self.model.hosts[p.host]}" if qualify and self.several_hosts else p.name
+
+    def describe(self, chosen: list[Any], among: list[Any], *, qualify: bool = True) -> str:
+        """``the 10 remote paths``, ``all 4 paths``, ``vmhba2:C0:T1:L1``, ``7 of 20 paths (5 local, 2 remote)``;
+        ``... of esx1`` when several hosts ran and ``qualify``."""
+        n = len(chosen)
+        if n == 0:
+            return "no path"
+        hosts = {p.host for p in chosen}
+        of = f" of {self.model.hosts[next(iter(hosts))]}" if qualify and self.several_hosts and len(hosts) == 1 else ""
+        if n == len(among) and n > 1:
+            return ("both paths" if n == 2 else f"all {n} paths") + of
+        arrays = Counter(self.array(p) for p in chosen)
+        whole = [a for a in arrays if arrays[a] == sum(1 for p in among if self.array(p) == a)]
+        several_arrays = len({self.array(p) for p in among}) > 1
+        if several_arrays and len(arrays) == 1 and whole and n > 1:
+            return f"the {n} {whole[0]} paths{of}"
+        if n <= 3:
+            return _list([self.name(p, qualify=qualify) for p in chosen])
+        if several_arrays:
+            return f"{n} of {len(among)} paths{of} ({', '.join(f'{k} {a}' for a, k in arrays.items())})"
+        return f"{n} of {len(among)} paths{of}"
+
+    def latency_by_array(self, latency_us: dict[str, float], device: str) -> str:
+        """Measured latency per array, as a range: ``local 2.31-2.43 ms, remote 6.12-8.14 ms``."""
+        groups: dict[str, list[float]] = {}
+        for name, us in latency_us.items():
+            p = self.by_name.get((device, name))
+            if p is not None and math.isfinite(us):
+                groups.setdefault(self.array(p), []).append(us)
+        parts = []
+        for a, v in groups.items():
+            lo, hi = min(v), max(v)
+            span = _ms(lo, us=True) if _ms(lo, us=True) == _ms(hi, us=True) else f"{_ms(lo, us=True)[:-3]}-{_ms(hi, us=True)}"
+            parts.append(f"{a} {span}" if len(groups) > 1 else span)
+        return ", ".join(parts)
+
+
+def _used(r: RunResult) -> list[Any]:
+    shares = {(p["host"], p["device"], p["name"]): p["share"] for p in r.paths()}
+    model = r.model
+    out = []
+    for p in model.paths:
+        device = model.devices[p.device].name if model.devices else model.hosts[p.host]
+        if shares.get((model.hosts[p.host], device, p.name), 0.0) >= SHARE_USED:
+            out.append(p)
+    return out
+
+
+# -- sentences -------------------------------------------------------------------
+
+
+def _headline(r: RunResult, others: list[RunResult], paths: _Paths) -> str:
+    lat = r.latency_us
+    used = _used(r)
+    where = paths.describe(used, list(r.model.paths))
+    s = f"{r.iops:,.0f} IOPS at {_ms(lat['mean'], us=True)} mean and {_ms(lat['p99'], us=True)} p99, on {where}"
+    if not r.ios:
+        return "No I/O completed in the measured window."
+    comparisons = []
+    ranked = sorted(others, key=lambda o: o.iops)
+    if len(ranked) > 3:  # the slowest, the fastest, and any it matched
+        ranked = [ranked[0], ranked[-1], *(o for o in ranked[1:-1] if abs(_ratio(r, o)) < SAME)]
+    for o in ranked:
+        d = _ratio(r, o)
+        if math.isnan(d):
+            continue
+        if abs(d) < SAME:
+            comparisons.append(f"the same IOPS as {o.label} ({fmt_change(d)})")
+        else:
+            comparisons.append(f"{abs(d) * 100:.0f} % {'more' if d > 0 else 'fewer'} IOPS than {o.label}")
+    if comparisons:
+        s += "; " + _list(comparisons)
+    return s + "."
+
+
+def _per_host(r: RunResult) -> str | None:
+    """With several hosts, each one's IOPS and latency on its paths: one combined row hides a starved host."""
+    if len(r.model.hosts) < 2 or not r.ios:
+        return None
+    parts = []
+    for g in r.hosts():
+        lat = f" at {_ms(g['latency_us']['mean'], us=True)} mean on its paths" if g["ios"] else ""
+        parts.append(f"{g['host']} {g['iops']:,.0f} IOPS{lat} ({g['share'] * 100:.0f} %)")
+    return "Per host: " + "; ".join(parts) + "."
+
+
+def _ratio(r: RunResult, o: RunResult) -> float:
+    return r.iops / o.iops - 1 if o.iops > 0 else math.nan
+
+
+def _expectation(r: RunResult) -> str | None:
+    if r.expect_iops is None:
+        return None
+    err = r.expectation_error or 0.0
+    where = f" ({r.expect_source})" if r.expect_source else ""
+    verdict = "within" if abs(err) <= r.expect_tolerance else "OUTSIDE"
+    return (f"That is {fmt_change(err)} from the measured {r.expect_iops:,.0f} IOPS{where}, {verdict} its "
+            f"±{r.expect_tolerance * 100:.0f} % tolerance.")
+
+
+def _evaluations(r: RunResult, paths: _Paths) -> list[tuple[float, str]]:
+    """Latency round robin (and HPP's latency scheme): what each evaluation kept and dropped."""
+    out = []
+    by_device: dict[str, list[dict[str, Any]]] = {}
+    for e in r.metrics.events:
+        if e["event"] == "evaluation":
+            by_device.setdefault(e["device"], []).append(e)
+    for device, evals in by_device.items():
+        on = f"On {device}, " if paths.several_devices else ""
+        among = [p for (d, _), p in paths.by_name.items() if d == device]
+        previous: tuple[str, ...] | None = None
+        changes = 0
+        same = 0
+        for k, e in enumerate(evals):
+            active = [paths.by_name[(device, n)] for n in e.get("active", ()) if (device, n) in paths.by_name]
+            dropped = [paths.by_name[(device, n)] for n in e.get("dropped", ()) if (device, n) in paths.by_name]
+            key = tuple(sorted(e.get("active", ())))
+            if previous is not None and key == previous:
+                same += 1
+                continue
+            previous = key
+            changes += 1
+            if changes > 4:  # a policy that keeps changing its mind: the count says so below
+                continue
+            measured = paths.latency_by_array(e.get("latency_us", {}), device)
+            seen = f" (measured {measured})" if measured else ""
+            lead = "evaluated" if k == 0 else "re-evaluated"
+            if dropped:
+                s = (f"{on}at {fmt_time(e['t'])} it {lead} the paths{seen}, dropped {paths.describe(dropped, among, qualify=False)} "
+                     f"and kept {paths.describe(active, among, qualify=False)}.")
+            else:
+                s = f"{on}at {fmt_time(e['t'])} it {lead} the paths{seen} and kept {paths.describe(active, among, qualify=False)}."
+            out.append((e["t"], s[0].upper() + s[1:]))
+        last = evals[-1]["t"]
+        if changes > 4:
+            s = f"{on}it changed its set of paths {changes} times in {len(evals)} evaluations."
+            out.append((last, s[0].upper() + s[1:]))
+        elif same:
+            s = f"{on}{_plural(same, 'later evaluation')} kept the same paths."
+            out.append((last, s[0].upper() + s[1:]))
+    return out
+
+
+def _other_policy_events(r: RunResult) -> list[str]:
+    counts = Counter(e["event"] for e in r.metrics.events
+                     if e["event"] not in ("evaluation", "sampling_started", "fault", *_PATH_EVENTS))
+    out = []
+    for name, n in counts.items():
+        first = next(e for e in r.metrics.events if e["event"] == name)
+        word = name.replace("_", " ")
+        out.append(f"It logged {_plural(n, word)}, the first at {fmt_time(first['t'])}.")
+    return out
+
+
+_WHAT = {
+    "path_down": "{target} went down",
+    "path_up": "{target} came back",
+    "alua": "{target} turned {state}",
+    "array_down": "array {target} failed",
+    "array_up": "array {target} came back",
+    "replication_down": "the replication link went down",
+    "replication_up": "the replication link came back",
+    "latency": "the latency on {target} changed",
+    "loss": "{target} started losing frames",
+}
+_DOWN = ("path_down", "array_down", "replication_down", "latency", "loss", "alua")
+
+
+def _faults(r: RunResult, paths: _Paths) -> list[tuple[float, str]]:
+    model = r.model
+    out = []
+    states = {(f.at, f.what): f.state for f in model.faults if not f.revert}
+    times = sorted({f.at for f in model.faults if not f.revert})
+    for f in r.faults():
+        at, what = f["at_s"], f["what"]
+        faults = [x for x in model.faults if not x.revert and x.at == at and x.what == what]
+        controllers = {c for x in faults for c in x.controllers}
+        hit = [p for p in model.paths if p.controller in controllers]
+        hosts = sorted({p.host for p in hit})
+        among = [p for p in model.paths if p.host in hosts]
+        target = paths.describe(hit, among) if hit and not what.startswith(("array", "replication")) else f["target"]
+        s = f"At {fmt_time(at)} " + _WHAT.get(what, what + " on {target}").format(target=target, state=states.get((at, what)))
+        # when the host learnt of it: its first path event on a path the fault touched
+        names = {(model.devices[p.device].name if model.devices else model.hosts[p.host], p.name) for p in hit}
+        noticed = next((e for e in r.metrics.events if e["event"] in _PATH_EVENTS and e["t"] >= at
+                        and (e.get("device"), e.get("path")) in names), None)
+        if noticed is not None:
+            delay = noticed["t"] - at
+            detection = {model.host_params[h].detection for h in hosts} if model.host_params else set()
+            if delay <= 1e-12:
+                s += " and the host knew at once"
+            else:
+                s += f"; the host noticed at {fmt_time(noticed['t'])}"
+                if len(detection) == 1 and math.isclose(delay, next(iter(detection)), abs_tol=1e-9):
+                    s += f", after its {fmt_time(delay)} detection delay"
+        elif hit and what in ("path_down", "path_up", "alua", "array_down", "array_up"):
+            detection = sorted({model.host_params[h].detection for h in hosts}) if model.host_params else []
+            s += "; the host never noticed" + (f" (detection delay {fmt_time(detection[0])})" if len(detection) == 1 else "")
+        clauses = []
+        share = _share_before(r, hit, at)
+        if hit and share is not None and what in ("path_down", "array_down"):
+            whose = "its" if not paths.several_hosts else _list([f"{model.hosts[h]}'s" for h in hosts])
+            if share == 0.0:
+                clauses.append("this policy had no I/O there")
+            else:
+                clauses.append(f"this policy had {share * 100:.0f} % of {whose} I/Os there")
+        if what in _DOWN:
+            nxt = next((t for t in times if t > at), None)
+            if f["recovery_s"] is None:
+                until = f"until the next fault at {fmt_time(nxt)}" if nxt is not None else "to the end of the run"
+                clauses.append(f"IOPS stayed more than 5 % below its earlier level {until}")
+            elif f["recovery_s"] > 0:
+                clauses.append(f"IOPS was back within 5 % of its earlier level {fmt_time(f['recovery_s'])} after the fault")
+            else:
+                clauses.append("IOPS did not drop by 5 %")
+        clauses.append(f"the longest I/O meanwhile took {_ms(f['max_stall_ms'] / 1e3)}")
+        if f["errors"]:
+            clauses.append(f"{_plural(f['errors'], 'I/O')} failed")
+        out.append((at, s + "; " + "; ".join(clauses) + "."))
+    return out
+
+
+def _share_before(r: RunResult, hit: list[Any], at: float) -> float | None:
+    """The share of their hosts' I/Os the paths ``hit`` carried in the interval before ``at`` (None: no such interval)."""
+    m = r.metrics
+    b = min(int(at / m.interval), m.n_bins) - 1
+    if b < 0 or not hit:
+        return None
+    hosts = {p.host for p in hit}
+    total = sum(int(m.ts_path_ios[b, p.index]) for p in r.model.paths if p.host in hosts)
+    if total == 0:
+        return None
+    return float(sum(int(m.ts_path_ios[b, p.index]) for p in hit)) / total
+
+
+def _accounting(r: RunResult) -> str | None:
+    a = r.accounting
+    parts = []
+    if a["retried"]:
+        parts.append(f"{_plural(a['retried'], 'I/O')} {'was' if a['retried'] == 1 else 'were'} retried")
+    if a["timed_out"]:
+        parts.append(f"{_plural(a['timed_out'], 'attempt')} timed out")
+    if a["frames_lost"]:
+        parts.append(f"{_plural(a['frames_lost'], 'frame')} {'was' if a['frames_lost'] == 1 else 'were'} lost and resent")
+    if not parts and not a["failed"]:
+        return None
+    failed = "none failed" if not a["failed"] else f"{_plural(a['failed'], 'I/O')} failed"
+    return f"Over the whole run {_list(parts + [failed])}."
+
+
+def _overview(result: Result) -> list[str]:
+    runs = [r for r in result.runs if r.ios]
+    if len(runs) < 3:  # two runs: each one's comparison with the other says it all
+        return []
+    best = max(runs, key=lambda r: r.iops)
+    low = min(runs, key=lambda r: r.latency_us["p99"])
+    ties = [r.label for r in runs if r is not best and abs(_ratio(r, best)) < SAME]
+    s = f"Most IOPS: {best.label} ({best.iops:,.0f})"
+    if ties:
+        s += f", with {_list(ties)} within {SAME * 100:.0f} %"
+    s += f". Lowest p99 latency: {low.label} ({_ms(low.latency_us['p99'], us=True)})."
+    return [s]
+
+
+def story(result: Result) -> list[tuple[str | None, list[str]]]:
+    """The sentences: ``(None, [overview])`` first when three policies or more ran, then ``(label, [sentences])`` per run."""
+    out: list[tuple[str | None, list[str]]] = []
+    overview = _overview(result)
+    if overview:
+        out.append((None, overview))
+    for r in result.runs:
+        paths = _Paths(r)
+        others = [o for o in result.runs if o is not r]
+        said = [_headline(r, others, paths)]
+        said += [s for s in (_per_host(r),) if s]
+        said += [s for s in (_expectation(r),) if s]
+        said += _other_policy_events(r)
+        # what the policy did and what happened to the paths, in time order
+        said += [sentence for _, sentence in sorted(_evaluations(r, paths) + _faults(r, paths), key=lambda ts: ts[0])]
+        said += [s for s in (_accounting(r),) if s]
+        out.append((r.label, said))
+    return out
+
+
+# a number and its unit stay on one line
+_UNIT = re.compile(r"(\d) (%|ms|s|IOPS|I/Os?)(?=[\s.,;:)]|$)")
+
+
+def text(result: Result, width: int = 100) -> str:
+    """:func:`story` as wrapped plain text, a paragraph per policy."""
+    lines = ["what happened:"]
+    for label, sentences in story(result):
+        body = _UNIT.sub("\\1\0\\2", " ".join(sentences))
+        head = f"{label}: " if label else ""
+        lines += textwrap.wrap(head + body, width=width, initial_indent="  ", subsequent_indent="    ",
+                               break_on_hyphens=False)
+    return "\n".join(lines).replace("\0", " ") + "\n"
