@@ -80,6 +80,8 @@ CASES = [
     ("replication_same_array.toml", "replication.arrays", "names 'local' twice"),
     ("latency_sampling_cycles_8.toml", "policies[0].spec", "num_sampling_cycles must be in 16..2147483647, got 8"),
     ("latency_eval_time_1000.toml", "policies[0].spec", "latency_eval_time must be in 30000..2147483647, got 1000"),
+    ("latency_cutoff_half.toml", "policies[0].spec", "cutoff must be in 1..100, got 0.5"),
+    ("latency_variant_unknown.toml", "policies[0].spec", "variant must be one of min-set, score, lqd, got 'lq'"),
     ("rr_iops_0.toml", "policies[0].spec", "iops must be in 1..2147483647, got 0"),
     ("use_ano_2.toml", "policies[0].use_ano", "use_ano must be in 0..1, got 2"),
     ("unknown_policy.toml", "policies[0].spec", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma; "),
