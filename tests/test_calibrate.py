@@ -95,6 +95,21 @@ def test_recovers_two_path_latencies_from_per_path_figures(tmp_path):
     assert sc.model.paths[1].one_way_latency.mean == pytest.approx(remote, rel=1e-4)
 
 
+def test_recovers_the_sites_replication_latency_from_its_fio_run(tmp_path):
+    # sims/site: esxcli listings and a fio json+ file that make_site_captures.py wrote from a simulation with
+    # replication 0.4 ms; imported, with the site's other figures written in, the fit must find 0.4 ms again
+    site = ROOT / "sims" / "site"
+    imp = pathsel.import_outputs("esxcli", [site / "esxcli-nmp-device-list.txt", site / "esxcli-core-path-list.txt"],
+                                 workload=site / "fio-vm1.json")
+    text = (imp.text.replace('one_way_latency = "50us"', 'one_way_latency = "60us"').replace('mean = "100us"', 'mean = "150us"')
+            .replace('# bandwidth = "16Gbit"', 'bandwidth = "8Gbit"'))
+    start = tmp_path / "site.toml"
+    start.write_text(text)
+    cal = calibrate(start, ["replication_latency=0.1ms..2ms"], [site / "fio-vm1.json"], duration=1.0, replications=1)
+    assert cal.fitted[0] == pytest.approx(0.4e-3, rel=0.02)
+    assert all(cal.within(i) for i in range(len(cal.targets)))
+
+
 def test_seed_004_remote_latency_closes_the_round_robin_gap():
     cal = calibrate(None, ["one_way_latency@remote"], duration=1.0, replications=1, confidence_seeds=2)
     by_run = {t.run: i for i, t in enumerate(cal.targets)}
