@@ -24,7 +24,7 @@ from pathsel.studies.league import League, category, contenders, league, library
 def _table(rows: list[tuple[str, str, int, float, float]]) -> pd.DataFrame:
     """(scenario, policy, replication, iops, p99_us) rows as a sweep writes them."""
     return pd.DataFrame([{"scenario": s, "point": "defaults", "replication": r, "seed": r, "policy": p, "spec": p, "iops": i,
-                          "p99_us": l, "p999_us": 2 * l, "failed": 0, "convergence_s": math.nan} for s, p, r, i, l in rows])
+                          "p99_us": lat, "p999_us": 2 * lat, "failed": 0, "convergence_s": math.nan} for s, p, r, i, lat in rows])
 
 
 def test_regret_is_relative_to_the_best_per_scenario_on_replication_means():
