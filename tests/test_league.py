@@ -152,3 +152,14 @@ def test_command_line_league_bad_input(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_the_league_on_dask_gives_the_serial_table(small):
+    distributed = pytest.importorskip("distributed")
+    files = [f for f in library_files() if f.stem in GRAY]
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        on_dask = league(files, policies=["rr", "dm:historical-service-time", "guard"], replications=2, duration=0.4,
+                         executor=client.get_executor())
+    pd.testing.assert_frame_equal(small.table, on_dask.table, check_exact=True)
+    pd.testing.assert_frame_equal(small.standings, on_dask.standings, check_exact=True)
