@@ -274,3 +274,92 @@ def test_the_sims_examples_run_on_both_engines():
         fast = pathsel.simulate(sc, policies=[sc.runs[0].policy], duration=0.15, engine="fast")
         ref = pathsel.simulate(sc, policies=[sc.runs[0].policy], duration=0.15, engine="reference")
         assert fast.to_json().replace('"fast"', '"x"') == ref.to_json().replace('"reference"', '"x"')
+
+
+# -- bad input: one located message -------------------------------------------------------------
+@pytest.mark.parametrize(
+    "workload, message",
+    [
+        ('rate_iops = 10\nrate_schedule = [{at = "1s", rate_iops = 5, rate = "1MB/s"}]', "needs rate_iops or rate"),
+        ('rate_iops = 10\nrate_schedule = [{at = "1s"}]', "needs rate_iops or rate"),
+        ('rate_schedule = [{at = "1s", rate_iops = 5}]', 'start it at "0s", or give rate_iops'),
+        ('rate_schedule = [{at = "0s", rate_iops = -5}]', "rate_iops"),
+        ('rate_schedule = [{at = "0s", rate_iops = 0}]', "needs a rate above 0"),
+        ('rate_schedule = [{at = "0s", rate_iops = inf}]', "rate_iops"),
+        ('rate_schedule = [{at = "-1s", rate_iops = 5}]', "at"),
+        ("rate_schedule = []", "rate_schedule"),
+        ('rate_iops = 10\nrate_schedule_period = "1s"', "rate_schedule_period needs rate_schedule"),
+        ('rate_schedule = [{at = "0s", rate_iops = 5}, {at = "1s", rate_iops = 9}]\nrate_schedule_period = "1s"',
+         "not within rate_schedule_period"),
+        ('rate_schedule = [{at = "0s", rate_iops = 5}, {at = "0s", rate_iops = 9}]', "must come after the one before"),
+        ("rate_iops = 10\nthinktime_blocks = 4", "thinktime_blocks needs thinktime"),
+        ('rate_iops = 10\nthinktime_iotime = "1ms"', "thinktime_iotime needs thinktime"),
+        ('rate_iops = 10\nthinktime = "1ms"\nthinktime_blocks = 4\nthinktime_iotime = "1ms"', "not both"),
+        ('thinktime = "1ms"\nrate_schedule = [{at = "0s", rate_iops = 5}]', "no rate_schedule"),
+        ('rate_iops = 10\nthinktime = "1ms"\nthinktime_blocks = 0', "thinktime_blocks"),
+        ('rate_iops = 10\nthinktime = "0s"', "thinktime"),
+        ("read_iolog = 5", "must be a file name"),
+        ('read_iolog = "v2.log"\nrw = "randwrite"', "drop rw"),
+        ('read_iolog = "v2.log"\nbs = "8k"', "drop bs"),
+        ('read_iolog = "v2.log"\nrate_process = "poisson"', "drop rate_process"),
+        ('read_iolog = "v2.log"\nreplay_time_scale = 0', "replay_time_scale"),
+        ('read_iolog = "v2.log"\nreplay_no_stall = "yes"', "replay_no_stall"),
+        ('iolog_format = "csv"', "iolog_format needs read_iolog"),
+        ('replay_no_stall = true', "replay_no_stall needs read_iolog"),
+    ],
+)
+def test_bad_arrival_keys_are_one_located_message(workload, message):
+    with pytest.raises(ScenarioError, match="workloads\\[0\\]") as info:
+        _scenario("[[workloads]]\niodepth = 4\n" + workload)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "content, fmt, message",
+    [
+        ("", "auto", "'t' is empty"),
+        ("hello\nworld\n", "auto", "is neither fio's iolog header"),
+        ("time,op,size\n", "csv", "holds no read or write I/O"),
+        ("when,op,size\n1,read,4k\n", "csv", "line 1: the CSV header needs columns time, op and size"),
+        ("time,op,size\n1,read\n", "csv", "line 2: 2 columns, the header has 3"),
+        ("time,op,size\nsoon,read,4k\n", "csv", "line 2: time:"),
+        ("time,op,size\n-1,read,4k\n", "csv", "line 2: time -1.0 must be finite and >= 0"),
+        ("time,op,size\n1e12,read,4k\n", "csv", "line 2: time 1e+12 s is more than the 1e6s"),
+        ("time,op,size\n1,read,lots\n", "csv", "line 2: size:"),
+        ("time,op,size\n1,read,2g\n", "csv", "line 2: size 2,147,483,648 is more than the 1g (1 GiB) pathsel takes"),
+        ("time,op,size\n1,read,0\n", "csv", "line 2: size 0 must be > 0"),
+        ("fio version 1 iolog\n", "fio", "line 1: fio iolog versions 2 and 3 are read"),
+        ("fio version 2 iolog\n/dev/sdb erase 0 4096\n", "fio", "line 2: unknown action 'erase'"),
+        ("fio version 2 iolog\n/dev/sdb read zero 4096\n", "fio", "line 2: offset and length must be whole numbers"),
+        ("fio version 2 iolog\n/dev/sdb eject\n", "fio", "line 2: unknown file action 'eject'"),
+        ("fio version 3 iolog\nnow /dev/sdb read 0 4096\n", "fio", "line 2: 'now' is not a timestamp in ms"),
+        ("fio version 2 iolog\n/dev/sdb trim 0 4096\n", "fio", "holds no read or write I/O"),
+        ("CPU0 (8,16):\n Reads Queued: 0\n", "blkparse", "holds no Q (queued) or D (issued) read or write records"),
+        ("  8,16 1 1 0.5 4121 Q RS 2048 + 0 [x]\n", "blkparse", "holds no Q (queued) or D (issued)"),
+        ("time,op,size\n1,read,4k\n", "fio", "line 1: fio iolog versions 2 and 3 are read"),
+    ],
+)
+def test_bad_trace_files_name_the_file_and_line(tmp_path, content, fmt, message):
+    (tmp_path / "t").write_text(content)
+    with pytest.raises(ScenarioError, match="workloads\\[0\\].read_iolog") as info:
+        _scenario(f'[[workloads]]\nread_iolog = "t"\niolog_format = "{fmt}"\n', base_dir=tmp_path)
+    assert message in str(info.value) and "\n" not in str(info.value)
+    assert "Traceback" not in str(info.value)
+
+
+def test_a_binary_file_or_a_directory_is_no_trace(tmp_path):
+    (tmp_path / "bin").write_bytes(b"\x00\xffblktrace\xfe\x80")
+    (tmp_path / "dir").mkdir()
+    for name, message in (("bin", "is not text (line 1, byte 0xff): blktrace's binary files are read as blkparse's"),
+                          ("dir", "'dir' is a directory, not a trace")):
+        with pytest.raises(ScenarioError, match="read_iolog") as info:
+            _scenario(f'[[workloads]]\nread_iolog = "{name}"\n', base_dir=tmp_path)
+        assert message in str(info.value)
+
+
+def test_too_many_job_copies_of_a_long_trace_are_refused(tmp_path):
+    lines = ["time,op,size"] + [f"{i * 1e-6},read,4k" for i in range(20000)]
+    (tmp_path / "long.csv").write_text("\n".join(lines))
+    sc = _scenario('[[workloads]]\nread_iolog = "long.csv"\nnumjobs = 1000\n', base_dir=tmp_path)
+    with pytest.raises(ScenarioError, match="more than the 16,777,216 places pathsel keeps"):
+        pathsel.simulate(sc, policies=["rr"], duration=0.001)

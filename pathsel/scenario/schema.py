@@ -437,7 +437,8 @@ class WorkloadConfig(_Strict):
         if self.rate is not None:
             mean_bs = sum(s * w for s, w in self.bs) / sum(w for _, w in self.bs)
             object.__setattr__(self, "rate_iops", self.rate / mean_bs)
-        if "rate_process" in self.model_fields_set and self.rate_iops is None and self.rate_schedule is None:
+        if ("rate_process" in self.model_fields_set and self.rate_iops is None and self.rate_schedule is None
+                and "read_iolog" not in self.model_fields_set):  # a trace: _arrivals says what to drop
             raise ValueError("rate_process needs rate_iops, rate or rate_schedule (without them the job is a closed loop)")
         return self
 
