@@ -363,3 +363,63 @@ def test_too_many_job_copies_of_a_long_trace_are_refused(tmp_path):
     sc = _scenario('[[workloads]]\nread_iolog = "long.csv"\nnumjobs = 1000\n', base_dir=tmp_path)
     with pytest.raises(ScenarioError, match="more than the 16,777,216 places pathsel keeps"):
         pathsel.simulate(sc, policies=["rr"], duration=0.001)
+
+
+# -- a full iodepth that refuses (M/M/c/K) ----------------------------------------------------------
+def test_refused_arrivals_are_counted_and_both_engines_agree():
+    sc = _scenario("""
+[[workloads]]
+iodepth = 3
+rate_iops = 40000
+rate_process = "poisson"
+iodepth_full = "refuse"
+[[workloads]]
+name = "trace"
+iodepth = 1
+read_iolog = "arrivals.csv"
+replay_time_scale = 1e5
+iodepth_full = "refuse"
+""", duration="50ms", interval="10ms", conc=2, host="queue_depth = 2")
+    result = _same(sc)
+    for run in result.runs:
+        acc = run.accounting
+        assert acc["refused"] > 0 and acc["balanced"]
+        assert len([t for t in run.metrics.trace if t[1] == 1]) == 1  # the trace's four arrive at once: 1 taken
+    assert "refused at a full iodepth" in str(result.story())
+
+
+def test_without_refusal_the_accounting_has_no_refused_key():
+    run = pathsel.simulate(_scenario("[[workloads]]\niodepth = 2\nrate_iops = 1000\n", duration="10ms"), policies=["rr"]).runs[0]
+    assert "refused" not in run.accounting
+
+
+def test_the_mmck_case_holds_the_formula():
+    """sims/validation/mmck-blocking.toml's expected figures are what analytic.mmck computes (Gross et al. 2008)."""
+    import tomllib
+
+    from pathsel.studies.analytic import mmck
+
+    case = tomllib.loads((ROOT / "sims" / "validation" / "mmck-blocking.toml").read_text())
+    w, h, a = case["workloads"][0], case["hosts"][0], case["arrays"][0]
+    assert w["iodepth_full"] == "refuse" and a["concurrency"] >= w["iodepth"]
+    fig = mmck(w["rate_iops"], 1 / 100e-6, h["queue_depth"], w["iodepth"])
+    expected = {c["metric"]: c["expected"] for c in case["validation"]["checks"]}
+    assert expected["refused_fraction"] == pytest.approx(fig["blocking"], rel=1e-6)
+    assert expected["iops"] == pytest.approx(fig["throughput"], rel=1e-6)
+    assert expected["latency_mean_us"] == pytest.approx(fig["W"] * 1e6 + 0.002, rel=1e-5)  # + two 1 ns legs
+    # the limits: K = c is Erlang's loss formula (B(1, 1) = 1/2), K large is M/M/c (Erlang C, mmc-open.toml)
+    assert mmck(10000, 10000, 1, 1)["blocking"] == pytest.approx(0.5)
+    assert mmck(30000, 10000, 4, 4000)["W"] * 1e6 == pytest.approx(150.943, rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    "workload, message",
+    [
+        ('iodepth_full = "refuse"', "iodepth_full applies to an open loop"),
+        ('rate_iops = 5\niodepth_full = "drop"', "iodepth_full"),
+    ],
+)
+def test_bad_refusal_keys(workload, message):
+    with pytest.raises(ScenarioError, match="workloads\\[0\\]") as info:
+        _scenario("[[workloads]]\niodepth = 4\n" + workload)
+    assert message in str(info.value)

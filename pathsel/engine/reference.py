@@ -57,7 +57,7 @@ from ..metrics import RunMetrics
 from ..model import JobModel, Model
 from ..policies import DeviceView, IORequest, PathTable, PathView, build_policy
 from .host_queues import overload
-from .recorder import C_FRAMES_LOST, C_RETRIED, C_TIMED_OUT, Live, Recorder, to_metrics
+from .recorder import C_FRAMES_LOST, C_REFUSED, C_RETRIED, C_TIMED_OUT, Live, Recorder, to_metrics
 from .streams import make_streams
 
 __all__ = ["run_reference"]
@@ -180,6 +180,9 @@ class _Simulation:
                 return
             yield self.env.timeout(gap)
             now = self.env.now
+            if job.refuse and not idle:  # iodepth_full = "refuse": counted, never issued (as io_submit's EAGAIN)
+                self.rec.count(C_REFUSED)
+                continue
             self.rec.issue(now)
             if idle:
                 idle.popleft().succeed(now)

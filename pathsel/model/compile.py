@@ -131,6 +131,7 @@ class JobModel:
     # arrivals that are not at one steady rate (arrivals.py): a Schedule (rate_schedule, thinktime_iotime), a
     # BlockThink (thinktime_blocks) or a Trace (read_iolog: op and size from the file too); None: rate_iops
     arrivals: Any = None
+    refuse: bool = False  # iodepth_full = "refuse": an arrival finding iodepth I/Os issued and not done is refused
 
     @property
     def trace(self) -> Any:
@@ -329,6 +330,7 @@ def compile_model(
                 JobModel(
                     len(jobs), w.name, host, read_fraction, sizes, weights, w.iodepth, device_of[(host, vname)],
                     _rate(w, spec) if spec is not None else (w.rate_iops or 0.0), w.rate_process == "poisson", spec,
+                    w.iodepth_full == "refuse",
                 )
             )
 

@@ -403,6 +403,9 @@ class WorkloadConfig(_Strict):
     thinktime_iotime: PositiveDuration | None = Field(
         None, description="fio's thinktime_iotime: a burst lasts this long (arrivals at rate_iops), then thinktime off"
     )
+    iodepth_full: Literal["wait", "refuse"] = Field(
+        "wait", description="an open loop's arrival finding iodepth issued and not done: waits in the host, or is refused"
+    )
     # a trace replayed (fio's read_iolog): arrival times, ops and sizes from a file
     iolog_format: Literal["auto", "fio", "blkparse", "csv"] = Field(
         "auto", description="read_iolog's format: fio iolog v2/v3, blkparse text, CSV time,op,offset,size"
@@ -453,6 +456,9 @@ class WorkloadConfig(_Strict):
                 raise ValueError(f"read_iolog gives each I/O's arrival time, op and size: drop {', '.join(clash)}")
         elif replay:
             raise ValueError(f"{replay[0]} needs read_iolog (a trace to replay)")
+        if "iodepth_full" in given and self.rate_iops is None and self.rate_schedule is None and "read_iolog" not in given:
+            raise ValueError("iodepth_full applies to an open loop (rate_iops, rate, rate_schedule or read_iolog): a closed "
+                             "loop never has an arrival to refuse")
         if self.rate_schedule_period is not None and self.rate_schedule is None:
             raise ValueError("rate_schedule_period needs rate_schedule")
         think = [k for k in ("thinktime_blocks", "thinktime_iotime") if k in given]

@@ -32,6 +32,7 @@ from ...jit import call_i_4, call_v_5, call_v_6f, hot, jit
 from ...policies.kernel import FL_STOP, draw
 from ..recorder import (
     C_FRAMES_LOST,
+    C_REFUSED,
     C_RETRIED,
     C_TIMED_OUT,
     rec_complete,
@@ -511,8 +512,14 @@ def next_io(P, S, V, R, s):
 def arrival(P, S, V, R, j):
     """reference.arrivals: an arrival is issued now, to an idle slot of the job or into its backlog; the next is due."""
     now = V.clock[0]
-    rec_issue(R, now)
     h = S.ji_head[j]
+    if P.j_refuse[j] and h >= S.ji_tail[j]:  # iodepth_full = "refuse": counted, never issued
+        R.rc[C_REFUSED] += 1
+        gap = value(V, P.str_arr[j])
+        if gap < np.inf:
+            timeout(S, V, gap, EV_ARRIVAL, j)
+        return
+    rec_issue(R, now)
     if h < S.ji_tail[j]:
         s = S.ji_slot[j, h & (S.ji_slot.shape[1] - 1)]
         S.ji_head[j] = h + 1

@@ -137,6 +137,8 @@ PARAMS = Layout(ParamsType, [
     ("j_rp_len", "i8", 1),
     ("rp_op", "i8", 1),
     ("rp_size", "i8", 1),
+    # per job: 1 when an arrival finding iodepth issued and not done is refused (iodepth_full = "refuse")
+    ("j_refuse", "i8", 1),
     # the fault timeline
     ("f_time", "f8", 1),
     ("f_what", "i8", 1),

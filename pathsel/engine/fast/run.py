@@ -225,6 +225,7 @@ class _Run:
             d_qd=np.array([model.host_params[d.host].queue_depth for d in model.devices], dtype=i64),
             j_open=np.array([1 if j.rate_iops > 0 else 0 for j in model.jobs], dtype=i64), str_arr=str_arr,
             j_rp_off=rp_off, j_rp_len=rp_len, rp_op=rp_op, rp_size=rp_size,
+            j_refuse=np.array([1 if j.refuse else 0 for j in model.jobs], dtype=i64),
             f_time=np.array([f.at for f in faults], dtype=f64),
             f_what=np.array([L.FAULT_CODES[f.what] for f in faults], dtype=i64),
             f_cs=f_cs,
