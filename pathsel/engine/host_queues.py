@@ -3,7 +3,11 @@
 An open-loop job (``rate_iops``) whose arrivals come faster than it can
 issue them keeps them waiting in the host, in order; a backlog that passes
 :data:`BACKLOG_CAP` means the offered load is more than the set-up serves
-(the queue would grow without end), and the run stops with one message.
+(the queue would grow without end), and the run stops with one message. A
+model replaying a trace (``read_iolog``) holds up to the longest trace's
+length instead (``Model.backlog_cap``): every record may arrive at once, and
+none is dropped. With ``iodepth_full = "refuse"`` an arrival at a full
+iodepth is refused and counted instead (``accounting.refused``).
 """
 
 from __future__ import annotations
