@@ -76,7 +76,7 @@ def title(name: str) -> str:
 
 
 def _reads(file: Path) -> list[Path]:
-    """The files a scenario or case file reads: empirical delay files, a case's scenario file (and what it reads)."""
+    """The files a scenario or case file reads: empirical delay files, traces, a case's scenario file (and what it reads)."""
     data = _toml(file)
     out: list[Path] = []
 
@@ -84,6 +84,8 @@ def _reads(file: Path) -> list[Path]:
         if isinstance(node, dict):
             if node.get("dist") == "empirical" and isinstance(node.get("file"), str):
                 out.append((file.parent / node["file"]).resolve())
+            if isinstance(node.get("read_iolog"), str):  # a trace a workload replays
+                out.append((file.parent / node["read_iolog"]).resolve())
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):

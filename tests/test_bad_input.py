@@ -321,6 +321,23 @@ CASES = [
         "workloads[0].volume",
         "workload 'vm1' on host 'esxi01' uses volume 'far', on array remote, but 'esxi01' has paths to local only: no path reaches the volume, so the workload would never complete an I/O",
     ),
+    # issue 16: offered load that changes, and traces replayed
+    (
+        "trace_missing_file.toml",
+        "workloads[0].read_iolog",
+        f"no such file 'no-such-trace.log' (looked for {BAD / 'no-such-trace.log'})",
+    ),
+    ("trace_bad_op.toml", "workloads[0].read_iolog", "'trace-bad-op.csv' line 3: op must be read or write (or r, w), got 'erase'"),
+    (
+        "trace_short_line.toml",
+        "workloads[0].read_iolog",
+        "'trace-short-line.log' line 4: '2 /dev/sdb write 4096' is not 'timestamp filename action offset length'",
+    ),
+    ("trace_unknown_format.toml", "workloads[0].iolog_format", "got 'blktrace' (did you mean 'blkparse'?)"),
+    ("trace_with_rate.toml", "workloads[0]", "read_iolog gives each I/O's arrival time, op and size: drop rate_iops"),
+    ("rate_schedule_unordered.toml", "workloads[0]", "rate_schedule: each step's at must come after the one before"),
+    ("thinktime_closed_loop.toml", "workloads[0]", "thinktime pauses an open loop's arrivals: give rate_iops or rate"),
+    ("replay_without_trace.toml", "workloads[0]", "replay_time_scale needs read_iolog (a trace to replay)"),
 ]
 
 IDS = [name.removesuffix(".toml") if name != "." else "directory" for name, _, _ in CASES]

@@ -125,12 +125,14 @@ class RunResult:
 
     @property
     def accounting(self) -> dict[str, Any]:
-        """Every issued I/O: completed, failed visibly, or in flight at the end (``balanced`` checks it)."""
+        """Every issued I/O: completed, failed visibly, or in flight at the end (``balanced`` checks it); ``refused``:
+        open-loop arrivals refused at a full iodepth (``iodepth_full = "refuse"``), never issued."""
         m = self.metrics
         in_flight = m.in_flight
         return {
             "issued": m.issued, "completed": m.completed, "failed": m.failed, "in_flight": in_flight,
             "retried": m.retried, "timed_out": m.timed_out, "frames_lost": m.frames_lost,
+            **({"refused": m.refused} if any(j.refuse for j in self.model.jobs) else {}),
             "balanced": m.issued == m.completed + m.failed + in_flight and in_flight >= 0,
         }
 
