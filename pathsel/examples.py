@@ -12,8 +12,8 @@ pathsel is installed::
     >>> pathsel.examples.copy("cloud-metro-az", "my-sims")             # doctest: +SKIP
 
 A name is a file's path under ``sims/`` without ``.toml``
-(``fast-failover``, ``validation/failover``); ``sims/fast-failover.toml``
-works too. The files live in ``pathsel/data/examples/`` (see
+(``fast-failover``, ``library/gray-flapping-path``, ``validation/failover``);
+``sims/fast-failover.toml`` works too. The files live in ``pathsel/data/examples/`` (see
 :mod:`pathsel.data`).
 """
 
@@ -32,10 +32,11 @@ _SOURCE = "pathsel.examples"
 
 
 def names() -> list[str]:
-    """Every example: the scenarios, then the validation cases (``validation/NAME``)."""
+    """Every example: the scenarios, the scenario library (``library/NAME``), then the validation cases (``validation/NAME``)."""
     scenarios = sorted(p.stem for p in EXAMPLES.glob("*.toml"))
+    library = sorted(f"library/{p.stem}" for p in (EXAMPLES / "library").glob("*.toml"))
     cases = sorted(f"validation/{p.stem}" for p in (EXAMPLES / "validation").glob("*.toml"))
-    return scenarios + cases
+    return scenarios + library + cases
 
 
 def _name(name: str) -> str:
@@ -134,7 +135,8 @@ def copy(name: str | None = None, to: str | Path = ".") -> list[Path]:
             if f not in sources:
                 sources.append(f)
     if name is None:  # everything: the measurement files and a site's captures too, READMEs and scripts included
-        sources += sorted(p for sub in ("data", "site") for p in (EXAMPLES / sub).iterdir() if p.is_file())
+        extra = sorted(p for sub in ("data", "site", "library") for p in (EXAMPLES / sub).iterdir() if p.is_file())
+        sources += [p for p in extra if p not in sources]
     dest = Path(to)
     plan = [(f, dest / f.relative_to(EXAMPLES)) for f in sources]
     clash = [str(d) for f, d in plan if d.exists() and (not d.is_file() or d.read_bytes() != f.read_bytes())]
