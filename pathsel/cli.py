@@ -452,7 +452,7 @@ def _cmd_league(args: argparse.Namespace) -> int:
         print("\nguard's sensitivity (regret against the best shipped policy per scenario, one parameter at a time):")
         for r in sens.itertuples():
             mark = " (default)" if r.default else ""
-            print(f"  {r.parameter}={r.value}{mark}: worst IOPS regret {r.worst_iops_regret * 100:.1f} % ({r.worst_iops_scenario}), "
+            print(f"  {r.parameter}={r.value:g}{mark}: worst IOPS regret {r.worst_iops_regret * 100:.1f} % ({r.worst_iops_scenario}), "
                   f"worst p99 regret {r.worst_p99_regret * 100:.1f} % ({r.worst_p99_scenario}), {r.behind_5pct} scenario(s) > 5 % behind")
     if not args.table:
         where = f"; table in {res.out}" if res.out else ""

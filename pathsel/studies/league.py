@@ -191,8 +191,8 @@ class League:
             lines.append(f"{r.rank:>2}  {r.policy:<28} {_pct(r.worst_iops_regret):>18}  {_pct(r.worst_p99_regret):>17}  "
                          f"{_pct(r.mean_iops_regret):>9}  {_pct(r.mean_p99_regret):>8}  {r.behind_5pct:>10}  {r.failed:>8,.0f}")
         lines.append("")
-        lines.append("worst cases: " + "; ".join(f"{r.policy} {r.worst_iops_scenario} (IOPS), {r.worst_p99_scenario} (p99)"
-                                                  for r in st.head(5).itertuples()))
+        lines.append("worst cases (IOPS; p99):")
+        lines.extend(f"  {r.policy}: {r.worst_iops_scenario}; {r.worst_p99_scenario}" for r in st.head(5).itertuples())
         lines.extend(self.verdict())
         return "\n".join(lines) + "\n"
 
@@ -226,9 +226,10 @@ class League:
             colorbar={"title": {"text": "% (100+ capped)"}},
             hovertemplate="%{y}<br>%{x}<br>regret %{text} %<extra></extra>",
         ))
-        fig.update_layout(title=title + " (0 = the best; rows ranked by worst case)", height=140 + 22 * len(order),
-                          width=max(900, 120 + 34 * len(cols)), margin={"l": 220, "b": 200, "t": 60},
-                          yaxis={"autorange": "reversed"}, xaxis={"tickangle": -60})
+        # No fixed width: the figure fills its page (a laptop's 1366 px holds 40 scenarios); height grows with the rows.
+        fig.update_layout(title=title + " (0 = the best; rows ranked by worst case)", height=220 + 22 * len(order),
+                          margin={"l": 200, "r": 20, "b": 210, "t": 60}, yaxis={"autorange": "reversed"},
+                          xaxis={"tickangle": -60})
         return fig
 
     def write_html(self, path: str | Path) -> Path:
@@ -360,7 +361,7 @@ def sensitivity_markdown(table: pd.DataFrame) -> str:
     rows = ["| parameter | value | worst IOPS regret (scenario) | worst p99 regret (scenario) | mean IOPS regret | mean p99 regret | > 5 % behind |",
             "|---|---:|---|---|---:|---:|---:|"]
     for r in table.itertuples():
-        v = f"**{r.value}** (default)" if r.default else f"{r.value}"
+        v = f"**{r.value:g}** (default)" if r.default else f"{r.value:g}"
         rows.append(f"| `{r.parameter}` | {v} | {_pct(r.worst_iops_regret)} ({r.worst_iops_scenario}) | "
                     f"{_pct(r.worst_p99_regret)} ({r.worst_p99_scenario}) | {_pct(r.mean_iops_regret)} | "
                     f"{_pct(r.mean_p99_regret)} | {r.behind_5pct} |")
