@@ -61,6 +61,7 @@ from .layout import (
     EV_M_SVC,
     EV_NOTICE,
     EV_OPEN_WAKE,
+    EV_QFULL_RETRY,
     EV_RELEASE,
     EV_SVC_MAIN,
     EV_WAKE,
@@ -227,5 +228,7 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
             arrival(P, S, V, R, arg)
         elif kind == EV_OPEN_WAKE:
             new_io(P, S, V, R, s, V.clock[0])
+        elif kind == EV_QFULL_RETRY:
+            begin_attempt(P, S, V, R, s)
         heap_settle(S)
     return status
