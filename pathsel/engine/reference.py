@@ -139,6 +139,9 @@ class _Simulation:
         self.dqlen = [model.host_params[d.host].queue_depth for d in model.devices]
         self.qfull_seen = [0] * D
         self.good_seen = [0] * D
+        # per host, its adapter's (HBA's) I/Os taken and those its devices took that wait for one of them, in order
+        self.ad_active = [0] * len(model.host_params)
+        self.ad_waiting: list[deque] = [deque() for _ in model.host_params]
 
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
         self.rec = Recorder(len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval, len(model.devices),
@@ -221,6 +224,29 @@ class _Simulation:
             self.rec.device(self.env.now, d, 1, -1)
             waiting.popleft().succeed()
 
+    def adapter(self, d: int, h: int) -> Iterator[Any]:
+        """The host's adapter takes the I/O its device took, or it waits in the host (QUED again) until one lets go."""
+        qd = self.model.host_params[h].adapter_queue_depth
+        if qd <= 0 or self.ad_active[h] < qd:
+            self.ad_active[h] += 1
+            return
+        woken = self.env.event()
+        self.ad_waiting[h].append((woken, d))
+        self.rec.device(self.env.now, d, -1, 1)
+        yield woken  # adapter_release() handed its place over
+
+    def adapter_release(self, h: int) -> None:
+        """An I/O is done (completed or failed): its place in the adapter goes to the first waiting, if any."""
+        if self.model.host_params[h].adapter_queue_depth <= 0:
+            return
+        waiting = self.ad_waiting[h]
+        if waiting:
+            woken, d = waiting.popleft()
+            self.rec.device(self.env.now, d, 1, -1)
+            woken.succeed()
+        else:
+            self.ad_active[h] -= 1
+
     def throttle(self, d: int, qfull: bool) -> None:
         """ESXi's adaptive queue depth (KB 1008113): ``qfull_sample_size`` QUEUE FULL statuses halve device ``d``'s
         DQLEN; then ``qfull_threshold`` good statuses grow it back by one, up to the host's queue_depth."""
@@ -283,6 +309,7 @@ class _Simulation:
         host = self.model.host_params[job.host]
         d = job.device
         yield from self.admit(d)
+        yield from self.adapter(d, job.host)
         kavg = env.now - io.issued_at
         while True:
             path = policy.select(io)
@@ -290,6 +317,7 @@ class _Simulation:
                 if not (yield from self.wait_for_change(host.apd_timeout)):
                     self.rec.fail(env.now)  # visible: counted as failed, the job slot moves on
                     self.issued_at[io.slot] = math.inf
+                    self.adapter_release(job.host)
                     self.release(d)
                     return
                 continue
@@ -344,6 +372,7 @@ class _Simulation:
                 self.trace.append((io.seq, io.job, io.op, io.size, io.issued_at, env.now, table.names[p], io.attempts))
             self.issued_at[io.slot] = math.inf
             self.throttle(d, False)
+            self.adapter_release(job.host)
             self.release(d)
             return
 

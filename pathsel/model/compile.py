@@ -70,6 +70,7 @@ class HostModel:
     qfull_retry_delay: float = 0.003  # a command answered QUEUE FULL is sent again this long after the status
     qfull_sample_size: int = 0  # ESXi Disk.QFullSampleSize: QUEUE FULLs that halve DQLEN (0: no throttling)
     qfull_threshold: int = 8  # ESXi Disk.QFullThreshold: good statuses that grow a throttled DQLEN by one
+    adapter_queue_depth: int = 0  # I/Os the host's adapter (HBA) takes at once over all its devices. 0: no limit
 
 
 @dataclass(frozen=True)
@@ -194,8 +195,9 @@ class Model:
 
     @property
     def host_queues(self) -> bool:
-        """Whether a host can hold I/Os back: a device queue depth, or an open-loop job (its backlog)."""
-        return any(h.queue_depth for h in self.host_params) or any(j.rate_iops > 0 for j in self.jobs)
+        """Whether a host can hold I/Os back: a device or adapter queue depth, or an open-loop job (its backlog)."""
+        return (any(h.queue_depth or h.adapter_queue_depth for h in self.host_params)
+                or any(j.rate_iops > 0 for j in self.jobs))
 
     def device_slots(self) -> list[int]:
         """Job slots per device: with no host queue, the I/Os each device always has active."""
@@ -243,7 +245,7 @@ def compile_model(
         for i, a in enumerate(m.arrays)
     )
     hosts = tuple(HostModel(i, h.name, h.detection, h.apd_timeout, h.io_timeout, h.queue_depth or 0, h.qfull_retry_delay,
-                            h.qfull_sample_size, h.qfull_threshold) for i, h in enumerate(m.hosts))
+                            h.qfull_sample_size, h.qfull_threshold, h.adapter_queue_depth or 0) for i, h in enumerate(m.hosts))
     links = tuple(LinkModel(i, ln.name, ln.bandwidth) for i, ln in enumerate(m.links))
 
     def preferred(host: str) -> str | None:

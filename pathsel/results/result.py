@@ -84,8 +84,8 @@ class RunResult:
 
     @property
     def host_queued(self) -> bool:
-        """Whether the host's queues are in play: a device queue depth or an open-loop workload."""
-        return any(h.queue_depth for h in self.model.host_params) or any(j.rate_iops > 0 for j in self.model.jobs)
+        """Whether the host's queues are in play: a device or adapter queue depth, or an open-loop workload."""
+        return self.model.host_queues
 
     @property
     def port_limited(self) -> bool:

@@ -296,6 +296,11 @@ class HostConfig(_Strict):
         description="I/Os each of its devices takes at once (ESXi DQLEN, Linux queue_depth, NVMe queue_size); "
         "more wait in the host, in order (esxtop's KAVG, QUED). Default: no limit",
     )
+    adapter_queue_depth: int | None = Field(
+        None, ge=1, le=65536, strict=True,
+        description="I/Os the host's adapter (HBA) takes at once over all its devices (lpfc_hba_queue_depth 8192); "
+        "more wait in the host, in order, after their device took them (KAVG, QUED). Default: no limit",
+    )
     qfull_retry_delay: NonNegativeDuration = Field(
         0.003, description="a command answered QUEUE FULL is sent again this long after the status came back "
         "(Linux SCSI_QUEUE_DELAY 3 ms); it keeps its place in the device queue meanwhile",

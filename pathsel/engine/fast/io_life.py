@@ -47,6 +47,7 @@ from .layout import (
     A_QUEUED,
     A_SERVING,
     EV_ABORT,
+    EV_ADAPT,
     EV_ADMIT,
     EV_APD_TIMER,
     EV_ARRIVAL,
@@ -109,6 +110,7 @@ from .layout import (
     MS_NONE,
     MS_QUEUED,
     MS_SERVING,
+    ST_ADAPTER,
     ST_APD,
     ST_IDLE,
     ST_QFULL,
@@ -455,14 +457,46 @@ def admit(P, S, V, R, s):
     if qd <= 0 or S.dq_act[d] < qd:
         S.dq_act[d] += 1
         rec_dev(R, now, d, 1, 0)
-        S.slotf[s, K_ADMITTED] = now
-        begin_attempt(P, S, V, R, s)
+        adapter_admit(P, S, V, R, s, d)
     else:
         t = S.dq_tail[d]
         S.dq_slot[d, t & (S.dq_slot.shape[1] - 1)] = s
         S.dq_tail[d] = t + 1
         S.slot[s, K_STAGE] = ST_QUEUED
         rec_dev(R, now, d, 0, 1)
+
+
+@hot
+def adapter_admit(P, S, V, R, s, d):
+    """reference.adapter: the host's adapter takes the I/O (it starts), or it waits in the adapter's FIFO."""
+    h = P.d_host[d]
+    qd = P.hp_aqd[h]
+    if qd <= 0 or S.ad_act[h] < qd:
+        S.ad_act[h] += 1
+        S.slotf[s, K_ADMITTED] = V.clock[0]
+        begin_attempt(P, S, V, R, s)
+    else:
+        t = S.ad_tail[h]
+        S.ad_slot[h, t & (S.ad_slot.shape[1] - 1)] = s
+        S.ad_tail[h] = t + 1
+        S.slot[s, K_STAGE] = ST_ADAPTER
+        rec_dev(R, V.clock[0], d, -1, 1)
+
+
+@hot
+def adapter_release(P, S, V, R, d):
+    """reference.adapter_release: the I/O's place in its host's adapter goes to the first waiting (EV_ADAPT), if any."""
+    h = P.d_host[d]
+    if P.hp_aqd[h] <= 0:
+        return
+    head = S.ad_head[h]
+    if head < S.ad_tail[h]:
+        w = S.ad_slot[h, head & (S.ad_slot.shape[1] - 1)]
+        S.ad_head[h] = head + 1
+        rec_dev(R, V.clock[0], P.j_dev[S.slot[w, K_JOB]], 1, -1)
+        push_normal(S, EV_ADAPT, w)
+    else:
+        S.ad_act[h] -= 1
 
 
 @hot
@@ -717,6 +751,7 @@ def complete(P, S, V, R, s):
         S.tr_path[t] = p
         S.tr_attempts[t] = S.slot[s, K_ATTEMPTS]
     throttle(P, S, V, R, d, False)
+    adapter_release(P, S, V, R, d)
     dev_release(S, V, R, d)
     next_io(P, S, V, R, s)
 

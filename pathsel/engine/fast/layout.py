@@ -26,6 +26,8 @@ EV_DEADLINE, EV_ABORT, EV_M_ABORT = 16, 17, 18
 EV_ADMIT, EV_ARRIVALS_INIT, EV_ARRIVAL, EV_OPEN_WAKE = 19, 20, 21, 22
 # the arrays' target ports: a command answered QUEUE FULL is sent again after the host's retry delay (arg: slot)
 EV_QFULL_RETRY = 23
+# the host's adapter (HBA) takes an I/O that waited for it (arg: slot)
+EV_ADAPT = 24
 
 # -- stages of an I/O's main process ---------------------------------------------------
 ST_R_CMD, ST_R_SVC, ST_R_DATA = 0, 1, 2
@@ -33,6 +35,7 @@ ST_W_CMD, ST_W_XFER, ST_W_DATA, ST_W_SVC, ST_W_MIRROR_WAIT, ST_W_STATUS = 3, 4, 
 ST_APD, ST_WAIT_LOST = 9, 10
 ST_QUEUED, ST_IDLE = 11, 12  # waiting for a slot of its device in the host; an open-loop slot without an arrival
 ST_QFULL, ST_QFULL_WAIT = 13, 14  # a QUEUE FULL status on its way back; waiting to be sent again
+ST_ADAPTER = 15  # taken by its device, waiting for a place in its host's adapter
 
 # the columns of a slot's row (S.slot for integers, S.slotf for floats): the ones every event reads first
 K_STAGE, K_PATH, K_JOB, K_EPOCH, K_MSTATE, K_MWAIT, K_SEQ, K_ATTEMPTS = 0, 1, 2, 3, 4, 5, 6, 7
@@ -143,6 +146,7 @@ PARAMS = Layout(ParamsType, [
     ("hp_qfr", "f8", 1),
     ("hp_qfs", "i8", 1),
     ("hp_qft", "i8", 1),
+    ("hp_aqd", "i8", 1),  # per host, its adapter's queue depth (0: none)
     # the fault timeline
     ("f_time", "f8", 1),
     ("f_what", "i8", 1),
@@ -218,6 +222,11 @@ STATE = Layout(StateType, [
     ("dq_len", "i8", 1),
     ("dq_qf", "i8", 1),
     ("dq_good", "i8", 1),
+    # per host, its adapter's I/Os taken and a FIFO of slots waiting for one
+    ("ad_act", "i8", 1),
+    ("ad_slot", "i8", 2),
+    ("ad_head", "i8", 1),
+    ("ad_tail", "i8", 1),
     # per host: its attempts in flight by deadline (a list through the slots' K_DPREV/K_DNEXT), and whether
     # an EV_DEADLINE of it is in the heap
     ("dl_head", "i8", 1),

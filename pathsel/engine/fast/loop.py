@@ -20,6 +20,8 @@ from .faults import apply_fault, fault_loop, notice
 from .io_life import (
     abort,
     abort_mirror,
+    adapter_admit,
+    adapter_release,
     arrival,
     begin_attempt,
     dev_release,
@@ -43,6 +45,7 @@ from .layout import (
     BUFFERS_FULL,
     DONE,
     EV_ABORT,
+    EV_ADAPT,
     EV_ADMIT,
     EV_APD_TIMER,
     EV_ARRIVAL,
@@ -215,11 +218,14 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
         elif kind == EV_WAKE:
             if S.slot[s, K_WAKEVAL] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
                 rec_fail(R, V.clock[0])
+                adapter_release(P, S, V, R, P.j_dev[S.slot[s, K_JOB]])
                 dev_release(S, V, R, P.j_dev[S.slot[s, K_JOB]])
                 next_io(P, S, V, R, s)
             else:
                 begin_attempt(P, S, V, R, s)
         elif kind == EV_ADMIT:
+            adapter_admit(P, S, V, R, s, P.j_dev[S.slot[s, K_JOB]])
+        elif kind == EV_ADAPT:
             S.slotf[s, K_ADMITTED] = V.clock[0]
             begin_attempt(P, S, V, R, s)
         elif kind == EV_ARRIVALS_INIT:

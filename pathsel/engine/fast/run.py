@@ -213,6 +213,7 @@ class _Run:
             hp_qfr=np.array([h.qfull_retry_delay for h in model.host_params], dtype=f64),
             hp_qfs=np.array([h.qfull_sample_size for h in model.host_params], dtype=i64),
             hp_qft=np.array([h.qfull_threshold for h in model.host_params], dtype=i64),
+            hp_aqd=np.array([h.adapter_queue_depth for h in model.host_params], dtype=i64),
             f_time=np.array([f.at for f in faults], dtype=f64),
             f_what=np.array([L.FAULT_CODES[f.what] for f in faults], dtype=i64),
             f_cs=f_cs,
@@ -253,6 +254,9 @@ class _Run:
         per_dev = np.bincount([j.device for j in model.jobs for _ in range(j.iodepth)], minlength=D)
         dq_cap = pow2(int(per_dev.max(initial=0)) + 1) if any(h.queue_depth for h in model.host_params) else 1
         is_open = any(j.rate_iops > 0 for j in model.jobs)
+        # an adapter's FIFO holds at most its host's slots
+        per_host = np.bincount([j.host for j in model.jobs for _ in range(j.iodepth)], minlength=H)
+        ad_cap = pow2(int(per_host.max(initial=0)) + 1) if any(h.adapter_queue_depth for h in model.host_params) else 1
         jb_cap = BACKLOG_CAP if is_open else 1
         ji_cap = pow2(max(j.iodepth for j in model.jobs) + 1) if is_open else 1
         dqlen = np.array([model.host_params[d.host].queue_depth for d in model.devices], dtype=i64)
@@ -279,6 +283,8 @@ class _Run:
             ji_slot=np.zeros((J, ji_cap), dtype=i64), ji_head=np.zeros(J, dtype=i64), ji_tail=np.zeros(J, dtype=i64),
             t_busy=np.zeros(max(1, len(model.ports)), dtype=i64), dq_len=dqlen.copy(),
             dq_qf=np.zeros(D, dtype=i64), dq_good=np.zeros(D, dtype=i64),
+            ad_act=np.zeros(H, dtype=i64), ad_slot=np.zeros((H, ad_cap), dtype=i64),
+            ad_head=np.zeros(H, dtype=i64), ad_tail=np.zeros(H, dtype=i64),
             dl_head=np.full(H, -1, dtype=i64), dl_tail=np.full(H, -1, dtype=i64), dl_armed=np.zeros(H, dtype=i64),
             wt_slot=np.zeros(wt_cap, dtype=i64), wt_id=np.zeros(wt_cap, dtype=i64), tmp_wt=np.zeros(wt_cap, dtype=i64),
             tr_seq=np.zeros(tcap, dtype=i64), tr_job=np.zeros(tcap, dtype=i64), tr_op=np.zeros(tcap, dtype=i64),
