@@ -750,7 +750,8 @@ def complete(P, S, V, R, s):
         S.tr_done[t] = now
         S.tr_path[t] = p
         S.tr_attempts[t] = S.slot[s, K_ATTEMPTS]
-    throttle(P, S, V, R, d, False)
+    if P.hp_qfs[P.d_host[d]] > 0:  # ESXi's throttling is on: a good status counts
+        throttle(P, S, V, R, d, False)
     adapter_release(P, S, V, R, d)
     dev_release(S, V, R, d)
     next_io(P, S, V, R, s)
