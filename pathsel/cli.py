@@ -11,8 +11,10 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from .api import resolve_scenario, simulate
 from .cli_site import add_emit_options, add_site_commands, emit_recommended, emit_simulate, presets_text
@@ -317,6 +319,18 @@ def _summary_text(res) -> str:
     return table.to_string(index=False) + "\n"
 
 
+def _dask_executor(address: str):
+    try:
+        from distributed import Client
+    except ImportError:  # pragma: no cover - a dependency
+        raise ScenarioError("command line", "--dask", "needs Dask's distributed package: pip install 'pathsel[dask]'") from None
+    try:
+        client = Client(address, timeout="10s")
+    except (OSError, TimeoutError, ValueError) as e:
+        raise ScenarioError("command line", f"--dask {address}", f"cannot connect: {e}") from None
+    return client, client.get_executor()
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .studies.sweep import parse_param, sweep
 
@@ -329,15 +343,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     executor = "serial" if args.serial else None
     client = None
     if args.dask:
-        try:
-            from distributed import Client
-        except ImportError:  # pragma: no cover - a dependency
-            raise ScenarioError("command line", "--dask", "needs Dask's distributed package: pip install 'pathsel[dask]'") from None
-        try:
-            client = Client(args.dask, timeout="10s")
-        except (OSError, TimeoutError, ValueError) as e:
-            raise ScenarioError("command line", f"--dask {args.dask}", f"cannot connect: {e}") from None
-        executor = client.get_executor()
+        client, executor = _dask_executor(args.dask)
     progress = not args.json and not args.quiet
     try:
         res = sweep(
@@ -373,6 +379,87 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         f"pathsel sweep: {res.points} point(s), {res.ran + res.reused} run(s) ({res.ran} run now, {res.reused} already saved), "
         f"{len(res.table)} row(s) in {res.wall_s:.1f} s{where}"
     )
+    return 0
+
+
+def _cmd_league(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from .studies.fresh import write_fresh
+    from .studies.league import League, league, library_files, standings
+    from .studies.table import read_table
+
+    for path, what in ((args.html, "HTML file"), (args.markdown, "Markdown file")):
+        if path:
+            check_writable(path, what)
+    if args.table and (args.files or args.fresh or args.sensitivity):
+        raise ScenarioError("command line", "--table", "ranks a saved table without running: give no FILE, --fresh or --sensitivity with it")
+    files = None
+    tmp = None
+    client = None
+    sens = None
+    try:
+        if args.table:
+            scores, st = standings(args.table)
+            res = League(read_table(args.table), scores, st)
+        else:
+            if args.fresh:
+                if args.files:
+                    raise ScenarioError("command line", "--fresh", "generates its own scenarios: give no FILE with it")
+                folder = Path(args.write_fresh) if args.write_fresh else Path(tempfile.mkdtemp(prefix="pathsel-fresh-"))
+                tmp = folder if not args.write_fresh else None
+                write_fresh(folder, args.fresh, seed=args.fresh_seed)
+                files = library_files(folder)
+            else:
+                files = [f for name in args.files for f in (library_files(name) if Path(name).is_dir() else [Path(name)])] or None
+            executor = "serial" if args.serial else None
+            if args.dask:
+                client, executor = _dask_executor(args.dask)
+            try:
+                res = league(files, policies=args.policy, replications=args.replications, seed=args.seed, duration=args.duration,
+                             engine=args.engine, out=args.out, executor=executor, workers=args.workers,
+                             progress=not args.json and not args.quiet, _origin="command line")
+            except KeyboardInterrupt:
+                if args.out:
+                    print(f"pathsel: interrupted; finished runs are saved in {args.out}: run the same command to resume", file=sys.stderr)
+                raise
+            if args.sensitivity:
+                from .studies.league import sensitivity
+
+                sens = sensitivity(res, scenarios=files, replications=args.replications, seed=args.seed, duration=args.duration,
+                                   executor=executor, workers=args.workers, progress=not args.json and not args.quiet)
+    finally:
+        if client is not None:
+            client.close()
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if args.html:
+        res.write_html(args.html)
+    if args.markdown:
+        from .studies.league import sensitivity_markdown
+
+        text = res.markdown() + ("\n" + sensitivity_markdown(sens) if sens is not None else "")
+        Path(args.markdown).write_text(text, encoding="utf-8")
+    if args.json:
+        doc = {"standings": json.loads(res.standings.to_json(orient="records")),
+               "scores": json.loads(res.scores.to_json(orient="records")), "verdict": res.verdict(),
+               "sensitivity": json.loads(sens.to_json(orient="records")) if sens is not None else None,
+               "out": str(res.out) if res.out else None}
+        sys.stdout.write(_json(doc) + "\n")
+        return 0
+    sys.stdout.write(res.text(top=args.top))
+    if sens is not None:
+        print("\nguard's sensitivity (regret against the best shipped policy per scenario, one parameter at a time):")
+        for r in sens.itertuples():
+            mark = " (default)" if r.default else ""
+            print(f"  {r.parameter}={r.value}{mark}: worst IOPS regret {r.worst_iops_regret * 100:.1f} % ({r.worst_iops_scenario}), "
+                  f"worst p99 regret {r.worst_p99_regret * 100:.1f} % ({r.worst_p99_scenario}), {r.behind_5pct} scenario(s) > 5 % behind")
+    if not args.table:
+        where = f"; table in {res.out}" if res.out else ""
+        print(f"pathsel league: {res.ran + res.reused} run(s) ({res.ran} run now, {res.reused} already saved) in {res.wall_s:.1f} s{where}")
+    for path in (args.html, args.markdown):
+        if path:
+            print(f"pathsel: wrote {path}")
     return 0
 
 
@@ -491,6 +578,30 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--json", action="store_true", help="print one JSON document")
     add_emit_options(rec, "the recommended setting")
     rec.set_defaults(func=_cmd_recommend)
+    lea = sub.add_parser("league", help="every built-in policy at its defaults over the scenario library: regret, league table, heatmaps")
+    lea.add_argument("files", nargs="*", metavar="FILE", help="scenario files or folders (default: the library, sims/library); their own policies are replaced")
+    lea.add_argument("--policy", action="append", metavar="SPEC", help="policies to rank instead of every built-in one (repeatable)")
+    lea.add_argument("--replications", type=_positive_int, default=3, metavar="N", help="runs per scenario and policy (default: 3)")
+    lea.add_argument("--seed", type=_seed, help="root seed of the replications (default: each file's seed)")
+    lea.add_argument("--duration", type=_duration, help="measured time after the ramp (default: each file's)")
+    lea.add_argument("--engine", default="fast", choices=["auto", "fast", "reference"], help="as for simulate (default: fast)")
+    lea.add_argument("--out", metavar="FILE", help="results table, .parquet or .csv, written as runs finish; the same command again resumes")
+    lea.add_argument("--table", metavar="FILE", help="rank a results table already written by --out, without running")
+    lea.add_argument("--fresh", type=_positive_int, metavar="N", help="instead of the library: N scenarios generated from --fresh-seed (a held-out set)")
+    lea.add_argument("--fresh-seed", type=_seed, default=20261123, help="seed of the generated scenarios (default: 20261123)")
+    lea.add_argument("--write-fresh", metavar="DIR", help="keep the generated scenarios in DIR")
+    lea.add_argument("--html", metavar="FILE", help="also write the league table and regret heatmaps to this HTML file")
+    lea.add_argument("--markdown", metavar="FILE", help="also write the league table as Markdown")
+    lea.add_argument("--top", type=_positive_int, metavar="N", help="rows shown (default: all)")
+    lea.add_argument("--sensitivity", action="store_true", help="also sweep guard's parameters one at a time over the same scenarios and seeds")
+    where = lea.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_positive_int, metavar="N", help="local worker processes (default: every core)")
+    where.add_argument("--serial", action="store_true", help="run in this process, one run after another")
+    where.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster, e.g. tcp://scheduler:8786")
+    lea.add_argument("--json", action="store_true", help="print standings, scores and verdict as one JSON document")
+    lea.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    lea.set_defaults(func=_cmd_league)
+
     add_site_commands(sub, _duration, _seed, _positive_int)
     return parser
 

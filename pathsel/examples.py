@@ -12,8 +12,8 @@ pathsel is installed::
     >>> pathsel.examples.copy("cloud-metro-az", "my-sims")             # doctest: +SKIP
 
 A name is a file's path under ``sims/`` without ``.toml``
-(``fast-failover``, ``validation/failover``); ``sims/fast-failover.toml``
-works too. The files live in ``pathsel/data/examples/`` (see
+(``fast-failover``, ``library/gray-flapping-path``, ``validation/failover``);
+``sims/fast-failover.toml`` works too. The files live in ``pathsel/data/examples/`` (see
 :mod:`pathsel.data`).
 """
 
@@ -32,10 +32,11 @@ _SOURCE = "pathsel.examples"
 
 
 def names() -> list[str]:
-    """Every example: the scenarios, then the validation cases (``validation/NAME``)."""
+    """Every example: the scenarios, the scenario library (``library/NAME``), then the validation cases (``validation/NAME``)."""
     scenarios = sorted(p.stem for p in EXAMPLES.glob("*.toml"))
+    library = sorted(f"library/{p.stem}" for p in (EXAMPLES / "library").glob("*.toml"))
     cases = sorted(f"validation/{p.stem}" for p in (EXAMPLES / "validation").glob("*.toml"))
-    return scenarios + cases
+    return scenarios + library + cases
 
 
 def _name(name: str) -> str:
@@ -76,7 +77,7 @@ def title(name: str) -> str:
 
 
 def _reads(file: Path) -> list[Path]:
-    """The files a scenario or case file reads: empirical delay files, a case's scenario file (and what it reads)."""
+    """The files a scenario or case file reads: empirical delay files, traces, a case's scenario file (and what it reads)."""
     data = _toml(file)
     out: list[Path] = []
 
@@ -84,6 +85,8 @@ def _reads(file: Path) -> list[Path]:
         if isinstance(node, dict):
             if node.get("dist") == "empirical" and isinstance(node.get("file"), str):
                 out.append((file.parent / node["file"]).resolve())
+            if isinstance(node.get("read_iolog"), str):  # a trace a workload replays
+                out.append((file.parent / node["read_iolog"]).resolve())
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
@@ -132,7 +135,8 @@ def copy(name: str | None = None, to: str | Path = ".") -> list[Path]:
             if f not in sources:
                 sources.append(f)
     if name is None:  # everything: the measurement files and a site's captures too, READMEs and scripts included
-        sources += sorted(p for sub in ("data", "site") for p in (EXAMPLES / sub).iterdir() if p.is_file())
+        extra = sorted(p for sub in ("data", "site", "library") for p in (EXAMPLES / sub).iterdir() if p.is_file())
+        sources += [p for p in extra if p not in sources]
     dest = Path(to)
     plan = [(f, dest / f.relative_to(EXAMPLES)) for f in sources]
     clash = [str(d) for f, d in plan if d.exists() and (not d.is_file() or d.read_bytes() != f.read_bytes())]

@@ -16,7 +16,7 @@ from .units import MAX_DURATION, format_duration
 __all__ = [
     "MAX_DURATION", "MAX_SERIES_VALUES", "MAX_INT32", "MAX_OUTSTANDING", "MAX_PATHS", "MAX_DEVICE_PATHS", "MAX_BLOCK_SIZE", "MIN_BANDWIDTH",
     "MAX_FILE_BYTES", "MAX_DISTANCE_KM", "MIN_TIMEOUT", "RETRY_WARNING", "series_values", "series_problem",
-    "outstanding_problem", "MAX_SWEEP_RUNS", "sweep_runs_problem",
+    "outstanding_problem", "MAX_SWEEP_RUNS", "sweep_runs_problem", "MAX_TRACE_RECORDS", "MAX_RATE_STEPS", "BACKLOG_CAP", "MAX_BACKLOG_VALUES",
 ]
 
 #: The time series (per interval: counters, the I/Os of every path, two queue figures per device) is kept in
@@ -38,6 +38,16 @@ MAX_BLOCK_SIZE = 1 << 30
 MIN_BANDWIDTH = 125.0
 #: The largest scenario, validation case or delay file read: 64 MiB.
 MAX_FILE_BYTES = 64 << 20
+#: I/Os in one trace replayed (read_iolog): the host may hold every one waiting (the fast engine's backlog
+#: rows are as long as the longest trace, per job copy).
+MAX_TRACE_RECORDS = 1 << 20
+#: Arrivals an open-loop job copy may have waiting in the host; more: the run stops (host_queues.overload). A model
+#: replaying a longer trace raises it to the trace's length (every record may arrive at once).
+BACKLOG_CAP = 1 << 14
+#: Backlog places over all job copies of a run that replays traces (job copies x the longest trace): 16M (128 MB).
+MAX_BACKLOG_VALUES = 1 << 24
+#: Steps of one rate_schedule.
+MAX_RATE_STEPS = 10_000
 #: The longest fibre: once round the Earth.
 MAX_DISTANCE_KM = 40_075.0
 #: The shortest io_timeout and apd_timeout, 10 us: as short as the fastest I/O. Below it a host with no answer

@@ -158,6 +158,7 @@ class RunMetrics:
     retried: int = 0
     timed_out: int = 0  # attempts aborted after the host's io_timeout (then retried)
     frames_lost: int = 0  # frames lost on the wire and resent after the loss recovery delay
+    refused: int = 0  # open-loop arrivals refused at a full iodepth (iodepth_full = "refuse"), never issued
     # esxtop's split: time queued in the host before the device took the I/O (KAVG), then to completion (DAVG)
     kavg: LogHistogram = field(default_factory=LogHistogram)
     davg: LogHistogram = field(default_factory=LogHistogram)

@@ -84,7 +84,7 @@ CASES = [
     ("latency_variant_unknown.toml", "policies[0].spec", "variant must be one of min-set, score, lqd, got 'lq'"),
     ("rr_iops_0.toml", "policies[0].spec", "iops must be in 1..2147483647, got 0"),
     ("use_ano_2.toml", "policies[0].use_ano", "use_ano must be in 0..1, got 2"),
-    ("unknown_policy.toml", "policies[0].spec", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma; "),
+    ("unknown_policy.toml", "policies[0].spec", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma, guard; "),
     ("unknown_param_in_spec.toml", "policies[0].spec", "rr has no parameter 'iopz' (did you mean 'iops'? parameters: type, iops, bytes, use_ano)"),
     ("unknown_param_key.toml", "policies[0].iopz", "rr has no parameter 'iopz'"),
     ("policy_not_a_table.toml", "policies[0]", "must be a spec string such as \"rr:iops=1\" or a table with a spec key, got 5"),
@@ -341,6 +341,23 @@ CASES = [
         "workloads[0].volume",
         "workload 'vm1' on host 'esxi01' uses volume 'far', on array remote, but 'esxi01' has paths to local only: no path reaches the volume, so the workload would never complete an I/O",
     ),
+    # issue 16: offered load that changes, and traces replayed
+    (
+        "trace_missing_file.toml",
+        "workloads[0].read_iolog",
+        f"no such file 'no-such-trace.log' (looked for {BAD / 'no-such-trace.log'})",
+    ),
+    ("trace_bad_op.toml", "workloads[0].read_iolog", "'trace-bad-op.csv' line 3: op must be read or write (or r, w), got 'erase'"),
+    (
+        "trace_short_line.toml",
+        "workloads[0].read_iolog",
+        "'trace-short-line.log' line 4: '2 /dev/sdb write 4096' is not 'timestamp filename action offset length'",
+    ),
+    ("trace_unknown_format.toml", "workloads[0].iolog_format", "got 'blktrace' (did you mean 'blkparse'?)"),
+    ("trace_with_rate.toml", "workloads[0]", "read_iolog gives each I/O's arrival time, op and size: drop rate_iops"),
+    ("rate_schedule_unordered.toml", "workloads[0]", "rate_schedule: each step's at must come after the one before"),
+    ("thinktime_closed_loop.toml", "workloads[0]", "thinktime pauses an open loop's arrivals: give rate_iops or rate"),
+    ("replay_without_trace.toml", "workloads[0]", "replay_time_scale needs read_iolog (a trace to replay)"),
 ]
 
 IDS = [name.removesuffix(".toml") if name != "." else "directory" for name, _, _ in CASES]

@@ -3,7 +3,10 @@
 * Every notebook in ``notebooks/`` is executed top to bottom in a fresh
   kernel (nbclient), from its own folder as Jupyter would run it. Skipped
   when nbclient, nbformat or ipykernel is not installed.
-* Notebooks are committed without outputs.
+* Notebooks are committed with their outputs, as tools/execute_notebooks.py
+  stores them (run top to bottom, no errors), so that GitHub, nbviewer and
+  the documentation site show them unexecuted: every plotly figure carries a
+  static ``image/png`` beside its interactive JSON.
 * The fenced ``sh`` and ``python`` blocks of every page run in
   tests/test_docs_commands.py.
 * The fenced ``toml`` blocks of every docs page are valid: complete scenarios
@@ -12,6 +15,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import textwrap
@@ -47,15 +51,53 @@ def test_there_are_notebooks():
     assert [p.name for p in NOTEBOOKS][:2] == ["01-quickstart.ipynb", "02-seed-004-test-drive.ipynb"]
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_is_committed_without_outputs(notebook: Path):
+PLOTLY = "application/vnd.plotly.v1+json"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+MIN_PNG_BYTES = 10_000  # a blank 700 x 500 figure compresses to a few kB; a drawn one is tens
+
+
+def _outputs(notebook: Path) -> list[tuple[int, dict]]:
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-    dirty = [
-        i
-        for i, c in enumerate(cells)
-        if c["cell_type"] == "code" and (c.get("outputs") or c.get("execution_count") is not None)
-    ]
-    assert not dirty, f"{notebook.name}: clear the outputs of cells {dirty} before committing"
+    return [(i, o) for i, c in enumerate(cells) if c["cell_type"] == "code" for o in c.get("outputs", [])]
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_is_committed_run_top_to_bottom(notebook: Path):
+    """Stored as tools/execute_notebooks.py leaves it: every code cell run once, in order, without errors."""
+    cells = [c for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    counts = [c.get("execution_count") for c in cells]
+    assert counts == list(range(1, len(cells) + 1)), (
+        f"{notebook.name}: execution counts {counts}: run python tools/execute_notebooks.py {notebook.relative_to(ROOT)}"
+    )
+    errors = [i for i, o in _outputs(notebook) if o["output_type"] == "error" or o.get("name") == "stderr"]
+    assert not errors, f"{notebook.name}: cells {errors} stored an error or stderr"
+    text = notebook.read_text(encoding="utf-8")
+    assert str(ROOT) not in text, f"{notebook.name}: an output shows this machine's checkout path"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_stored_plotly_figure_has_a_png_beside_it(notebook: Path):
+    """GitHub, nbviewer and the site do not run plotly's JavaScript: each figure needs its static image."""
+    figures = [(i, o) for i, o in _outputs(notebook) if PLOTLY in o.get("data", {})]
+    missing = [i for i, o in figures if "image/png" not in o["data"]]
+    assert not missing, f"{notebook.name}: figures in cells {missing} have no image/png: run python tools/execute_notebooks.py"
+    for i, o in figures:
+        png = base64.b64decode(o["data"]["image/png"])
+        assert png.startswith(PNG_SIGNATURE), f"{notebook.name}: cell {i}'s image/png is not a PNG"
+        assert len(png) > MIN_PNG_BYTES, f"{notebook.name}: cell {i}'s PNG is {len(png)} bytes: a blank figure?"
+    calls = re.findall(r"\.show\(\)|plots\.\w+\(|\.figure\(", notebook.read_text(encoding="utf-8"))
+    if calls:
+        assert figures, f"{notebook.name} draws figures but stores none"
+
+
+def test_the_explore_notebook_stores_its_figure_at_the_default_values():
+    nb = ROOT / "notebooks" / "07-explore.ipynb"
+    outputs = [o for _, o in _outputs(nb)]
+    widget = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    figures = [o for o in outputs if PLOTLY in o.get("data", {})]
+    assert widget and len(figures) == 1
+    title = figures[0]["data"][PLOTLY]["layout"]["title"]["text"]
+    assert title.startswith("Test drive at 20 km") and "iodepth 32" in title and "cutoff 2" in title
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
@@ -63,6 +105,8 @@ def test_notebook_runs_from_a_clean_kernel(notebook: Path):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
+    if "ipywidgets" in notebook.read_text(encoding="utf-8"):
+        pytest.importorskip("ipywidgets")
     nb = nbformat.read(notebook, as_version=4)
     client = nbclient.NotebookClient(
         nb,

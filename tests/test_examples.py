@@ -58,8 +58,12 @@ def test_the_wheel_ships_every_example_file():
 
 def test_names_cover_every_scenario_and_case():
     names = examples.names()
-    assert names == sorted(p.stem for p in SIMS.glob("*.toml")) + sorted(f"validation/{p.stem}" for p in (SIMS / "validation").glob("*.toml"))
-    assert "esxi-latency-testdrive" in names and "validation/failover" in names
+    assert names == (
+        sorted(p.stem for p in SIMS.glob("*.toml"))
+        + sorted(f"library/{p.stem}" for p in (SIMS / "library").glob("*.toml"))
+        + sorted(f"validation/{p.stem}" for p in (SIMS / "validation").glob("*.toml"))
+    )
+    assert "esxi-latency-testdrive" in names and "validation/failover" in names and "library/seed-dm-slow-path" in names
 
 
 @pytest.mark.parametrize("name", examples.names())

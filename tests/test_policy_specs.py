@@ -85,7 +85,7 @@ def test_esxi_specs_unchanged(text, canonical):
 
 
 BAD = [
-    ("bogus", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma; "),
+    ("bogus", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma, guard; "),
     ("dm", "dm: needs a policy name, one of dm:round-robin, dm:queue-length, dm:service-time, dm:historical-service-time"),
     ("dm:", "dm: needs a policy name"),
     ("dm:fastest", "unknown policy 'dm:fastest' (dm policies: dm:round-robin, dm:queue-length, dm:service-time, dm:historical-service-time)"),

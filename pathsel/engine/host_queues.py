@@ -3,21 +3,24 @@
 An open-loop job (``rate_iops``) whose arrivals come faster than it can
 issue them keeps them waiting in the host, in order; a backlog that passes
 :data:`BACKLOG_CAP` means the offered load is more than the set-up serves
-(the queue would grow without end), and the run stops with one message.
+(the queue would grow without end), and the run stops with one message. A
+model replaying a trace (``read_iolog``) holds up to the longest trace's
+length instead (``Model.backlog_cap``): every record may arrive at once, and
+none is dropped. With ``iodepth_full = "refuse"`` an arrival at a full
+iodepth is refused and counted instead (``accounting.refused``).
 """
 
 from __future__ import annotations
 
 from ..errors import ScenarioError
+from ..limits import BACKLOG_CAP
 from ..model import JobModel, Model
 
 __all__ = ["BACKLOG_CAP", "overload"]
 
-BACKLOG_CAP = 1 << 14  # arrivals an open-loop job may have waiting in the host; more: overload()
-
 
 def overload(model: Model, job: JobModel, now: float, waiting: int) -> ScenarioError:
-    """An open-loop job's arrivals outran what it could issue: its backlog in the host passed BACKLOG_CAP."""
+    """An open-loop job's arrivals outran what it could issue: its backlog in the host passed ``model.backlog_cap``."""
     return ScenarioError(
         model.name, f"workload {job.workload!r} rate_iops",
         f"{waiting:,} arrivals of one job copy waiting in the host at t = {now:.6g} s: the offered "

@@ -44,13 +44,14 @@ from ..metrics import (
 
 __all__ = ["RECORDER", "Recorder", "new_record", "to_metrics", "rec_issue", "rec_path", "rec_complete", "rec_fail",
            "rec_close", "rec_dev", "rec_qfull", "rec_dqlen", "close_record", "Live", "H_OVERALL", "H_READ", "H_WRITE", "H_KAVG", "H_DAVG", "H_PATH0",
-           "C_ISSUED", "C_COMPLETED", "C_FAILED", "C_RETRIED", "C_TIMED_OUT", "C_FRAMES_LOST", "C_INFLIGHT"]
+           "C_ISSUED", "C_COMPLETED", "C_FAILED", "C_RETRIED", "C_TIMED_OUT", "C_FRAMES_LOST", "C_INFLIGHT", "C_REFUSED"]
 
 # histogram rows: 0 overall (GAVG), 1 read, 2 write, 3 queued in the host (KAVG), 4 on the device (DAVG), 5 + p per path
 H_OVERALL, H_READ, H_WRITE, H_KAVG, H_DAVG, H_PATH0 = 0, 1, 2, 3, 4, 5
 # counters (rc)
 C_ISSUED, C_COMPLETED, C_FAILED, C_RETRIED, C_TIMED_OUT, C_FRAMES_LOST, C_INFLIGHT = range(7)
-N_COUNTERS = 7
+C_REFUSED = 7  # open-loop arrivals refused at a full iodepth (iodepth_full = "refuse"): never issued
+N_COUNTERS = 8
 # time-integral state (rt): the in-flight area and when it was last brought up to date
 T_AREA, T_LAST = 0, 1
 
@@ -473,6 +474,7 @@ def to_metrics(R: Any, n_paths: int, slots: np.ndarray | None = None) -> RunMetr
     m.retried = int(R.rc[C_RETRIED])
     m.timed_out = int(R.rc[C_TIMED_OUT])
     m.frames_lost = int(R.rc[C_FRAMES_LOST])
+    m.refused = int(R.rc[C_REFUSED])
     m.wire_busy, m.wire_wait, m.wire_frames = R.wire_busy.copy(), R.wire_wait.copy(), R.wire_frames.copy()
     m.path_qfull, m.dev_qfull, m.ts_qfull = R.path_qfull.copy(), R.dev_qfull.copy(), R.ts_qfull.copy()
     m.ts_dev_dqlen, m.dev_area_dqlen = R.ts_dev_dqlen.copy(), R.dev_area_dqlen.copy()

@@ -56,8 +56,8 @@ import simpy
 from ..metrics import RunMetrics
 from ..model import JobModel, Model
 from ..policies import DeviceView, IORequest, PathTable, PathView, build_policy
-from .host_queues import BACKLOG_CAP, overload
-from .recorder import C_FRAMES_LOST, C_RETRIED, C_TIMED_OUT, Live, Recorder, to_metrics
+from .host_queues import overload
+from .recorder import C_FRAMES_LOST, C_REFUSED, C_RETRIED, C_TIMED_OUT, Live, Recorder, to_metrics
 from .streams import make_streams
 
 __all__ = ["run_reference"]
@@ -142,6 +142,7 @@ class _Simulation:
         # per host, its adapter's (HBA's) I/Os taken and those its devices took that wait for one of them, in order
         self.ad_active = [0] * len(model.host_params)
         self.ad_waiting: list[deque] = [deque() for _ in model.host_params]
+        self.taken = [0] * J  # I/Os each job has issued: a trace's k-th record is its k-th I/O (in arrival order)
 
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
         self.rec = Recorder(len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval, len(model.devices),
@@ -169,7 +170,10 @@ class _Simulation:
     def job_slot(self, job: JobModel, slot: int) -> Iterator[Any]:
         """One of a job's ``iodepth`` slots: issue, wait for completion, repeat (open loop: take the next arrival)."""
         if job.rate_iops <= 0:
+            trace = job.trace  # replay_no_stall: the trace's records as fast as iodepth lets, then the slot stops
             while True:
+                if trace is not None and self.taken[job.index] >= len(trace):
+                    return
                 self.rec.issue(self.env.now)
                 yield from self.io_life(self.new_io(job, slot, self.env.now))
         backlog, idle = self.backlog[job.index], self.idle[job.index]
@@ -186,14 +190,21 @@ class _Simulation:
     def arrivals(self, job: JobModel) -> Iterator[Any]:
         """An open-loop job's arrivals: each is issued now, to an idle slot of the job or into its backlog."""
         gaps, backlog, idle = self.streams.arrivals[job.index], self.backlog[job.index], self.idle[job.index]
+        cap = self.model.backlog_cap
         while True:
-            yield self.env.timeout(gaps.next())
+            gap = gaps.next()
+            if gap == math.inf:  # a trace's last record has arrived (or a schedule's rate stays 0)
+                return
+            yield self.env.timeout(gap)
             now = self.env.now
+            if job.refuse and not idle:  # iodepth_full = "refuse": counted, never issued (as io_submit's EAGAIN)
+                self.rec.count(C_REFUSED)
+                continue
             self.rec.issue(now)
             if idle:
                 idle.popleft().succeed(now)
             else:
-                if len(backlog) >= BACKLOG_CAP:
+                if len(backlog) >= cap:
                     raise _Overload(job.index, now, len(backlog))
                 backlog.append(now)
                 self.rec.device(now, job.device, 0, 1)
@@ -289,6 +300,19 @@ class _Simulation:
             self.port_held[io.slot] = -1
 
     def new_io(self, job: JobModel, slot: int, issued_at: float) -> IORequest:
+        trace = job.trace
+        if trace is not None:  # the k-th I/O is the trace's k-th record: its op and size, no draw
+            k = self.taken[job.index]
+            op, size = ("read" if trace.ops[k] == 0 else "write"), int(trace.sizes[k])
+        else:
+            op, size = self._draw(job)
+        self.taken[job.index] += 1
+        self.seq += 1
+        self.issued_at[slot] = issued_at
+        return IORequest(self.seq, job.index, op, size, issued_at, slot=slot)
+
+    def _draw(self, job: JobModel) -> tuple[str, int]:
+        """Op and size from the job's own stream (common random numbers across policies)."""
         draws = self.streams.jobs[job.index]
         op = "read" if draws.next() < job.read_fraction else "write"
         size = job.sizes[0]
@@ -298,9 +322,7 @@ class _Simulation:
                 acc += weight
                 if u < acc:
                     break
-        self.seq += 1
-        self.issued_at[slot] = issued_at
-        return IORequest(self.seq, job.index, op, size, issued_at, slot=slot)
+        return op, size
 
     def io_life(self, io: IORequest) -> Iterator[Any]:
         env, table = self.env, self.table

@@ -133,7 +133,10 @@ def make_streams(model: Model) -> Streams:
 
 
 def _gaps(job: Any) -> Any:
-    """fio's rate_process: ``linear`` spaces arrivals 1 / rate_iops apart, ``poisson`` draws exponential gaps."""
+    """fio's rate_process: ``linear`` spaces arrivals 1 / rate_iops apart, ``poisson`` draws exponential gaps; a
+    changing rate or a trace gives its own gaps (an infinite gap: no more arrivals)."""
     if job.rate_iops <= 0:
         return None
+    if job.arrivals is not None:  # a schedule, bursts or a trace (model/arrivals.py): a fresh process per run
+        return job.arrivals.process()
     return Exponential(1.0 / job.rate_iops) if job.poisson else Constant(1.0 / job.rate_iops)

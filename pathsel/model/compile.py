@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from ..errors import ScenarioError
-from ..limits import MAX_DURATION, series_problem
+from ..limits import BACKLOG_CAP, MAX_BACKLOG_VALUES, MAX_DURATION, series_problem
 from ..scenario.load import RunSpec, Scenario
 from .distributions import Distribution
 
@@ -141,6 +144,15 @@ class JobModel:
     device: int = 0
     rate_iops: float = 0.0  # open loop: arrivals per second (0: closed loop, iodepth always outstanding)
     poisson: bool = False  # arrivals a Poisson process, else evenly spaced
+    # arrivals that are not at one steady rate (arrivals.py): a Schedule (rate_schedule, thinktime_iotime), a
+    # BlockThink (thinktime_blocks) or a Trace (read_iolog: op and size from the file too); None: rate_iops
+    arrivals: Any = None
+    refuse: bool = False  # iodepth_full = "refuse": an arrival finding iodepth I/Os issued and not done is refused
+
+    @property
+    def trace(self) -> Any:
+        """The trace this job replays (its I/Os' ops and sizes), or None."""
+        return self.arrivals if getattr(self.arrivals, "ops", None) is not None else None
 
 
 @dataclass(frozen=True)
@@ -205,6 +217,13 @@ class Model:
         for j in self.jobs:
             out[j.device] += j.iodepth
         return out
+
+    @property
+    def backlog_cap(self) -> int:
+        """Arrivals one open-loop job copy may have waiting in the host: BACKLOG_CAP, or the longest trace replayed
+        (a power of two: the fast engine's rings)."""
+        longest = max((len(j.trace) for j in self.jobs if j.trace is not None), default=0)
+        return max(BACKLOG_CAP, 1 << (longest - 1).bit_length()) if longest else BACKLOG_CAP
 
     @property
     def outstanding(self) -> int:
@@ -325,15 +344,21 @@ def compile_model(
 
     jobs = []
     for w in m.workloads:
+        spec = w.arrival_spec()
         host = host_index[w.host or default_host]
         vname = w.volume or (volumes[0].name if volumes[0] is not None else "volume")
         total = sum(p for _, p in w.bs)
+        read_fraction, sizes, weights = w.read_fraction, tuple(s for s, _ in w.bs), tuple(p / total for _, p in w.bs)
+        if getattr(spec, "ops", None) is not None:  # a trace: its own mix of ops and sizes (what it will issue)
+            read_fraction = float((spec.ops == 0).mean())
+            values, counts = np.unique(spec.sizes, return_counts=True)
+            sizes, weights = tuple(int(v) for v in values), tuple(float(c) / len(spec.sizes) for c in counts)
         for _ in range(w.numjobs):
             jobs.append(
                 JobModel(
-                    len(jobs), w.name, host, w.read_fraction, tuple(s for s, _ in w.bs),
-                    tuple(p / total for _, p in w.bs), w.iodepth, device_of[(host, vname)],
-                    w.rate_iops or 0.0, w.rate_process == "poisson",
+                    len(jobs), w.name, host, read_fraction, sizes, weights, w.iodepth, device_of[(host, vname)],
+                    _rate(w, spec) if spec is not None else (w.rate_iops or 0.0), w.rate_process == "poisson", spec,
+                    w.iodepth_full == "refuse",
                 )
             )
 
@@ -373,6 +398,13 @@ def compile_model(
     problem = series_problem(ramp + run_duration, m.interval, len(paths), len(devices))
     if problem is not None:
         raise ScenarioError(scenario.source, "interval", problem)
+    traced = [j for j in jobs if j.trace is not None]
+    if traced:
+        cap = max(BACKLOG_CAP, 1 << (max(len(j.trace) for j in traced) - 1).bit_length())
+        if len(jobs) * cap > MAX_BACKLOG_VALUES:
+            raise ScenarioError(scenario.source, "workloads", (
+                f"{len(jobs):,} job copies x {cap:,} arrivals each may wait in the host (the longest trace replayed) "
+                f"is more than the {MAX_BACKLOG_VALUES:,} places pathsel keeps: fewer numjobs or a shorter trace"))
     return Model(
         name=m.name,
         protocol=m.protocol,
@@ -392,3 +424,11 @@ def compile_model(
         links=links,
         ports=tuple(ports),
     )
+
+
+def _rate(w: Any, spec: Any) -> float:
+    """A job's nominal rate_iops when its arrivals change: the peak of a schedule or a burst, a trace's mean; 0 for a
+    trace replayed without stalls (a closed loop over its records)."""
+    if getattr(spec, "no_stall", False):
+        return 0.0
+    return float(spec.peak)

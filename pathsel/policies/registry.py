@@ -7,7 +7,7 @@ and one line in :data:`BUILTIN`.
 
 from __future__ import annotations
 
-from . import aix, dm, esxi, hpp, mpio, nvme, p2c
+from . import aix, dm, esxi, guard, hpp, mpio, nvme, p2c
 from .define import PolicyDef
 
 __all__ = ["BUILTIN", "POLICY_DEFS", "builtin", "register", "families", "markdown_table"]
@@ -44,6 +44,8 @@ BUILTIN: tuple[PolicyDef, ...] = (
     aix.SHORTEST_QUEUE,
     # from outside storage
     p2c.P2C_EWMA,
+    # pathsel's own (docs/league.md)
+    guard.GUARD,
 )
 
 for _d in BUILTIN:

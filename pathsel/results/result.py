@@ -46,22 +46,27 @@ class RunResult:
     # -- headline numbers --------------------------------------------------
     @property
     def duration(self) -> float:
+        """Seconds measured (after the ramp)."""
         return self.model.duration
 
     @property
     def ios(self) -> int:
+        """I/Os completed in the measured window."""
         return self.metrics.overall.n
 
     @property
     def iops(self) -> float:
+        """I/Os completed per second of the measured window."""
         return self.ios / self.duration
 
     @property
     def mbps(self) -> float:
+        """Megabytes (10^6 bytes) per second of the measured window."""
         return sum(self.metrics.bytes_by_op.values()) / self.duration / 1e6
 
     @property
     def latency_us(self) -> dict[str, float]:
+        """Latency of the measured window's I/Os in microseconds: mean, p50, p99, p999, max."""
         return self.metrics.overall.summary_us()
 
     def ops(self) -> list[dict[str, Any]]:
@@ -138,12 +143,14 @@ class RunResult:
 
     @property
     def accounting(self) -> dict[str, Any]:
-        """Every issued I/O: completed, failed visibly, or in flight at the end (``balanced`` checks it)."""
+        """Every issued I/O: completed, failed visibly, or in flight at the end (``balanced`` checks it); ``refused``:
+        open-loop arrivals refused at a full iodepth (``iodepth_full = "refuse"``), never issued."""
         m = self.metrics
         in_flight = m.in_flight
         return {
             "issued": m.issued, "completed": m.completed, "failed": m.failed, "in_flight": in_flight,
             "retried": m.retried, "timed_out": m.timed_out, "frames_lost": m.frames_lost,
+            **({"refused": m.refused} if any(j.refuse for j in self.model.jobs) else {}),
             "balanced": m.issued == m.completed + m.failed + in_flight and in_flight >= 0,
             **({"qfull": int(m.ts_qfull.sum())} if self.port_limited else {}),
         }
@@ -292,11 +299,13 @@ class RunResult:
 
     @property
     def expectation_error(self) -> float | None:
+        """IOPS against the file's ``expect_iops`` (0.05: 5 % above); None without one."""
         if self.expect_iops is None:
             return None
         return self.iops / self.expect_iops - 1.0
 
     def paths(self) -> list[dict[str, Any]]:
+        """Per path: host, device, array, ALUA state, I/Os, share, IOPS, latency, I/Os in flight on average."""
         m, model = self.metrics, self.model
         total = max(self.ios, 1)
         # the state after the last fault on each path (path names are unique per host only)
@@ -379,6 +388,7 @@ class RunResult:
         return d
 
     def timeseries(self) -> pd.DataFrame:
+        """One row per interval (ramp included; ``in_window`` marks the measured ones): IOPS, MB/s, latency, failed I/Os."""
         m = self.metrics
         t = [i * m.interval for i in range(m.n_bins)]
         ios = m.ts_ios
@@ -478,6 +488,7 @@ class Result:
         raise KeyError(label)
 
     def summary(self) -> pd.DataFrame:
+        """One row per policy: IOPS, MB/s, latency percentiles (us), paths used (>= 0.5 % of I/Os), the file's expected IOPS."""
         rows = []
         for r in self.runs:
             lat = r.latency_us
@@ -511,6 +522,7 @@ class Result:
         return pd.DataFrame(rows, columns=["policy", "op", "ios", "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us"])
 
     def paths(self) -> pd.DataFrame:
+        """One row per policy x path: host, device, array, ALUA state, I/Os, share, IOPS, latency (us), I/Os in flight."""
         rows = []
         for r in self.runs:
             for p in r.paths():
@@ -571,9 +583,11 @@ class Result:
         return what + "\n" + "\n".join(_render(cols, rows, right=set(range(1 + len(names), len(cols))))) + "\n"
 
     def timeseries(self) -> pd.DataFrame:
+        """One row per policy x interval: IOPS, MB/s, latency and failed I/Os; ``in_window`` marks the measured rows."""
         return pd.concat([r.timeseries() for r in self.runs], ignore_index=True)
 
     def path_share(self) -> pd.DataFrame:
+        """One row per policy x interval x path: I/Os completed and their share of the interval's I/Os."""
         return pd.concat([r.path_share() for r in self.runs], ignore_index=True)
 
     def events(self) -> pd.DataFrame:
@@ -604,6 +618,7 @@ class Result:
         return pd.DataFrame([{"policy": r.label, **r.accounting} for r in self.runs])
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON document ``pathsel simulate --json`` prints, as Python objects."""
         return {
             "pathsel_version": __version__,
             "scenario": self.scenario,
@@ -617,6 +632,7 @@ class Result:
         }
 
     def to_json(self, indent: int | None = 2) -> str:
+        """The JSON document ``pathsel simulate --json`` prints (strict JSON: no NaN, no Infinity)."""
         return json.dumps(jsonable(self.to_dict()), indent=indent, allow_nan=False)  # strict JSON: no NaN, no Infinity
 
     def story(self) -> list[tuple[str | None, list[str]]]:

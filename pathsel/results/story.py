@@ -332,6 +332,10 @@ def _accounting(r: RunResult) -> str | None:
         parts.append(f"{_plural(a['qfull'], 'command')} came back QUEUE FULL from a target port")
     if a["frames_lost"]:
         parts.append(f"{_plural(a['frames_lost'], 'frame')} {'was' if a['frames_lost'] == 1 else 'were'} lost and resent")
+    if a.get("refused"):
+        offered = a["refused"] + a["issued"]
+        parts.append(f"{_plural(a['refused'], 'arrival')} of {offered:,} {'was' if a['refused'] == 1 else 'were'} refused "
+                     f"at a full iodepth ({a['refused'] / offered:.2%}, never issued)")
     if not parts and not a["failed"]:
         return None
     failed = "none failed" if not a["failed"] else f"{_plural(a['failed'], 'I/O')} failed"

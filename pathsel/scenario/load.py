@@ -58,6 +58,7 @@ class Scenario:
 
     @property
     def name(self) -> str:
+        """The scenario's ``name`` (the file's top-level key; ``scenario`` when it gives none)."""
         return self.model.name
 
     def with_policies(self, specs: list[str]) -> Scenario:
@@ -75,6 +76,7 @@ class Scenario:
         return Scenario(self.model, self.source, tuple(runs))
 
     def with_runs(self, runs: tuple[RunSpec, ...]) -> Scenario:
+        """The same scenario with these runs in place of its own."""
         return Scenario(self.model, self.source, runs)
 
 

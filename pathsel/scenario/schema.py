@@ -19,7 +19,9 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainValidator,
+    ValidationInfo,
     WithJsonSchema,
+    field_validator,
     model_validator,
 )
 
@@ -28,11 +30,13 @@ from ..limits import (
     MAX_DISTANCE_KM,
     MAX_INT32,
     MAX_PATHS,
+    MAX_RATE_STEPS,
     MIN_BANDWIDTH,
     MIN_TIMEOUT,
     outstanding_problem,
 )
-from ..model.distributions import DELAY_KINDS, Constant, Distribution, parse_delay
+from ..model.arrivals import BlockThink, Schedule, Trace, read_trace
+from ..model.distributions import DELAY_KINDS, Constant, Distribution, delay_base_dir, parse_delay
 from ..units import format_duration, parse_bandwidth, parse_duration, parse_size
 
 __all__ = [
@@ -389,6 +393,20 @@ class VolumeConfig(_Strict):
     )
 
 
+class RateStep(_Strict):
+    """One step of a rate schedule: from ``at`` on, arrivals come at ``rate_iops`` (or ``rate``, bytes per second)."""
+
+    at: NonNegativeDuration
+    rate_iops: float | None = Field(None, ge=0, le=1e9, allow_inf_nan=False, description="I/Os per second from at on (0: off)")
+    rate: Bandwidth | None = Field(None, description="bytes per second from at on: rate / mean bs I/Os per second")
+
+    @model_validator(mode="after")
+    def _one(self) -> RateStep:
+        if (self.rate_iops is None) == (self.rate is None):
+            raise ValueError("a rate_schedule step needs rate_iops or rate (bytes per second), one of them")
+        return self
+
+
 class WorkloadConfig(_Strict):
     """A fio job: ``numjobs`` copies each keeping ``iodepth`` I/Os outstanding (closed loop), or offered at a rate."""
 
@@ -412,6 +430,52 @@ class WorkloadConfig(_Strict):
     rate_process: Literal["linear", "poisson"] = Field(
         "linear", description="fio's rate_process: evenly spaced arrivals, or a Poisson process"
     )
+    # offered load that changes (issue 16): a schedule of rates, or fio's thinktime on/off
+    rate_schedule: tuple[RateStep, ...] | None = Field(
+        None, min_length=1, max_length=MAX_RATE_STEPS,
+        description="steps [{at = \"500ms\", rate_iops = 80000}, ...]: the offered rate from each at on (rate_iops before the first)",
+    )
+    rate_schedule_period: PositiveDuration | None = Field(
+        None, description="the schedule repeats every period (each step's at within it)"
+    )
+    thinktime: PositiveDuration | None = Field(
+        None, description="fio's thinktime for an open loop: arrivals pause this long after each burst"
+    )
+    thinktime_blocks: int | None = Field(
+        None, ge=1, le=MAX_INT32, strict=True, description="fio's thinktime_blocks: a burst is this many arrivals (default 1)"
+    )
+    thinktime_iotime: PositiveDuration | None = Field(
+        None, description="fio's thinktime_iotime: a burst lasts this long (arrivals at rate_iops), then thinktime off"
+    )
+    iodepth_full: Literal["wait", "refuse"] = Field(
+        "wait", description="an open loop's arrival finding iodepth issued and not done: waits in the host, or is refused"
+    )
+    # a trace replayed (fio's read_iolog): arrival times, ops and sizes from a file
+    iolog_format: Literal["auto", "fio", "blkparse", "csv"] = Field(
+        "auto", description="read_iolog's format: fio iolog v2/v3, blkparse text, CSV time,op,offset,size"
+    )
+    replay_time_scale: float = Field(
+        100.0, gt=0, le=1e6, allow_inf_nan=False,
+        description="fio's replay_time_scale, %: 200 replays twice as fast, 50 at half the trace's rate",
+    )
+    replay_no_stall: bool = Field(
+        False, strict=True, description="fio's replay_no_stall: ignore the timestamps, issue as fast as iodepth lets"
+    )
+    read_iolog: Annotated[Any, WithJsonSchema({"type": "string"})] = Field(
+        None, description="a trace to replay: its arrival times, ops and sizes (relative to the scenario file)"
+    )
+
+    @field_validator("read_iolog", mode="before")
+    @classmethod
+    def _read_iolog(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None or isinstance(value, Trace):
+            return value
+        if not isinstance(value, str):
+            raise ValueError(f"must be a file name such as \"data/trace.log\", got {value!r}")
+        if "iolog_format" not in info.data or "replay_time_scale" not in info.data or "replay_no_stall" not in info.data:
+            return None  # a bad sibling key is reported on its own
+        return read_trace(value, info.data["iolog_format"], info.data["replay_time_scale"], info.data["replay_no_stall"],
+                          delay_base_dir.get())
 
     @model_validator(mode="after")
     def _rate(self) -> WorkloadConfig:
@@ -420,9 +484,77 @@ class WorkloadConfig(_Strict):
         if self.rate is not None:
             mean_bs = sum(s * w for s, w in self.bs) / sum(w for _, w in self.bs)
             object.__setattr__(self, "rate_iops", self.rate / mean_bs)
-        if "rate_process" in self.model_fields_set and self.rate_iops is None:
-            raise ValueError("rate_process needs rate_iops or rate (without them the job is a closed loop)")
+        if ("rate_process" in self.model_fields_set and self.rate_iops is None and self.rate_schedule is None
+                and "read_iolog" not in self.model_fields_set):  # a trace: _arrivals says what to drop
+            raise ValueError("rate_process needs rate_iops, rate or rate_schedule (without them the job is a closed loop)")
         return self
+
+    @model_validator(mode="after")
+    def _arrivals(self) -> WorkloadConfig:
+        given = self.model_fields_set
+        replay = [k for k in ("iolog_format", "replay_time_scale", "replay_no_stall") if k in given]
+        if "read_iolog" in given:
+            clash = [k for k in ("rate_iops", "rate", "rate_process", "rate_schedule", "thinktime", "rw", "rwmixread",
+                                 "rwmixwrite", "bs") if k in given]
+            if clash:
+                raise ValueError(f"read_iolog gives each I/O's arrival time, op and size: drop {', '.join(clash)}")
+        elif replay:
+            raise ValueError(f"{replay[0]} needs read_iolog (a trace to replay)")
+        if "iodepth_full" in given and self.rate_iops is None and self.rate_schedule is None and "read_iolog" not in given:
+            raise ValueError("iodepth_full applies to an open loop (rate_iops, rate, rate_schedule or read_iolog): a closed "
+                             "loop never has an arrival to refuse")
+        if self.rate_schedule_period is not None and self.rate_schedule is None:
+            raise ValueError("rate_schedule_period needs rate_schedule")
+        think = [k for k in ("thinktime_blocks", "thinktime_iotime") if k in given]
+        if self.thinktime is None and think:
+            raise ValueError(f"{think[0]} needs thinktime (the pause after each burst)")
+        if self.thinktime is not None:
+            if self.rate_iops is None or self.rate_schedule is not None:
+                raise ValueError("thinktime pauses an open loop's arrivals: give rate_iops or rate, and no rate_schedule "
+                                 "(pathsel does not model thinktime in a closed loop)")
+            if len(think) == 2:
+                raise ValueError("give thinktime_blocks or thinktime_iotime, not both")
+        if self.rate_schedule is not None:
+            steps = self.rate_schedule
+            ats = [st.at for st in steps]
+            if any(b <= a for a, b in zip(ats, ats[1:])):
+                raise ValueError("rate_schedule: each step's at must come after the one before")
+            if self.rate_iops is None and ats[0] != 0:
+                raise ValueError(f"rate_schedule: the first step is at {format_duration(ats[0])}: start it at \"0s\", or "
+                                 "give rate_iops (or rate) for the time before it")
+            period = self.rate_schedule_period
+            if period is not None and ats[-1] >= period:
+                raise ValueError(f"rate_schedule: a step at {format_duration(ats[-1])} is not within rate_schedule_period "
+                                 f"{format_duration(period)}")
+            try:
+                self.arrival_spec()
+            except ValueError as e:
+                raise ValueError(f"rate_schedule: {e}") from None
+        return self
+
+    def _mean_bs(self) -> float:
+        return sum(s * w for s, w in self.bs) / sum(w for _, w in self.bs)
+
+    def arrival_spec(self) -> Any:
+        """How this job's arrivals come, when not at one steady rate: a Schedule, a BlockThink, a Trace, or None."""
+        if isinstance(self.read_iolog, Trace):
+            return self.read_iolog
+        poisson = self.rate_process == "poisson"
+        if self.rate_schedule is not None:
+            starts, rates = [], []
+            if self.rate_iops is not None and self.rate_schedule[0].at > 0:
+                starts.append(0.0)
+                rates.append(self.rate_iops)
+            for st in self.rate_schedule:
+                starts.append(st.at)
+                rates.append(st.rate_iops if st.rate_iops is not None else st.rate / self._mean_bs())  # type: ignore[operator]
+            return Schedule(tuple(starts), tuple(rates), self.rate_schedule_period or 0.0, poisson)
+        if self.thinktime is not None and self.rate_iops is not None:
+            if self.thinktime_iotime is not None:
+                return Schedule((0.0, self.thinktime_iotime), (self.rate_iops, 0.0),
+                                self.thinktime_iotime + self.thinktime, poisson)
+            return BlockThink(self.rate_iops, self.thinktime_blocks or 1, self.thinktime, poisson)
+        return None
 
     @model_validator(mode="after")
     def _mix(self) -> WorkloadConfig:

@@ -82,7 +82,36 @@ __all__ = [
     "build_network",
     "policy_split",
     "predict",
+    "mmck",
 ]
+
+
+def mmck(lam: float, mu: float, c: int, k: int) -> dict[str, float]:
+    """M/M/c/K: Poisson arrivals (``lam``/s), ``c`` exponential servers (``mu``/s each), at most ``k`` in the system;
+    an arrival finding ``k`` there is blocked (refused, lost to the system).
+
+    Gross, Shortle, Thompson and Harris, *Fundamentals of Queueing Theory*, 4th ed. (Wiley, 2008), section 2.5
+    (queues with truncation), with ``a = lam / mu``::
+
+        p_n = a^n / n! p_0                 (n < c)
+        p_n = a^n / (c! c^(n - c)) p_0     (c <= n <= k),   p_0 from sum p_n = 1
+
+    Returns the blocking probability ``p_k`` (an arrival sees time averages: PASTA), the mean number in the
+    system ``L``, the throughput ``lam (1 - p_k)`` and the mean time in the system ``W = L / throughput``
+    (Little's law), seconds.
+    """
+    if not (lam > 0 and mu > 0 and 1 <= c <= k):
+        raise ValueError(f"mmck needs lam > 0, mu > 0 and 1 <= c <= k, got {lam}, {mu}, {c}, {k}")
+    a = lam / mu
+    terms = [1.0]
+    for n in range(1, k + 1):  # p_n / p_0, each from the one before: a / min(n, c) (no factorial overflows)
+        terms.append(terms[-1] * a / min(n, c))
+    total = sum(terms)
+    p = [t / total for t in terms]
+    blocked = p[k]
+    mean_n = sum(n * pn for n, pn in enumerate(p))
+    throughput = lam * (1.0 - blocked)
+    return {"blocking": blocked, "L": mean_n, "throughput": throughput, "W": mean_n / throughput}
 
 
 # -- the network -------------------------------------------------------------

@@ -537,6 +537,7 @@ def _run_one(sc: Scenario, seed: int, duration: float | None, engine: str) -> li
         rec["spec"] = run.policy + (f",preferred_array={pref}" if pref is not None else "")
         rec["ios"] = run.ios
         rec["convergence_s"] = convergence_time(run)
+        rec["failed"] = int(run.metrics.failed)
         rows.append(rec)
     return rows
 

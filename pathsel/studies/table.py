@@ -25,12 +25,12 @@ __all__ = [
 DEFAULT_REPLICATIONS = 3
 CONVERGENCE_BAND = 0.10  # IOPS within +-10 % of the level it settles at counts as converged
 
-# Every metric of Result.summary(), then what a sweep adds: simulated I/Os and convergence after faults.
+# Every metric of Result.summary(), then what a sweep adds: simulated I/Os, convergence after faults, failed I/Os.
 METRIC_COLUMNS = (
     "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used", "expected_iops", "ios",
-    "convergence_s",
+    "convergence_s", "failed",
 )
-INT_METRICS = {"paths_used", "ios"}
+INT_METRICS = {"paths_used", "ios", "failed"}
 # Summaries and recommendations read these; expected_iops is the file's figure, not a measurement.
 SUMMARY_METRICS = ("iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used", "convergence_s")
 KEY_COLUMNS = ("scenario", "point", "replication", "seed", "policy", "spec")

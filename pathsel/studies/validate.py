@@ -60,6 +60,7 @@ METRICS: dict[str, tuple[str, str, bool]] = {
     "latency_p999_us": ("us", "relative", False),
     "kavg_mean_us": ("us", "relative", False),  # esxtop's KAVG: the time queued in the host
     "davg_mean_us": ("us", "relative", False),
+    "refused_fraction": ("share", "relative", False),  # arrivals refused at a full iodepth / arrivals, whole run
     "share": ("share", "absolute", False),
     "little": ("rel", "absolute", False),
     "failover_retried": ("I/Os", "absolute", True),
@@ -409,6 +410,10 @@ def _measure(check: Check, run: RunResult) -> float:
     if check.metric.startswith("latency_"):
         key = check.metric[len("latency_") : -len("_us")]
         return lat[key]
+    if check.metric == "refused_fraction":
+        m = run.metrics
+        offered = m.refused + m.issued
+        return m.refused / offered if offered else math.nan
     if check.metric == "share":
         rows = run.paths()
         chosen = [r for r in rows if r["name"] in check.paths or (check.array is not None and r["array"] == check.array)]

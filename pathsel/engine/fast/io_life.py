@@ -32,6 +32,7 @@ from ...jit import call_i_4, call_v_5, call_v_6f, hot, jit
 from ...policies.kernel import FL_STOP, draw
 from ..recorder import (
     C_FRAMES_LOST,
+    C_REFUSED,
     C_RETRIED,
     C_TIMED_OUT,
     rec_complete,
@@ -426,18 +427,24 @@ def new_io(P, S, V, R, s, issued):
     """A job slot takes its next I/O, issued at ``issued``: op and size from the job's own stream (common random
     numbers), then its device takes it or it waits in the host."""
     j = S.slot[s, K_JOB]
-    st = P.str_job[j]
-    u = value(V, st)
-    op = 0 if u < P.j_readfrac[j] else 1
-    size = P.j_sizes[j, 0]
-    if P.j_nsizes[j] > 1:
-        u2 = value(V, st)
-        acc = 0.0
-        for k in range(P.j_nsizes[j]):
-            size = P.j_sizes[j, k]
-            acc += P.j_cumw[j, k]
-            if u2 < acc:
-                break
+    if P.j_rp_off[j] >= 0:  # a trace replayed: the k-th I/O is its k-th record, no draw
+        r = P.j_rp_off[j] + S.j_rp_taken[j]
+        op = P.rp_op[r]
+        size = P.rp_size[r]
+    else:
+        st = P.str_job[j]
+        u = value(V, st)
+        op = 0 if u < P.j_readfrac[j] else 1
+        size = P.j_sizes[j, 0]
+        if P.j_nsizes[j] > 1:
+            u2 = value(V, st)
+            acc = 0.0
+            for k in range(P.j_nsizes[j]):
+                size = P.j_sizes[j, k]
+                acc += P.j_cumw[j, k]
+                if u2 < acc:
+                    break
+    S.j_rp_taken[j] += 1
     S.si[I_SEQ] += 1
     S.slot[s, K_SEQ] = S.si[I_SEQ]
     V.s_op[s] = op
@@ -591,6 +598,10 @@ def next_io(P, S, V, R, s):
     now = V.clock[0]
     j = S.slot[s, K_JOB]
     if P.j_open[j] == 0:
+        if P.j_rp_off[j] >= 0 and S.j_rp_taken[j] >= P.j_rp_len[j]:  # replay_no_stall: the trace is done
+            S.slot[s, K_STAGE] = ST_IDLE
+            S.slotf[s, K_ISSUED] = np.inf
+            return
         rec_issue(R, now)
         new_io(P, S, V, R, s, now)
         return
@@ -612,8 +623,14 @@ def next_io(P, S, V, R, s):
 def arrival(P, S, V, R, j):
     """reference.arrivals: an arrival is issued now, to an idle slot of the job or into its backlog; the next is due."""
     now = V.clock[0]
-    rec_issue(R, now)
     h = S.ji_head[j]
+    if P.j_refuse[j] and h >= S.ji_tail[j]:  # iodepth_full = "refuse": counted, never issued
+        R.rc[C_REFUSED] += 1
+        gap = value(V, P.str_arr[j])
+        if gap < np.inf:
+            timeout(S, V, gap, EV_ARRIVAL, j)
+        return
+    rec_issue(R, now)
     if h < S.ji_tail[j]:
         s = S.ji_slot[j, h & (S.ji_slot.shape[1] - 1)]
         S.ji_head[j] = h + 1
@@ -627,7 +644,9 @@ def arrival(P, S, V, R, j):
         S.jb_time[j, t & (S.jb_time.shape[1] - 1)] = now
         S.jb_tail[j] = t + 1
         rec_dev(R, now, P.j_dev[j], 0, 1)
-    timeout(S, V, value(V, P.str_arr[j]), EV_ARRIVAL, j)
+    gap = value(V, P.str_arr[j])
+    if gap < np.inf:  # else a trace's last record has arrived: no more
+        timeout(S, V, gap, EV_ARRIVAL, j)
 
 
 @hot

@@ -147,6 +147,13 @@ PARAMS = Layout(ParamsType, [
     ("hp_qfs", "i8", 1),
     ("hp_qft", "i8", 1),
     ("hp_aqd", "i8", 1),  # per host, its adapter's queue depth (0: none)
+    # traces replayed (read_iolog): per job the offset of its records in rp_op/rp_size and their count (-1, 0: none)
+    ("j_rp_off", "i8", 1),
+    ("j_rp_len", "i8", 1),
+    ("rp_op", "i8", 1),
+    ("rp_size", "i8", 1),
+    # per job: 1 when an arrival finding iodepth issued and not done is refused (iodepth_full = "refuse")
+    ("j_refuse", "i8", 1),
     # the fault timeline
     ("f_time", "f8", 1),
     ("f_what", "i8", 1),
@@ -227,6 +234,8 @@ STATE = Layout(StateType, [
     ("ad_slot", "i8", 2),
     ("ad_head", "i8", 1),
     ("ad_tail", "i8", 1),
+    # per job: I/Os it has issued (a trace's k-th record is its k-th I/O)
+    ("j_rp_taken", "i8", 1),
     # per host: its attempts in flight by deadline (a list through the slots' K_DPREV/K_DNEXT), and whether
     # an EV_DEADLINE of it is in the heap
     ("dl_head", "i8", 1),

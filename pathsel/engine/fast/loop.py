@@ -13,6 +13,8 @@ values, to report progress, or to empty the event log and trace buffers.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...jit import entry
 from ...policies.kernel import FL_EV_ROOM, FL_NEV, FL_REFILL, FL_STOP, view_at
 from ..recorder import rec_fail, recorder_at
@@ -229,7 +231,9 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
             S.slotf[s, K_ADMITTED] = V.clock[0]
             begin_attempt(P, S, V, R, s)
         elif kind == EV_ARRIVALS_INIT:
-            timeout(S, V, value(V, P.str_arr[arg]), EV_ARRIVAL, arg)
+            gap = value(V, P.str_arr[arg])
+            if gap < np.inf:
+                timeout(S, V, gap, EV_ARRIVAL, arg)
         elif kind == EV_ARRIVAL:
             arrival(P, S, V, R, arg)
         elif kind == EV_OPEN_WAKE:

@@ -32,7 +32,7 @@ from ...policies.kernel import (
     N_FLAGS,
     VIEW,
 )
-from ..host_queues import BACKLOG_CAP, overload
+from ..host_queues import overload
 from ..recorder import Live, close_record, new_record, to_metrics
 from ..streams import Draws, make_streams
 from . import layout as L
@@ -114,6 +114,23 @@ class _Run:
         if defn.draws:
             margin[len(draws) - D :] = 4 * defn.draws + EVENT_DRAWS
         margins = [int(m) for m, u in zip(margin, used) if u]
+
+        # -- traces replayed: each distinct trace's records once, its job copies pointing at them ----------
+        rp_off, rp_len = np.full(J, -1, dtype=i64), np.zeros(J, dtype=i64)
+        rp_parts: list[Any] = []
+        placed: dict[int, int] = {}
+        at = 0
+        for j in model.jobs:
+            tr = j.trace
+            if tr is None:
+                continue
+            if id(tr) not in placed:
+                placed[id(tr)] = at
+                rp_parts.append(tr)
+                at += len(tr)
+            rp_off[j.index], rp_len[j.index] = placed[id(tr)], len(tr)
+        rp_op = np.concatenate([t.ops for t in rp_parts]).astype(i64) if rp_parts else np.zeros(1, dtype=i64)
+        rp_size = np.concatenate([t.sizes for t in rp_parts]).astype(i64) if rp_parts else np.zeros(1, dtype=i64)
 
         # -- the view (what policies read) -----------------------------------------------------
         d_paths = np.full((D, MP), -1, dtype=i64)
@@ -214,6 +231,8 @@ class _Run:
             hp_qfs=np.array([h.qfull_sample_size for h in model.host_params], dtype=i64),
             hp_qft=np.array([h.qfull_threshold for h in model.host_params], dtype=i64),
             hp_aqd=np.array([h.adapter_queue_depth for h in model.host_params], dtype=i64),
+            j_rp_off=rp_off, j_rp_len=rp_len, rp_op=rp_op, rp_size=rp_size,
+            j_refuse=np.array([1 if j.refuse else 0 for j in model.jobs], dtype=i64),
             f_time=np.array([f.at for f in faults], dtype=f64),
             f_what=np.array([L.FAULT_CODES[f.what] for f in faults], dtype=i64),
             f_cs=f_cs,
@@ -257,7 +276,7 @@ class _Run:
         # an adapter's FIFO holds at most its host's slots
         per_host = np.bincount([j.host for j in model.jobs for _ in range(j.iodepth)], minlength=H)
         ad_cap = pow2(int(per_host.max(initial=0)) + 1) if any(h.adapter_queue_depth for h in model.host_params) else 1
-        jb_cap = BACKLOG_CAP if is_open else 1
+        jb_cap = model.backlog_cap if is_open else 1
         ji_cap = pow2(max(j.iodepth for j in model.jobs) + 1) if is_open else 1
         dqlen = np.array([model.host_params[d.host].queue_depth for d in model.devices], dtype=i64)
         slot = _aligned_rows(N, L.SLOT_COLS)
@@ -285,6 +304,7 @@ class _Run:
             dq_qf=np.zeros(D, dtype=i64), dq_good=np.zeros(D, dtype=i64),
             ad_act=np.zeros(H, dtype=i64), ad_slot=np.zeros((H, ad_cap), dtype=i64),
             ad_head=np.zeros(H, dtype=i64), ad_tail=np.zeros(H, dtype=i64),
+            j_rp_taken=np.zeros(J, dtype=i64),
             dl_head=np.full(H, -1, dtype=i64), dl_tail=np.full(H, -1, dtype=i64), dl_armed=np.zeros(H, dtype=i64),
             wt_slot=np.zeros(wt_cap, dtype=i64), wt_id=np.zeros(wt_cap, dtype=i64), tmp_wt=np.zeros(wt_cap, dtype=i64),
             tr_seq=np.zeros(tcap, dtype=i64), tr_job=np.zeros(tcap, dtype=i64), tr_op=np.zeros(tcap, dtype=i64),
@@ -483,7 +503,7 @@ def run_fast(
             status = run_kernel(*addrs, t_stop, run.ev_room, run.tr_room)
             if run.state.si[L.I_OVERLOAD]:
                 j = model.jobs[int(run.state.si[L.I_OVERLOAD]) - 1]
-                raise overload(model, j, float(run.view.clock[0]), BACKLOG_CAP)
+                raise overload(model, j, float(run.view.clock[0]), model.backlog_cap)
             if status == L.REFILL:
                 run.feed.refill()
             elif status == L.BUFFERS_FULL:

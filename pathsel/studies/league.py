@@ -1,0 +1,367 @@
+"""The league: every built-in path selector at its shipped defaults, over a library of good days and bad.
+
+For each scenario of the library (``sims/library/``) every policy runs at
+its defaults on the same seeds (``replications`` of them, spawned from the
+file's seed or ``seed``), through :func:`pathsel.studies.sweep.sweep` (so a
+results file resumes and Dask runs it). Per scenario, the best policy sets
+the bar; a policy's **regret** there is how far it falls short:
+
+* IOPS: ``(best - mine) / best`` (0: it was the best; 0.25: a quarter fewer);
+* p99 and p99.9 latency: ``mine / best - 1`` (0.5: half as long again);
+
+on the means over replications. A policy's standing is its **worst-case
+regret** over the library, IOPS and p99 each, ranked by the larger of the
+two, then by the mean: the selector that is never far from the best, the
+safest one to ship. Failed I/Os and recovery time after faults are shown
+beside it.
+
+Regret as the yardstick for a choice that must hold across conditions:
+Leonard J. Savage, "The Theory of Statistical Decision", JASA 46(253),
+1951 (the minimax-regret criterion).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..data import EXAMPLES
+from ..errors import ScenarioError
+from ..policies.registry import BUILTIN
+from .sweep import sweep
+from .table import read_table
+
+__all__ = ["League", "league", "standings", "sensitivity", "library_files", "contenders", "category", "CATEGORIES", "OURS",
+           "TARGET_IOPS_GAP", "SENSITIVITY_GRID", "sensitivity_markdown"]
+
+OURS = "guard"  # pathsel's own selector (pathsel/policies/guard.py)
+TARGET_IOPS_GAP = 0.05  # the design target: never more than 5 % behind the best shipped policy on IOPS
+CATEGORIES = ("seed", "metro", "fabric", "gray", "neighbour", "scale", "mixed", "load", "failover", "fresh")
+
+
+def library_files(folder: str | Path | None = None) -> list[Path]:
+    """The library's scenario files, sorted: ``sims/library/*.toml`` (or every ``.toml`` in ``folder``)."""
+    where = Path(folder) if folder is not None else EXAMPLES / "library"
+    if not where.is_dir():
+        raise ScenarioError(str(where), "", "is not a folder of scenario files")
+    files = sorted(where.glob("*.toml"))
+    if not files:
+        raise ScenarioError(str(where), "", "holds no .toml scenario files")
+    return files
+
+
+def contenders(include_ours: bool = True) -> list[str]:
+    """Every built-in policy by name (its shipped defaults); ``guard`` last, or left out."""
+    names = [d.name for d in BUILTIN if d.name != OURS]
+    return names + [OURS] if include_ours else names
+
+
+def category(scenario: str) -> str:
+    """``gray-slow-path`` -> ``gray``: the part of a library file's name before the first ``-``."""
+    head = scenario.split("-", 1)[0]
+    return head if head in CATEGORIES else "other"
+
+
+def _regret(x: pd.Series, higher: bool) -> pd.Series:
+    """Per scenario: how far each policy falls short of the best, relative to the best (inf when it has no value)."""
+    best = x.max() if higher else x.min()
+    if not math.isfinite(best) or best <= 0:
+        return pd.Series([0.0 if v == best else math.inf for v in x], index=x.index)
+    r = (best - x) / best if higher else x / best - 1.0
+    return r.fillna(math.inf)
+
+
+def standings(table: pd.DataFrame | str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """From a league's (or a sweep's) results table: ``(scores, standings)``.
+
+    ``scores``: one row per scenario x policy: means over replications of
+    IOPS, p99, p99.9, failed I/Os and convergence, and the regrets.
+    ``standings``: one row per policy, best first: worst-case and mean
+    regret (IOPS, p99), the scenario of each worst case, the worst p99.9
+    regret, the scenarios where it was more than 5 % behind the best IOPS,
+    failed I/Os summed over scenarios (means per run), the longest recovery.
+    """
+    source = str(table) if not isinstance(table, pd.DataFrame) else "league table"
+    if not isinstance(table, pd.DataFrame):
+        table = read_table(table)
+    if table.empty:
+        raise ScenarioError(source, "", "the table has no rows")
+    t = table.copy()
+    if "failed" not in t:
+        t["failed"] = 0
+    g = t.groupby(["scenario", "policy"], sort=False)
+    scores = g.agg(iops=("iops", "mean"), p99_us=("p99_us", "mean"), p999_us=("p999_us", "mean"),
+                   failed=("failed", "mean"), convergence_s=("convergence_s", "mean"),
+                   replications=("replication", "nunique")).reset_index()
+    # A scenario counts only where every policy ran in it.
+    policies = list(dict.fromkeys(t.policy))
+    full = scores.groupby("scenario").policy.nunique() == len(policies)
+    scores = scores[scores.scenario.isin(full[full].index)].copy()
+    if scores.empty:
+        raise ScenarioError(source, "", "no scenario has every policy's runs")
+    scores["category"] = [category(s) for s in scores.scenario]
+    scores["regret_iops"] = scores.groupby("scenario").iops.transform(lambda x: _regret(x, True))
+    scores["regret_p99"] = scores.groupby("scenario").p99_us.transform(lambda x: _regret(x, False))
+    scores["regret_p999"] = scores.groupby("scenario").p999_us.transform(lambda x: _regret(x, False))
+
+    rows = []
+    for pol, s in scores.groupby("policy", sort=False):
+        i_iops, i_p99 = s.regret_iops.idxmax(), s.regret_p99.idxmax()
+        rows.append({
+            "policy": pol,
+            "worst_iops_regret": float(s.regret_iops.max()),
+            "worst_iops_scenario": str(s.scenario[i_iops]),
+            "worst_p99_regret": float(s.regret_p99.max()),
+            "worst_p99_scenario": str(s.scenario[i_p99]),
+            "mean_iops_regret": float(s.regret_iops.mean()),
+            "mean_p99_regret": float(s.regret_p99.mean()),
+            "worst_p999_regret": float(s.regret_p999.max()),
+            "behind_5pct": int((s.regret_iops > TARGET_IOPS_GAP + 1e-12).sum()),
+            "failed": float(s.failed.sum()),
+            "max_recovery_s": float(s.convergence_s.max()) if s.convergence_s.notna().any() else math.nan,
+            "scenarios": int(len(s)),
+        })
+    st = pd.DataFrame(rows)
+    st["minimax"] = st[["worst_iops_regret", "worst_p99_regret"]].max(axis=1)
+    st["_mean"] = st[["mean_iops_regret", "mean_p99_regret"]].mean(axis=1)
+    st = st.sort_values(["minimax", "_mean", "policy"], kind="stable").drop(columns="_mean").reset_index(drop=True)
+    st.insert(0, "rank", range(1, len(st) + 1))
+    return scores.reset_index(drop=True), st
+
+
+@dataclass
+class League:
+    """What a league measured: the results ``table`` (one row per scenario x policy x replication), ``scores``, ``standings``."""
+
+    table: pd.DataFrame
+    scores: pd.DataFrame
+    standings: pd.DataFrame
+    out: Path | None = None
+    wall_s: float = 0.0
+    ran: int = 0
+    reused: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def scenarios(self) -> list[str]:
+        return list(dict.fromkeys(self.scores.scenario))
+
+    def verdict(self, ours: str = OURS) -> list[str]:
+        """Sentences on the design targets: ``ours`` against every other policy (the shipped ones)."""
+        st = self.standings.set_index("policy")
+        if ours not in st.index:
+            return []
+        shipped = st.drop(index=ours)
+        if shipped.empty:
+            return []
+        me = st.loc[ours]
+        out = []
+        for metric, col in (("IOPS", "worst_iops_regret"), ("p99", "worst_p99_regret")):
+            best_other = shipped[col].idxmin()
+            mine, theirs = float(me[col]), float(shipped[col].min())
+            word = "lower than" if mine < theirs else ("equal to" if mine == theirs else "higher than")
+            out.append(f"{ours}: worst-case {metric} regret {_pct(mine)} ({me[col.replace('regret', 'scenario')]}), "
+                       f"{word} the best shipped policy's, {best_other} {_pct(theirs)} ({shipped.loc[best_other, col.replace('regret', 'scenario')]})")
+        # IOPS against the best *shipped* policy, scenario by scenario
+        sc = self.scores
+        others = sc[sc.policy != ours].groupby("scenario").iops.max()
+        mine_iops = sc[sc.policy == ours].set_index("scenario").iops
+        gap = ((others - mine_iops) / others).dropna()
+        worst = gap.idxmax() if len(gap) else None
+        behind = gap[gap > TARGET_IOPS_GAP + 1e-12]
+        if worst is not None:
+            out.append(f"{ours}: at most {_pct(max(float(gap.max()), 0.0))} behind the best shipped policy on IOPS ({worst}); "
+                       + (f"more than 5 % behind in {len(behind)} scenario(s): {', '.join(behind.index)}" if len(behind)
+                          else "never more than 5 % behind"))
+        return out
+
+    def text(self, top: int | None = None) -> str:
+        """The league table as a person reads it, then the verdict on ``guard``."""
+        st = self.standings if top is None else self.standings.head(top)
+        head = f"{'#':>2}  {'policy':<28} {'worst IOPS regret':>18}  {'worst p99 regret':>17}  {'mean IOPS':>9}  {'mean p99':>8}  {'>5% behind':>10}  {'failed':>8}"
+        lines = [f"league: {len(self.standings)} policies x {len(self.scenarios)} scenarios"
+                 f" x {int(self.scores.replications.max())} replication(s)", "", head, "-" * len(head)]
+        for r in st.itertuples():
+            lines.append(f"{r.rank:>2}  {r.policy:<28} {_pct(r.worst_iops_regret):>18}  {_pct(r.worst_p99_regret):>17}  "
+                         f"{_pct(r.mean_iops_regret):>9}  {_pct(r.mean_p99_regret):>8}  {r.behind_5pct:>10}  {r.failed:>8,.0f}")
+        lines.append("")
+        lines.append("worst cases: " + "; ".join(f"{r.policy} {r.worst_iops_scenario} (IOPS), {r.worst_p99_scenario} (p99)"
+                                                  for r in st.head(5).itertuples()))
+        lines.extend(self.verdict())
+        return "\n".join(lines) + "\n"
+
+    def markdown(self) -> str:
+        """The league table in Markdown (docs/league.md)."""
+        rows = ["| # | policy | worst IOPS regret (scenario) | worst p99 regret (scenario) | mean IOPS regret | mean p99 regret | worst p99.9 regret | > 5 % behind on IOPS | failed I/Os |",
+                "|---:|---|---|---|---:|---:|---:|---:|---:|"]
+        for r in self.standings.itertuples():
+            rows.append(f"| {r.rank} | `{r.policy}` | {_pct(r.worst_iops_regret)} ({r.worst_iops_scenario}) | "
+                        f"{_pct(r.worst_p99_regret)} ({r.worst_p99_scenario}) | {_pct(r.mean_iops_regret)} | "
+                        f"{_pct(r.mean_p99_regret)} | {_pct(r.worst_p999_regret)} | {r.behind_5pct} | {r.failed:,.0f} |")
+        return "\n".join(rows) + "\n"
+
+    def heatmap(self, metric: str = "iops"):
+        """A plotly heatmap of regret, policies (best first) by scenarios (grouped by category)."""
+        import plotly.graph_objects as go
+
+        col = {"iops": "regret_iops", "p99": "regret_p99", "p999": "regret_p999"}[metric]
+        order = list(self.standings.policy)
+        cols = sorted(self.scenarios, key=lambda s: (CATEGORIES.index(category(s)) if category(s) in CATEGORIES else 99, s))
+        grid = self.scores.pivot(index="policy", columns="scenario", values=col).reindex(index=order, columns=cols)
+        z = grid.to_numpy(dtype=float) * 100
+        shown = [[("inf" if not math.isfinite(v) else f"{v:.0f}") for v in row] for row in z]
+        capped = [[min(v, 100.0) if math.isfinite(v) else 100.0 for v in row] for row in z]
+        title = {"iops": "IOPS regret: % fewer IOPS than the best policy",
+                 "p99": "p99 regret: % longer p99 than the best policy",
+                 "p999": "p99.9 regret: % longer p99.9 than the best policy"}[metric]
+        fig = go.Figure(go.Heatmap(
+            z=capped, x=cols, y=order, text=shown, texttemplate="%{text}", textfont={"size": 9},
+            colorscale=[[0, "#f7fbff"], [0.05, "#c6dbef"], [0.25, "#fdae6b"], [1, "#a50f15"]], zmin=0, zmax=100,
+            colorbar={"title": {"text": "% (100+ capped)"}},
+            hovertemplate="%{y}<br>%{x}<br>regret %{text} %<extra></extra>",
+        ))
+        fig.update_layout(title=title + " (0 = the best; rows ranked by worst case)", height=140 + 22 * len(order),
+                          width=max(900, 120 + 34 * len(cols)), margin={"l": 220, "b": 200, "t": 60},
+                          yaxis={"autorange": "reversed"}, xaxis={"tickangle": -60})
+        return fig
+
+    def write_html(self, path: str | Path) -> Path:
+        """The league table and both heatmaps in one offline HTML file."""
+        import html
+
+        import plotly.io as pio
+
+        parts = [pio.to_html(self.heatmap(m), include_plotlyjs=(i == 0), full_html=False) for i, m in enumerate(("iops", "p99"))]
+        text = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pathsel league</title></head>\n<body>\n"
+                f"<h1>pathsel league</h1>\n<pre>{html.escape(self.text())}</pre>\n"
+                + "\n".join(f"<section>{p}</section>" for p in parts) + "\n</body></html>\n")
+        p = Path(path)
+        p.write_text(text, encoding="utf-8")
+        return p
+
+
+def _pct(x: float) -> str:
+    if not math.isfinite(x):
+        return "inf"
+    return f"{x * 100:.1f} %"
+
+
+def league(
+    scenarios: Any = None,
+    *,
+    policies: Iterable[str] | None = None,
+    replications: int = 3,
+    seed: int | None = None,
+    duration: float | str | None = None,
+    engine: str = "fast",
+    out: str | Path | None = None,
+    executor: Executor | str | None = None,
+    workers: int | None = None,
+    progress: bool = False,
+    _origin: str = "league()",
+) -> League:
+    """Run every policy (default: :func:`contenders`) at its defaults over ``scenarios`` (default: the library).
+
+    ``scenarios``: files, a folder, or loaded scenarios; each file's own
+    policies are replaced. ``replications``, ``seed``, ``duration``,
+    ``engine``, ``out``, ``executor`` and ``workers`` are
+    :func:`pathsel.studies.sweep.sweep`'s: the same seeds give the same
+    table, a results file resumes, a Dask executor runs it on a cluster.
+    """
+    pols = list(policies) if policies is not None else contenders()
+    if len(pols) < 2:
+        raise ScenarioError(_origin, "policies", "a league needs two policies or more")
+    if scenarios is None:
+        scenarios = library_files()
+    elif isinstance(scenarios, (str, Path)) and Path(scenarios).is_dir():
+        scenarios = library_files(scenarios)
+    res = sweep(scenarios, {}, replications=replications, seed=seed, policies=pols, duration=duration, engine=engine,
+                out=out, executor=executor, workers=workers, progress=progress, _origin=_origin)
+    scores, st = standings(res.table)
+    return League(res.table, scores, st, out=res.out, wall_s=res.wall_s, ran=res.ran, reused=res.reused)
+
+
+# One parameter at a time around guard's defaults: the grid docs/league.md shows.
+SENSITIVITY_GRID: dict[str, list[Any]] = {
+    "eject_ratio": [1.5, 2.0, 3.0, 5.0, 10.0],
+    "decay": [0.01, 0.05, 0.25, 1.0],
+    "hold": [0.1, 0.5, 2.0],
+    "slow_start": [0, 8, 64],
+}
+
+
+def sensitivity(
+    base: League,
+    grid: dict[str, list[Any]] | None = None,
+    *,
+    scenarios: Any = None,
+    replications: int | None = None,
+    seed: int | None = None,
+    duration: float | str | None = None,
+    executor: Executor | str | None = None,
+    workers: int | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """``guard``'s regret against the best *shipped* policy of ``base`` (a league run) as one parameter moves.
+
+    Each parameter of ``grid`` (default :data:`SENSITIVITY_GRID`) takes its
+    values with the others at their defaults, over the same scenarios and
+    seeds as ``base`` (pass the same ``scenarios``, ``replications``,
+    ``seed`` and ``duration``). One row per parameter value: worst-case and
+    mean regret on IOPS and p99, the scenarios more than 5 % behind on IOPS,
+    and whether it is the default.
+    """
+    from ..policies.registry import POLICY_DEFS
+
+    grid = grid or SENSITIVITY_GRID
+    defn = POLICY_DEFS[OURS]
+    defaults = {p.name: p.default for p in defn.params}
+    specs, labels = [], []  # one run label per (parameter, value); every default value is the one "guard (defaults)" run
+    for name, values in grid.items():
+        if name not in defaults:
+            raise ScenarioError("sensitivity()", name, f"guard has no parameter {name!r} (it has {', '.join(defaults)})")
+        for v in values:
+            dflt = v == defaults[name]
+            specs.append(f"{OURS}:label={OURS} (defaults)" if dflt else f"{OURS}:{name}={v},label={OURS} {name}={v}")
+            labels.append((name, v))
+    if scenarios is None:
+        scenarios = library_files()
+    elif isinstance(scenarios, (str, Path)) and Path(scenarios).is_dir():
+        scenarios = library_files(scenarios)
+    reps = replications if replications is not None else int(base.scores.replications.max())
+    res = sweep(scenarios, {}, replications=reps, seed=seed, policies=list(dict.fromkeys(specs)), duration=duration,
+                engine="fast", executor=executor, workers=workers, progress=progress, _origin="sensitivity()")
+    mine = res.table.groupby(["scenario", "policy"], sort=False).agg(iops=("iops", "mean"), p99_us=("p99_us", "mean")).reset_index()
+    shipped = base.scores[base.scores.policy != OURS]
+    best_iops = shipped.groupby("scenario").iops.max()
+    best_p99 = shipped.groupby("scenario").p99_us.min()
+    rows = []
+    for spec, (name, value) in zip(specs, labels):
+        m = mine[mine.policy == spec.rsplit("label=", 1)[1]].set_index("scenario")
+        common = m.index.intersection(best_iops.index)
+        r_iops = ((best_iops[common] - m.iops[common]) / best_iops[common]).clip(lower=0.0)
+        r_p99 = (m.p99_us[common] / best_p99[common] - 1.0).clip(lower=0.0).fillna(math.inf)
+        rows.append({"parameter": name, "value": value, "default": value == defaults[name],
+                     "worst_iops_regret": float(r_iops.max()), "worst_iops_scenario": str(r_iops.idxmax()),
+                     "worst_p99_regret": float(r_p99.max()), "worst_p99_scenario": str(r_p99.idxmax()),
+                     "mean_iops_regret": float(r_iops.mean()), "mean_p99_regret": float(r_p99.mean()),
+                     "behind_5pct": int((r_iops > TARGET_IOPS_GAP + 1e-12).sum()), "scenarios": int(len(common))})
+    return pd.DataFrame(rows)
+
+
+def sensitivity_markdown(table: pd.DataFrame) -> str:
+    """:func:`sensitivity`'s table in Markdown: regrets against the best shipped policy per scenario."""
+    rows = ["| parameter | value | worst IOPS regret (scenario) | worst p99 regret (scenario) | mean IOPS regret | mean p99 regret | > 5 % behind |",
+            "|---|---:|---|---|---:|---:|---:|"]
+    for r in table.itertuples():
+        v = f"**{r.value}** (default)" if r.default else f"{r.value}"
+        rows.append(f"| `{r.parameter}` | {v} | {_pct(r.worst_iops_regret)} ({r.worst_iops_scenario}) | "
+                    f"{_pct(r.worst_p99_regret)} ({r.worst_p99_scenario}) | {_pct(r.mean_iops_regret)} | "
+                    f"{_pct(r.mean_p99_regret)} | {r.behind_5pct} |")
+    return "\n".join(rows) + "\n"
