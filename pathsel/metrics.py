@@ -171,6 +171,13 @@ class RunMetrics:
     dev_completed: np.ndarray = field(default=None)  # type: ignore[assignment]
     dev_kavg_sum: np.ndarray = field(default=None)  # type: ignore[assignment]
     dev_davg_sum: np.ndarray = field(default=None)  # type: ignore[assignment]
+    # QUEUE FULL statuses back at the host (per path and device in the window, per interval over the run) and
+    # each device's queue depth (DQLEN, which throttling changes) as time integrals per interval and over the window
+    path_qfull: np.ndarray = field(default=None)  # type: ignore[assignment]
+    dev_qfull: np.ndarray = field(default=None)  # type: ignore[assignment]
+    ts_qfull: np.ndarray = field(default=None)  # type: ignore[assignment]
+    ts_dev_dqlen: np.ndarray = field(default=None)  # type: ignore[assignment]
+    dev_area_dqlen: np.ndarray = field(default=None)  # type: ignore[assignment]
     oldest_in_flight: float = math.inf  # when the oldest I/O still in flight at the end was issued (inf: none)
     events: list[dict[str, Any]] = field(default_factory=list)
     config_strings: dict[str, str] = field(default_factory=dict)
@@ -189,6 +196,8 @@ class RunMetrics:
             ("ts_path_ios", (B, P), np.int64),
             ("path_in_flight_area", (P,), np.float64),
             ("ts_failed", (B,), np.int64),
+            ("path_qfull", (P,), np.int64),
+            ("ts_qfull", (B,), np.int64),
             ("wire_busy", (self.n_wires, 2), np.float64),
             ("wire_wait", (self.n_wires, 2), np.float64),
             ("wire_frames", (self.n_wires, 2), np.int64),

@@ -176,7 +176,7 @@ class Top:
                 k, dv = split(devs)
                 actv = int(sum(int(R.dev_actv[d]) for d in devs))
                 qued = int(sum(int(R.dev_qued[d]) for d in devs))
-                dqlen = {model.host_params[model.devices[d].host].queue_depth for d in devs}
+                dqlen = {int(R.dev_dqlen[d]) for d in devs}  # now: ESXi's throttling moves it
                 c.update({"DAVG/cmd": _ms(dv), "KAVG/cmd": _ms(k), "ACTV": f"{actv}", "QUED": f"{qued}",
                           "DQLEN": str(dqlen.pop() or "-") if len(dqlen) == 1 else "mixed"})
             else:

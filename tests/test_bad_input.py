@@ -315,6 +315,26 @@ CASES = [
         "",
         "holds no settings (only comments and blank lines): a scenario needs at least [[arrays]], [[paths]] and [[workloads]] (pathsel schema lists every key)",
     ),
+    # issue 16: the arrays' target ports (QUEUE FULL), ESXi's throttling, the adapter's queue depth
+    ("port_queue_depth_zero.toml", "arrays[0].port_queue_depth", "must be greater than or equal to 1, got 0"),
+    ("port_queue_depth_string.toml", "arrays[0].port_queue_depth", "must be a valid integer, got '2048'"),
+    ("target_port_empty.toml", "paths[0].target_port", "must not be empty"),
+    (
+        "qfull_sample_size_without_queue_depth.toml",
+        "hosts[0]",
+        "qfull_sample_size needs queue_depth: throttling halves the device queue depth, so the host must have one "
+        "(ESXi's DQLEN, e.g. queue_depth = 64)",
+    ),
+    (
+        "qfull_threshold_above_sample_size.toml",
+        "hosts[0]",
+        "qfull_threshold (8) must be at most qfull_sample_size (4), as KB 1008113 asks",
+    ),
+    ("qfull_sample_size_65.toml", "hosts[0].qfull_sample_size", "must be less than or equal to 64, got 65"),
+    ("qfull_threshold_zero.toml", "hosts[0].qfull_threshold", "must be greater than or equal to 1, got 0"),
+    ("qfull_retry_delay_negative.toml", "hosts[0].qfull_retry_delay", "must be >= 0"),
+    ("adapter_queue_depth_zero.toml", "hosts[0].adapter_queue_depth", "must be greater than or equal to 1, got 0"),
+    ("adapter_queue_depth_float.toml", "hosts[0].adapter_queue_depth", "must be a valid integer, got 8.5"),
     # issue 15: a workload no path can serve
     (
         "workload_volume_unreachable.toml",

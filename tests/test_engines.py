@@ -387,6 +387,109 @@ numjobs = 2
 ramp_time = "5ms"
 """
 
+# Issue 16, the array's side: two hosts share the arrays' target ports (3 commands each), so commands come back
+# QUEUE FULL; h1 throttles its DQLEN (ESXi's QFullSampleSize 2, QFullThreshold 1), retries at once and has an
+# adapter queue depth below its device's; h2 retries after 150 us and aborts at io_timeout. Constant legs: ties.
+PORTS = """
+name = "ports"
+seed = 8
+duration = "80ms"
+protocol = "scsi"
+
+[[arrays]]
+name = "a"
+concurrency = 2
+port_queue_depth = 3
+service_time = { read = "100us", write = { dist = "exponential", mean = "150us" } }
+
+[[arrays]]
+name = "b"
+concurrency = 4
+port_queue_depth = 3
+service_time = { dist = "exponential", mean = "120us" }
+
+[replication]
+arrays = ["a", "b"]
+one_way_latency = "100us"
+
+[[hosts]]
+name = "h1"
+queue_depth = 6
+qfull_sample_size = 2
+qfull_threshold = 1
+qfull_retry_delay = "0s"
+adapter_queue_depth = 5
+detection = "3ms"
+
+[[hosts]]
+name = "h2"
+queue_depth = 8
+qfull_retry_delay = "150us"
+io_timeout = "2ms"
+
+[[paths]]
+name = "vmhba1:C0:T{i}:L1"
+host = "h1"
+count = 2
+array = "a"
+target_port = "fc{i}"
+one_way_latency = "100us"
+
+[[paths]]
+name = "vmhba2:C0:T{i}:L1"
+host = "h1"
+start = 2
+count = 2
+array = "b"
+target_port = "fc{i}"
+one_way_latency = "100us"
+
+[[paths]]
+name = "vmhba1:C0:T{i}:L1"
+host = "h2"
+count = 2
+array = "a"
+target_port = "fc{i}"
+one_way_latency = "100us"
+
+[[paths]]
+name = "vmhba2:C0:T{i}:L1"
+host = "h2"
+start = 2
+count = 2
+array = "b"
+target_port = "fc{i}"
+one_way_latency = { dist = "exponential", mean = "100us" }
+
+[[workloads]]
+name = "w1"
+host = "h1"
+rw = "randrw"
+bs = "8k"
+iodepth = 8
+ramp_time = "5ms"
+
+[[workloads]]
+name = "w2"
+host = "h2"
+rw = "randrw"
+bs = "4k/50:64k/50"
+iodepth = 6
+numjobs = 2
+
+[[faults]]
+at = "30ms"
+host = "h1"
+path = "vmhba1:C0:T0:L1"
+what = "path_down"
+
+[[faults]]
+at = "50ms"
+host = "h1"
+path = "vmhba1:C0:T0:L1"
+what = "path_up"
+"""
+
 SCENARIOS = {
     # name: template values for BASE, or a whole scenario
     "scsi writes, replicated, constant legs": dict(protocol="scsi", rw="randwrite", bs="32k", iodepth=8, conc=4,
@@ -423,6 +526,17 @@ SCENARIOS = {
         protocol="nvme", rw="randrw", bs="4k/70:64k/30", iodepth="6\nrate_iops = 30000\nrate_process = \"poisson\"",
         conc=2, lat_a="50us", lat_b='{ dist = "exponential", mean = "300us" }', replication=REPL,
         preferred="queue_depth = 4", faults=FAULTS),
+    # issue 16: target ports of 2 commands each (QUEUE FULL), throttling, an adapter queue depth, with faults
+    "target ports full, throttling, adapter queue, faults, io_timeout": dict(
+        protocol="scsi", rw="randrw", bs="32k", iodepth=8, conc="4\nport_queue_depth = 2", lat_a="50us",
+        lat_b='"400us"', replication=ROUGH_REPL,
+        preferred=ROUGH_HOST + '\nqueue_depth = 12\nqfull_sample_size = 3\nqfull_threshold = 2\nqfull_retry_delay = "100us"'
+        '\nadapter_queue_depth = 10', faults=ROUGH),
+    "nvme, target ports full, open loop": dict(
+        protocol="nvme", rw="randrw", bs="4k/70:64k/30", iodepth='6\nrate_iops = 1500\nrate_process = "poisson"',
+        conc="2\nport_queue_depth = 1", lat_a="50us", lat_b='{ dist = "exponential", mean = "300us" }', replication=REPL,
+        preferred='queue_depth = 4\nqfull_sample_size = 1\nqfull_threshold = 1\nqfull_retry_delay = "20us"', faults=""),
+    "two hosts share target ports, throttling, adapter queue": PORTS,
 }
 
 POLICIES = [

@@ -43,7 +43,7 @@ from ..metrics import (
 )
 
 __all__ = ["RECORDER", "Recorder", "new_record", "to_metrics", "rec_issue", "rec_path", "rec_complete", "rec_fail",
-           "rec_close", "rec_dev", "close_record", "Live", "H_OVERALL", "H_READ", "H_WRITE", "H_KAVG", "H_DAVG", "H_PATH0",
+           "rec_close", "rec_dev", "rec_qfull", "rec_dqlen", "close_record", "Live", "H_OVERALL", "H_READ", "H_WRITE", "H_KAVG", "H_DAVG", "H_PATH0",
            "C_ISSUED", "C_COMPLETED", "C_FAILED", "C_RETRIED", "C_TIMED_OUT", "C_FRAMES_LOST", "C_INFLIGHT", "C_REFUSED"]
 
 # histogram rows: 0 overall (GAVG), 1 read, 2 write, 3 queued in the host (KAVG), 4 on the device (DAVG), 5 + p per path
@@ -102,13 +102,23 @@ RECORDER = Layout(RecorderType, [
     ("dev_n", "i8", 1),
     ("dev_kavg", "f8", 1),
     ("dev_davg", "f8", 1),
+    # QUEUE FULL statuses back at the host: per path and device in the window, per interval over the whole run;
+    # per device its queue depth now (ESXi's DQLEN, which throttling changes), since when, and its time integrals
+    ("path_qfull", "i8", 1),
+    ("dev_qfull", "i8", 1),
+    ("ts_qfull", "i8", 1),
+    ("dev_dqlen", "i8", 1),
+    ("dev_dqlen_last", "f8", 1),
+    ("ts_dev_dqlen", "f8", 2),
+    ("dev_area_dqlen", "f8", 1),
 ])
 recorder_at = address_of(RECORDER.type)
 
 
 def new_record(n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float,
-               n_devices: int = 1, queues_on: bool = True) -> Any:
-    """A zeroed record for a run with these paths, time-series bins, wires and devices."""
+               n_devices: int = 1, queues_on: bool = True, dqlen: Any = None) -> Any:
+    """A zeroed record for a run with these paths, time-series bins, wires and devices (``dqlen``: each device's
+    queue depth at the start, 0 for none)."""
     i64, f64 = np.int64, np.float64
     D = n_devices
     rows = H_PATH0 + n_paths
@@ -129,6 +139,10 @@ def new_record(n_paths: int, n_bins: int, n_wires: int, window: tuple[float, flo
         ts_dev_actv=np.zeros((D, n_bins), dtype=f64), ts_dev_qued=np.zeros((D, n_bins), dtype=f64),
         dev_area_a=np.zeros(D, dtype=f64), dev_area_q=np.zeros(D, dtype=f64),
         dev_n=np.zeros(D, dtype=i64), dev_kavg=np.zeros(D, dtype=f64), dev_davg=np.zeros(D, dtype=f64),
+        path_qfull=np.zeros(n_paths, dtype=i64), dev_qfull=np.zeros(D, dtype=i64), ts_qfull=np.zeros(n_bins, dtype=i64),
+        dev_dqlen=np.zeros(D, dtype=i64) if dqlen is None else np.asarray(dqlen, dtype=i64).copy(),
+        dev_dqlen_last=np.zeros(D, dtype=f64), ts_dev_dqlen=np.zeros((D, n_bins), dtype=f64),
+        dev_area_dqlen=np.zeros(D, dtype=f64),
     ))
 
 
@@ -226,6 +240,40 @@ def rec_dev(R, now, d, actv, qued):
 
 
 @hot
+def rec_qfull(R, now, p, d):
+    """A QUEUE FULL (TASK SET FULL, SCSI status 0x28) status came back to the host on path ``p`` of device ``d``."""
+    R.ts_qfull[min(np.int64(now / R.interval), R.ts_qfull.shape[0] - 1)] += 1
+    if R.ramp <= now < R.end:
+        R.path_qfull[p] += 1
+        R.dev_qfull[d] += 1
+
+
+@jit
+def dqlen_advance(R, d, now):
+    """Bring device ``d``'s DQLEN integrals up to ``now`` (per interval, and over the window)."""
+    t = R.dev_dqlen_last[d]
+    q = R.dev_dqlen[d]
+    if now > t and q != 0:
+        R.dev_area_dqlen[d] += q * clip(R, t, now)
+        iv = R.interval
+        last = R.ts_dev_dqlen.shape[1] - 1
+        b0 = min(np.int64(t / iv), last)
+        b1 = min(np.int64(now / iv), last)
+        for b in range(b0, b1 + 1):
+            lo = t if b == b0 else b * iv
+            hi = now if b == b1 else (b + 1) * iv
+            R.ts_dev_dqlen[d, b] += q * (hi - lo)
+    R.dev_dqlen_last[d] = now
+
+
+@jit
+def rec_dqlen(R, now, d, dqlen):
+    """Device ``d``'s queue depth changes to ``dqlen`` (ESXi's adaptive queue-depth throttling)."""
+    dqlen_advance(R, d, now)
+    R.dev_dqlen[d] = dqlen
+
+
+@hot
 def rec_complete(R, now, op, size, latency, p, path_latency, d, kavg):
     R.rc[C_COMPLETED] += 1
     R.rt[T_AREA] += R.rc[C_INFLIGHT] * clip(R, R.rt[T_LAST], now)
@@ -270,6 +318,8 @@ def rec_close(R, now):
     if R.queues_on != 0:
         for d in range(R.dev_actv.shape[0]):
             dev_advance(R, d, now)
+    for d in range(R.dev_dqlen.shape[0]):
+        dqlen_advance(R, d, now)
 
 
 # -- the same functions, called from Python (the reference engine) -----------------------
@@ -291,6 +341,16 @@ def _complete_at(addr, now, op, size, latency, p, path_latency, d, kavg):
 @entry
 def _dev_at(addr, now, d, actv, qued):
     rec_dev(recorder_at(addr), now, d, actv, qued)
+
+
+@entry
+def _qfull_at(addr, now, p, d):
+    rec_qfull(recorder_at(addr), now, p, d)
+
+
+@entry
+def _dqlen_at(addr, now, d, dqlen):
+    rec_dqlen(recorder_at(addr), now, d, dqlen)
 
 
 @entry
@@ -327,8 +387,8 @@ class Recorder:
     """The reference engine's handle on a record: the same compiled bookkeeping the fast engine inlines."""
 
     def __init__(self, n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float,
-                 n_devices: int = 1, queues_on: bool = True) -> None:
-        self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices, queues_on)
+                 n_devices: int = 1, queues_on: bool = True, dqlen: Any = None) -> None:
+        self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices, queues_on, dqlen)
         self._addr = self.record.address
 
     def issue(self, now: float) -> None:
@@ -349,6 +409,12 @@ class Recorder:
 
     def fail(self, now: float) -> None:
         _fail_at(self._addr, now)
+
+    def qfull(self, now: float, p: int, d: int) -> None:
+        _qfull_at(self._addr, now, p, d)
+
+    def dqlen(self, now: float, d: int, dqlen: int) -> None:
+        _dqlen_at(self._addr, now, d, dqlen)
 
     def close(self, now: float) -> None:
         _close_at(self._addr, now)
@@ -410,4 +476,6 @@ def to_metrics(R: Any, n_paths: int, slots: np.ndarray | None = None) -> RunMetr
     m.frames_lost = int(R.rc[C_FRAMES_LOST])
     m.refused = int(R.rc[C_REFUSED])
     m.wire_busy, m.wire_wait, m.wire_frames = R.wire_busy.copy(), R.wire_wait.copy(), R.wire_frames.copy()
+    m.path_qfull, m.dev_qfull, m.ts_qfull = R.path_qfull.copy(), R.dev_qfull.copy(), R.ts_qfull.copy()
+    m.ts_dev_dqlen, m.dev_area_dqlen = R.ts_dev_dqlen.copy(), R.dev_area_dqlen.copy()
     return m

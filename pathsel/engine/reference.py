@@ -72,6 +72,10 @@ class _Overload(Exception):
     """Raised in a process (SimPy re-raises a copy made from its args); run() turns it into host_queues.overload."""
 
 
+class QueueFull(Exception):
+    """The target port held its port_queue_depth commands: the array answered QUEUE FULL (status 0x28), now back."""
+
+
 class PathLost(Exception):
     """A frame was lost (its path went down) or the attempt was aborted at io_timeout: retry."""
 
@@ -125,11 +129,24 @@ class _Simulation:
         self.dev_waiting: list[deque] = [deque() for _ in range(D)]
         self.backlog: list[deque] = [deque() for _ in range(J)]
         self.idle: list[deque] = [deque() for _ in range(J)]
+        # the arrays' target ports: commands each holds (counted only where port_queue_depth limits them), and the
+        # port each job slot's attempt holds one on (-1: none); per device its queue depth now (ESXi's DQLEN, which
+        # throttling halves and grows back) and the QUEUE FULL and good statuses counted towards the next change
+        self.port_of = [model.controllers[p.controller].port for p in model.paths]
+        self.port_limit = [t.queue_depth for t in model.ports]
+        self.port_busy = [0] * len(model.ports)
+        self.port_held = [-1] * n_slots
+        self.dqlen = [model.host_params[d.host].queue_depth for d in model.devices]
+        self.qfull_seen = [0] * D
+        self.good_seen = [0] * D
+        # per host, its adapter's (HBA's) I/Os taken and those its devices took that wait for one of them, in order
+        self.ad_active = [0] * len(model.host_params)
+        self.ad_waiting: list[deque] = [deque() for _ in model.host_params]
         self.taken = [0] * J  # I/Os each job has issued: a trace's k-th record is its k-th I/O (in arrival order)
 
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
         self.rec = Recorder(len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval, len(model.devices),
-                            model.host_queues)
+                            model.host_queues, self.dqlen)
         self.wires = self.rec.record  # busy time, queueing time and frames per wire and direction
         self.events: list[dict[str, Any]] = []
         self.trace: list[tuple] | None = [] if trace else None
@@ -192,8 +209,9 @@ class _Simulation:
                 backlog.append(now)
                 self.rec.device(now, job.device, 0, 1)
 
-    def admit(self, d: int, qd: int) -> Iterator[Any]:
+    def admit(self, d: int) -> Iterator[Any]:
         """Device ``d`` takes the I/O, or it waits in the host until an active one lets go of its slot (in order)."""
+        qd = self.dqlen[d]
         if qd <= 0 or self.dev_active[d] < qd:
             self.dev_active[d] += 1
             self.rec.device(self.env.now, d, 1, 0)
@@ -206,12 +224,80 @@ class _Simulation:
     def release(self, d: int) -> None:
         """An I/O is done on device ``d`` (completed or failed): its slot goes to the first waiting, if any."""
         waiting = self.dev_waiting[d]
-        if waiting:
+        if waiting and self.dev_active[d] <= self.dqlen[d]:
             self.rec.device(self.env.now, d, 0, -1)
             waiting.popleft().succeed()
         else:
             self.dev_active[d] -= 1
             self.rec.device(self.env.now, d, -1, 0)
+        while waiting and self.dev_active[d] < self.dqlen[d]:  # a DQLEN grown back by throttling has room
+            self.dev_active[d] += 1
+            self.rec.device(self.env.now, d, 1, -1)
+            waiting.popleft().succeed()
+
+    def adapter(self, d: int, h: int) -> Iterator[Any]:
+        """The host's adapter takes the I/O its device took, or it waits in the host (QUED again) until one lets go."""
+        qd = self.model.host_params[h].adapter_queue_depth
+        if qd <= 0 or self.ad_active[h] < qd:
+            self.ad_active[h] += 1
+            return
+        woken = self.env.event()
+        self.ad_waiting[h].append((woken, d))
+        self.rec.device(self.env.now, d, -1, 1)
+        yield woken  # adapter_release() handed its place over
+
+    def adapter_release(self, h: int) -> None:
+        """An I/O is done (completed or failed): its place in the adapter goes to the first waiting, if any."""
+        if self.model.host_params[h].adapter_queue_depth <= 0:
+            return
+        waiting = self.ad_waiting[h]
+        if waiting:
+            woken, d = waiting.popleft()
+            self.rec.device(self.env.now, d, 1, -1)
+            woken.succeed()
+        else:
+            self.ad_active[h] -= 1
+
+    def throttle(self, d: int, qfull: bool) -> None:
+        """ESXi's adaptive queue depth (KB 1008113): ``qfull_sample_size`` QUEUE FULL statuses halve device ``d``'s
+        DQLEN; then ``qfull_threshold`` good statuses grow it back by one, up to the host's queue_depth."""
+        host = self.model.host_params[self.model.devices[d].host]
+        if host.qfull_sample_size <= 0:
+            return
+        if qfull:
+            self.qfull_seen[d] += 1
+            if self.qfull_seen[d] >= host.qfull_sample_size:
+                self.qfull_seen[d] = 0
+                self.good_seen[d] = 0
+                if self.dqlen[d] > 1:
+                    self.dqlen[d] //= 2
+                    self.rec.dqlen(self.env.now, d, self.dqlen[d])
+        elif self.dqlen[d] < host.queue_depth:
+            self.good_seen[d] += 1
+            if self.good_seen[d] >= host.qfull_threshold:
+                self.good_seen[d] = 0
+                self.dqlen[d] += 1
+                self.rec.dqlen(self.env.now, d, self.dqlen[d])
+
+    def accept(self, io: IORequest, p: int, deadline: float) -> Iterator[Any]:
+        """The command reached the array's target port: it takes it, or, holding port_queue_depth commands already,
+        answers QUEUE FULL (TASK SET FULL, status 0x28) at once, a status frame back to the host."""
+        t = self.port_of[p]
+        if t < 0 or self.port_limit[t] <= 0:
+            return
+        limit = self.port_limit[t]
+        if self.port_busy[t] >= limit:
+            yield from self.leg(p, TO_HOST, 0, deadline)  # the QUEUE FULL status
+            raise QueueFull
+        self.port_busy[t] += 1
+        self.port_held[io.slot] = t
+
+    def port_done(self, io: IORequest) -> None:
+        """The array sent the command's last frame (data and status, or status), or the attempt ended: the port lets go."""
+        t = self.port_held[io.slot]
+        if t >= 0:
+            self.port_busy[t] -= 1
+            self.port_held[io.slot] = -1
 
     def new_io(self, job: JobModel, slot: int, issued_at: float) -> IORequest:
         trace = job.trace
@@ -244,7 +330,8 @@ class _Simulation:
         policy = self.policies[job.device]
         host = self.model.host_params[job.host]
         d = job.device
-        yield from self.admit(d, host.queue_depth)
+        yield from self.admit(d)
+        yield from self.adapter(d, job.host)
         kavg = env.now - io.issued_at
         while True:
             path = policy.select(io)
@@ -252,6 +339,7 @@ class _Simulation:
                 if not (yield from self.wait_for_change(host.apd_timeout)):
                     self.rec.fail(env.now)  # visible: counted as failed, the job slot moves on
                     self.issued_at[io.slot] = math.inf
+                    self.adapter_release(job.host)
                     self.release(d)
                     return
                 continue
@@ -268,9 +356,12 @@ class _Simulation:
                 deadline = math.nextafter(started, math.inf)
             if deadline < math.inf:
                 self.arm_abort(io, deadline)
+            qfull = False
             try:
                 yield from self.exchange(io, p, deadline)
                 lost = None
+            except QueueFull:
+                lost, qfull = None, True
             except PathLost as e:
                 lost = e
             except simpy.Interrupt:  # abort(): io_timeout passed
@@ -280,9 +371,16 @@ class _Simulation:
                     mirror.interrupt()  # the peer drops its copy too
             self.attempt_of[io.slot] = None
             self.mirrors[io.slot] = None
+            self.port_done(io)  # lost or aborted while the port held it
             # Not a ``finally``: I/Os still in flight when the run ends must stay counted.
             table.end(p, io.size)
             self.rec.path_end(env.now, p)
+            if qfull:  # counted, maybe throttled; sent again (on the path the policy picks) after the retry delay
+                self.rec.qfull(env.now, p, d)
+                self.throttle(d, True)
+                if host.qfull_retry_delay > 0:
+                    yield env.timeout(host.qfull_retry_delay)
+                continue
             if lost is not None:
                 if lost.timed_out:
                     self.rec.count(C_TIMED_OUT)  # the host aborts the command and retries at once
@@ -295,6 +393,8 @@ class _Simulation:
             if self.trace is not None:
                 self.trace.append((io.seq, io.job, io.op, io.size, io.issued_at, env.now, table.names[p], io.attempts))
             self.issued_at[io.slot] = math.inf
+            self.throttle(d, False)
+            self.adapter_release(job.host)
             self.release(d)
             return
 
@@ -332,16 +432,21 @@ class _Simulation:
         array = path.array
         if io.op == "read":
             yield from self.leg(p, TO_ARRAY, 0, deadline)  # READ command
+            yield from self.accept(io, p, deadline)
             yield from self.serve(array, "read", io.size)
+            self.port_done(io)
             yield from self.leg(p, TO_HOST, io.size, deadline)  # data + status
             return
         if self.model.protocol == "scsi":
             yield from self.leg(p, TO_ARRAY, 0, deadline)  # WRITE command
+            yield from self.accept(io, p, deadline)
             yield from self.leg(p, TO_HOST, 0, deadline)  # XFER_RDY
             yield from self.leg(p, TO_ARRAY, io.size, deadline)  # data
         else:
             yield from self.leg(p, TO_ARRAY, io.size, deadline)  # NVMe command with in-capsule data
+            yield from self.accept(io, p, deadline)
         yield from self.store(array, path.mirror, io)
+        self.port_done(io)
         yield from self.leg(p, TO_HOST, 0, deadline)  # status
 
     def serialise(self, w: int, direction: int, t: float, nbytes: int, bandwidth: float) -> float:

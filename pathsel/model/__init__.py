@@ -16,11 +16,12 @@ from .compile import (
     LinkModel,
     Model,
     PathModel,
+    PortModel,
     ReplicationModel,
     compile_model,
 )
 
 __all__ = [
     "Model", "PathModel", "ArrayModel", "ReplicationModel", "JobModel", "FaultModel", "ControllerModel", "DeviceModel",
-    "LinkModel", "HostModel", "compile_model", "US_PER_KM",
+    "LinkModel", "HostModel", "PortModel", "compile_model", "US_PER_KM",
 ]

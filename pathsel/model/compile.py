@@ -23,7 +23,7 @@ from .distributions import Distribution
 
 __all__ = [
     "Model", "PathModel", "ArrayModel", "ReplicationModel", "JobModel", "FaultModel", "ControllerModel", "DeviceModel",
-    "LinkModel", "HostModel", "compile_model", "US_PER_KM",
+    "LinkModel", "HostModel", "PortModel", "compile_model", "US_PER_KM",
 ]
 
 US_PER_KM = 5e-6  # light in fibre: about 5 us per km, one way (conventions.md)
@@ -38,6 +38,17 @@ class ArrayModel:
     write_service: Distribution
     peer: int | None  # the other array of a synchronous replication pair
     per_kib: float = 0.0  # seconds added to each service time per KiB of the I/O
+    port_queue_depth: int = 0  # commands each target port holds at once; one more is answered QUEUE FULL. 0: no limit
+
+
+@dataclass(frozen=True)
+class PortModel:
+    """One target port of an array: the nexuses landing on it share its queue (``queue_depth`` commands, 0: no limit)."""
+
+    index: int
+    name: str
+    array: int
+    queue_depth: int = 0
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,10 @@ class HostModel:
     apd_timeout: float  # seconds an I/O waits with no usable path before it fails (inf: queue)
     io_timeout: float  # an attempt that would take longer is aborted and retried
     queue_depth: int = 0  # I/Os each device takes at once (DQLEN); more wait in the host. 0: no limit
+    qfull_retry_delay: float = 0.003  # a command answered QUEUE FULL is sent again this long after the status
+    qfull_sample_size: int = 0  # ESXi Disk.QFullSampleSize: QUEUE FULLs that halve DQLEN (0: no throttling)
+    qfull_threshold: int = 8  # ESXi Disk.QFullThreshold: good statuses that grow a throttled DQLEN by one
+    adapter_queue_depth: int = 0  # I/Os the host's adapter (HBA) takes at once over all its devices. 0: no limit
 
 
 @dataclass(frozen=True)
@@ -84,6 +99,7 @@ class ControllerModel:
     loss_ppm: float
     loss_recovery: float
     links: tuple[int, ...]  # shared links crossed after the nexus's own wire, in order
+    port: int = -1  # the array's target port it lands on (Model.ports)
 
 
 @dataclass(frozen=True)
@@ -174,6 +190,7 @@ class Model:
     controllers: tuple[ControllerModel, ...] = ()
     devices: tuple[DeviceModel, ...] = ()
     links: tuple[LinkModel, ...] = ()
+    ports: tuple[PortModel, ...] = ()  # the arrays' target ports the nexuses land on
 
     @property
     def end(self) -> float:
@@ -190,8 +207,9 @@ class Model:
 
     @property
     def host_queues(self) -> bool:
-        """Whether a host can hold I/Os back: a device queue depth, or an open-loop job (its backlog)."""
-        return any(h.queue_depth for h in self.host_params) or any(j.rate_iops > 0 for j in self.jobs)
+        """Whether a host can hold I/Os back: a device or adapter queue depth, or an open-loop job (its backlog)."""
+        return (any(h.queue_depth or h.adapter_queue_depth for h in self.host_params)
+                or any(j.rate_iops > 0 for j in self.jobs))
 
     def device_slots(self) -> list[int]:
         """Job slots per device: with no host queue, the I/Os each device always has active."""
@@ -241,10 +259,12 @@ def compile_model(
             array_index[r.preferred_site] if r.preferred_site else a,
         )
     arrays = tuple(
-        ArrayModel(i, a.name, a.concurrency, a.service_time.read, a.service_time.write, peer.get(i), a.service_time_per_kib)
+        ArrayModel(i, a.name, a.concurrency, a.service_time.read, a.service_time.write, peer.get(i), a.service_time_per_kib,
+                   a.port_queue_depth or 0)
         for i, a in enumerate(m.arrays)
     )
-    hosts = tuple(HostModel(i, h.name, h.detection, h.apd_timeout, h.io_timeout, h.queue_depth or 0) for i, h in enumerate(m.hosts))
+    hosts = tuple(HostModel(i, h.name, h.detection, h.apd_timeout, h.io_timeout, h.queue_depth or 0, h.qfull_retry_delay,
+                            h.qfull_sample_size, h.qfull_threshold, h.adapter_queue_depth or 0) for i, h in enumerate(m.hosts))
     links = tuple(LinkModel(i, ln.name, ln.bandwidth) for i, ln in enumerate(m.links))
 
     def preferred(host: str) -> str | None:
@@ -257,9 +277,17 @@ def compile_model(
     # the nexuses, as the scenario lists them
     controllers: list[ControllerModel] = []
     groups = []  # (controller, group) in order
+    ports: list[PortModel] = []
+    port_of: dict[tuple[int, str], int] = {}  # (array, target port name) -> port
     for g in m.paths:
         host = g.host or default_host
-        for name in g.names():
+        for name, tport in zip(g.names(), g.target_ports()):
+            arr = array_index[g.array]
+            key = (arr, tport if tport is not None else f"\0{len(controllers)}")  # unnamed: a port of its own
+            if key not in port_of:
+                port_of[key] = len(ports)
+                ports.append(PortModel(len(ports), tport if tport is not None else re.sub(r":?[LnN]?\{lun\}", "", name),
+                                       arr, arrays[arr].port_queue_depth))
             lk = tuple(link_index[n] for n in g.links)
             extra = (g.distance_km + sum(m.links[i].distance_km for i in lk)) * US_PER_KM
             extra += g.extra_latency + sum(m.links[i].extra_latency for i in lk)  # a slower path, as a condition
@@ -267,7 +295,7 @@ def compile_model(
             c = ControllerModel(
                 len(controllers), re.sub(r":?[LnN]?\{lun\}", "", name),
                 host_index[host], array_index[g.array], g.one_way_latency, g.bandwidth, extra, min(ppm, 1e6),
-                g.loss_recovery, lk,
+                g.loss_recovery, lk, port_of[key],
             )
             controllers.append(c)
             groups.append((c, g, name, host))
@@ -394,6 +422,7 @@ def compile_model(
         controllers=tuple(controllers),
         devices=tuple(devices),
         links=links,
+        ports=tuple(ports),
     )
 
 

@@ -89,32 +89,50 @@ class RunResult:
 
     @property
     def host_queued(self) -> bool:
-        """Whether the host's queues are in play: a device queue depth or an open-loop workload."""
-        return any(h.queue_depth for h in self.model.host_params) or any(j.rate_iops > 0 for j in self.model.jobs)
+        """Whether the host's queues are in play: a device or adapter queue depth, or an open-loop workload."""
+        return self.model.host_queues
+
+    @property
+    def port_limited(self) -> bool:
+        """Whether an array's target port can answer QUEUE FULL (a ``port_queue_depth``): the ``qfull`` counts apply."""
+        return any(t.queue_depth for t in self.model.ports)
 
     def device_queues(self) -> list[dict[str, Any]]:
         """Per device, as esxtop shows it: queue depth (DQLEN), mean I/Os active (ACTV) and waiting in the host
-        (QUED) over the window, completions, and mean KAVG, DAVG and GAVG (µs) of those completions."""
+        (QUED) over the window, completions, and mean KAVG, DAVG and GAVG (µs) of those completions. With a
+        target port limit, also the QUEUE FULL statuses it got in the window (``qfull``) and its mean DQLEN
+        (``dqlen_mean``: below ``dqlen`` while ESXi's throttling holds it down)."""
         m, model = self.metrics, self.model
         out = []
         for d in model.devices:
             n = int(m.dev_completed[d.index])
             kavg = m.dev_kavg_sum[d.index] / n * 1e6 if n else None
             davg = m.dev_davg_sum[d.index] / n * 1e6 if n else None
-            out.append({
+            row = {
                 "device": d.name, "host": model.hosts[d.host], "dqlen": model.host_params[d.host].queue_depth or None,
                 "ios": n, "iops": n / self.duration,
                 "actv": m.dev_area_actv[d.index] / self.duration, "qued": m.dev_area_qued[d.index] / self.duration,
                 "kavg_us": kavg, "davg_us": davg, "gavg_us": None if kavg is None else kavg + davg,
-            })
+            }
+            if self.port_limited:
+                row["qfull"] = int(m.dev_qfull[d.index]) if m.dev_qfull is not None else 0
+                row["dqlen_mean"] = (float(m.dev_area_dqlen[d.index]) / self.duration if row["dqlen"] and m.dev_area_dqlen
+                                     is not None else None)
+            out.append(row)
         return out
 
     def queues_over_time(self) -> pd.DataFrame:
-        """Per interval and device: mean I/Os active on the device (ACTV) and waiting in the host (QUED)."""
+        """Per interval and device: mean I/Os active on the device (ACTV), waiting in the host (QUED), its mean
+        queue depth (DQLEN, NaN without one; ESXi's throttling moves it) and the QUEUE FULL statuses of the run
+        in the interval (all devices together)."""
         m, w = self.metrics, self.metrics.interval
-        rows = [(self.label, b * w, d.name, m.ts_dev_actv[d.index, b] / w, m.ts_dev_qued[d.index, b] / w)
+        dq = m.ts_dev_dqlen
+        limited = [bool(self.model.host_params[d.host].queue_depth) for d in self.model.devices]
+        rows = [(self.label, b * w, d.name, m.ts_dev_actv[d.index, b] / w, m.ts_dev_qued[d.index, b] / w,
+                 (dq[d.index, b] / min(w, self.model.end - b * w)) if dq is not None and limited[d.index] else math.nan,
+                 int(m.ts_qfull[b]))
                 for d in self.model.devices for b in range(m.n_bins)]
-        return pd.DataFrame(rows, columns=["policy", "t_s", "device", "actv", "qued"])
+        return pd.DataFrame(rows, columns=["policy", "t_s", "device", "actv", "qued", "dqlen", "qfull"])
 
     @property
     def little(self) -> dict[str, float]:
@@ -134,6 +152,7 @@ class RunResult:
             "retried": m.retried, "timed_out": m.timed_out, "frames_lost": m.frames_lost,
             **({"refused": m.refused} if any(j.refuse for j in self.model.jobs) else {}),
             "balanced": m.issued == m.completed + m.failed + in_flight and in_flight >= 0,
+            **({"qfull": int(m.ts_qfull.sum())} if self.port_limited else {}),
         }
 
     def faults(self) -> list[dict[str, Any]]:
@@ -309,6 +328,8 @@ class RunResult:
                     "latency_us": {"mean": s["mean"], "p50": s["p50"], "p99": s["p99"]},
                     # time-average I/Os in flight on the path over the measured window
                     "in_flight_mean": m.path_in_flight_area[p.index] / self.duration,
+                    # QUEUE FULL statuses back on the path in the window (only with a target port limit)
+                    **({"qfull": int(m.path_qfull[p.index])} if self.port_limited else {}),
                 }
             )
         return out
@@ -336,7 +357,7 @@ class RunResult:
             "latency_us": self.latency_us,
             "ops": by_op,
             "paths": [
-                {k: v for k, v in p.items() if k in ("name", "array", "alua", "ios", "share", "iops", "in_flight_mean", "latency_us")}
+                {k: v for k, v in p.items() if k in ("name", "array", "alua", "ios", "share", "iops", "in_flight_mean", "latency_us", "qfull")}
                 for p in self.paths()
             ],
             "little": self.little,
@@ -653,16 +674,22 @@ class Result:
                     rec = "not recovered" if f["recovery_s"] is None else f"recovered in {f['recovery_s']:.3f}s"
                     text += (f"  {r.label}: {f['at_s']:g}s {f['what']} {f['target']}: {rec}, "
                              f"longest stall {f['max_stall_ms']:.1f} ms, {f['errors']} failed I/Os\n")
-        if any(r.host_queued for r in self.runs):
+        if any(r.host_queued or r.port_limited for r in self.runs):
             text += "\nhost queues, as esxtop splits latency (KAVG: queued in the host; DAVG: device; GAVG = KAVG + DAVG; ms)\n"
-            qcols = ["policy", "device", "DQLEN", "ACTV", "QUED", "KAVG", "DAVG", "GAVG", "KAVG p99"]
+            qfull = any(r.port_limited for r in self.runs)  # QUEUE FULL statuses, and DQLEN's mean under throttling
+            qcols = ["policy", "device", "DQLEN", "ACTV", "QUED", "KAVG", "DAVG", "GAVG", "KAVG p99",
+                     *(["QFULL", "DQLEN mean"] if qfull else [])]
             qrows = []
             for r in self.runs:
                 k99 = r.metrics.kavg.summary_us()["p99"] / 1e3 if r.metrics.kavg.n else None
                 for q in r.device_queues():
                     ms = [f"{q[k] / 1e3:.3f}" if q[k] is not None else "-" for k in ("kavg_us", "davg_us", "gavg_us")]
+                    extra = []
+                    if qfull:
+                        mean = q.get("dqlen_mean")
+                        extra = [f"{q.get('qfull', 0):,}", "-" if mean is None else f"{mean:.1f}"]
                     qrows.append([r.label, q["device"], str(q["dqlen"] or "-"), f"{q['actv']:.1f}", f"{q['qued']:.1f}",
-                                  *ms, "-" if k99 is None else f"{k99:.3f}"])
+                                  *ms, "-" if k99 is None else f"{k99:.3f}", *extra])
             text += "\n".join(_render(qcols, qrows, right=set(range(2, len(qcols))))) + "\n"
         bad = [r.label for r in self.runs if not r.accounting["balanced"]]
         if bad:
@@ -672,15 +699,17 @@ class Result:
     def paths_table(self) -> str:
         """One row per policy and path: I/Os, share, IOPS, mean I/Os in flight, latency on the path (ms)."""
         several_hosts = any(len(r.model.hosts) > 1 for r in self.runs)
+        qfull = any(r.port_limited for r in self.runs)
         cols = ["policy", *(["host"] if several_hosts else []), "path", "array", "ALUA", "I/Os", "share", "IOPS",
-                "in flight", "mean (ms)", "p50 (ms)", "p99 (ms)"]
+                "in flight", "mean (ms)", "p50 (ms)", "p99 (ms)", *(["QFULL"] if qfull else [])]
         rows = []
         for r in self.runs:
             for p in r.paths():
                 lat = p["latency_us"]
                 ms = [f"{lat[k] / 1e3:.3f}" if p["ios"] else "-" for k in ("mean", "p50", "p99")]
                 rows.append([r.label, *([p["host"]] if several_hosts else []), p["name"], p["array"], p["alua"],
-                             f"{p['ios']:,}", f"{p['share']:.3f}", f"{p['iops']:,.0f}", f"{p['in_flight_mean']:.2f}", *ms])
+                             f"{p['ios']:,}", f"{p['share']:.3f}", f"{p['iops']:,.0f}", f"{p['in_flight_mean']:.2f}", *ms,
+                             *([f"{p.get('qfull', 0):,}"] if qfull else [])])
         first = 5 if several_hosts else 4
         return "\n".join(_render(cols, rows, right=set(range(first, len(cols))))) + "\n"
 

@@ -328,6 +328,8 @@ def _accounting(r: RunResult) -> str | None:
         parts.append(f"{_plural(a['retried'], 'I/O')} {'was' if a['retried'] == 1 else 'were'} retried")
     if a["timed_out"]:
         parts.append(f"{_plural(a['timed_out'], 'attempt')} timed out")
+    if a.get("qfull"):
+        parts.append(f"{_plural(a['qfull'], 'command')} came back QUEUE FULL from a target port")
     if a["frames_lost"]:
         parts.append(f"{_plural(a['frames_lost'], 'frame')} {'was' if a['frames_lost'] == 1 else 'were'} lost and resent")
     if a.get("refused"):

@@ -15,7 +15,7 @@ window.
 Adapters and target ports come from the path names where these follow a
 convention (ESXi's ``vmhba1:C0:T3:L1``: adapter ``vmhba1``, target ``T3``);
 otherwise a path's shared links stand for its adapter and each nexus for
-its own target port.
+its own target port; a ``target_port`` in the scenario names it.
 """
 
 from __future__ import annotations
@@ -71,6 +71,8 @@ def nexuses(r: RunResult) -> list[Nexus]:
             adapter, target = "+".join(model.links[i].name for i in c.links), c.name
         else:
             adapter, target = "", c.name
+        if 0 <= c.port < len(model.ports) and model.ports[c.port].name != c.name:
+            target = model.ports[c.port].name  # the scenario names it ([[paths]] target_port)
         paths = tuple(over.get(c.index, ()))
         alua = model.paths[paths[0]].alua if paths else "AO"
         out.append(Nexus(c.index, c.name, host, adapter, target, array, alua, paths))

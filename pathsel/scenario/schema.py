@@ -263,6 +263,11 @@ class ArrayConfig(_Strict):
     service_time_per_kib: NonNegativeDuration = Field(
         0.0, description="added to each service time per KiB of the I/O: a fixed part plus a per-size part, so 1 MiB costs more than 4 KiB"
     )
+    port_queue_depth: int | None = Field(
+        None, ge=1, le=MAX_INT32, strict=True,
+        description="commands each of its target ports holds at once (FC target ports: 2048-4096); one more is "
+        "answered QUEUE FULL (SCSI status 0x28) and retried by the host. Default: no limit",
+    )
 
 
 class ReplicationConfig(_Strict):
@@ -295,6 +300,36 @@ class HostConfig(_Strict):
         description="I/Os each of its devices takes at once (ESXi DQLEN, Linux queue_depth, NVMe queue_size); "
         "more wait in the host, in order (esxtop's KAVG, QUED). Default: no limit",
     )
+    adapter_queue_depth: int | None = Field(
+        None, ge=1, le=65536, strict=True,
+        description="I/Os the host's adapter (HBA) takes at once over all its devices (lpfc_hba_queue_depth 8192); "
+        "more wait in the host, in order, after their device took them (KAVG, QUED). Default: no limit",
+    )
+    qfull_retry_delay: NonNegativeDuration = Field(
+        0.003, description="a command answered QUEUE FULL is sent again this long after the status came back "
+        "(Linux SCSI_QUEUE_DELAY 3 ms); it keeps its place in the device queue meanwhile",
+    )
+    qfull_sample_size: int = Field(
+        0, ge=0, le=64, strict=True,
+        description="ESXi Disk.QFullSampleSize: after this many QUEUE FULL statuses the device queue depth (DQLEN) "
+        "is halved; 0 (the default) turns adaptive queue-depth throttling off (KB 1008113; NetApp: 32)",
+    )
+    qfull_threshold: int = Field(
+        8, ge=1, le=16, strict=True,
+        description="ESXi Disk.QFullThreshold: after this many good statuses a throttled DQLEN grows back by one "
+        "(KB 1008113; NetApp: 4); at most qfull_sample_size",
+    )
+
+    @model_validator(mode="after")
+    def _throttling(self) -> HostConfig:
+        if self.qfull_sample_size > 0:
+            if self.queue_depth is None:
+                raise ValueError("qfull_sample_size needs queue_depth: throttling halves the device queue depth, "
+                                 "so the host must have one (ESXi's DQLEN, e.g. queue_depth = 64)")
+            if self.qfull_threshold > self.qfull_sample_size:
+                raise ValueError(f"qfull_threshold ({self.qfull_threshold}) must be at most qfull_sample_size "
+                                 f"({self.qfull_sample_size}), as KB 1008113 asks")
+        return self
 
 
 def _path_count(count: int) -> int:
@@ -322,9 +357,18 @@ class PathGroup(_Strict):
     loss_recovery: PositiveDuration = Field(0.2, description="a lost frame is resent after this (TCP minimum RTO)")
     links: tuple[Name, ...] = Field((), description="shared [[links]] this path crosses (an HBA port, an ISL)")
     weight: int = Field(0, ge=0, le=MAX_INT32, strict=True, description="static path weight (Windows MPIO weighted paths)")
+    target_port: Name | None = Field(
+        None, description="the array's target port this nexus lands on ({i} as in name): nexuses naming one port of "
+        "an array share its port_queue_depth. Default: a port of its own",
+    )
 
     def names(self) -> list[str]:
         return [self.name.replace("{i}", str(self.start + k)) for k in range(self.count)]
+
+    def target_ports(self) -> list[str | None]:
+        if self.target_port is None:
+            return [None] * self.count
+        return [self.target_port.replace("{i}", str(self.start + k)) for k in range(self.count)]
 
 
 class LinkConfig(_Strict):

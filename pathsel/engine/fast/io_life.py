@@ -37,8 +37,10 @@ from ..recorder import (
     C_TIMED_OUT,
     rec_complete,
     rec_dev,
+    rec_dqlen,
     rec_issue,
     rec_path,
+    rec_qfull,
 )
 from .layout import (
     A_GRANTED,
@@ -46,6 +48,7 @@ from .layout import (
     A_QUEUED,
     A_SERVING,
     EV_ABORT,
+    EV_ADAPT,
     EV_ADMIT,
     EV_APD_TIMER,
     EV_ARRIVAL,
@@ -57,6 +60,7 @@ from .layout import (
     EV_M_FWD,
     EV_M_SVC,
     EV_OPEN_WAKE,
+    EV_QFULL_RETRY,
     EV_RELEASE,
     EV_SVC_MAIN,
     EV_WAKE,
@@ -93,6 +97,7 @@ from .layout import (
     K_SEQ,
     K_STAGE,
     K_STARTED,
+    K_TPORT,
     K_WAITID,
     K_WAKEVAL,
     K_WOKEN,
@@ -106,8 +111,11 @@ from .layout import (
     MS_NONE,
     MS_QUEUED,
     MS_SERVING,
+    ST_ADAPTER,
     ST_APD,
     ST_IDLE,
+    ST_QFULL,
+    ST_QFULL_WAIT,
     ST_QUEUED,
     ST_R_CMD,
     ST_R_DATA,
@@ -452,12 +460,11 @@ def admit(P, S, V, R, s):
     """reference.admit: the device takes the I/O, or it waits in the device's FIFO in the host."""
     now = V.clock[0]
     d = P.j_dev[S.slot[s, K_JOB]]
-    qd = P.d_qd[d]
+    qd = S.dq_len[d]
     if qd <= 0 or S.dq_act[d] < qd:
         S.dq_act[d] += 1
         rec_dev(R, now, d, 1, 0)
-        S.slotf[s, K_ADMITTED] = now
-        begin_attempt(P, S, V, R, s)
+        adapter_admit(P, S, V, R, s, d)
     else:
         t = S.dq_tail[d]
         S.dq_slot[d, t & (S.dq_slot.shape[1] - 1)] = s
@@ -467,11 +474,44 @@ def admit(P, S, V, R, s):
 
 
 @hot
+def adapter_admit(P, S, V, R, s, d):
+    """reference.adapter: the host's adapter takes the I/O (it starts), or it waits in the adapter's FIFO."""
+    h = P.d_host[d]
+    qd = P.hp_aqd[h]
+    if qd <= 0 or S.ad_act[h] < qd:
+        S.ad_act[h] += 1
+        S.slotf[s, K_ADMITTED] = V.clock[0]
+        begin_attempt(P, S, V, R, s)
+    else:
+        t = S.ad_tail[h]
+        S.ad_slot[h, t & (S.ad_slot.shape[1] - 1)] = s
+        S.ad_tail[h] = t + 1
+        S.slot[s, K_STAGE] = ST_ADAPTER
+        rec_dev(R, V.clock[0], d, -1, 1)
+
+
+@hot
+def adapter_release(P, S, V, R, d):
+    """reference.adapter_release: the I/O's place in its host's adapter goes to the first waiting (EV_ADAPT), if any."""
+    h = P.d_host[d]
+    if P.hp_aqd[h] <= 0:
+        return
+    head = S.ad_head[h]
+    if head < S.ad_tail[h]:
+        w = S.ad_slot[h, head & (S.ad_slot.shape[1] - 1)]
+        S.ad_head[h] = head + 1
+        rec_dev(R, V.clock[0], P.j_dev[S.slot[w, K_JOB]], 1, -1)
+        push_normal(S, EV_ADAPT, w)
+    else:
+        S.ad_act[h] -= 1
+
+
+@hot
 def dev_release(S, V, R, d):
     """reference.release: an I/O is done on device ``d``; its slot goes to the first waiting (EV_ADMIT), if any."""
     now = V.clock[0]
     h = S.dq_head[d]
-    if h < S.dq_tail[d]:
+    if h < S.dq_tail[d] and S.dq_act[d] <= S.dq_len[d]:
         w = S.dq_slot[d, h & (S.dq_slot.shape[1] - 1)]
         S.dq_head[d] = h + 1
         rec_dev(R, now, d, 0, -1)
@@ -479,6 +519,77 @@ def dev_release(S, V, R, d):
     else:
         S.dq_act[d] -= 1
         rec_dev(R, now, d, -1, 0)
+    while S.dq_head[d] < S.dq_tail[d] and S.dq_act[d] < S.dq_len[d]:  # a DQLEN grown back by throttling has room
+        h = S.dq_head[d]
+        w = S.dq_slot[d, h & (S.dq_slot.shape[1] - 1)]
+        S.dq_head[d] = h + 1
+        S.dq_act[d] += 1
+        rec_dev(R, now, d, 1, -1)
+        push_normal(S, EV_ADMIT, w)
+
+
+@jit
+def throttle(P, S, V, R, d, qfull):
+    """reference.throttle: ESXi's adaptive queue depth (QFullSampleSize QUEUE FULLs halve DQLEN, QFullThreshold good
+    statuses grow it by one)."""
+    h = P.d_host[d]
+    if P.hp_qfs[h] <= 0:
+        return
+    if qfull:
+        S.dq_qf[d] += 1
+        if S.dq_qf[d] >= P.hp_qfs[h]:
+            S.dq_qf[d] = 0
+            S.dq_good[d] = 0
+            if S.dq_len[d] > 1:
+                S.dq_len[d] = S.dq_len[d] // 2
+                rec_dqlen(R, V.clock[0], d, S.dq_len[d])
+    elif S.dq_len[d] < P.d_qd[d]:
+        S.dq_good[d] += 1
+        if S.dq_good[d] >= P.hp_qft[h]:
+            S.dq_good[d] = 0
+            S.dq_len[d] += 1
+            rec_dqlen(R, V.clock[0], d, S.dq_len[d])
+
+
+# -- the arrays' target ports --------------------------------------------------------------------------------
+@hot
+def port_accept(P, S, V, R, s, p):
+    """reference.accept: the port takes the command (True), or answers QUEUE FULL: a status frame back (False)."""
+    t = P.p_port[p]
+    if t < 0:
+        return True
+    if S.t_busy[t] >= P.t_qd[t]:
+        S.slot[s, K_STAGE] = ST_QFULL
+        leg(P, S, V, R, s, p, 1, 0)
+        return False
+    S.t_busy[t] += 1
+    S.slot[s, K_TPORT] = t + 1
+    return True
+
+
+@hot
+def port_done(S, s):
+    """reference.port_done: the array sent the command's last frame, or the attempt ended."""
+    t = S.slot[s, K_TPORT]
+    if t != 0:
+        S.t_busy[t - 1] -= 1
+        S.slot[s, K_TPORT] = 0
+
+
+@jit
+def qfull_back(P, S, V, R, s):
+    """The QUEUE FULL status reached the host: counted, maybe throttled; sent again after the retry delay."""
+    p = S.slot[s, K_PATH]
+    end_attempt(P, S, V, R, s, p)
+    d = P.j_dev[S.slot[s, K_JOB]]
+    rec_qfull(R, V.clock[0], p, d)
+    throttle(P, S, V, R, d, True)
+    delay = P.hp_qfr[P.d_host[d]]
+    if delay > 0:
+        S.slot[s, K_STAGE] = ST_QFULL_WAIT
+        timeout(S, V, delay, EV_QFULL_RETRY, s)
+    else:
+        begin_attempt(P, S, V, R, s)
 
 
 @hot
@@ -631,6 +742,7 @@ def end_attempt(P, S, V, R, s, p):
     V.c_out_bytes[c] -= size
     rec_path(R, now, p, -1)
     disarm(P, S, s)
+    port_done(S, s)
 
 
 @hot
@@ -657,6 +769,9 @@ def complete(P, S, V, R, s):
         S.tr_done[t] = now
         S.tr_path[t] = p
         S.tr_attempts[t] = S.slot[s, K_ATTEMPTS]
+    if P.hp_qfs[P.d_host[d]] > 0:  # ESXi's throttling is on: a good status counts
+        throttle(P, S, V, R, d, False)
+    adapter_release(P, S, V, R, d)
     dev_release(S, V, R, d)
     next_io(P, S, V, R, s)
 
@@ -675,6 +790,7 @@ def lost(P, S, V, R, s):
 
 @hot
 def status_leg(P, S, V, R, s):
+    port_done(S, s)
     S.slot[s, K_STAGE] = ST_W_STATUS
     leg(P, S, V, R, s, S.slot[s, K_PATH], 1, 0)
 
@@ -690,18 +806,24 @@ def on_leg(P, S, V, R, s):
     stage = S.slot[s, K_STAGE]
     a = P.p_array[p]
     if stage == ST_R_CMD:
+        if not port_accept(P, S, V, R, s, p):
+            return
         S.slot[s, K_STAGE] = ST_R_SVC
         if grant_in_line(P, S, V, a):
             start_service(P, S, V, a, 0, s)
         else:
             request(P, S, a, s, 0)
     elif stage == ST_W_CMD:
+        if not port_accept(P, S, V, R, s, p):
+            return
         S.slot[s, K_STAGE] = ST_W_XFER
         leg(P, S, V, R, s, p, 1, 0)
     elif stage == ST_W_XFER:
         S.slot[s, K_STAGE] = ST_W_DATA
         leg(P, S, V, R, s, p, 0, V.s_size[s])
     elif stage == ST_W_DATA:
+        if P.protocol == 1 and not port_accept(P, S, V, R, s, p):  # NVMe: the command came with the data
+            return
         peer = P.p_mirror[p]
         mirror = peer >= 0 and S.si[I_REPL_OK] == 1 and S.alive[peer] == 1
         S.slot[s, K_STAGE] = ST_W_SVC
@@ -722,6 +844,8 @@ def on_leg(P, S, V, R, s):
             request(P, S, a, s, 0)
             if mirror:
                 send_mirror(P, S, V, R, s)
+    elif stage == ST_QFULL:
+        qfull_back(P, S, V, R, s)
     else:  # ST_R_DATA or ST_W_STATUS: done
         complete(P, S, V, R, s)
 
@@ -733,6 +857,7 @@ def on_service_done(P, S, V, R, s):
     S.slot[s, K_ASUB] = A_NONE
     release(P, S, a)
     if V.s_op[s] == 0:
+        port_done(S, s)
         S.slot[s, K_STAGE] = ST_R_DATA
         leg(P, S, V, R, s, p, 1, V.s_size[s])
     elif S.slot[s, K_MSTATE] == M_RUNNING or S.slot[s, K_MSTATE] == M_END_SCHEDULED:

@@ -24,12 +24,18 @@ EV_DEADLINE, EV_ABORT, EV_M_ABORT = 16, 17, 18
 # the host's queues: a device takes a waiting I/O (arg: slot); an open-loop job's arrival process starts, an
 # arrival (arg: job); an idle slot of an open-loop job is handed an arrival (arg: slot)
 EV_ADMIT, EV_ARRIVALS_INIT, EV_ARRIVAL, EV_OPEN_WAKE = 19, 20, 21, 22
+# the arrays' target ports: a command answered QUEUE FULL is sent again after the host's retry delay (arg: slot)
+EV_QFULL_RETRY = 23
+# the host's adapter (HBA) takes an I/O that waited for it (arg: slot)
+EV_ADAPT = 24
 
 # -- stages of an I/O's main process ---------------------------------------------------
 ST_R_CMD, ST_R_SVC, ST_R_DATA = 0, 1, 2
 ST_W_CMD, ST_W_XFER, ST_W_DATA, ST_W_SVC, ST_W_MIRROR_WAIT, ST_W_STATUS = 3, 4, 5, 6, 7, 8
 ST_APD, ST_WAIT_LOST = 9, 10
 ST_QUEUED, ST_IDLE = 11, 12  # waiting for a slot of its device in the host; an open-loop slot without an arrival
+ST_QFULL, ST_QFULL_WAIT = 13, 14  # a QUEUE FULL status on its way back; waiting to be sent again
+ST_ADAPTER = 15  # taken by its device, waiting for a place in its host's adapter
 
 # the columns of a slot's row (S.slot for integers, S.slotf for floats): the ones every event reads first
 K_STAGE, K_PATH, K_JOB, K_EPOCH, K_MSTATE, K_MWAIT, K_SEQ, K_ATTEMPTS = 0, 1, 2, 3, 4, 5, 6, 7
@@ -39,6 +45,7 @@ K_WAITID, K_WOKEN, K_WAKEVAL = 11, 12, 13
 # and its place in its host's list of attempts by deadline (previous, next, the id of its timer)
 K_GEN, K_ASUB, K_MSUB, K_DPREV, K_DNEXT, K_DLEID = 14, 15, 16, 17, 18, 19
 K_ADMITTED = 20  # float: when its device took it (KAVG = K_ADMITTED - K_ISSUED)
+K_TPORT = 21  # 1 + the target port its attempt holds a command on (0: none)
 SLOT_COLS = 24  # 192 bytes: three cache lines, the hot columns in the first
 
 # An event of an attempt carries its slot and the slot's abort count (arg = slot | gen << TAG_SHIFT):
@@ -132,6 +139,14 @@ PARAMS = Layout(ParamsType, [
     ("d_qd", "i8", 1),
     ("j_open", "i8", 1),
     ("str_arr", "i8", 1),
+    # the arrays' target ports: each path's (-1: no port_queue_depth), each port's limit; per host the QUEUE FULL
+    # retry delay and ESXi's throttling (Disk.QFullSampleSize, 0: off; Disk.QFullThreshold)
+    ("p_port", "i8", 1),
+    ("t_qd", "i8", 1),
+    ("hp_qfr", "f8", 1),
+    ("hp_qfs", "i8", 1),
+    ("hp_qft", "i8", 1),
+    ("hp_aqd", "i8", 1),  # per host, its adapter's queue depth (0: none)
     # traces replayed (read_iolog): per job the offset of its records in rp_op/rp_size and their count (-1, 0: none)
     ("j_rp_off", "i8", 1),
     ("j_rp_len", "i8", 1),
@@ -208,6 +223,17 @@ STATE = Layout(StateType, [
     ("ji_slot", "i8", 2),
     ("ji_head", "i8", 1),
     ("ji_tail", "i8", 1),
+    # the arrays' target ports: commands each holds; per device its queue depth now (DQLEN: throttling changes it)
+    # and the QUEUE FULL and good statuses counted towards its next change
+    ("t_busy", "i8", 1),
+    ("dq_len", "i8", 1),
+    ("dq_qf", "i8", 1),
+    ("dq_good", "i8", 1),
+    # per host, its adapter's I/Os taken and a FIFO of slots waiting for one
+    ("ad_act", "i8", 1),
+    ("ad_slot", "i8", 2),
+    ("ad_head", "i8", 1),
+    ("ad_tail", "i8", 1),
     # per job: I/Os it has issued (a trace's k-th record is its k-th I/O)
     ("j_rp_taken", "i8", 1),
     # per host: its attempts in flight by deadline (a list through the slots' K_DPREV/K_DNEXT), and whether

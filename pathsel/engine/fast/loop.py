@@ -22,6 +22,8 @@ from .faults import apply_fault, fault_loop, notice
 from .io_life import (
     abort,
     abort_mirror,
+    adapter_admit,
+    adapter_release,
     arrival,
     begin_attempt,
     dev_release,
@@ -45,6 +47,7 @@ from .layout import (
     BUFFERS_FULL,
     DONE,
     EV_ABORT,
+    EV_ADAPT,
     EV_ADMIT,
     EV_APD_TIMER,
     EV_ARRIVAL,
@@ -63,6 +66,7 @@ from .layout import (
     EV_M_SVC,
     EV_NOTICE,
     EV_OPEN_WAKE,
+    EV_QFULL_RETRY,
     EV_RELEASE,
     EV_SVC_MAIN,
     EV_WAKE,
@@ -216,11 +220,14 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
         elif kind == EV_WAKE:
             if S.slot[s, K_WAKEVAL] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
                 rec_fail(R, V.clock[0])
+                adapter_release(P, S, V, R, P.j_dev[S.slot[s, K_JOB]])
                 dev_release(S, V, R, P.j_dev[S.slot[s, K_JOB]])
                 next_io(P, S, V, R, s)
             else:
                 begin_attempt(P, S, V, R, s)
         elif kind == EV_ADMIT:
+            adapter_admit(P, S, V, R, s, P.j_dev[S.slot[s, K_JOB]])
+        elif kind == EV_ADAPT:
             S.slotf[s, K_ADMITTED] = V.clock[0]
             begin_attempt(P, S, V, R, s)
         elif kind == EV_ARRIVALS_INIT:
@@ -231,5 +238,7 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
             arrival(P, S, V, R, arg)
         elif kind == EV_OPEN_WAKE:
             new_io(P, S, V, R, s, V.clock[0])
+        elif kind == EV_QFULL_RETRY:
+            begin_attempt(P, S, V, R, s)
         heap_settle(S)
     return status

@@ -189,6 +189,7 @@ class _Run:
         repl = model.replication
         loser = (repl.arrays[1] if repl.preferred_site == repl.arrays[0] else repl.arrays[0]) if repl else -1
         ctrls = model.controllers
+        ports = [t.index if t.queue_depth > 0 else -1 for t in model.ports]  # a port without a limit counts nothing
         self.params_rec = L.PARAMS.pack(dict(
             protocol=0 if model.protocol == "scsi" else 1,
             ramp=model.ramp, end=model.end, interval=model.interval,
@@ -224,6 +225,12 @@ class _Run:
             d_host=np.array([d.host for d in model.devices], dtype=i64),
             d_qd=np.array([model.host_params[d.host].queue_depth for d in model.devices], dtype=i64),
             j_open=np.array([1 if j.rate_iops > 0 else 0 for j in model.jobs], dtype=i64), str_arr=str_arr,
+            p_port=np.array([ports[c.port] if (c := ctrls[p.controller]).port >= 0 else -1 for p in model.paths], dtype=i64),
+            t_qd=np.array([t.queue_depth for t in model.ports] or [0], dtype=i64),
+            hp_qfr=np.array([h.qfull_retry_delay for h in model.host_params], dtype=f64),
+            hp_qfs=np.array([h.qfull_sample_size for h in model.host_params], dtype=i64),
+            hp_qft=np.array([h.qfull_threshold for h in model.host_params], dtype=i64),
+            hp_aqd=np.array([h.adapter_queue_depth for h in model.host_params], dtype=i64),
             j_rp_off=rp_off, j_rp_len=rp_len, rp_op=rp_op, rp_size=rp_size,
             j_refuse=np.array([1 if j.refuse else 0 for j in model.jobs], dtype=i64),
             f_time=np.array([f.at for f in faults], dtype=f64),
@@ -266,8 +273,12 @@ class _Run:
         per_dev = np.bincount([j.device for j in model.jobs for _ in range(j.iodepth)], minlength=D)
         dq_cap = pow2(int(per_dev.max(initial=0)) + 1) if any(h.queue_depth for h in model.host_params) else 1
         is_open = any(j.rate_iops > 0 for j in model.jobs)
+        # an adapter's FIFO holds at most its host's slots
+        per_host = np.bincount([j.host for j in model.jobs for _ in range(j.iodepth)], minlength=H)
+        ad_cap = pow2(int(per_host.max(initial=0)) + 1) if any(h.adapter_queue_depth for h in model.host_params) else 1
         jb_cap = model.backlog_cap if is_open else 1
         ji_cap = pow2(max(j.iodepth for j in model.jobs) + 1) if is_open else 1
+        dqlen = np.array([model.host_params[d.host].queue_depth for d in model.devices], dtype=i64)
         slot = _aligned_rows(N, L.SLOT_COLS)
         slot[:, L.K_JOB] = slots
         slot[:, L.K_DLEID] = -1  # in no host's list of attempts by deadline
@@ -289,6 +300,10 @@ class _Run:
             dq_head=np.zeros(D, dtype=i64), dq_tail=np.zeros(D, dtype=i64),
             jb_time=np.zeros((J, jb_cap), dtype=f64), jb_head=np.zeros(J, dtype=i64), jb_tail=np.zeros(J, dtype=i64),
             ji_slot=np.zeros((J, ji_cap), dtype=i64), ji_head=np.zeros(J, dtype=i64), ji_tail=np.zeros(J, dtype=i64),
+            t_busy=np.zeros(max(1, len(model.ports)), dtype=i64), dq_len=dqlen.copy(),
+            dq_qf=np.zeros(D, dtype=i64), dq_good=np.zeros(D, dtype=i64),
+            ad_act=np.zeros(H, dtype=i64), ad_slot=np.zeros((H, ad_cap), dtype=i64),
+            ad_head=np.zeros(H, dtype=i64), ad_tail=np.zeros(H, dtype=i64),
             j_rp_taken=np.zeros(J, dtype=i64),
             dl_head=np.full(H, -1, dtype=i64), dl_tail=np.full(H, -1, dtype=i64), dl_armed=np.zeros(H, dtype=i64),
             wt_slot=np.zeros(wt_cap, dtype=i64), wt_id=np.zeros(wt_cap, dtype=i64), tmp_wt=np.zeros(wt_cap, dtype=i64),
@@ -297,7 +312,7 @@ class _Run:
             tr_path=np.zeros(tcap, dtype=i64), tr_attempts=np.zeros(tcap, dtype=i64),
         ))
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
-        self.rec = new_record(P, n_bins, W, (model.ramp, model.end), model.interval, D, model.host_queues)
+        self.rec = new_record(P, n_bins, W, (model.ramp, model.end), model.interval, D, model.host_queues, dqlen)
         # The processes SimPy starts first: every job slot, then the fault timeline.
         for s in range(N):
             push_urgent.py_func(self.state, L.EV_INIT, s)
