@@ -85,7 +85,11 @@ def standings(table: pd.DataFrame | str | Path) -> tuple[pd.DataFrame, pd.DataFr
     ``standings``: one row per policy, best first: worst-case and mean
     regret (IOPS, p99), the scenario of each worst case, the worst p99.9
     regret, the scenarios where it was more than 5 % behind the best IOPS,
-    failed I/Os summed over scenarios (means per run), the longest recovery.
+    failed I/Os summed over scenarios (means per run), the mean and longest
+    recovery over the scenarios with faults in the measured window (each the
+    mean over replications of :func:`pathsel.studies.table.convergence_time`:
+    IOPS back within 10 % of its level before the faults, from the last one;
+    to the end of the run when it never is).
     """
     source = str(table) if not isinstance(table, pd.DataFrame) else "league table"
     if not isinstance(table, pd.DataFrame):
@@ -125,6 +129,7 @@ def standings(table: pd.DataFrame | str | Path) -> tuple[pd.DataFrame, pd.DataFr
             "behind_5pct": int((s.regret_iops > TARGET_IOPS_GAP + 1e-12).sum()),
             "failed": float(s.failed.sum()),
             "max_recovery_s": float(s.convergence_s.max()) if s.convergence_s.notna().any() else math.nan,
+            "mean_recovery_s": float(s.convergence_s.mean()) if s.convergence_s.notna().any() else math.nan,
             "scenarios": int(len(s)),
         })
     st = pd.DataFrame(rows)
@@ -184,12 +189,14 @@ class League:
     def text(self, top: int | None = None) -> str:
         """The league table as a person reads it, then the verdict on ``guard``."""
         st = self.standings if top is None else self.standings.head(top)
-        head = f"{'#':>2}  {'policy':<28} {'worst IOPS regret':>18}  {'worst p99 regret':>17}  {'mean IOPS':>9}  {'mean p99':>8}  {'>5% behind':>10}  {'failed':>8}"
+        head = (f"{'#':>2}  {'policy':<28} {'worst IOPS regret':>18}  {'worst p99 regret':>17}  {'mean IOPS':>9}  {'mean p99':>8}  "
+                f"{'>5% behind':>10}  {'failed':>8}  {'mean recovery':>13}")
         lines = [f"league: {len(self.standings)} policies x {len(self.scenarios)} scenarios"
                  f" x {int(self.scores.replications.max())} replication(s)", "", head, "-" * len(head)]
         for r in st.itertuples():
             lines.append(f"{r.rank:>2}  {r.policy:<28} {_pct(r.worst_iops_regret):>18}  {_pct(r.worst_p99_regret):>17}  "
-                         f"{_pct(r.mean_iops_regret):>9}  {_pct(r.mean_p99_regret):>8}  {r.behind_5pct:>10}  {r.failed:>8,.0f}")
+                         f"{_pct(r.mean_iops_regret):>9}  {_pct(r.mean_p99_regret):>8}  {r.behind_5pct:>10}  {r.failed:>8,.0f}  "
+                         f"{_secs(r.mean_recovery_s):>13}")
         lines.append("")
         lines.append("worst cases (IOPS; p99):")
         lines.extend(f"  {r.policy}: {r.worst_iops_scenario}; {r.worst_p99_scenario}" for r in st.head(5).itertuples())
@@ -198,12 +205,13 @@ class League:
 
     def markdown(self) -> str:
         """The league table in Markdown (docs/league.md)."""
-        rows = ["| # | policy | worst IOPS regret (scenario) | worst p99 regret (scenario) | mean IOPS regret | mean p99 regret | worst p99.9 regret | > 5 % behind on IOPS | failed I/Os |",
-                "|---:|---|---|---|---:|---:|---:|---:|---:|"]
+        rows = ["| # | policy | worst IOPS regret (scenario) | worst p99 regret (scenario) | mean IOPS regret | mean p99 regret | worst p99.9 regret | > 5 % behind on IOPS | failed I/Os | mean recovery |",
+                "|---:|---|---|---|---:|---:|---:|---:|---:|---:|"]
         for r in self.standings.itertuples():
             rows.append(f"| {r.rank} | `{r.policy}` | {_pct(r.worst_iops_regret)} ({r.worst_iops_scenario}) | "
                         f"{_pct(r.worst_p99_regret)} ({r.worst_p99_scenario}) | {_pct(r.mean_iops_regret)} | "
-                        f"{_pct(r.mean_p99_regret)} | {_pct(r.worst_p999_regret)} | {r.behind_5pct} | {r.failed:,.0f} |")
+                        f"{_pct(r.mean_p99_regret)} | {_pct(r.worst_p999_regret)} | {r.behind_5pct} | {r.failed:,.0f} | "
+                        f"{_secs(r.mean_recovery_s)} |")
         return "\n".join(rows) + "\n"
 
     def heatmap(self, metric: str = "iops"):
@@ -245,6 +253,11 @@ class League:
         p = Path(path)
         p.write_text(text, encoding="utf-8")
         return p
+
+
+def _secs(x: float) -> str:
+    """A recovery time; "-" when no scenario had a fault in its measured window."""
+    return "-" if not math.isfinite(x) else f"{x:.2f} s"
 
 
 def _pct(x: float) -> str:
