@@ -147,6 +147,9 @@ def test_command_line_league_writes_table_html_and_markdown(tmp_path, capsys):
     (["league", "--policy", "rr"], "a league needs two policies or more"),
     (["league", "--policy", "bogus", "--policy", "rr"], "unknown policy 'bogus'"),
     (["league", "/nonexistent-folder/"], "nonexistent-folder"),
+    (["league", "--fresh", "2", "--write-fresh", "/proc/pathsel-x"], "cannot write the generated scenarios there"),
+    (["league", "--fresh", "5000"], "must be 1 .. 1,000, got 5000"),
+    (["league", "--table", "/etc/passwd"], "a .parquet or .csv file"),
 ])
 def test_command_line_league_bad_input(argv, message, capsys):
     assert main(argv) == 2

@@ -511,8 +511,12 @@ def regret_heatmap(
         )
     )
     fig.update_yaxes(autorange="reversed", dtick=1)  # best first, at the top; every setting named
-    fig.update_xaxes(tickangle=0)
-    fig.update_layout(title=title, height=max(360, 200 + 30 * len(settings)), xaxis_title="condition", yaxis_title="setting")
+    # Condition names are long ("metro-two-hosts  replication.one_way_latency=2ms"): level labels overlap
+    # past a few columns at a laptop's or a notebook's width, so they slant then.
+    slant = len(columns) > 4 or sum(len(str(c)) for c in columns) > 60
+    fig.update_xaxes(tickangle=-35 if slant else 0, automargin=True)
+    fig.update_layout(title=title, height=max(360, 200 + 30 * len(settings)) + (120 if slant else 0),
+                      xaxis_title="condition", yaxis_title="setting")
     return fig
 
 

@@ -18,7 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["fresh_scenarios", "write_fresh", "TROUBLES"]
+from ..errors import ScenarioError
+
+__all__ = ["fresh_scenarios", "write_fresh", "TROUBLES", "MAX_FRESH"]
+
+MAX_FRESH = 1000  # a held-out set of more is a different study: a thousand files is already ~25 s of runs per policy
 
 TROUBLES = ("none", "slow_path", "lossy_path", "flapping_path", "creeping_path", "congested_replication", "path_failure")
 DURATION = 1.5  # measured seconds: the league runs 26 policies x many scenarios x 3 seeds
@@ -132,11 +136,16 @@ def fresh_scenarios(n: int, seed: int = 20261123) -> list[tuple[str, str]]:
 
 def write_fresh(folder: str | Path, n: int, seed: int = 20261123) -> list[Path]:
     """Write :func:`fresh_scenarios` into ``folder`` (made if missing) as ``NAME.toml``; returns the files."""
+    if not 1 <= n <= MAX_FRESH:
+        raise ScenarioError("fresh scenarios", "count", f"must be 1 .. {MAX_FRESH:,}, got {n!r}")
     where = Path(folder)
-    where.mkdir(parents=True, exist_ok=True)
     out = []
-    for name, text in fresh_scenarios(n, seed):
-        p = where / f"{name}.toml"
-        p.write_text(text, encoding="utf-8")
-        out.append(p)
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        for name, text in fresh_scenarios(n, seed):
+            p = where / f"{name}.toml"
+            p.write_text(text, encoding="utf-8")
+            out.append(p)
+    except OSError as e:
+        raise ScenarioError(str(where), "", f"cannot write the generated scenarios there: {e.strerror or e}") from None
     return out
