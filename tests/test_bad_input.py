@@ -318,6 +318,11 @@ CASES = [
     # issue 16: the arrays' target ports (QUEUE FULL), ESXi's throttling, the adapter's queue depth
     ("port_queue_depth_zero.toml", "arrays[0].port_queue_depth", "must be greater than or equal to 1, got 0"),
     ("port_queue_depth_string.toml", "arrays[0].port_queue_depth", "must be a valid integer, got '2048'"),
+    # issue 16: the array's read cache
+    ("read_hit_ratio_above_one.toml", "arrays[0].read_hit_ratio", "must be less than or equal to 1, got 1.5"),
+    ("read_hit_ratio_string.toml", "arrays[0].read_hit_ratio", "must be a valid number, got '50%'"),
+    ("read_hit_service_time_negative.toml", "arrays[0].read_hit_service_time", "must be >= 0"),
+    ("read_hit_service_time_no_unit.toml", "arrays[0].read_hit_service_time", '20 has no unit (write it like "20us", "20ms" or "20s")'),
     ("target_port_empty.toml", "paths[0].target_port", "must not be empty"),
     (
         "qfull_sample_size_without_queue_depth.toml",

@@ -232,3 +232,38 @@ def test_plots_and_reports_doc_examples_run(tmp_path, monkeypatch):
         exec(compile("\n" * (line - 1) + code, str(page), "exec"), namespace)
     assert len(shown) >= 2 and namespace["cdf"].data[0].y[-1] == pytest.approx(1.0)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sims"]  # the examples write nothing beside the page
+
+
+# -- offered load ----------------------------------------------------------------
+
+
+def _knee_table():
+    import pandas as pd
+
+    rows = []
+    for policy, p99 in (("rr", [2500.0, 2600.0, 40000.0]), ("latency", [800.0, 800.0, 900.0])):
+        for rate, v in zip((20000, 60000, 100000), p99):
+            for rep in (0, 1):
+                rows.append({"policy": policy, "workloads[0].rate_iops": rate, "replication": rep,
+                             "iops": rate * 0.99, "p50_us": v / 2 + rep, "p99_us": v + 2 * rep})
+    return pd.DataFrame(rows)
+
+
+def test_load_latency_draws_p50_and_p99_per_policy_against_the_offered_rate():
+    fig = plots.load_latency(_knee_table())
+    assert names(fig) == ["rr p50", "rr p99", "latency p50", "latency p99"]
+    rr99 = fig.data[1]
+    assert list(rr99.x) == [20000, 60000, 100000]
+    assert list(rr99.y) == pytest.approx([2.501, 2.601, 40.001])  # ms, mean over the replications
+    assert fig.data[0].line.dash == "dash" and fig.data[1].line.dash == "solid"
+    assert fig.layout.yaxis.type == "log"  # past a knee latency grows a hundredfold
+    assert fig.data[0].marker.symbol != fig.data[2].marker.symbol  # two policies on one curve both show
+    assert fig.layout.xaxis.title.text == "offered IOPS" and fig.layout.yaxis.title.text == "latency (ms)"
+
+
+def test_load_latency_linear_axis_and_a_table_without_a_rate_column():
+    fig = plots.load_latency(_knee_table(), log_y=False)
+    assert fig.layout.yaxis.type != "log" and fig.layout.yaxis.rangemode == "tozero"
+    with pytest.raises(ValueError, match="rate_iops"):
+        plots.load_latency(_knee_table().rename(columns={"workloads[0].rate_iops": "x"}))
+    assert names(plots.load_latency(_knee_table().rename(columns={"workloads[0].rate_iops": "x"}), rate="x"))[0] == "rr p50"

@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import ScenarioError
 from ..limits import BACKLOG_CAP, MAX_BACKLOG_VALUES, MAX_DURATION, series_problem
 from ..scenario.load import RunSpec, Scenario
-from .distributions import Distribution
+from .distributions import Distribution, Mixture
 
 __all__ = [
     "Model", "PathModel", "ArrayModel", "ReplicationModel", "JobModel", "FaultModel", "ControllerModel", "DeviceModel",
@@ -39,6 +39,27 @@ class ArrayModel:
     peer: int | None  # the other array of a synchronous replication pair
     per_kib: float = 0.0  # seconds added to each service time per KiB of the I/O
     port_queue_depth: int = 0  # commands each target port holds at once; one more is answered QUEUE FULL. 0: no limit
+
+
+def with_read_hits(miss: Distribution, ratio: float, hit: Distribution) -> Distribution:
+    """A read's service time with a cache: ``hit`` with probability ``ratio``, else ``miss``.
+
+    One mixture, so the hit is decided by the same uniform that draws the value, on the array's read
+    service stream: no stream is added, and with ``ratio`` 0 the read service is ``miss`` itself (the
+    same numbers as without a cache). Mixtures on either side are flattened into one.
+    """
+    if ratio <= 0.0:
+        return miss
+    if ratio >= 1.0:
+        return hit
+
+    def parts(d: Distribution, w: float) -> list[tuple[float, Any]]:
+        if isinstance(d, Mixture):
+            return [(w * wk, c) for wk, c in zip(d.weights, d.components)]
+        return [(w, d)]
+
+    both = [(w, c) for w, c in parts(hit, ratio) + parts(miss, 1.0 - ratio) if w > 0]
+    return Mixture(tuple(w for w, _ in both), tuple(c for _, c in both))
 
 
 @dataclass(frozen=True)
@@ -259,7 +280,8 @@ def compile_model(
             array_index[r.preferred_site] if r.preferred_site else a,
         )
     arrays = tuple(
-        ArrayModel(i, a.name, a.concurrency, a.service_time.read, a.service_time.write, peer.get(i), a.service_time_per_kib,
+        ArrayModel(i, a.name, a.concurrency, with_read_hits(a.service_time.read, a.read_hit_ratio, a.read_hit_service_time),
+                   a.service_time.write, peer.get(i), a.service_time_per_kib,
                    a.port_queue_depth or 0)
         for i, a in enumerate(m.arrays)
     )

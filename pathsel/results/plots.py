@@ -523,7 +523,7 @@ def regret_heatmap(
 # -- offered load ----------------------------------------------------------------
 
 
-def load_latency(table: pd.DataFrame, *, rate: str | None = None) -> go.Figure:
+def load_latency(table: pd.DataFrame, *, rate: str | None = None, log_y: bool = True) -> go.Figure:
     """p50 and p99 latency against offered IOPS, one curve per policy: where each policy's knee is.
 
     ``table`` is a sweep's table (``pathsel sweep ... --out knee.csv``, read back with
@@ -531,7 +531,12 @@ def load_latency(table: pd.DataFrame, *, rate: str | None = None) -> go.Figure:
     ``rate`` (default: the one whose name ends in ``rate_iops``). Points are the
     mean over replications; x is the offered rate, so a policy past its knee shows
     as latency climbing while the measured IOPS (hover) falls behind. Traces:
-    ``"<policy> p50"`` (dashed) and ``"<policy> p99"``.
+    ``"<policy> p50"`` (dashed) and ``"<policy> p99"``, one marker symbol per
+    policy, so that two policies on the same curve both show.
+
+    ``log_y`` (default): a logarithmic latency axis. Past a knee latency grows
+    tenfold or more, which on a linear axis flattens every curve still below
+    its knee onto zero; ``log_y=False`` draws a linear axis from zero.
     """
     if rate is None:
         found = [c for c in table.columns if str(c).endswith("rate_iops")]
@@ -545,11 +550,16 @@ def load_latency(table: pd.DataFrame, *, rate: str | None = None) -> go.Figure:
         for q, dash in (("p50", "dash"), ("p99", "solid")):
             fig.add_trace(go.Scatter(
                 x=pts.index, y=pts[f"{q}_us"] / 1e3, name=f"{label} {q}", mode="lines+markers",
-                line=dict(color=color, dash=dash), legendgroup=str(label),
+                line=dict(color=color, dash=dash, width=max(1.5, 4.0 - 0.8 * i)), legendgroup=str(label),
+                marker=_marker(i),  # a symbol per policy, earlier ones bigger: two policies on one curve both show
                 customdata=pts["iops"], hovertemplate="offered %{x:,.0f} IOPS, served %{customdata:,.0f}<br>"
                 + q + " %{y:.3f} ms<extra>" + str(label) + "</extra>",
             ))
     fig.update_layout(title="Latency against offered load", xaxis_title="offered IOPS", yaxis_title="latency (ms)",
                       height=460, legend=dict(groupclick="toggleitem"))
-    fig.update_yaxes(rangemode="tozero")
+    if log_y:
+        fig.update_yaxes(type="log")
+    else:
+        fig.update_yaxes(rangemode="tozero")
+    fig.update_xaxes(rangemode="tozero", tickformat=",d")
     return fig

@@ -263,6 +263,15 @@ class ArrayConfig(_Strict):
     service_time_per_kib: NonNegativeDuration = Field(
         0.0, description="added to each service time per KiB of the I/O: a fixed part plus a per-size part, so 1 MiB costs more than 4 KiB"
     )
+    read_hit_ratio: float = Field(
+        0.0, ge=0, le=1, strict=True, allow_inf_nan=False,
+        description="share of reads served from the array's cache (0 to 1): a hit takes read_hit_service_time instead "
+        "of the read service_time (plus service_time_per_kib either way); drawn from the array's read service stream",
+    )
+    read_hit_service_time: ServiceDelay = Field(
+        Constant(20e-6), description="service time of a read cache hit (default 20us, an assumption: DRAM plus the "
+        "controller's command processing); used only with read_hit_ratio > 0",
+    )
     port_queue_depth: int | None = Field(
         None, ge=1, le=MAX_INT32, strict=True,
         description="commands each of its target ports holds at once (FC target ports: 2048-4096); one more is "
