@@ -3,10 +3,12 @@
 Source: Linux ``drivers/nvme/host/multipath.c`` (6.11+),
 https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/tree/drivers/nvme/host/multipath.c:
 
-* ``__nvme_find_path``: the first live optimized path (numa: the nearest),
-  else the first non-optimized one; it becomes ``current_path``.
-* ``nvme_numa_path``: keep ``current_path`` while it is live and optimized,
-  otherwise ``__nvme_find_path``.
+* ``__nvme_find_path(head, node)``: the first live optimized path (numa: the
+  one at the least ``node_distance(node, ctrl->numa_node)``, the first of
+  equals), else likewise the nearest non-optimized one; it becomes
+  ``current_path[node]``.
+* ``nvme_numa_path``: keep ``current_path[numa_node_id()]`` while it is live
+  and optimized, otherwise ``__nvme_find_path`` for that node.
 * ``nvme_round_robin_path``: from the path after the current one, wrapping,
   the first live optimized path; failing that, stay on the current path if
   it is optimized, else the *last* non-optimized path met (so rotation over
@@ -26,8 +28,17 @@ ANA states: AO is optimized, ANO non-optimized; standby and unavailable
 
 Assumptions where the source is silent or the simulator is coarser:
 
-* One NUMA node: every controller is at the same distance, so numa picks
-  the first optimized path in path order (``head->list`` = path order).
+* NUMA: the issuing CPU's node (``numa_node_id()``) is the workload's
+  ``numa_node`` (its CPU set, coarsely), a controller's node is its path's
+  ``numa_node`` (the HBA/NIC's, ``ctrl->numa_node``; never
+  ``NUMA_NO_NODE``), and ``node_distance`` is the host's SLIT matrix.
+  ``current_path`` is kept per node, as the kernel does, so workloads on two
+  nodes may use two paths. Ties go to the first path in path order
+  (``head->list`` = path order). Without NUMA keys every controller is at
+  the same distance: numa picks the first optimized path.
+* ``nvme_mpath_set_live`` finds the path again for every node of the host
+  (``for_each_online_node``); the round-robin policy keeps one cursor per
+  device (the kernel's is per node too; with one node they agree).
 * A path that goes down stops being ``current_path`` at once (its in-flight
   I/O fails over; the kernel also clears it on a controller reset).
 * Any path that comes up or changes ANA state and is then live and optimized
@@ -41,12 +52,14 @@ Assumptions where the source is silent or the simulator is coarser:
 
 from __future__ import annotations
 
-from .define import PolicyDef, Snapshot, compiled, per_device
+from ..limits import MAX_NUMA_NODES
+from .define import Field, PolicyDef, Snapshot, compiled, per_device
 from .kernel import ANO, AO, usable
 
 __all__ = ["NUMA", "ROUND_ROBIN", "QUEUE_DEPTH"]
 
 UINT_MAX = 4294967295
+INT_MAX = 2147483647
 
 
 @compiled
@@ -77,11 +90,52 @@ def head_path_change(v, st, d, k):
 
 
 @compiled
+def numa_find_path(v, st, d, node):
+    """``__nvme_find_path`` under iopolicy=numa: the live optimized path nearest ``node`` (the first of the nearest),
+    else the nearest non-optimized one; it becomes ``current_path[node]`` (st.cur[d, node])."""
+    found = -1
+    fallback = -1
+    found_distance = INT_MAX
+    fallback_distance = INT_MAX
+    for k in range(v.d_np[d]):
+        p = v.d_paths[d, k]
+        if v.up[p] != 1:
+            continue
+        distance = v.numa_dist[d, node, v.p_node[p]]  # node_distance(node, ctrl->numa_node)
+        if v.alua[p] == AO:
+            if distance < found_distance:
+                found_distance = distance
+                found = k
+        elif v.alua[p] == ANO:
+            if distance < fallback_distance:
+                fallback_distance = distance
+                fallback = k
+    if found < 0:
+        found = fallback
+    if found >= 0:
+        st.cur[d, node] = found
+    return found
+
+
+@compiled
+def numa_path_change(v, st, d, k):
+    p = v.d_paths[d, k]
+    if v.up[p] == 1 and v.alua[p] == AO:
+        for node in range(v.numa_dist.shape[1]):  # nvme_mpath_set_live: for_each_online_node
+            numa_find_path(v, st, d, node)
+    elif not usable(v, p):
+        for node in range(v.numa_dist.shape[1]):  # nvme_mpath_clear_current_path: for_each_node
+            if st.cur[d, node] == k:
+                st.cur[d, node] = -1
+
+
+@compiled
 def numa_select(v, st, d, slot):
-    """``nvme_numa_path``: the cached path while it is optimized, else find one again."""
-    k = st.cur[d]
+    """``nvme_numa_path``: the issuing node's cached path while it is optimized, else find one again for that node."""
+    node = v.s_node[slot]  # numa_node_id(): the node of the CPU submitting the I/O
+    k = st.cur[d, node]
     if k < 0 or not (v.up[v.d_paths[d, k]] == 1 and v.alua[v.d_paths[d, k]] == AO):
-        k = find_path(v, st, d)
+        k = numa_find_path(v, st, d, node)
     return k
 
 
@@ -146,6 +200,17 @@ def _current(s: Snapshot, iopolicy: str) -> str:
     return f"iopolicy={iopolicy} current_path={s.names[k] if k >= 0 else 'none'}"
 
 
+def _numa_config(s: Snapshot) -> str:
+    """One node (every host without NUMA keys): as before; several: current_path per node, as the kernel keeps it."""
+    cur = s.state.cur[s.d]
+    n = int(s.view.numa_dist.shape[1])
+    if n == 1:
+        k = int(cur[0])
+        return f"iopolicy=numa current_path={s.names[k] if k >= 0 else 'none'}"
+    parts = [f"node{i}:{s.names[int(cur[i])] if cur[i] >= 0 else 'none'}" for i in range(n)]
+    return f"iopolicy=numa current_path=[{', '.join(parts)}]"
+
+
 def _qd_config(s: Snapshot) -> str:
     k = int(s.state.last[s.d])
     if k < 0:
@@ -155,15 +220,15 @@ def _qd_config(s: Snapshot) -> str:
 
 NUMA = PolicyDef(
     "nvme:numa",
-    "NVMe iopolicy=numa (the default): the first optimized path, kept while it stays optimized",
+    "NVMe iopolicy=numa (the default): the optimized path nearest the issuing CPU's node, kept per node while it stays optimized",
     'Linux NVMe `iopolicy=numa` (the default); `drivers/nvme/host/multipath.c` (`nvme_numa_path`, `__nvme_find_path`, `nvme_mpath_set_live`)',
     select=numa_select,
-    path_change=head_path_change,
-    state=(per_device("cur", init=-1),),
-    config_string=lambda s: _current(s, "numa"),
+    path_change=numa_path_change,
+    state=(Field("cur", "i8", ("D", MAX_NUMA_NODES), -1),),  # current_path[node]
+    config_string=_numa_config,
     class_name="NvmeNuma",
     counts='nothing: one path at a time',
-    notes='The first optimized (AO) path, kept while it stays live and optimized; non-optimized (ANO) only when no optimized path is live, found again on every I/O. When a path becomes live and optimized, the current path is found again (back to the first optimized path). Assumes one NUMA node (every controller at the same distance).',
+    notes='Per NUMA node of the issuing CPU (the workload\'s `numa_node`), the optimized (AO) path at the least `node_distance` to its controller\'s node (`[[paths]] numa_node`; the first of the nearest), kept while it stays live and optimized; non-optimized (ANO) only when no optimized path is live, found again on every I/O. When a path becomes live and optimized, every node\'s current path is found again. Without NUMA keys every path is at the same distance: the first optimized path.',
 )
 
 ROUND_ROBIN = PolicyDef(
