@@ -13,6 +13,11 @@ Sources (Linux kernel, ``drivers/md/``, https://git.kernel.org/pub/scm/linux/ker
 * ``dm-ps-historical-service-time.c``: ``hst_select_path``, ``hst_compare``,
   ``hst_end_io``, ``path_service_time`` (serialised service time),
   ``fixed_power``, ``fixed_ema``, ``hst_set_weights``, ``hst_weight``.
+* ``dm-ps-io-affinity.c`` (5.11+): ``ioa_add_path`` maps each CPU of a
+  path's mask to it unless the CPU is mapped already; ``ioa_select_path``
+  takes the submitting CPU's path if it has not failed, else the first
+  unfailed path mapped to a CPU of the CPU's node, else the first unfailed
+  path mapped to any CPU (CPU order); none: no path.
 * ``dm-mpath.c``: ``choose_pgpath`` ("Don't change PG until it has no
   remaining paths", then the first group in table order with a valid path).
 
@@ -52,6 +57,14 @@ Assumptions where the sources are silent or the simulator is coarser:
   fixed point); its ``>> HST_FIXED_SHIFT`` guard at 1024 in flight is
   modelled. service-time's ``ST_MAX_INFLIGHT_SIZE`` guard (2^57 bytes in
   flight) cannot be reached here and is left out.
+* io-affinity's CPUs are NUMA nodes: the issuing workload's ``numa_node``
+  stands for its CPU, and a path's cpumask is the CPUs of its adapter's node
+  (``[[paths]] numa_node``), so each node maps to the first path of the
+  group on it and a later path on the same node is never mapped (the kernel
+  ignores an already mapped CPU). The map is per path group (each group has
+  its own selector), membership by ALUA state; a path down is a failed one.
+  When no mapped path is usable the selector returns no path and the I/O
+  waits (dm-mpath would try another group). ``map_misses`` is not kept.
 * service-time's relative throughput (0..100 per path) is a table argument
   multipath-tools never sets, so every path has 1; the Python class takes
   ``relative_throughput`` for experiments.

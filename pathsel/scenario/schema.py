@@ -333,23 +333,23 @@ class HostConfig(_Strict):
         "CPU: this much per 10 distance units above local (an assumption; docs/model.md)",
     )
 
-    @model_validator(mode="after")
-    def _numa(self) -> HostConfig:
-        d = self.numa_distances
-        if d is None:
-            return self
-        n = self.numa_nodes
+    @field_validator("numa_distances")
+    @classmethod
+    def _numa(cls, d: Any, info: ValidationInfo) -> Any:
+        n = info.data.get("numa_nodes")
+        if d is None or n is None:
+            return d
         if len(d) != n or any(len(row) != n for row in d):
             shape = f"{len(d)} row{'s' if len(d) != 1 else ''} of " + "/".join(sorted({str(len(r)) for r in d}) or ["0"])
-            raise ValueError(f"numa_distances must be a square {n} x {n} matrix (numa_nodes = {n}), got {shape}")
+            raise ValueError(f"must be a square {n} x {n} matrix (numa_nodes = {n}), got {shape}")
         for a, row in enumerate(d):
             for b, x in enumerate(row):
                 if not 1 <= x <= 255:
-                    raise ValueError(f"numa_distances[{a}][{b}] = {x}: a SLIT distance is 1 ... 255 (10 is local)")
+                    raise ValueError(f"[{a}][{b}] = {x}: a SLIT distance is 1 ... 255 (10 is local)")
             if any(row[b] <= row[a] for b in range(n) if b != a):
-                raise ValueError(f"numa_distances row {a}: the diagonal ({row[a]}) must be the smallest in its row, "
+                raise ValueError(f"row {a}: the diagonal ({row[a]}) must be the smallest in its row, "
                                  f"a node being nearest itself (got {list(row)})")
-        return self
+        return d
 
     @model_validator(mode="after")
     def _throttling(self) -> HostConfig:
