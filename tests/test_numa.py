@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 import pathsel
-from pathsel.policies import DmIoAffinity, NvmeNuma, build_policy
+from pathsel.policies import DmIoAffinity, NvmeNuma, NvmeRoundRobin, build_policy
 
 from .policy_rig import Rig
 
@@ -73,6 +73,19 @@ def test_numa_without_numa_keys_is_the_first_optimized_path():
     pol = rig.bind(NvmeNuma())
     assert rig.names_of(3) == ["p1"] * 3
     assert pol.config_string() == "iopolicy=numa current_path=p1"
+
+
+def test_round_robin_rotates_per_issuing_node():
+    # nvme_round_robin_path: old = current_path[numa_node_id()]; no distance compared (LOCAL_DISTANCE for all)
+    rig = Rig(["AO", "AO", "AO", "AO"], nodes=[0, 0, 1, 1])
+    pol = rig.bind(NvmeRoundRobin())
+    assert on(rig, 0, 3) == ["p0", "p1", "p2"]
+    assert on(rig, 1, 2) == ["p0", "p1"]  # its own cursor, from the first optimized path
+    assert on(rig, 0, 1) == ["p3"]
+    assert pol.config_string() == "iopolicy=round-robin current_path=[node0:p3, node1:p1]"
+    rig.down(1)  # forgotten by the node whose current path it was
+    assert list(pol.state.cur[0][:2]) == [3, -1]
+    assert on(rig, 1, 2) == ["p0", "p2"]
 
 
 # -- dm:io-affinity --------------------------------------------------------------------------------
