@@ -15,7 +15,7 @@ from .units import MAX_DURATION, format_duration
 
 __all__ = [
     "MAX_DURATION", "MAX_SERIES_VALUES", "MAX_INT32", "MAX_OUTSTANDING", "MAX_PATHS", "MAX_DEVICE_PATHS", "MAX_BLOCK_SIZE", "MIN_BANDWIDTH",
-    "MAX_FILE_BYTES", "MAX_DISTANCE_KM", "MIN_TIMEOUT", "RETRY_WARNING", "series_values", "series_problem",
+    "MAX_FILE_BYTES", "MAX_DISTANCE_KM", "MAX_NUMA_NODES", "MIN_TIMEOUT", "RETRY_WARNING", "series_values", "series_problem",
     "outstanding_problem", "MAX_SWEEP_RUNS", "sweep_runs_problem", "MAX_TRACE_RECORDS", "MAX_RATE_STEPS", "BACKLOG_CAP", "MAX_BACKLOG_VALUES",
 ]
 
@@ -50,6 +50,8 @@ MAX_BACKLOG_VALUES = 1 << 24
 MAX_RATE_STEPS = 10_000
 #: The longest fibre: once round the Earth.
 MAX_DISTANCE_KM = 40_075.0
+# NUMA nodes of one host (issue 16): numa_distances is a square matrix of them
+MAX_NUMA_NODES = 64
 #: The shortest io_timeout and apd_timeout, 10 us: as short as the fastest I/O. Below it a host with no answer
 #: retries (or fails) each I/O more than 100,000 times per simulated second (1ns: a billion), and a run never ends.
 #: (Real hosts wait seconds; the property tests squeeze whole runs into milliseconds, so the floor is not 1 ms.)

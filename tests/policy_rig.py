@@ -26,10 +26,18 @@ class Rig:
         weights: Sequence[int] | None = None,
         devices: Sequence[Sequence[int]] | None = None,
         names: Sequence[str] | None = None,
+        nodes: Sequence[int] | None = None,
+        distances: Sequence[Sequence[int]] | None = None,
     ) -> None:
         n = len(alua)
         self.names = list(names) if names is not None else [f"p{i}" for i in range(n)]
-        self.table = PathTable(self.names, ["a"] * n, list(alua), [None] * n, controllers=controllers, weights=weights)
+        # NUMA: each path's adapter node, the host's SLIT matrix (default: as many nodes as used, 10 local / 20 remote)
+        if nodes is not None and distances is None:
+            nn = max(nodes) + 1
+            distances = [[10 if a == b else 20 for b in range(nn)] for a in range(nn)]
+        self.table = PathTable(self.names, ["a"] * n, list(alua), [None] * n, controllers=controllers, weights=weights,
+                               numa_nodes=nodes, numa_distances=[distances] if distances is not None else None)
+        self.node = 0  # the NUMA node of the CPU issuing the next I/Os
         self.views = [PathView(self.table, i) for i in range(n)]
         self.now = 0.0
         self.events: list[tuple[str, dict]] = []
@@ -55,7 +63,7 @@ class Rig:
     # -- I/O ----------------------------------------------------------------
     def io(self, size: int = 4096) -> IORequest:
         self.seq += 1
-        return IORequest(self.seq, 0, "write", size, self.now)
+        return IORequest(self.seq, 0, "write", size, self.now, node=self.node)
 
     def pick(self, size: int = 4096, device: int = 0) -> tuple[IORequest, Any]:
         """Issue one I/O: the policy chooses, the path starts it (as the engine's table.start)."""

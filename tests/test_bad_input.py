@@ -339,6 +339,15 @@ CASES = [
     ("qfull_threshold_zero.toml", "hosts[0].qfull_threshold", "must be greater than or equal to 1, got 0"),
     ("qfull_retry_delay_negative.toml", "hosts[0].qfull_retry_delay", "must be >= 0"),
     ("adapter_queue_depth_zero.toml", "hosts[0].adapter_queue_depth", "must be greater than or equal to 1, got 0"),
+    # issue 16: NUMA nodes, their SLIT distances, and the nodes paths and workloads name
+    ("numa_nodes_zero.toml", "hosts[0].numa_nodes", "must be greater than or equal to 1, got 0"),
+    ("numa_distances_not_square.toml", "hosts[0].numa_distances", "must be a square 2 x 2 matrix (numa_nodes = 2), got 2 rows of 1/2"),
+    ("numa_distances_wrong_size.toml", "hosts[0].numa_distances", "must be a square 3 x 3 matrix (numa_nodes = 3), got 2 rows of 2"),
+    ("numa_distances_diagonal_not_min.toml", "hosts[0].numa_distances", "row 1: the diagonal (10) must be the smallest in its row"),
+    ("numa_penalty_negative.toml", "hosts[0].numa_penalty", "must be >= 0"),
+    ("numa_path_node_out_of_range.toml", "paths[1].numa_node", "node 2 is out of range: host 'esxi01' has numa_nodes = 2 (nodes 0 ... 1)"),
+    ("numa_workload_node_out_of_range.toml", "workloads[0].numa_node", "node 1 is out of range: host 'esxi01' has numa_nodes = 1 (nodes 0)"),
+    ("numa_node_negative.toml", "paths[1].numa_node", "must be greater than or equal to 0, got -1"),
     ("adapter_queue_depth_float.toml", "hosts[0].adapter_queue_depth", "must be a valid integer, got 8.5"),
     # issue 15: a workload no path can serve
     (

@@ -561,6 +561,7 @@ POLICIES = [
     "dm:queue-length",
     "dm:service-time",
     "dm:historical-service-time",
+    "dm:io-affinity",
     "dm:round-robin:path_grouping_policy=multibus",
     "dm:round-robin:path_grouping_policy=failover,failback=1",
     "dm:queue-length:path_grouping_policy=failover,failback=immediate",
@@ -894,3 +895,83 @@ def test_a_stall_counts_the_ios_still_waiting_at_the_end(engine, at, stall_ms):
     (fault,) = res.runs[0].faults()
     assert fault["recovery_s"] is None
     assert fault["max_stall_ms"] == pytest.approx(stall_ms, rel=0.01)
+
+
+# issue 16: NUMA. Two nodes, an adapter on each, a workload on each: the penalty for a cross-node attempt and the
+# policies that read the issuing node (nvme:numa's per-node current_path, dm:io-affinity's map) on both engines.
+NUMA = """
+name = "numa"
+seed = 5
+duration = "60ms"
+protocol = "{protocol}"
+
+[[arrays]]
+name = "a"
+concurrency = 4
+service_time = {{ dist = "exponential", mean = "100us" }}
+
+[[hosts]]
+name = "h"
+numa_nodes = 3
+numa_distances = [[10, 21, 31], [21, 10, 21], [31, 21, 10]]
+numa_penalty = "2us"
+
+[[paths]]
+name = "c{{i}}"
+count = 2
+array = "a"
+one_way_latency = {{ dist = "exponential", mean = "30us" }}
+bandwidth = "10Gbit"
+
+[[paths]]
+name = "d{{i}}"
+count = 2
+start = 2
+array = "a"
+one_way_latency = {{ dist = "exponential", mean = "30us" }}
+numa_node = 2
+
+[[workloads]]
+name = "n0"
+rw = "randrw"
+bs = "4k/60:64k/40"
+iodepth = 4
+
+[[workloads]]
+name = "n1"
+rw = "randread"
+iodepth = 3
+numa_node = 1
+
+[[workloads]]
+name = "n2"
+rw = "randwrite"
+iodepth = 2
+numa_node = 2
+
+[[faults]]
+at = "20ms"
+what = "path_down"
+path = "d2"
+
+[[faults]]
+at = "30ms"
+what = "alua"
+path = "c0"
+state = "ANO"
+
+[[faults]]
+at = "45ms"
+what = "path_up"
+path = "d2"
+"""
+
+
+@pytest.mark.parametrize("protocol", ["scsi", "nvme"])
+def test_engines_agree_with_numa_nodes(protocol):
+    sc = pathsel.loads_scenario(NUMA.format(protocol=protocol), "numa")
+    policies = ["nvme:numa", "nvme:round-robin", "nvme:queue-depth", "dm:io-affinity", "dm:service-time", "rr:iops=1"]
+    fast, ref = _both(sc, policies, trace=True)
+    assert _json(fast) == _json(ref)
+    for f, r in zip(fast.runs, ref.runs):
+        assert f.metrics.trace == r.metrics.trace

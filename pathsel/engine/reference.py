@@ -103,7 +103,13 @@ class _Simulation:
             controllers=[p.controller for p in model.paths],
             controller_names=[c.name for c in model.controllers],
             weights=[p.weight for p in model.paths],
+            numa_nodes=[p.numa_node for p in model.paths],
+            numa_distances=[h.numa_distances for h in model.host_params] or None,
+            hosts=[p.host for p in model.paths],
         )
+        # NUMA: host seconds an attempt pays, by (job, path), only when some pair pays something
+        self.numa = model.numa
+        self.numa_hosts = model.host_params
         self.views = [PathView(self.table, p.index) for p in model.paths]
         # The wire's truth; table.up is what the host believes (it learns after its detection delay).
         self.phys_up = [True] * C
@@ -309,7 +315,7 @@ class _Simulation:
         self.taken[job.index] += 1
         self.seq += 1
         self.issued_at[slot] = issued_at
-        return IORequest(self.seq, job.index, op, size, issued_at, slot=slot)
+        return IORequest(self.seq, job.index, op, size, issued_at, slot=slot, node=job.numa_node)
 
     def _draw(self, job: JobModel) -> tuple[str, int]:
         """Op and size from the job's own stream (common random numbers across policies)."""
@@ -430,20 +436,22 @@ class _Simulation:
         """The frames of one command on path ``p``, by protocol and op."""
         path = self.model.paths[p]
         array = path.array
+        # the attempt's first frame carries the cross-node hop (docs/model.md, NUMA)
+        add = self.numa_hosts[path.host].numa_extra(io.node, path.numa_node) if self.numa else 0.0
         if io.op == "read":
-            yield from self.leg(p, TO_ARRAY, 0, deadline)  # READ command
+            yield from self.leg(p, TO_ARRAY, 0, deadline, add)  # READ command
             yield from self.accept(io, p, deadline)
             yield from self.serve(array, "read", io.size)
             self.port_done(io)
             yield from self.leg(p, TO_HOST, io.size, deadline)  # data + status
             return
         if self.model.protocol == "scsi":
-            yield from self.leg(p, TO_ARRAY, 0, deadline)  # WRITE command
+            yield from self.leg(p, TO_ARRAY, 0, deadline, add)  # WRITE command
             yield from self.accept(io, p, deadline)
             yield from self.leg(p, TO_HOST, 0, deadline)  # XFER_RDY
             yield from self.leg(p, TO_ARRAY, io.size, deadline)  # data
         else:
-            yield from self.leg(p, TO_ARRAY, io.size, deadline)  # NVMe command with in-capsule data
+            yield from self.leg(p, TO_ARRAY, io.size, deadline, add)  # NVMe command with in-capsule data
             yield from self.accept(io, p, deadline)
         yield from self.store(array, path.mirror, io)
         self.port_done(io)
@@ -474,13 +482,17 @@ class _Simulation:
         self.rec.count(C_FRAMES_LOST, n)
         return delay
 
-    def leg(self, p: int, direction: int, nbytes: int, deadline: float) -> Iterator[Any]:
-        """One frame over path ``p``: queue for each wire, serialise, propagate, maybe be lost and resent."""
+    def leg(self, p: int, direction: int, nbytes: int, deadline: float, add: float = 0.0) -> Iterator[Any]:
+        """One frame over path ``p``: queue for each wire, serialise, propagate, maybe be lost and resent.
+
+        ``add``: host seconds added before the frame leaves (the NUMA hop of an attempt's first frame)."""
         env, model = self.env, self.model
         c = model.paths[p].controller
         ctrl = model.controllers[c]
         now = env.now
         delay = self.streams.paths[c].next() + self.extra[c]
+        if add != 0.0:
+            delay += add
         if nbytes:
             t = now
             if ctrl.bandwidth:

@@ -95,6 +95,14 @@ class HostModel:
     qfull_sample_size: int = 0  # ESXi Disk.QFullSampleSize: QUEUE FULLs that halve DQLEN (0: no throttling)
     qfull_threshold: int = 8  # ESXi Disk.QFullThreshold: good statuses that grow a throttled DQLEN by one
     adapter_queue_depth: int = 0  # I/Os the host's adapter (HBA) takes at once over all its devices. 0: no limit
+    numa_nodes: int = 1  # NUMA nodes (sockets)
+    numa_distances: tuple[tuple[int, ...], ...] = ((10,),)  # the SLIT matrix (numactl --hardware)
+    numa_penalty: float = 0.5e-6  # seconds per 10 distance units above local, once per attempt
+
+    def numa_extra(self, a: int, b: int) -> float:
+        """Host seconds an attempt issued on node ``a`` pays to go through an adapter on node ``b``."""
+        d = self.numa_distances
+        return self.numa_penalty * (d[a][b] - d[a][a]) / 10.0
 
 
 @dataclass(frozen=True)
@@ -121,6 +129,7 @@ class ControllerModel:
     loss_recovery: float
     links: tuple[int, ...]  # shared links crossed after the nexus's own wire, in order
     port: int = -1  # the array's target port it lands on (Model.ports)
+    numa_node: int = 0  # the host's NUMA node its adapter (HBA/NIC) sits on
 
 
 @dataclass(frozen=True)
@@ -138,6 +147,7 @@ class PathModel:
     device: int = -1
     weight: int = 0
     mirror: int | None = None  # the peer array a write through this path is mirrored to
+    numa_node: int = 0  # the host's NUMA node its adapter sits on (its nexus's)
 
 
 @dataclass(frozen=True)
@@ -169,6 +179,7 @@ class JobModel:
     # BlockThink (thinktime_blocks) or a Trace (read_iolog: op and size from the file too); None: rate_iops
     arrivals: Any = None
     refuse: bool = False  # iodepth_full = "refuse": an arrival finding iodepth I/Os issued and not done is refused
+    numa_node: int = 0  # the host's NUMA node its CPUs run on (fio numa_cpu_nodes)
 
     @property
     def trace(self) -> Any:
@@ -216,6 +227,18 @@ class Model:
     @property
     def end(self) -> float:
         return self.ramp + self.duration
+
+    @property
+    def numa(self) -> bool:
+        """Whether any attempt can pay a NUMA penalty (some job and some path of a host on different nodes)."""
+        for h in self.host_params:
+            if h.numa_nodes < 2 or h.numa_penalty == 0.0:
+                continue
+            jn = {j.numa_node for j in self.jobs if j.host == h.index}
+            pn = {p.numa_node for p in self.paths if p.host == h.index}
+            if any(h.numa_extra(a, b) != 0.0 for a in jn for b in pn):
+                return True
+        return False
 
     def host_paths(self, host: int) -> tuple[PathModel, ...]:
         return tuple(p for p in self.paths if p.host == host)
@@ -286,7 +309,8 @@ def compile_model(
         for i, a in enumerate(m.arrays)
     )
     hosts = tuple(HostModel(i, h.name, h.detection, h.apd_timeout, h.io_timeout, h.queue_depth or 0, h.qfull_retry_delay,
-                            h.qfull_sample_size, h.qfull_threshold, h.adapter_queue_depth or 0) for i, h in enumerate(m.hosts))
+                            h.qfull_sample_size, h.qfull_threshold, h.adapter_queue_depth or 0, h.numa_nodes,
+                            h.numa_distances or _default_slit(h.numa_nodes), h.numa_penalty) for i, h in enumerate(m.hosts))
     links = tuple(LinkModel(i, ln.name, ln.bandwidth) for i, ln in enumerate(m.links))
 
     def preferred(host: str) -> str | None:
@@ -317,7 +341,7 @@ def compile_model(
             c = ControllerModel(
                 len(controllers), re.sub(r":?[LnN]?\{lun\}", "", name),
                 host_index[host], array_index[g.array], g.one_way_latency, g.bandwidth, extra, min(ppm, 1e6),
-                g.loss_recovery, lk, port_of[key],
+                g.loss_recovery, lk, port_of[key], g.numa_node,
             )
             controllers.append(c)
             groups.append((c, g, name, host))
@@ -355,7 +379,7 @@ def compile_model(
                 paths.append(
                     PathModel(
                         len(paths), pname, h, c.array, c.one_way_latency, c.bandwidth, alua, c.index, d, g.weight,
-                        peer.get(c.array) if stretched else None,
+                        peer.get(c.array) if stretched else None, c.numa_node,
                     )
                 )
             if not members and not any(w.volume in (None, vname) and (w.host or default_host) == host.name for w in m.workloads):
@@ -380,7 +404,7 @@ def compile_model(
                 JobModel(
                     len(jobs), w.name, host, read_fraction, sizes, weights, w.iodepth, device_of[(host, vname)],
                     _rate(w, spec) if spec is not None else (w.rate_iops or 0.0), w.rate_process == "poisson", spec,
-                    w.iodepth_full == "refuse",
+                    w.iodepth_full == "refuse", w.numa_node,
                 )
             )
 
@@ -446,6 +470,11 @@ def compile_model(
         links=links,
         ports=tuple(ports),
     )
+
+
+def _default_slit(n: int) -> tuple[tuple[int, ...], ...]:
+    """numactl's distances when the file gives none: 10 local, 20 remote."""
+    return tuple(tuple(10 if a == b else 20 for b in range(n)) for a in range(n))
 
 
 def _rate(w: Any, spec: Any) -> float:

@@ -110,14 +110,22 @@ class CompiledPolicy(Policy):
                         out=t.outstanding, out_bytes=t.outstanding_bytes, c_out=t.controller_outstanding,
                         c_out_bytes=t.controller_outstanding_bytes)
             size = len(t.names)
+        if t is None:
+            p_node, numa_dist = np.zeros(1, dtype=np.int64), np.full((1, 1, 1), 10, dtype=np.int64)
+        else:
+            p_node = t.numa_node
+            slit = t.numa_distances[int(t.host[self._paths[0]])] if self._paths else np.full((1, 1), 10, dtype=np.int64)
+            numa_dist = np.ascontiguousarray(slit.reshape((1, *slit.shape)))
         p_local = np.full(size, -1, dtype=np.int64)
         for k, p in enumerate(self._paths):
             p_local[p] = k
         s_size = np.zeros(slots, dtype=np.int64)
         s_op = np.zeros(slots, dtype=np.int64)
+        s_node = np.zeros(slots, dtype=np.int64)
         if getattr(self, "_view", None) is not None:
             s_size[: self._slots] = self._view.s_size
             s_op[: self._slots] = self._view.s_op
+            s_node[: self._slots] = self._view.s_node
         self._view: Packed = VIEW.pack(dict(
             d_paths=np.array([list(self._paths) or [-1]], dtype=np.int64).reshape(1, mp),
             d_np=np.array([n], dtype=np.int64),
@@ -126,6 +134,9 @@ class CompiledPolicy(Policy):
             clock=np.zeros(1, dtype=np.float64),
             s_size=s_size,
             s_op=s_op,
+            s_node=s_node,
+            p_node=p_node,
+            numa_dist=numa_dist,
             flags=np.zeros(N_FLAGS, dtype=np.int64),
             ev_t=np.zeros(EVENT_ROWS, dtype=np.float64),
             ev_dev=np.zeros(EVENT_ROWS, dtype=np.int64),
@@ -202,6 +213,7 @@ class CompiledPolicy(Policy):
         s = self._slot(io)
         self._view.s_size[s] = io.size
         self._view.s_op[s] = 1 if io.op == "write" else 0
+        self._view.s_node[s] = io.node
         self._before()
         k = self._select(self._view.address, self._state.address, 0, s)
         self._after()

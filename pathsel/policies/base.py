@@ -50,6 +50,7 @@ class IORequest:
     issued_at: float  # seconds
     attempts: int = 0
     slot: int = -1  # the job slot it occupies while in flight (-1: issued outside an engine)
+    node: int = 0  # the NUMA node of the CPU that issued it (its job's numa_node)
 
     @property
     def is_write(self) -> bool:
@@ -99,6 +100,9 @@ class PathTable:
         controllers: Sequence[int] | None = None,
         controller_names: Sequence[str] | None = None,
         weights: Sequence[int] | None = None,
+        numa_nodes: Sequence[int] | None = None,
+        numa_distances: Sequence[Sequence[Sequence[int]]] | None = None,
+        hosts: Sequence[int] | None = None,
     ):
         n = len(names)
         self.names = list(names)
@@ -112,6 +116,10 @@ class PathTable:
         self.controller = np.array(list(controllers) if controllers is not None else range(n), dtype=np.int64)
         self.controller_names = list(controller_names) if controller_names is not None else list(self.names)
         self.weight = np.array(list(weights) if weights is not None else [0] * n, dtype=np.int64)
+        # NUMA: each path's adapter's node, each host's SLIT matrix (numa_distances[h][a][b]), each path's host
+        self.numa_node = np.array(list(numa_nodes) if numa_nodes is not None else [0] * n, dtype=np.int64)
+        self.host = np.array(list(hosts) if hosts is not None else [0] * n, dtype=np.int64)
+        self.numa_distances = [np.array(m, dtype=np.int64) for m in (numa_distances or [[[10]]])]
         nc = int(self.controller.max()) + 1 if n else 0
         self.controller_outstanding = np.zeros(nc, dtype=np.int64)
         self.controller_outstanding_bytes = np.zeros(nc, dtype=np.int64)
@@ -189,6 +197,11 @@ class PathView:
     @property
     def controller_outstanding_bytes(self) -> int:
         return int(self._t.controller_outstanding_bytes[self._t.controller[self.index]])
+
+    @property
+    def numa_node(self) -> int:
+        """The host's NUMA node the path's adapter (HBA/NIC) sits on."""
+        return int(self._t.numa_node[self.index])
 
     @property
     def weight(self) -> int:

@@ -13,6 +13,11 @@ Sources (Linux kernel, ``drivers/md/``, https://git.kernel.org/pub/scm/linux/ker
 * ``dm-ps-historical-service-time.c``: ``hst_select_path``, ``hst_compare``,
   ``hst_end_io``, ``path_service_time`` (serialised service time),
   ``fixed_power``, ``fixed_ema``, ``hst_set_weights``, ``hst_weight``.
+* ``dm-ps-io-affinity.c`` (5.11+): ``ioa_add_path`` maps each CPU of a
+  path's mask to it unless the CPU is mapped already; ``ioa_select_path``
+  takes the submitting CPU's path if it has not failed, else the first
+  unfailed path mapped to a CPU of the CPU's node, else the first unfailed
+  path mapped to any CPU (CPU order); none: no path.
 * ``dm-mpath.c``: ``choose_pgpath`` ("Don't change PG until it has no
   remaining paths", then the first group in table order with a valid path).
 
@@ -52,6 +57,14 @@ Assumptions where the sources are silent or the simulator is coarser:
   fixed point); its ``>> HST_FIXED_SHIFT`` guard at 1024 in flight is
   modelled. service-time's ``ST_MAX_INFLIGHT_SIZE`` guard (2^57 bytes in
   flight) cannot be reached here and is left out.
+* io-affinity's CPUs are NUMA nodes: the issuing workload's ``numa_node``
+  stands for its CPU, and a path's cpumask is the CPUs of its adapter's node
+  (``[[paths]] numa_node``), so each node maps to the first path of the
+  group on it and a later path on the same node is never mapped (the kernel
+  ignores an already mapped CPU). The map is per path group (each group has
+  its own selector), membership by ALUA state; a path down is a failed one.
+  When no mapped path is usable the selector returns no path and the I/O
+  waits (dm-mpath would try another group). ``map_misses`` is not kept.
 * service-time's relative throughput (0..100 per path) is a table argument
   multipath-tools never sets, so every path has 1; the Python class takes
   ``relative_throughput`` for experiments.
@@ -84,7 +97,7 @@ from .define import (
 from .kernel import ALUA_NAMES, ANO, AO, EV_POLICY, log_event, usable
 
 __all__ = [
-    "ROUND_ROBIN", "QUEUE_LENGTH", "SERVICE_TIME", "HISTORICAL_SERVICE_TIME", "ALUA_PRIO",
+    "ROUND_ROBIN", "QUEUE_LENGTH", "SERVICE_TIME", "HISTORICAL_SERVICE_TIME", "IO_AFFINITY", "ALUA_PRIO",
     "fixed_power", "fixed_ema", "hst_weights", "HST_FIXED_1",
 ]
 
@@ -103,7 +116,7 @@ ST_MAX_RELATIVE_THROUGHPUT = 100
 
 GROUP_BY_PRIO, MULTIBUS, FAILOVER = 0, 1, 2  # path_grouping_policy's choices, in order
 FAILBACK_MANUAL, FAILBACK_IMMEDIATE, FAILBACK_SECONDS = 0, 1, 2
-SEL_RR, SEL_QL, SEL_ST, SEL_HST = 0, 1, 2, 3
+SEL_RR, SEL_QL, SEL_ST, SEL_HST, SEL_IOA = 0, 1, 2, 3, 4
 EV_GROUP_SWITCH = EV_POLICY
 
 
@@ -354,11 +367,38 @@ def hst_compare(v, st, d, k1, k2, now_ns):
 
 
 @compiled
+def ioa_mapped(v, st, d, g, node):
+    """io-affinity's ``path_map`` for the CPUs of ``node``: the first path of group ``g`` (failed or not) whose adapter
+    is on that node (a later one's mask overlaps: "CPU mapping ... exists. Ignoring."); -1 for none."""
+    for k in range(v.d_np[d]):
+        if class_rank(v, st, d, k) == g and v.p_node[v.d_paths[d, k]] == node:
+            return k
+    return -1
+
+
+@compiled
+def ioa_select(v, st, d, g, slot):
+    """``ioa_select_path``: the path mapped to the submitting CPU, else one mapped to a CPU of its node, else the
+    first mapped path (CPU order) that has not failed; CPUs are nodes here (the issuing node stands for the CPU)."""
+    node = v.s_node[slot]
+    k = ioa_mapped(v, st, d, g, node)  # path_map[cpu], then cpumask_of_node(node): the same path here
+    if k >= 0 and rank(v, st, d, k) == g:
+        return k
+    for m in range(v.numa_dist.shape[1]):  # for_each_cpu(i, s->path_mask), in CPU (= node) order
+        k = ioa_mapped(v, st, d, g, m)
+        if k >= 0 and rank(v, st, d, k) == g:
+            return k
+    return -1
+
+
+@compiled
 def dm_select(v, st, d, slot):
     sync(v, st, d)
     g = choose_group(v, st, d)
     if g < 0:
         return -1
+    if st.selector == SEL_IOA:  # no list: the map by CPU
+        return ioa_select(v, st, d, g, slot)
     n = v.d_np[d]
     m = 0
     for i in range(n):  # the current group's members in list order
@@ -568,4 +608,13 @@ HISTORICAL_SERVICE_TIME = PolicyDef(
     class_name="DmHistoricalServiceTime",
     counts='per path: an EWMA of the serialised service time (10-bit fixed point), in flight, the last finish and a staleness deadline',
     notes="Sample = now − max(start, last finish). Weight `base_weight^(bucket+1)` in the kernel's fixed point (972, 923, 876, 832, …) with bucket = service time >> 24 ns (~16.8 ms), and 0 from bucket 63 (≥ 1.057 s) on, so such a sample replaces the history. Estimate (1 + in flight) × EWMA. A path that has not finished anything for (valid paths × EWMA) is stale: idle, it gets a probe; busy and winning, it only gets equal usage. Quirks: with `threshold_multiplier` 0, equal estimates and equal in-flight counts go to the *later* path in the list; only completed I/Os teach it (the kernel also learns from errors).",
+)
+IO_AFFINITY = PolicyDef(
+    "dm:io-affinity",
+    "dm-multipath io-affinity (5.11+): the path mapped to the submitting CPU, else one on its NUMA node, else any",
+    '`io-affinity 0` (kernel 5.11+); `dm-ps-io-affinity.c` (`ioa_add_path`, `ioa_select_path`); multipath-tools',
+    select=dm_select, path_change=dm_path_change, params=GROUPS, aliases=("dm:ioa",), state=_SELECTOR_STATE,
+    setup=_setup(SEL_IOA), config_string=_config("io-affinity"), events=_EVENTS, class_name="DmIoAffinity",
+    counts="nothing: a fixed map from CPUs to paths",
+    notes="Coarse CPUs: the issuing workload's `numa_node` stands for its CPUs and each path's cpumask is the CPUs of its adapter's node (`[[paths]] numa_node`), so the first path (path order) of the current group on each node is that node's path and a later one on the same node is never mapped (the kernel ignores a CPU already mapped). An I/O takes its node's path while it has not failed, else the first node's (in node order) that has not; none: no path (the I/O waits). Without NUMA keys: the first path of the group, then nothing while it is down.",
 )

@@ -26,7 +26,7 @@ from ..jit import Layout, address_of, hot, prefetch
 __all__ = [
     "AO", "ANO", "STANDBY", "UNAVAILABLE", "TRANSITIONING", "ALUA_CODES", "ALUA_NAMES", "VIEW", "view_at",
     "FL_STOP", "FL_REFILL", "FL_NEV", "FL_EV_ROOM", "N_FLAGS", "EV_POLICY",
-    "now", "npaths", "path", "local", "usable", "working_set", "ws_tier", "ws_member", "draw", "uniform", "log_event",
+    "now", "npaths", "path", "local", "usable", "node_distance", "working_set", "ws_tier", "ws_member", "draw", "uniform", "log_event",
 ]
 
 # ALUA / ANA states as the arrays hold them
@@ -57,6 +57,9 @@ VIEW = Layout(ViewType, [
     ("p_ctrl", "i8", 1),
     ("p_bw", "f8", 1),  # bytes per second, 0: not modelled
     ("p_weight", "i8", 1),  # the administrator's static weight (MPIO weighted paths)
+    # NUMA (issue 16): the node of each path's adapter, each device's host's SLIT distances numa_dist[d, a, b]
+    ("p_node", "i8", 1),
+    ("numa_dist", "i8", 3),
     # the host's belief about each path, and the I/Os in flight (per path and per nexus)
     ("up", "i8", 1),
     ("alua", "i8", 1),
@@ -68,6 +71,7 @@ VIEW = Layout(ViewType, [
     ("clock", "f8", 1),
     ("s_size", "i8", 1),
     ("s_op", "i8", 1),
+    ("s_node", "i8", 1),  # the NUMA node of the CPU that issued the I/O in the slot (its job's)
     # flags (FL_*), the event log (ev_mask/ev_val: one row per event, one column per device path)
     ("flags", "i8", 1),
     ("ev_t", "f8", 1),
@@ -111,6 +115,12 @@ def path(v, d, k):
 def local(v, p):
     """The position ``k`` of run-wide path ``p`` among its device's paths."""
     return v.p_local[p]
+
+
+@hot
+def node_distance(v, d, a, b):
+    """The SLIT distance from NUMA node ``a`` to node ``b`` on device ``d``'s host (10: local)."""
+    return v.numa_dist[d, a, b]
 
 
 @hot

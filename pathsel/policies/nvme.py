@@ -3,10 +3,12 @@
 Source: Linux ``drivers/nvme/host/multipath.c`` (6.11+),
 https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/tree/drivers/nvme/host/multipath.c:
 
-* ``__nvme_find_path``: the first live optimized path (numa: the nearest),
-  else the first non-optimized one; it becomes ``current_path``.
-* ``nvme_numa_path``: keep ``current_path`` while it is live and optimized,
-  otherwise ``__nvme_find_path``.
+* ``__nvme_find_path(head, node)``: the first live optimized path (numa: the
+  one at the least ``node_distance(node, ctrl->numa_node)``, the first of
+  equals), else likewise the nearest non-optimized one; it becomes
+  ``current_path[node]``.
+* ``nvme_numa_path``: keep ``current_path[numa_node_id()]`` while it is live
+  and optimized, otherwise ``__nvme_find_path`` for that node.
 * ``nvme_round_robin_path``: from the path after the current one, wrapping,
   the first live optimized path; failing that, stay on the current path if
   it is optimized, else the *last* non-optimized path met (so rotation over
@@ -26,8 +28,18 @@ ANA states: AO is optimized, ANO non-optimized; standby and unavailable
 
 Assumptions where the source is silent or the simulator is coarser:
 
-* One NUMA node: every controller is at the same distance, so numa picks
-  the first optimized path in path order (``head->list`` = path order).
+* NUMA: the issuing CPU's node (``numa_node_id()``) is the workload's
+  ``numa_node`` (its CPU set, coarsely), a controller's node is its path's
+  ``numa_node`` (the HBA/NIC's, ``ctrl->numa_node``; never
+  ``NUMA_NO_NODE``), and ``node_distance`` is the host's SLIT matrix.
+  ``current_path`` is kept per node, as the kernel does, so workloads on two
+  nodes may use two paths. Ties go to the first path in path order
+  (``head->list`` = path order). Without NUMA keys every controller is at
+  the same distance: numa picks the first optimized path.
+* ``nvme_mpath_set_live`` finds the path again for every node of the host
+  (``for_each_online_node``). round-robin's cursor is ``current_path`` of
+  the issuing node too, so each node rotates on its own (its
+  ``__nvme_find_path`` compares no distance: LOCAL_DISTANCE for all).
 * A path that goes down stops being ``current_path`` at once (its in-flight
   I/O fails over; the kernel also clears it on a controller reset).
 * Any path that comes up or changes ANA state and is then live and optimized
@@ -41,57 +53,86 @@ Assumptions where the source is silent or the simulator is coarser:
 
 from __future__ import annotations
 
-from .define import PolicyDef, Snapshot, compiled, per_device
+from ..limits import MAX_NUMA_NODES
+from .define import Field, PolicyDef, Snapshot, compiled, per_device
 from .kernel import ANO, AO, usable
 
 __all__ = ["NUMA", "ROUND_ROBIN", "QUEUE_DEPTH"]
 
 UINT_MAX = 4294967295
+INT_MAX = 2147483647
+LOCAL_DISTANCE = 10  # include/linux/topology.h
 
 
 @compiled
-def find_path(v, st, d):
-    """``__nvme_find_path``: the first live optimized path, else the first non-optimized one (st.cur)."""
+def find_path(v, st, d, node, by_distance):
+    """``__nvme_find_path(head, node)``: the live optimized path at the least distance (the first of equals), else
+    likewise the nearest non-optimized one; it becomes ``current_path[node]`` (st.cur[d, node]). Distance is
+    ``node_distance(node, ctrl->numa_node)`` under iopolicy=numa (``by_distance``), else LOCAL_DISTANCE for all."""
+    found = -1
     fallback = -1
+    found_distance = INT_MAX
+    fallback_distance = INT_MAX
     for k in range(v.d_np[d]):
         p = v.d_paths[d, k]
         if v.up[p] != 1:
             continue
+        distance = v.numa_dist[d, node, v.p_node[p]] if by_distance else LOCAL_DISTANCE
         if v.alua[p] == AO:
-            st.cur[d] = k
-            return k
-        if v.alua[p] == ANO and fallback < 0:
-            fallback = k
-    if fallback >= 0:
-        st.cur[d] = fallback
-    return fallback
+            if distance < found_distance:
+                found_distance = distance
+                found = k
+        elif v.alua[p] == ANO:
+            if distance < fallback_distance:
+                fallback_distance = distance
+                fallback = k
+    if found < 0:
+        found = fallback
+    if found >= 0:
+        st.cur[d, node] = found
+    return found
 
 
 @compiled
-def head_path_change(v, st, d, k):
+def head_path_change(v, st, d, k, by_distance):
     p = v.d_paths[d, k]
     if v.up[p] == 1 and v.alua[p] == AO:
-        find_path(v, st, d)  # nvme_mpath_set_live
-    elif k == st.cur[d] and not usable(v, p):
-        st.cur[d] = -1  # nvme_mpath_clear_current_path
+        for node in range(v.numa_dist.shape[1]):  # nvme_mpath_set_live: for_each_online_node
+            find_path(v, st, d, node, by_distance)
+    elif not usable(v, p):
+        for node in range(v.numa_dist.shape[1]):  # nvme_mpath_clear_current_path: for_each_node
+            if st.cur[d, node] == k:
+                st.cur[d, node] = -1
+
+
+@compiled
+def numa_path_change(v, st, d, k):
+    head_path_change(v, st, d, k, True)
+
+
+@compiled
+def rr_path_change(v, st, d, k):
+    head_path_change(v, st, d, k, False)
 
 
 @compiled
 def numa_select(v, st, d, slot):
-    """``nvme_numa_path``: the cached path while it is optimized, else find one again."""
-    k = st.cur[d]
+    """``nvme_numa_path``: the issuing node's cached path while it is optimized, else find one again for that node."""
+    node = v.s_node[slot]  # numa_node_id(): the node of the CPU submitting the I/O
+    k = st.cur[d, node]
     if k < 0 or not (v.up[v.d_paths[d, k]] == 1 and v.alua[v.d_paths[d, k]] == AO):
-        k = find_path(v, st, d)
+        k = find_path(v, st, d, node, True)
     return k
 
 
 @compiled
 def rr_select(v, st, d, slot):
-    """``nvme_round_robin_path``: the next optimized path after the current one."""
+    """``nvme_round_robin_path``: the next optimized path after the issuing node's current one."""
+    node = v.s_node[slot]  # current_path[numa_node_id()]
     n = v.d_np[d]
-    old = st.cur[d]
+    old = st.cur[d, node]
     if old < 0:
-        return find_path(v, st, d)
+        return find_path(v, st, d, node, False)
     po = v.d_paths[d, old]
     if n == 1:
         return old if usable(v, po) else -1
@@ -102,7 +143,7 @@ def rr_select(v, st, d, slot):
         if v.up[p] != 1:
             continue
         if v.alua[p] == AO:
-            st.cur[d] = k
+            st.cur[d, node] = k
             return k
         if v.alua[p] == ANO:
             found = k  # the last one met wins
@@ -110,7 +151,7 @@ def rr_select(v, st, d, slot):
         return old
     if found < 0:
         return -1
-    st.cur[d] = found
+    st.cur[d, node] = found
     return found
 
 
@@ -142,8 +183,15 @@ def qd_select(v, st, d, slot):
 
 
 def _current(s: Snapshot, iopolicy: str) -> str:
-    k = int(s.state.cur[s.d])
-    return f"iopolicy={iopolicy} current_path={s.names[k] if k >= 0 else 'none'}"
+    """One node (every host without NUMA keys): ``current_path=NAME``; several: current_path per node, as the kernel
+    keeps it."""
+    cur = s.state.cur[s.d]
+    n = int(s.view.numa_dist.shape[1])
+    if n == 1:
+        k = int(cur[0])
+        return f"iopolicy={iopolicy} current_path={s.names[k] if k >= 0 else 'none'}"
+    parts = [f"node{i}:{s.names[int(cur[i])] if cur[i] >= 0 else 'none'}" for i in range(n)]
+    return f"iopolicy={iopolicy} current_path=[{', '.join(parts)}]"
 
 
 def _qd_config(s: Snapshot) -> str:
@@ -155,15 +203,15 @@ def _qd_config(s: Snapshot) -> str:
 
 NUMA = PolicyDef(
     "nvme:numa",
-    "NVMe iopolicy=numa (the default): the first optimized path, kept while it stays optimized",
+    "NVMe iopolicy=numa (the default): the optimized path nearest the issuing CPU's node, kept per node while it stays optimized",
     'Linux NVMe `iopolicy=numa` (the default); `drivers/nvme/host/multipath.c` (`nvme_numa_path`, `__nvme_find_path`, `nvme_mpath_set_live`)',
     select=numa_select,
-    path_change=head_path_change,
-    state=(per_device("cur", init=-1),),
+    path_change=numa_path_change,
+    state=(Field("cur", "i8", ("D", MAX_NUMA_NODES), -1),),  # current_path[node]
     config_string=lambda s: _current(s, "numa"),
     class_name="NvmeNuma",
     counts='nothing: one path at a time',
-    notes='The first optimized (AO) path, kept while it stays live and optimized; non-optimized (ANO) only when no optimized path is live, found again on every I/O. When a path becomes live and optimized, the current path is found again (back to the first optimized path). Assumes one NUMA node (every controller at the same distance).',
+    notes='Per NUMA node of the issuing CPU (the workload\'s `numa_node`), the optimized (AO) path at the least `node_distance` to its controller\'s node (`[[paths]] numa_node`; the first of the nearest), kept while it stays live and optimized; non-optimized (ANO) only when no optimized path is live, found again on every I/O. When a path becomes live and optimized, every node\'s current path is found again. Without NUMA keys every path is at the same distance: the first optimized path.',
 )
 
 ROUND_ROBIN = PolicyDef(
@@ -171,13 +219,13 @@ ROUND_ROBIN = PolicyDef(
     "NVMe iopolicy=round-robin: the next optimized path after the current one",
     '`iopolicy=round-robin`; `nvme_round_robin_path`',
     select=rr_select,
-    path_change=head_path_change,
+    path_change=rr_path_change,
     aliases=("nvme:rr",),
-    state=(per_device("cur", init=-1),),
+    state=(Field("cur", "i8", ("D", MAX_NUMA_NODES), -1),),  # current_path[node]
     config_string=lambda s: _current(s, "round-robin"),
     class_name="NvmeRoundRobin",
     counts='nothing: the current path',
-    notes='The next live optimized path after the current one, wrapping; stays on the current path if it is the only optimized one. With only non-optimized paths it takes the *last* one met, so the rotation runs backwards (p0, p2, p1, …). A failed current path is forgotten (the next I/O starts from the first optimized path).',
+    notes='The next live optimized path after the current one, wrapping; stays on the current path if it is the only optimized one. With only non-optimized paths it takes the *last* one met, so the rotation runs backwards (p0, p2, p1, …). A failed current path is forgotten (the next I/O starts from the first optimized path). The cursor is the issuing node\'s `current_path`, so workloads on different NUMA nodes rotate independently (no distance is compared).',
 )
 
 QUEUE_DEPTH = PolicyDef(

@@ -23,6 +23,7 @@ BUILTIN: tuple[PolicyDef, ...] = (
     dm.QUEUE_LENGTH,
     dm.SERVICE_TIME,
     dm.HISTORICAL_SERVICE_TIME,
+    dm.IO_AFFINITY,
     # Linux NVMe native multipath
     nvme.NUMA,
     nvme.ROUND_ROBIN,

@@ -422,6 +422,21 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
             if name in names_by_host[host]:
                 fail(f"paths[{i}].name", f"duplicate path name {name!r} on host {host!r}")
             names_by_host[host].add(name)
+    nodes_of = {h.name: h.numa_nodes for h in m.hosts}
+
+    def numa_node(section: str, i: int, host: str | None, node: int) -> None:
+        """The entry's numa_node must be one of its host's nodes."""
+        n = nodes_of.get(host or "", 1) if host is not None else None
+        if n is not None and node >= n:
+            fail(f"{section}[{i}].numa_node", f"node {node} is out of range: host {host!r} has numa_nodes = {n} "
+                 f"(nodes 0{' ... ' + str(n - 1) if n > 1 else ''})")
+
+    for i, g in enumerate(m.paths):
+        if g.numa_node:
+            numa_node("paths", i, g.host or (hosts[0] if len(hosts) == 1 else None), g.numa_node)
+    for i, w in enumerate(m.workloads):
+        if w.numa_node:
+            numa_node("workloads", i, w.host or (hosts[0] if len(hosts) == 1 else None), w.numa_node)
     links = [ln.name for ln in m.links]
     unique(links, "links")
     for i, g in enumerate(m.paths):

@@ -19,6 +19,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainValidator,
+    StrictInt,
     ValidationInfo,
     WithJsonSchema,
     field_validator,
@@ -29,6 +30,7 @@ from ..limits import (
     MAX_BLOCK_SIZE,
     MAX_DISTANCE_KM,
     MAX_INT32,
+    MAX_NUMA_NODES,
     MAX_PATHS,
     MAX_RATE_STEPS,
     MIN_BANDWIDTH,
@@ -328,6 +330,35 @@ class HostConfig(_Strict):
         description="ESXi Disk.QFullThreshold: after this many good statuses a throttled DQLEN grows back by one "
         "(KB 1008113; NetApp: 4); at most qfull_sample_size",
     )
+    # NUMA (issue 16): the host's nodes, their SLIT distances and what a cross-node I/O costs
+    numa_nodes: int = Field(1, ge=1, le=MAX_NUMA_NODES, strict=True,
+                            description="NUMA nodes (sockets) of the host, as numactl --hardware counts them")
+    numa_distances: tuple[tuple[StrictInt, ...], ...] | None = Field(
+        None, description="the SLIT distance matrix as numactl --hardware prints it, one row per node "
+        "(10 on the diagonal, e.g. 20 or 21 remote). Default: 10 local, 20 remote",
+    )
+    numa_penalty: NonNegativeDuration = Field(
+        0.5e-6, description="host latency an I/O pays when the path's adapter sits on another node than the issuing "
+        "CPU: this much per 10 distance units above local (an assumption; docs/model.md)",
+    )
+
+    @field_validator("numa_distances")
+    @classmethod
+    def _numa(cls, d: Any, info: ValidationInfo) -> Any:
+        n = info.data.get("numa_nodes")
+        if d is None or n is None:
+            return d
+        if len(d) != n or any(len(row) != n for row in d):
+            shape = f"{len(d)} row{'s' if len(d) != 1 else ''} of " + "/".join(sorted({str(len(r)) for r in d}) or ["0"])
+            raise ValueError(f"must be a square {n} x {n} matrix (numa_nodes = {n}), got {shape}")
+        for a, row in enumerate(d):
+            for b, x in enumerate(row):
+                if not 1 <= x <= 255:
+                    raise ValueError(f"[{a}][{b}] = {x}: a SLIT distance is 1 ... 255 (10 is local)")
+            if any(row[b] <= row[a] for b in range(n) if b != a):
+                raise ValueError(f"row {a}: the diagonal ({row[a]}) must be the smallest in its row, "
+                                 f"a node being nearest itself (got {list(row)})")
+        return d
 
     @model_validator(mode="after")
     def _throttling(self) -> HostConfig:
@@ -370,6 +401,8 @@ class PathGroup(_Strict):
         None, description="the array's target port this nexus lands on ({i} as in name): nexuses naming one port of "
         "an array share its port_queue_depth. Default: a port of its own",
     )
+    numa_node: int = Field(0, ge=0, strict=True,
+                           description="the NUMA node of the HBA/NIC the path's nexus (controller) sits on")
 
     def names(self) -> list[str]:
         return [self.name.replace("{i}", str(self.start + k)) for k in range(self.count)]
@@ -456,6 +489,8 @@ class WorkloadConfig(_Strict):
     thinktime_iotime: PositiveDuration | None = Field(
         None, description="fio's thinktime_iotime: a burst lasts this long (arrivals at rate_iops), then thinktime off"
     )
+    numa_node: int = Field(0, ge=0, strict=True,
+                           description="the NUMA node the job's CPUs run on (fio's numa_cpu_nodes)")
     iodepth_full: Literal["wait", "refuse"] = Field(
         "wait", description="an open loop's arrival finding iodepth issued and not done: waits in the host, or is refused"
     )

@@ -368,6 +368,11 @@ def emit_multipath_conf(spec: PolicySpec, wwid: str | None = None, vendor: str |
                             f"{spec.text} is not a dm-multipath selector (dm:round-robin, dm:queue-length, dm:service-time, "
                             f"dm:historical-service-time); emit it with --emit {other}")
     selector = spec.name[3:]
+    if selector == "io-affinity":  # its table takes a CPU mask per path: a dmsetup table, not multipath.conf
+        raise ScenarioError("command line", "--emit multipath.conf",
+                            f"{spec.text}: io-affinity takes a CPU mask per path in the device-mapper table "
+                            "(dmsetup create/reload: 'io-affinity 0 <paths> 1 <dev> <cpumask> ...'), "
+                            "which multipath.conf cannot set")
     args = "0"
     if selector == "historical-service-time" and (spec["base_weight"] != 972 or spec["threshold_multiplier"] != 0):
         args = f"2 {spec['base_weight']} {spec['threshold_multiplier']}"

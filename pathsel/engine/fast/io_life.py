@@ -183,11 +183,15 @@ def lose(V, R, stream, ppm, recovery, delay, limit):
 
 
 @hot
-def leg(P, S, V, R, s, p, direction, nbytes):
-    """One frame over path ``p``: queue for each wire, serialise, propagate, maybe be lost and resent."""
+def leg(P, S, V, R, s, p, direction, nbytes, add=0.0):
+    """One frame over path ``p``: queue for each wire, serialise, propagate, maybe be lost and resent.
+
+    ``add``: host seconds added before the frame leaves (the NUMA hop of an attempt's first frame)."""
     now = V.clock[0]
     c = V.p_ctrl[p]
     delay = value(V, P.p_str[p]) + S.extra[c]
+    if add != 0.0:
+        delay += add
     if nbytes != 0:
         t = now
         bw = P.c_bw[c]
@@ -411,15 +415,18 @@ def begin_attempt(P, S, V, R, s):
         call_v_5(P.pol_start, P.pol_view, P.pol_state, d, k, s)
     if deadline < np.inf:
         arm_abort(S, h, s, deadline)
+    add = 0.0
+    if P.numa != 0:  # the attempt's first frame carries the cross-node hop (docs/model.md, NUMA)
+        add = P.numa_pen[h, V.s_node[s], V.p_node[p]]
     if V.s_op[s] == 0:
         S.slot[s, K_STAGE] = ST_R_CMD
-        leg(P, S, V, R, s, p, 0, 0)
+        leg(P, S, V, R, s, p, 0, 0, add)
     elif P.protocol == 0:
         S.slot[s, K_STAGE] = ST_W_CMD
-        leg(P, S, V, R, s, p, 0, 0)
+        leg(P, S, V, R, s, p, 0, 0, add)
     else:
         S.slot[s, K_STAGE] = ST_W_DATA
-        leg(P, S, V, R, s, p, 0, size)
+        leg(P, S, V, R, s, p, 0, size, add)
 
 
 @hot

@@ -130,6 +130,9 @@ PARAMS = Layout(ParamsType, [
     ("hp_iot", "f8", 1),
     # jobs and their slots
     ("j_dev", "i8", 1),
+    # NUMA: whether any attempt pays a cross-node hop, and the seconds it pays: numa_pen[host, cpu node, adapter node]
+    ("numa", "i8", 0),
+    ("numa_pen", "f8", 3),
     ("j_readfrac", "f8", 1),
     ("j_nsizes", "i8", 1),
     ("j_sizes", "i8", 2),

@@ -142,18 +142,33 @@ class _Run:
                 d_paths[d, k] = p.index
                 p_local[p.index] = k
         ev_cap = max(EVENT_CAP, 8 * (P + D) + 64)
+        # NUMA: each device's host's SLIT matrix (padded to the most nodes of any host), each slot's job's node
+        NN = max((h.numa_nodes for h in model.host_params), default=1)
+        numa_dist = np.full((max(D, 1), NN, NN), 10, dtype=i64)
+        numa_pen = np.zeros((max(len(model.host_params), 1), NN, NN), dtype=f64)
+        for h in model.host_params:
+            n = h.numa_nodes
+            for a in range(n):
+                for b in range(n):
+                    numa_pen[h.index, a, b] = h.numa_extra(a, b)
+        for dv in model.devices:
+            hp = model.host_params[dv.host]
+            numa_dist[dv.index, : hp.numa_nodes, : hp.numa_nodes] = np.array(hp.numa_distances, dtype=i64)
+        j_node = np.array([j.numa_node for j in model.jobs], dtype=i64)
         self.view = VIEW.pack(dict(
             d_paths=d_paths, d_np=d_np, p_local=p_local,
             p_dev=np.array([p.device for p in model.paths], dtype=i64),
             p_ctrl=np.array([p.controller for p in model.paths], dtype=i64),
             p_bw=np.array([p.bandwidth or 0.0 for p in model.paths], dtype=f64),
             p_weight=np.array([p.weight for p in model.paths], dtype=i64),
+            p_node=np.array([p.numa_node for p in model.paths], dtype=i64), numa_dist=numa_dist,
             up=np.ones(P, dtype=i64),
             alua=np.array([ALUA_CODES[p.alua] for p in model.paths], dtype=i64),
             out=np.zeros(P, dtype=i64), out_bytes=np.zeros(P, dtype=i64),
             c_out=np.zeros(C, dtype=i64), c_out_bytes=np.zeros(C, dtype=i64),
             clock=np.zeros(1, dtype=f64),
             s_size=np.zeros(N, dtype=i64), s_op=np.zeros(N, dtype=i64),
+            s_node=np.ascontiguousarray(j_node[np.array(slots, dtype=i64)]) if N else np.zeros(1, dtype=i64),
             flags=np.zeros(N_FLAGS, dtype=i64),
             ev_t=np.zeros(ev_cap, dtype=f64), ev_dev=np.zeros(ev_cap, dtype=i64), ev_kind=np.zeros(ev_cap, dtype=i64),
             ev_path=np.zeros(ev_cap, dtype=i64), ev_a=np.zeros(ev_cap, dtype=i64), ev_b=np.zeros(ev_cap, dtype=i64),
@@ -218,6 +233,7 @@ class _Run:
             hp_apd=np.array([h.apd_timeout for h in model.host_params], dtype=f64),
             hp_iot=np.array([h.io_timeout for h in model.host_params], dtype=f64),
             j_dev=np.array([j.device for j in model.jobs], dtype=i64),
+            numa=1 if model.numa else 0, numa_pen=numa_pen,
             j_readfrac=np.array([j.read_fraction for j in model.jobs], dtype=f64),
             j_nsizes=np.array([len(j.sizes) for j in model.jobs], dtype=i64),
             j_sizes=np.array([list(j.sizes) + [0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=i64),
