@@ -26,7 +26,7 @@ import pathsel
 from pathsel.cli import main
 from pathsel.model import compile_model
 from pathsel.scenario import RunSpec
-from pathsel.studies import analytic
+from pathsel.studies import analytic, queueing
 from pathsel.studies.analytic import (
     Fork,
     Network,
@@ -138,12 +138,12 @@ def test_mva_equals_product_form_by_enumeration(specs, n, data):
 def test_expected_max_of_fork_branches():
     a, b = 2.0, 3.0
     # two exponentials: a + b - ab / (a + b)
-    assert analytic._expected_max(0.0, a, 0.0, b) == pytest.approx(a + b - a * b / (a + b))
+    assert queueing._expected_max(0.0, a, 0.0, b) == pytest.approx(a + b - a * b / (a + b))
     # constant + exponential, against Monte Carlo
     rng = np.random.default_rng(1)
     x = np.maximum(1.0 + rng.exponential(a, 400_000), 2.5 + rng.exponential(b, 400_000))
-    assert analytic._expected_max(1.0, a, 2.5, b) == pytest.approx(x.mean(), rel=5e-3)
-    assert analytic._expected_max(1.0, 0.0, 2.0, 0.0) == 2.0
+    assert queueing._expected_max(1.0, a, 2.5, b) == pytest.approx(x.mean(), rel=5e-3)
+    assert queueing._expected_max(1.0, 0.0, 2.0, 0.0) == 2.0
 
 
 def test_fork_makes_the_network_approximate():
