@@ -1,4 +1,4 @@
-"""pathsel's own selector, guard: least EWMA x (in flight + 1) in the ALUA tier, gray paths ejected, slow start back.
+"""pathsel's own selector, guard: least service time x (in flight + 1) in the ALUA tier, gray paths ejected, slow start back.
 
 Hand-driven on the policy rig (no engine): every expected choice is written
 out. Then end to end: both engines agree on it, and on a path that turns 10x
@@ -94,7 +94,7 @@ def test_a_slow_path_is_ejected_then_measured_afresh_and_readmitted_slowly():
     for k in range(3):
         _feed(rig, k, lat[k], 4)
     assert "p2" not in _names(rig, 30, lat)
-    assert rig.event_names().count("ejected") == 1
+    assert rig.event_names().count("ejection") == 1
     assert rig.events[-1][1]["path"] == "p2" and rig.events[-1][1]["why"] == "latency"
     assert pol.state.samples[0][2] == 0  # its average is forgotten: it is measured afresh when it comes back
     # After the hold (0.5 s) p2 is tried again, one I/O at a time (slow start).
@@ -204,7 +204,13 @@ def test_guard_leaves_the_gray_path_and_round_robin_does_not():
     guard = res.runs[0]
     ios = {p["name"]: p["ios"] for p in guard.paths()}
     assert ios["vmhba1:C0:T3:L1"] < 0.08 * sum(ios.values())  # a quarter until 0.5 s (5 % of the run), then ~none
-    names = [e for e in guard.metrics.events if e.get("event") == "ejected"]
+    names = [e for e in guard.metrics.events if e.get("event") == "ejection"]
     assert names, "the slow path was never ejected"
     assert all(math.isfinite(x) for x in s.loc["guard", ["iops", "p99_us"]])
     assert np.isfinite(guard.metrics.completed)
+
+
+def test_the_story_names_the_ejected_paths():
+    res = pathsel.simulate(loads_scenario(GRAY, "gray.toml"), policies=["guard"])
+    said = " ".join(s for _, ss in res.story() for s in ss)
+    assert "It ejected vmhba1:C0:T3:L1" in said and "for latency" in said

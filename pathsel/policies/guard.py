@@ -310,7 +310,7 @@ GUARD = PolicyDef(
         per_device("last", init=-1), scratch("tmp"), scratch("mask"), scratch("vals", "f8"),
     ),
     config_string=_config,
-    events=(Event("ejected", _eject_event), Event("readmitted", _readmit_event)),
+    events=(Event("ejection", _eject_event), Event("readmission", _readmit_event)),
     class_name="Guard",
     counts="per path: time-weighted averages of serialised service time and of latency (normalised to 4 KiB), attempts sent, completed and lost, time of last progress, ejection deadline and strikes; this device's I/Os in flight",
     notes="ALUA tier first; each I/O to the least serialised service time × (in flight + 1) (dm historical-service-time's estimate, time-averaged), ties rotating; a busy path with nothing back counts the time since. A path over `eject_ratio` × the tier's median latency (at most half the tier), one that lost an attempt, or one stalled for 10 × its latency is ejected for `hold` (doubling per strike, ×64 at most), then measured afresh and re-admitted one I/O at a time for `slow_start` I/Os. All paths out: the least-cost one anyway. *Assumed:* see the module docstring (pathsel/policies/guard.py).",

@@ -235,9 +235,33 @@ def _other_policy_events(r: RunResult) -> list[str]:
     out = []
     for name, n in counts.items():
         first = next(e for e in r.metrics.events if e["event"] == name)
+        if name == "ejection" and "path" in first:  # guard's: which paths, why, when
+            out.append(_ejections([e for e in r.metrics.events if e["event"] == name]))
+            continue
+        if name == "readmission":
+            continue  # told with the ejections
         word = name.replace("_", " ")
         out.append(f"It logged {_plural(n, word)}, the first at {fmt_time(first['t'])}.")
     return out
+
+
+def _ejections(events: list[dict]) -> str:
+    """guard's ejections in one sentence: the paths (most ejected first), the reason of each one's first, the count."""
+    by_path: dict[str, list[dict]] = {}
+    for e in events:
+        by_path.setdefault(str(e["path"]), []).append(e)
+    order = sorted(by_path, key=lambda p: (-len(by_path[p]), by_path[p][0]["t"]))
+    def one(p: str) -> str:
+        evs = by_path[p]
+        first = f"for {evs[0]['why']} at {fmt_time(evs[0]['t'])}"
+        if len(evs) == 1:
+            return f"{p} ({first})"
+        times = "twice" if len(evs) == 2 else f"{len(evs):,} times"
+        return f"{p} ({times}, first {first})"
+
+    shown = [one(p) for p in order[:3]]
+    more = f" and {_plural(len(order) - 3, 'other path')}" if len(order) > 3 else ""
+    return f"It ejected {_list(shown)}{more}."
 
 
 _WHAT = {
