@@ -50,6 +50,9 @@ Assumptions, and choices where no source decides:
   (optimistic), so every path is tried; its first sample replaces it.
 * Averages count after 4 samples (for the median, and to eject a path);
   the median needs 2 such paths (of an even count, the lower middle one).
+* The median is worked out again every ``decay`` / 8 (and after an
+  ejection), not for every I/O: a tier of 64 paths would otherwise cost a
+  sort per I/O.
 * Ties go to the first path after the one used last (a rotation), so
   identical idle paths share the load.
 * ``hold`` and ``decay`` are simulated seconds; strikes never decay within
@@ -84,6 +87,7 @@ MIN_SAMPLES = 4  # samples before a path's average counts (for the best, and to 
 MAX_BACKOFF = 64  # the longest hold is hold x 64
 EV_EJECT, EV_READMIT = EV_POLICY, EV_POLICY + 1
 WHY_LATENCY, WHY_LOST, WHY_STALL = 0, 1, 2
+REFRESH = 0.125  # the median is worked out again every decay / 8 (6.25 ms at the default), not per I/O
 MAX_EJECTED = 0.5  # at most half the tier ejected for latency at once (at least one path)
 STALL = 10.0  # a busy path with nothing back for 10 x its average latency ...
 STALL_FLOOR = 0.002  # ... and at least 2 ms is stalled
@@ -102,6 +106,7 @@ def eject(v, st, d, k, now, why):
     st.strikes[d, k] = strikes + 1
     st.ramp[d, k] = st.slow_start
     st.samples[d, k] = 0  # judged afresh when it comes back
+    st.ref_at[d] = -math.inf  # the median without it, at the next look
     e = log_event(v, d, EV_EJECT, k, why, strikes + 1)
     v.ev_mask[e, k] = 1
     v.ev_val[e, k] = st.ewma[d, k]
@@ -129,15 +134,14 @@ def best_average(v, st, d, n, now, svc):
 
 @compiled
 def reference_latency(v, st, d, n, now):
-    """The lower median latency average of the tier's admitted paths with MIN_SAMPLES samples (0: fewer than 2)
-    and how many paths of the tier are ejected now."""
+    """The lower median latency average of the tier's admitted paths with MIN_SAMPLES samples (0: fewer than 2),
+    worked out again every ``decay`` x REFRESH seconds or after an ejection, else the last one."""
+    if now - st.ref_at[d] < st.decay * REFRESH:
+        return st.ref[d]
     m = 0
-    out = 0
     for i in range(n):
         k = st.tmp[i]
-        if st.until[d, k] > now:
-            out += 1
-        elif st.samples[d, k] >= MIN_SAMPLES:
+        if st.until[d, k] <= now and st.samples[d, k] >= MIN_SAMPLES:
             x = st.ewma[d, k]
             j = m
             while j > 0 and st.vals[j - 1] > x:  # insertion sort: a tier has a few dozen paths at most
@@ -145,9 +149,10 @@ def reference_latency(v, st, d, n, now):
                 j -= 1
             st.vals[j] = x
             m += 1
-    if m < 2:
-        return 0.0, out
-    return st.vals[(m - 1) // 2], out  # the lower median: of two paths, the faster one
+    ref = st.vals[(m - 1) // 2] if m >= 2 else 0.0  # the lower median: of two paths, the faster one
+    st.ref[d] = ref
+    st.ref_at[d] = now
+    return ref
 
 
 @compiled
@@ -156,6 +161,7 @@ def guard_select(v, st, d, slot):
     if n == 0:
         return -1
     now = v.clock[0]
+    ejected = 0
     for i in range(n):
         k = st.tmp[i]
         lost = lost_now(v, st, d, k)
@@ -165,7 +171,9 @@ def guard_select(v, st, d, slot):
         elif (st.until[d, k] <= now and v.out[v.d_paths[d, k]] > 0 and st.samples[d, k] > 0
               and now - st.progress[d, k] > STALL * st.ewma[d, k] and now - st.progress[d, k] > STALL_FLOOR):
             eject(v, st, d, k, now, WHY_STALL)  # busy, and nothing back for many times its usual latency
-    ref, ejected = reference_latency(v, st, d, n, now)
+        if st.until[d, k] > now:
+            ejected += 1
+    ref = reference_latency(v, st, d, n, now)
     room = max(np.int64(n * MAX_EJECTED), 1) - ejected  # Envoy's max_ejection_percent, at least one path
     best_svc = best_average(v, st, d, n, now, True)
     limit = ref * st.eject_ratio
@@ -239,7 +247,7 @@ def guard_complete(v, st, d, k, slot, latency):
     st.samples[d, k] += 1
     if st.ramp[d, k] > 0 and st.until[d, k] <= now:
         n = working_set(v, d, st.use_ano != 0, st.tmp)
-        ref, _ = reference_latency(v, st, d, n, now)
+        ref = reference_latency(v, st, d, n, now)
         if ref == 0.0 or st.ewma[d, k] <= ref * st.eject_ratio:
             st.ramp[d, k] -= 1
             if st.ramp[d, k] == 0:
@@ -307,7 +315,7 @@ GUARD = PolicyDef(
         per_path("sent"), per_path("done"), per_path("lost"),
         per_path("until", "f8", -math.inf), per_path("strikes"),
         per_path("ramp"), per_path("was_down"),
-        per_device("last", init=-1), scratch("tmp"), scratch("mask"), scratch("vals", "f8"),
+        per_device("last", init=-1), per_device("ref", "f8", 0.0), per_device("ref_at", "f8", -math.inf), scratch("tmp"), scratch("mask"), scratch("vals", "f8"),
     ),
     config_string=_config,
     events=(Event("ejection", _eject_event), Event("readmission", _readmit_event)),
