@@ -56,6 +56,11 @@ def test_a_scenario_missing_a_policy_is_left_out_and_no_iops_is_infinitely_behin
     s = scores.set_index("policy")
     assert s.loc["y", "regret_iops"] == pytest.approx(1.0)
     assert math.isinf(s.loc["y", "regret_p99"])
+    two_points = pd.concat([t.assign(point="a=1"), t.assign(point="a=2")])
+    with pytest.raises(ScenarioError, match="several points per scenario"):
+        standings(two_points)
+    with pytest.raises(ScenarioError, match="no column 'p99_us'"):
+        standings(t.drop(columns="p99_us"))
     with pytest.raises(ScenarioError, match="no scenario has every policy"):
         standings(_table([("a", "x", 0, 1.0, 1.0), ("b", "y", 0, 1.0, 1.0)]))
 

@@ -78,7 +78,7 @@ def _regret(x: pd.Series, higher: bool) -> pd.Series:
 
 
 def standings(table: pd.DataFrame | str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """From a league's (or a sweep's) results table: ``(scores, standings)``.
+    """From a league's results table (a sweep's without parameters): ``(scores, standings)``.
 
     ``scores``: one row per scenario x policy: means over replications of
     IOPS, p99, p99.9, failed I/Os and convergence, and the regrets.
@@ -96,6 +96,12 @@ def standings(table: pd.DataFrame | str | Path) -> tuple[pd.DataFrame, pd.DataFr
         table = read_table(table)
     if table.empty:
         raise ScenarioError(source, "", "the table has no rows")
+    for col in ("scenario", "policy", "replication", "iops", "p99_us", "p999_us", "convergence_s"):
+        if col not in table:
+            raise ScenarioError(source, "", f"not a league table (no column {col!r})")
+    if "point" in table and (table.groupby("scenario").point.nunique() > 1).any():
+        raise ScenarioError(source, "", "holds a sweep over parameters (several points per scenario): rank settings with "
+                                        "pathsel recommend; a league runs every policy at its defaults")
     t = table.copy()
     if "failed" not in t:
         t["failed"] = 0
