@@ -252,7 +252,8 @@ class Model:
 
     @property
     def host_queues(self) -> bool:
-        """Whether a host can hold I/Os back: a device or adapter queue depth, or an open-loop job (its backlog)."""
+        """Whether a host can hold I/Os back: a device or adapter queue depth, NVMe-oF controllers' tags, or an
+        open-loop job (its backlog)."""
         return (any(h.queue_depth or h.adapter_queue_depth or h.nvme_tags for h in self.host_params)
                 or any(j.rate_iops > 0 for j in self.jobs))
 
