@@ -349,6 +349,22 @@ CASES = [
     ("numa_workload_node_out_of_range.toml", "workloads[0].numa_node", "node 1 is out of range: host 'esxi01' has numa_nodes = 1 (nodes 0)"),
     ("numa_node_negative.toml", "paths[1].numa_node", "must be greater than or equal to 0, got -1"),
     ("adapter_queue_depth_float.toml", "hosts[0].adapter_queue_depth", "must be a valid integer, got 8.5"),
+    # issue 16: NVMe-oF I/O queues (nvme_io_queues x nvme_queue_size tags per controller)
+    (
+        "nvme_io_queues_on_scsi.toml",
+        "hosts[0].nvme_io_queues",
+        "is for NVMe-oF only: the scenario's protocol is 'scsi' (set protocol = \"nvme\", or use queue_depth / "
+        "adapter_queue_depth)",
+    ),
+    ("nvme_io_queues_zero.toml", "hosts[0].nvme_io_queues", "must be greater than or equal to 1, got 0"),
+    ("nvme_io_queues_string.toml", "hosts[0].nvme_io_queues", "must be a valid integer, got '8'"),
+    ("nvme_queue_size_below_16.toml", "hosts[0].nvme_queue_size", "must be greater than or equal to 16, got 8"),
+    (
+        "nvme_queue_size_without_io_queues.toml",
+        "hosts[0]",
+        "nvme_queue_size needs nvme_io_queues: the controller's tags are nvme_io_queues x (nvme_queue_size - 1) "
+        "(Linux's default, one queue per online CPU, is not modelled; e.g. nvme_io_queues = 8)",
+    ),
     # issue 15: a workload no path can serve
     (
         "workload_volume_unreachable.toml",

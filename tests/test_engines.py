@@ -537,6 +537,11 @@ SCENARIOS = {
         conc="2\nport_queue_depth = 1", lat_a="50us", lat_b='{ dist = "exponential", mean = "300us" }', replication=REPL,
         preferred='queue_depth = 4\nqfull_sample_size = 1\nqfull_threshold = 1\nqfull_retry_delay = "20us"', faults=""),
     "two hosts share target ports, throttling, adapter queue": PORTS,
+    # issue 16: NVMe-oF I/O queues: two namespaces share each controller's 1 x (16 - 1) tags; ALUA flips, a path
+    # down and up, io_timeout aborts while others wait for a tag
+    "nvme io queues: two namespaces share a controller's tags, faults": VOLUMES.replace(
+        'detection = "2ms"', 'detection = "2ms"\nio_timeout = "4ms"\nnvme_io_queues = 1\nnvme_queue_size = 16').replace(
+        "iodepth = 8", "iodepth = 16").replace("iodepth = 6", "iodepth = 12"),
 }
 
 POLICIES = [

@@ -148,6 +148,12 @@ class _Simulation:
         # per host, its adapter's (HBA's) I/Os taken and those its devices took that wait for one of them, in order
         self.ad_active = [0] * len(model.host_params)
         self.ad_waiting: list[deque] = [deque() for _ in model.host_params]
+        # NVMe-oF: per controller, its tags in use (0: no limit) and the I/Os waiting for one, in order
+        self.tag_limit = [model.host_params[c.host].nvme_tags for c in model.controllers]
+        self.tag_busy = [0] * len(model.controllers)
+        self.tag_waiting: list[deque] = [deque() for _ in model.controllers]
+        self.tag_held = [-1] * n_slots
+        self.tags_on = any(self.tag_limit)
         self.taken = [0] * J  # I/Os each job has issued: a trace's k-th record is its k-th I/O (in arrival order)
 
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
@@ -264,6 +270,35 @@ class _Simulation:
         else:
             self.ad_active[h] -= 1
 
+    def nvme_tag(self, io: IORequest, p: int, d: int) -> Iterator[Any]:
+        """NVMe-oF: the path's controller gives the I/O a tag, or it waits for one on that controller, in order
+        (blk_mq_get_tag sleeps on the hardware queue's tags: the path is not chosen again); QUED meanwhile."""
+        c = self.model.paths[p].controller
+        if c < 0 or self.tag_limit[c] <= 0:
+            return
+        if self.tag_busy[c] < self.tag_limit[c]:
+            self.tag_busy[c] += 1
+        else:
+            woken = self.env.event()
+            self.tag_waiting[c].append((woken, d))
+            self.rec.device(self.env.now, d, -1, 1)
+            yield woken  # tag_release() handed its tag over
+        self.tag_held[io.slot] = c
+
+    def tag_release(self, io: IORequest) -> None:
+        """The attempt ended (completed, lost, aborted, QUEUE FULL): its tag goes to the first waiting, if any."""
+        c = self.tag_held[io.slot]
+        if c < 0:
+            return
+        self.tag_held[io.slot] = -1
+        waiting = self.tag_waiting[c]
+        if waiting:
+            woken, d = waiting.popleft()
+            self.rec.device(self.env.now, d, 1, -1)
+            woken.succeed()
+        else:
+            self.tag_busy[c] -= 1
+
     def throttle(self, d: int, qfull: bool) -> None:
         """ESXi's adaptive queue depth (KB 1008113): ``qfull_sample_size`` QUEUE FULL statuses halve device ``d``'s
         DQLEN; then ``qfull_threshold`` good statuses grow it back by one, up to the host's queue_depth."""
@@ -339,6 +374,7 @@ class _Simulation:
         yield from self.admit(d)
         yield from self.adapter(d, job.host)
         kavg = env.now - io.issued_at
+        tag_wait = 0.0  # NVMe-oF: time spent waiting for a controller's tag, host queueing too
         while True:
             path = policy.select(io)
             if path is None:  # no usable path: wait for a change (ESXi APD, dm queue_if_no_path), at most apd_timeout
@@ -350,6 +386,10 @@ class _Simulation:
                     return
                 continue
             p = path.index
+            if self.tags_on:
+                asked = env.now
+                yield from self.nvme_tag(io, p, d)
+                tag_wait += env.now - asked
             io.attempts += 1
             if io.attempts > 1:
                 self.rec.count(C_RETRIED)
@@ -378,6 +418,7 @@ class _Simulation:
             self.attempt_of[io.slot] = None
             self.mirrors[io.slot] = None
             self.port_done(io)  # lost or aborted while the port held it
+            self.tag_release(io)
             # Not a ``finally``: I/Os still in flight when the run ends must stay counted.
             table.end(p, io.size)
             self.rec.path_end(env.now, p)
@@ -395,7 +436,7 @@ class _Simulation:
                 continue
             on_path = env.now - started
             policy.on_complete(path, io, on_path)
-            self.rec.complete(env.now, io.op, io.size, env.now - io.issued_at, p, on_path, d, kavg)
+            self.rec.complete(env.now, io.op, io.size, env.now - io.issued_at, p, on_path, d, kavg + tag_wait)
             if self.trace is not None:
                 self.trace.append((io.seq, io.job, io.op, io.size, io.issued_at, env.now, table.names[p], io.attempts))
             self.issued_at[io.slot] = math.inf

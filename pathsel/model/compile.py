@@ -98,6 +98,7 @@ class HostModel:
     numa_nodes: int = 1  # NUMA nodes (sockets)
     numa_distances: tuple[tuple[int, ...], ...] = ((10,),)  # the SLIT matrix (numactl --hardware)
     numa_penalty: float = 0.5e-6  # seconds per 10 distance units above local, once per attempt
+    nvme_tags: int = 0  # NVMe-oF: tags of each controller, shared by its namespaces (queues x (size - 1)). 0: no limit
 
     def numa_extra(self, a: int, b: int) -> float:
         """Host seconds an attempt issued on node ``a`` pays to go through an adapter on node ``b``."""
@@ -251,8 +252,9 @@ class Model:
 
     @property
     def host_queues(self) -> bool:
-        """Whether a host can hold I/Os back: a device or adapter queue depth, or an open-loop job (its backlog)."""
-        return (any(h.queue_depth or h.adapter_queue_depth for h in self.host_params)
+        """Whether a host can hold I/Os back: a device or adapter queue depth, NVMe-oF controllers' tags, or an
+        open-loop job (its backlog)."""
+        return (any(h.queue_depth or h.adapter_queue_depth or h.nvme_tags for h in self.host_params)
                 or any(j.rate_iops > 0 for j in self.jobs))
 
     def device_slots(self) -> list[int]:
@@ -310,7 +312,8 @@ def compile_model(
     )
     hosts = tuple(HostModel(i, h.name, h.detection, h.apd_timeout, h.io_timeout, h.queue_depth or 0, h.qfull_retry_delay,
                             h.qfull_sample_size, h.qfull_threshold, h.adapter_queue_depth or 0, h.numa_nodes,
-                            h.numa_distances or _default_slit(h.numa_nodes), h.numa_penalty) for i, h in enumerate(m.hosts))
+                            h.numa_distances or _default_slit(h.numa_nodes), h.numa_penalty,
+                            _nvme_tags(h.nvme_io_queues, h.nvme_queue_size)) for i, h in enumerate(m.hosts))
     links = tuple(LinkModel(i, ln.name, ln.bandwidth) for i, ln in enumerate(m.links))
 
     def preferred(host: str) -> str | None:
@@ -470,6 +473,14 @@ def compile_model(
         links=links,
         ports=tuple(ports),
     )
+
+
+def _nvme_tags(io_queues: int | None, queue_size: int | None) -> int:
+    """NVMe-oF: a controller's tags, shared by all its namespaces (blk-mq shared tags): ``io_queues`` queues of
+    ``queue_size`` entries (default NVMF_DEF_QUEUE_SIZE 128), one of each never used. 0: no limit."""
+    if io_queues is None:
+        return 0
+    return io_queues * ((queue_size or 128) - 1)
 
 
 def _default_slit(n: int) -> tuple[tuple[int, ...], ...]:

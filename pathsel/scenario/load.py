@@ -393,6 +393,13 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
             return None
         return host
 
+    if m.protocol != "nvme":  # NVMe-oF's I/O queues: a SCSI host has none
+        for i, h in enumerate(m.hosts):
+            for key in ("nvme_io_queues", "nvme_queue_size"):
+                if getattr(h, key) is not None:
+                    fail(f"hosts[{i}].{key}", f"is for NVMe-oF only: the scenario's protocol is {m.protocol!r} "
+                         "(set protocol = \"nvme\", or use queue_depth / adapter_queue_depth)")
+
     if m.replication is not None:
         for j, a in enumerate(m.replication.arrays):
             if a not in arrays:

@@ -316,6 +316,19 @@ class HostConfig(_Strict):
         description="I/Os the host's adapter (HBA) takes at once over all its devices (lpfc_hba_queue_depth 8192); "
         "more wait in the host, in order, after their device took them (KAVG, QUED). Default: no limit",
     )
+    nvme_io_queues: int | None = Field(
+        None, ge=1, le=1024, strict=True,
+        description="NVMe-oF only: I/O queues the host opens on each controller (nvme connect --nr-io-queues; "
+        "Linux: the online CPUs); with nvme_queue_size, the controller's tags, shared by all its namespaces: "
+        "nvme_io_queues x (nvme_queue_size - 1). An I/O whose path's controller has none free waits for one, "
+        "in order (KAVG, QUED). Default: no limit",
+    )
+    nvme_queue_size: int | None = Field(
+        None, ge=16, le=1024, strict=True,
+        description="NVMe-oF only: entries of each I/O queue (nvme connect --queue-size; NVMF_DEF_QUEUE_SIZE 128, "
+        "16 ... 1024); one is never used (a full queue's head and tail differ by one). Default: 128 when "
+        "nvme_io_queues is set",
+    )
     qfull_retry_delay: NonNegativeDuration = Field(
         0.003, description="a command answered QUEUE FULL is sent again this long after the status came back "
         "(Linux SCSI_QUEUE_DELAY 3 ms); it keeps its place in the device queue meanwhile",
@@ -362,6 +375,10 @@ class HostConfig(_Strict):
 
     @model_validator(mode="after")
     def _throttling(self) -> HostConfig:
+        if self.nvme_queue_size is not None and self.nvme_io_queues is None:
+            raise ValueError("nvme_queue_size needs nvme_io_queues: the controller's tags are nvme_io_queues x "
+                             "(nvme_queue_size - 1) (Linux's default, one queue per online CPU, is not modelled; "
+                             "e.g. nvme_io_queues = 8)")
         if self.qfull_sample_size > 0:
             if self.queue_depth is None:
                 raise ValueError("qfull_sample_size needs queue_depth: throttling halves the device queue depth, "

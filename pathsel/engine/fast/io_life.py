@@ -63,6 +63,7 @@ from .layout import (
     EV_QFULL_RETRY,
     EV_RELEASE,
     EV_SVC_MAIN,
+    EV_TAG,
     EV_WAKE,
     F_REPL_EXTRA,
     F_REPL_LOSS,
@@ -97,6 +98,8 @@ from .layout import (
     K_SEQ,
     K_STAGE,
     K_STARTED,
+    K_TAGC,
+    K_TAGW,
     K_TPORT,
     K_WAITID,
     K_WAKEVAL,
@@ -120,6 +123,7 @@ from .layout import (
     ST_R_CMD,
     ST_R_DATA,
     ST_R_SVC,
+    ST_TAG,
     ST_W_CMD,
     ST_W_DATA,
     ST_W_MIRROR_WAIT,
@@ -385,8 +389,8 @@ def wake_waiters(S):
 # -- the I/O -----------------------------------------------------------------------------------------
 @hot
 def begin_attempt(P, S, V, R, s):
-    """The top of io_life's loop: ask the policy, then send the first frame."""
-    now = V.clock[0]
+    """The top of io_life's loop: ask the policy, then (NVMe-oF: with a tag of the path's controller) send the first
+    frame."""
     d = P.j_dev[S.slot[s, K_JOB]]
     k = call_i_4(P.pol_select, P.pol_view, P.pol_state, d, s)
     if k < 0:  # no usable path: wait for a change, at most the host's APD timeout
@@ -394,6 +398,62 @@ def begin_attempt(P, S, V, R, s):
         start_wait(P, S, V, s, P.hp_apd[P.d_host[d]])
         return
     p = V.d_paths[d, k]
+    if P.tags_on != 0 and not tag_get(P, S, V, R, s, p, d):
+        return
+    send_attempt(P, S, V, R, s, d, k, p)
+
+
+@hot
+def tag_get(P, S, V, R, s, p, d):
+    """reference.nvme_tag: the path's controller gives the I/O a tag (True), or it waits for one there, in order."""
+    c = V.p_ctrl[p]
+    if c < 0 or P.c_tags[c] <= 0:
+        return True
+    if S.tg_act[c] < P.c_tags[c]:
+        S.tg_act[c] += 1
+        S.slot[s, K_TAGC] = c + 1
+        return True
+    t = S.tg_tail[c]
+    S.tg_slot[c, t & (S.tg_slot.shape[1] - 1)] = s
+    S.tg_tail[c] = t + 1
+    S.slot[s, K_STAGE] = ST_TAG
+    S.slot[s, K_PATH] = p
+    S.slotf[s, K_STARTED] = V.clock[0]  # when it asked (the attempt's start overwrites it)
+    rec_dev(R, V.clock[0], d, -1, 1)
+    return False
+
+
+@hot
+def tag_got(P, S, V, R, s):
+    """EV_TAG: the tag handed over; the wait adds to the I/O's host queueing, and the attempt goes out."""
+    p = S.slot[s, K_PATH]
+    S.slotf[s, K_TAGW] += V.clock[0] - S.slotf[s, K_STARTED]
+    S.slot[s, K_TAGC] = V.p_ctrl[p] + 1
+    send_attempt(P, S, V, R, s, P.j_dev[S.slot[s, K_JOB]], V.p_local[p], p)
+
+
+@hot
+def tag_release(S, V, R, P, s):
+    """reference.tag_release: the attempt ended; its tag goes to the first waiting (EV_TAG), if any."""
+    c1 = S.slot[s, K_TAGC]
+    if c1 == 0:
+        return
+    S.slot[s, K_TAGC] = 0
+    c = c1 - 1
+    head = S.tg_head[c]
+    if head < S.tg_tail[c]:
+        w = S.tg_slot[c, head & (S.tg_slot.shape[1] - 1)]
+        S.tg_head[c] = head + 1
+        rec_dev(R, V.clock[0], P.j_dev[S.slot[w, K_JOB]], 1, -1)
+        push_normal(S, EV_TAG, w)
+    else:
+        S.tg_act[c] -= 1
+
+
+@hot
+def send_attempt(P, S, V, R, s, d, k, p):
+    """The rest of io_life's loop top: the attempt goes out on path ``p`` (the device's ``k``-th)."""
+    now = V.clock[0]
     S.slot[s, K_ATTEMPTS] += 1
     if S.slot[s, K_ATTEMPTS] > 1:
         R.rc[C_RETRIED] += 1
@@ -458,6 +518,7 @@ def new_io(P, S, V, R, s, issued):
     V.s_size[s] = size
     S.slotf[s, K_ISSUED] = issued
     S.slot[s, K_ATTEMPTS] = 0
+    S.slotf[s, K_TAGW] = 0.0
     S.slot[s, K_MSTATE] = M_NONE
     admit(P, S, V, R, s)
 
@@ -750,6 +811,8 @@ def end_attempt(P, S, V, R, s, p):
     rec_path(R, now, p, -1)
     disarm(P, S, s)
     port_done(S, s)
+    if P.tags_on != 0:
+        tag_release(S, V, R, P, s)
 
 
 @hot
@@ -762,7 +825,7 @@ def complete(P, S, V, R, s):
     if P.pol_complete != 0:
         call_v_6f(P.pol_complete, P.pol_view, P.pol_state, d, V.p_local[p], s, on_path)
     rec_complete(R, now, V.s_op[s], V.s_size[s], now - S.slotf[s, K_ISSUED], p, on_path, d,
-                 S.slotf[s, K_ADMITTED] - S.slotf[s, K_ISSUED])
+                 (S.slotf[s, K_ADMITTED] - S.slotf[s, K_ISSUED]) + S.slotf[s, K_TAGW])
     if P.trace_on != 0:
         t = S.si[I_NTRACE]
         S.si[I_NTRACE] = t + 1

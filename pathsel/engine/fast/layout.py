@@ -28,6 +28,8 @@ EV_ADMIT, EV_ARRIVALS_INIT, EV_ARRIVAL, EV_OPEN_WAKE = 19, 20, 21, 22
 EV_QFULL_RETRY = 23
 # the host's adapter (HBA) takes an I/O that waited for it (arg: slot)
 EV_ADAPT = 24
+# NVMe-oF: a controller hands a tag to an I/O that waited for one (arg: slot)
+EV_TAG = 25
 
 # -- stages of an I/O's main process ---------------------------------------------------
 ST_R_CMD, ST_R_SVC, ST_R_DATA = 0, 1, 2
@@ -36,6 +38,7 @@ ST_APD, ST_WAIT_LOST = 9, 10
 ST_QUEUED, ST_IDLE = 11, 12  # waiting for a slot of its device in the host; an open-loop slot without an arrival
 ST_QFULL, ST_QFULL_WAIT = 13, 14  # a QUEUE FULL status on its way back; waiting to be sent again
 ST_ADAPTER = 15  # taken by its device, waiting for a place in its host's adapter
+ST_TAG = 16  # NVMe-oF: its path chosen (K_PATH), waiting for a tag of the path's controller (since K_STARTED)
 
 # the columns of a slot's row (S.slot for integers, S.slotf for floats): the ones every event reads first
 K_STAGE, K_PATH, K_JOB, K_EPOCH, K_MSTATE, K_MWAIT, K_SEQ, K_ATTEMPTS = 0, 1, 2, 3, 4, 5, 6, 7
@@ -46,6 +49,8 @@ K_WAITID, K_WOKEN, K_WAKEVAL = 11, 12, 13
 K_GEN, K_ASUB, K_MSUB, K_DPREV, K_DNEXT, K_DLEID = 14, 15, 16, 17, 18, 19
 K_ADMITTED = 20  # float: when its device took it (KAVG = K_ADMITTED - K_ISSUED)
 K_TPORT = 21  # 1 + the target port its attempt holds a command on (0: none)
+K_TAGC = 22  # NVMe-oF: 1 + the controller its attempt holds a tag of (0: none)
+K_TAGW = 23  # float: NVMe-oF: time its I/O waited for tags (host queueing, added to KAVG)
 SLOT_COLS = 24  # 192 bytes: three cache lines, the hot columns in the first
 
 # An event of an attempt carries its slot and the slot's abort count (arg = slot | gen << TAG_SHIFT):
@@ -150,6 +155,8 @@ PARAMS = Layout(ParamsType, [
     ("hp_qfs", "i8", 1),
     ("hp_qft", "i8", 1),
     ("hp_aqd", "i8", 1),  # per host, its adapter's queue depth (0: none)
+    ("tags_on", "i8", 0),  # NVMe-oF: whether any controller has a tag limit
+    ("c_tags", "i8", 1),  # per controller, its tags (nvme_io_queues x (nvme_queue_size - 1); 0: no limit)
     # traces replayed (read_iolog): per job the offset of its records in rp_op/rp_size and their count (-1, 0: none)
     ("j_rp_off", "i8", 1),
     ("j_rp_len", "i8", 1),
@@ -237,6 +244,11 @@ STATE = Layout(StateType, [
     ("ad_slot", "i8", 2),
     ("ad_head", "i8", 1),
     ("ad_tail", "i8", 1),
+    # NVMe-oF: per controller, its tags in use and a FIFO of slots waiting for one
+    ("tg_act", "i8", 1),
+    ("tg_slot", "i8", 2),
+    ("tg_head", "i8", 1),
+    ("tg_tail", "i8", 1),
     # per job: I/Os it has issued (a trace's k-th record is its k-th I/O)
     ("j_rp_taken", "i8", 1),
     # per host: its attempts in flight by deadline (a list through the slots' K_DPREV/K_DNEXT), and whether

@@ -40,6 +40,7 @@ from .io_life import (
     request,
     start_mirror_service,
     start_service,
+    tag_got,
     trigger_put,
     value,
 )
@@ -69,6 +70,7 @@ from .layout import (
     EV_QFULL_RETRY,
     EV_RELEASE,
     EV_SVC_MAIN,
+    EV_TAG,
     EV_WAKE,
     I_EID,
     I_FAULT_NEXT,
@@ -230,6 +232,8 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
         elif kind == EV_ADAPT:
             S.slotf[s, K_ADMITTED] = V.clock[0]
             begin_attempt(P, S, V, R, s)
+        elif kind == EV_TAG:
+            tag_got(P, S, V, R, s)
         elif kind == EV_ARRIVALS_INIT:
             gap = value(V, P.str_arr[arg])
             if gap < np.inf:

@@ -155,6 +155,7 @@ class _Run:
             hp = model.host_params[dv.host]
             numa_dist[dv.index, : hp.numa_nodes, : hp.numa_nodes] = np.array(hp.numa_distances, dtype=i64)
         j_node = np.array([j.numa_node for j in model.jobs], dtype=i64)
+        c_tags = [model.host_params[c.host].nvme_tags for c in model.controllers]
         self.view = VIEW.pack(dict(
             d_paths=d_paths, d_np=d_np, p_local=p_local,
             p_dev=np.array([p.device for p in model.paths], dtype=i64),
@@ -247,6 +248,8 @@ class _Run:
             hp_qfs=np.array([h.qfull_sample_size for h in model.host_params], dtype=i64),
             hp_qft=np.array([h.qfull_threshold for h in model.host_params], dtype=i64),
             hp_aqd=np.array([h.adapter_queue_depth for h in model.host_params], dtype=i64),
+            tags_on=int(any(c_tags)),
+            c_tags=np.array(c_tags if c_tags else [0], dtype=i64),
             j_rp_off=rp_off, j_rp_len=rp_len, rp_op=rp_op, rp_size=rp_size,
             j_refuse=np.array([1 if j.refuse else 0 for j in model.jobs], dtype=i64),
             f_time=np.array([f.at for f in faults], dtype=f64),
@@ -292,6 +295,9 @@ class _Run:
         # an adapter's FIFO holds at most its host's slots
         per_host = np.bincount([j.host for j in model.jobs for _ in range(j.iodepth)], minlength=H)
         ad_cap = pow2(int(per_host.max(initial=0)) + 1) if any(h.adapter_queue_depth for h in model.host_params) else 1
+        # a controller's FIFO of I/Os waiting for a tag holds at most its host's slots
+        C_ = max(1, len(model.controllers))
+        tg_cap = pow2(int(per_host.max(initial=0)) + 1) if any(h.nvme_tags for h in model.host_params) else 1
         jb_cap = model.backlog_cap if is_open else 1
         ji_cap = pow2(max(j.iodepth for j in model.jobs) + 1) if is_open else 1
         dqlen = np.array([model.host_params[d.host].queue_depth for d in model.devices], dtype=i64)
@@ -320,6 +326,8 @@ class _Run:
             dq_qf=np.zeros(D, dtype=i64), dq_good=np.zeros(D, dtype=i64),
             ad_act=np.zeros(H, dtype=i64), ad_slot=np.zeros((H, ad_cap), dtype=i64),
             ad_head=np.zeros(H, dtype=i64), ad_tail=np.zeros(H, dtype=i64),
+            tg_act=np.zeros(C_, dtype=i64), tg_slot=np.zeros((C_, tg_cap), dtype=i64),
+            tg_head=np.zeros(C_, dtype=i64), tg_tail=np.zeros(C_, dtype=i64),
             j_rp_taken=np.zeros(J, dtype=i64),
             dl_head=np.full(H, -1, dtype=i64), dl_tail=np.full(H, -1, dtype=i64), dl_armed=np.zeros(H, dtype=i64),
             wt_slot=np.zeros(wt_cap, dtype=i64), wt_id=np.zeros(wt_cap, dtype=i64), tmp_wt=np.zeros(wt_cap, dtype=i64),
