@@ -392,6 +392,8 @@ def _cmd_league(args: argparse.Namespace) -> int:
     for path, what in ((args.html, "HTML file"), (args.markdown, "Markdown file")):
         if path:
             check_writable(path, what)
+    if args.write_fresh and not args.fresh:
+        raise ScenarioError("command line", "--write-fresh", "keeps the scenarios --fresh N generates: give --fresh N with it")
     if args.table and (args.files or args.fresh or args.sensitivity):
         raise ScenarioError("command line", "--table", "ranks a saved table without running: give no FILE, --fresh or --sensitivity with it")
     files = None

@@ -154,6 +154,7 @@ def test_command_line_league_writes_table_html_and_markdown(tmp_path, capsys):
     (["league", "/nonexistent-folder/"], "nonexistent-folder"),
     (["league", "--fresh", "2", "--write-fresh", "/proc/pathsel-x"], "cannot write the generated scenarios there"),
     (["league", "--fresh", "5000"], "must be 1 .. 1,000, got 5000"),
+    (["league", "--write-fresh", "/tmp/x"], "--write-fresh: keeps the scenarios --fresh N generates"),
     (["league", "--table", "/etc/passwd"], "a .parquet or .csv file"),
 ])
 def test_command_line_league_bad_input(argv, message, capsys):
