@@ -34,8 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from ..limits import MAX_BLOCK_SIZE, MAX_FILE_BYTES, MAX_TRACE_RECORDS
+from ..limits import MAX_BLOCK_SIZE, MAX_TRACE_RECORDS
 from ..units import MAX_DURATION, parse_duration, parse_size
+from .textfile import read_scenario_text
 
 __all__ = ["Schedule", "BlockThink", "Trace", "read_trace", "IOLOG_FORMATS"]
 
@@ -234,28 +235,9 @@ class _TraceGaps:
 
 
 def _read(name: str, path: Path) -> str:
-    where = f" (looked for {path})" if str(path) != name else ""
-    try:
-        with path.open("rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise ValueError(f"no such file {name!r}{where}") from None
-    except IsADirectoryError:
-        raise ValueError(f"{name!r} is a directory, not a trace") from None
-    except OSError as e:
-        raise ValueError(f"cannot read {name!r}: {e.strerror or e}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ValueError(f"{name!r} is more than {MAX_FILE_BYTES >> 20} MB, too large for a trace{where}")
-    encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise ValueError(f"{name!r} is not text (line {line}, byte 0x{data[e.start]:02x}): blktrace's binary files "
-                         "are read as blkparse's text output (blkparse -i trace > trace.txt)") from None
-    if not text.strip():
-        raise ValueError(f"{name!r} is empty")
-    return text
+    return read_scenario_text(name, path, prefix="", directory="a trace", too_large="a trace",
+                              binary_hint=": blktrace's binary files are read as blkparse's text output "
+                                          "(blkparse -i trace > trace.txt)")
 
 
 _BLKPARSE = re.compile(

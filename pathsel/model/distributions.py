@@ -39,10 +39,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import closest
-from ..limits import MAX_FILE_BYTES
 from ..measured import MeasureError, fio_latency_table, load_fio
 from ..stats import norm_cdf, norm_pdf, norm_ppf
 from ..units import MAX_DURATION, format_duration, parse_duration
+from .textfile import read_scenario_text
 
 __all__ = [
     "Distribution",
@@ -594,27 +594,8 @@ def delay_files_relative_to(directory: str | Path | None) -> Iterator[None]:
 
 
 def _read_text(name: str, path: Path) -> str:
-    where = f" (looked for {path})" if str(path) != name else ""
-    try:
-        with path.open("rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)  # /dev/zero is a file too: never read without an end
-    except FileNotFoundError:
-        raise ValueError(f"empirical: no such file {name!r}{where}") from None
-    except IsADirectoryError:
-        raise ValueError(f"empirical: {name!r} is a directory, not a file of samples") from None
-    except OSError as e:
-        raise ValueError(f"empirical: cannot read {name!r}: {e.strerror or e}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ValueError(f"empirical: {name!r} is more than {MAX_FILE_BYTES >> 20} MB, too large for a file of delays{where}")
-    # PowerShell's '>' writes UTF-16 with a BOM: latte and Windows ping captures often arrive so.
-    encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise ValueError(f"empirical: {name!r} is not text (line {line}, byte 0x{data[e.start]:02x})") from None
-    if not text.strip():
-        raise ValueError(f"empirical: {name!r} is empty")
+    text = read_scenario_text(name, path, prefix="empirical: ", directory="a file of samples",
+                              too_large="a file of delays")
     return _ANSI.sub("", text)
 
 
