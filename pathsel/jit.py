@@ -79,7 +79,7 @@ def kernel_sources() -> list[Path]:
     """The sources whose compiled code depends on each other: the engine, the policy toolkit, this module."""
     out = [PACKAGE_DIR / "jit.py", PACKAGE_DIR / "policies" / "kernel.py", PACKAGE_DIR / "engine" / "recorder.py"]
     # the fast engine's compiled modules (run.py and warm.py drive them from Python: editing those recompiles nothing)
-    out += [PACKAGE_DIR / "engine" / "fast" / f"{m}.py" for m in ("layout", "scheduler", "io_life", "faults", "loop")]
+    out += [PACKAGE_DIR / "engine" / "fast" / f"{m}.py" for m in ("layout", "scheduler", "wire", "waits", "io_life", "faults", "loop")]
     return [p for p in out if p.exists()]
 
 

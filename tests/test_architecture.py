@@ -2,9 +2,10 @@
 
 The layers, lowest first (a module may import its own layer and the ones below):
 
-    leaves     version, errors, units, limits, stats, metrics, jit (numba plumbing), model.distributions,
-               model.arrivals (rate schedules and traces, read where the scenario is validated), model.textfile,
-               measured (fio, esxtop, iostat files read as figures)
+    leaves     version, errors, units, limits, stats, metrics, jit (numba plumbing), model.distributions
+               (with model.delay_kinds and model.delay_files), model.arrivals (rate schedules and traces,
+               read where the scenario is validated), model.textfile, measured (fio, esxtop, iostat files
+               read as figures)
     policies   what a policy is and the built-in ones, presets (shipped defaults)
     scenario   reading and validating scenario files; systems (hosts' listings in, settings out)
     model      a scenario compiled for one run
@@ -29,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1] / "pathsel"
 
 LAYERS = [
     ("leaves", ("pathsel.version", "pathsel.errors", "pathsel.units", "pathsel.limits", "pathsel.stats", "pathsel.metrics",
-                "pathsel.jit", "pathsel.model.distributions", "pathsel.model.arrivals", "pathsel.model.textfile", "pathsel.data", "pathsel.measured")),
+                "pathsel.jit", "pathsel.model.distributions", "pathsel.model.delay_kinds", "pathsel.model.delay_files", "pathsel.model.arrivals", "pathsel.model.textfile", "pathsel.data", "pathsel.measured")),
     ("policies", ("pathsel.policies",)),
     ("scenario", ("pathsel.scenario", "pathsel.systems")),
     ("model", ("pathsel.model",)),

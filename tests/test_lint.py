@@ -17,7 +17,7 @@ from .conftest import ROOT
 
 TYPED = [
     "pathsel/engine/host_queues.py", "pathsel/engine/recorder.py", "pathsel/errors.py", "pathsel/examples.py",
-    "pathsel/jit.py", "pathsel/model/distributions.py", "pathsel/policies/base.py", "pathsel/policies/registry.py",
+    "pathsel/jit.py", "pathsel/model/delay_files.py", "pathsel/model/delay_kinds.py", "pathsel/model/distributions.py", "pathsel/policies/base.py", "pathsel/policies/registry.py",
     "pathsel/policies/spec.py", "pathsel/results/report.py", "pathsel/results/result.py", "pathsel/scenario/overrides.py",
     "pathsel/stats.py", "pathsel/studies/analytic.py", "pathsel/studies/table.py", "pathsel/studies/validate.py",
     "pathsel/units.py", "pathsel/version.py",

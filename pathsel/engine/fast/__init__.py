@@ -6,7 +6,9 @@ any policy defined in the compiled style (every built-in one, and yours):
 
 * :mod:`.layout`: the records (model, engine state) and the codes;
 * :mod:`.scheduler`: the heap and FIFOs that keep SimPy's event order;
-* :mod:`.io_life`: the life of one I/O (legs, array slots, replication, retries);
+* :mod:`.wire`: frames on the wire (a leg over a path, the replication link, loss and resends);
+* :mod:`.waits`: the queues an I/O waits its turn in (array slots, target ports, the host's queues, a path change);
+* :mod:`.io_life`: the life of one I/O (attempts, replication, timeouts, retries);
 * :mod:`.faults`: the fault timeline and the host noticing it;
 * :mod:`.loop`: the loop and its switch over event kinds;
 * :mod:`.run`: laying a model out in records and reading the results back;

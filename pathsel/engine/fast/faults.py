@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from ...jit import call_v_4, jit
 from ...policies.kernel import log_event
-from .io_life import wake_waiters
 from .layout import (
     EV_FAULT,
     EV_NOTICE,
@@ -31,6 +30,7 @@ from .layout import (
     LOG_PATH_UP,
 )
 from .scheduler import timeout
+from .waits import wake_waiters
 
 
 @jit

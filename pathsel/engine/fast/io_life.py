@@ -3,7 +3,9 @@
 Each function is one step; an event's handler runs a step and schedules the
 next (a leg's arrival, a granted array slot, a service time's end). The
 policy is asked for a path through its compiled entry point, by address: the
-engine knows no policy.
+engine knows no policy. The frames an I/O sends are :mod:`.wire`'s; the
+queues it waits its turn in (array slots, target ports, the host's queues, a
+path change) are :mod:`.waits`'.
 
 Events processed where they are scheduled: an event pushed on the normal
 FIFO is processed right after the current one when nothing is due before it
@@ -29,57 +31,33 @@ from __future__ import annotations
 import numpy as np
 
 from ...jit import call_i_4, call_v_5, call_v_6f, hot, jit
-from ...policies.kernel import FL_STOP, draw
+from ...policies.kernel import FL_STOP
 from ..recorder import (
-    C_FRAMES_LOST,
     C_REFUSED,
     C_RETRIED,
     C_TIMED_OUT,
     rec_complete,
     rec_dev,
-    rec_dqlen,
     rec_issue,
     rec_path,
     rec_qfull,
 )
 from .layout import (
-    A_GRANTED,
     A_NONE,
     A_QUEUED,
-    A_SERVING,
     EV_ABORT,
-    EV_ADAPT,
-    EV_ADMIT,
-    EV_APD_TIMER,
     EV_ARRIVAL,
     EV_DEADLINE,
-    EV_GRANT_MAIN,
-    EV_GRANT_MIRROR,
-    EV_LEG,
     EV_M_ABORT,
-    EV_M_FWD,
-    EV_M_SVC,
     EV_OPEN_WAKE,
     EV_QFULL_RETRY,
-    EV_RELEASE,
-    EV_SVC_MAIN,
-    EV_TAG,
-    EV_WAKE,
-    F_REPL_EXTRA,
-    F_REPL_LOSS,
     I_EID,
     I_HEAPN,
-    I_NF_HEAD,
-    I_NF_TAIL,
     I_NTRACE,
     I_OVERLOAD,
     I_REPL_OK,
     I_SEQ,
     I_TRACE_ROOM,
-    I_UF_HEAD,
-    I_UF_TAIL,
-    I_WT_HEAD,
-    I_WT_TAIL,
     K_ADMITTED,
     K_ASUB,
     K_ATTEMPTS,
@@ -100,16 +78,10 @@ from .layout import (
     K_STARTED,
     K_TAGC,
     K_TAGW,
-    K_TPORT,
-    K_WAITID,
-    K_WAKEVAL,
-    K_WOKEN,
     M_END_SCHEDULED,
     M_NONE,
     M_PROCESSED,
     M_RUNNING,
-    MAX_RESENDS,
-    MS_FWD,
     MS_GRANTED,
     MS_NONE,
     MS_QUEUED,
@@ -123,7 +95,6 @@ from .layout import (
     ST_R_CMD,
     ST_R_DATA,
     ST_R_SVC,
-    ST_TAG,
     ST_W_CMD,
     ST_W_DATA,
     ST_W_MIRROR_WAIT,
@@ -136,204 +107,31 @@ from .layout import (
 from .scheduler import (
     KIND_BITS,
     heap_drop_stale_timers,
-    heap_due_now,
     heap_push_keyed,
     push_normal,
     push_urgent,
     timeout,
 )
+from .waits import (
+    adapter_release,
+    dev_release,
+    grant_in_line,
+    port_accept,
+    port_done,
+    release,
+    request,
+    send_mirror,
+    start_service,
+    start_wait,
+    tag_get,
+    tag_release,
+    throttle,
+    withdraw,
+)
+from .wire import leg, tag, value
 
 
-@hot
-def tag(S, s):
-    """An attempt's event argument: its slot and the slot's abort count."""
-    return s | (S.slot[s, K_GEN] << TAG_SHIFT)
-
-
-@hot
-def value(V, stream):
-    """The next value of a random stream (a row of pre-drawn values)."""
-    return draw(V.rnd, V.rq, V.flags, stream)
-
-
-# -- the wire ------------------------------------------------------------------------------
-@hot
-def serialise(S, R, w, direction, t, nbytes, bw):
-    """Queue a frame for wire ``w`` (FIFO per direction) from ``t``; returns when it is across."""
-    start = max(t, S.wire_free[w, direction])
-    busy = nbytes / bw
-    done = start + busy
-    S.wire_free[w, direction] = done
-    R.wire_busy[w, direction] += busy
-    R.wire_wait[w, direction] += start - t
-    R.wire_frames[w, direction] += 1
-    return done
-
-
-@jit
-def lose(V, R, stream, ppm, recovery, delay, limit):
-    """reference.lose: every lost copy of a frame is resent after ``recovery``."""
-    p = ppm * 1e-6
-    n = 0
-    while n < MAX_RESENDS:
-        if not value(V, stream) < p:
-            break
-        delay += recovery
-        n += 1
-        if delay > limit:
-            break
-    R.rc[C_FRAMES_LOST] += n
-    return delay
-
-
-@hot
-def leg(P, S, V, R, s, p, direction, nbytes, add=0.0):
-    """One frame over path ``p``: queue for each wire, serialise, propagate, maybe be lost and resent.
-
-    ``add``: host seconds added before the frame leaves (the NUMA hop of an attempt's first frame)."""
-    now = V.clock[0]
-    c = V.p_ctrl[p]
-    delay = value(V, P.p_str[p]) + S.extra[c]
-    if add != 0.0:
-        delay += add
-    if nbytes != 0:
-        t = now
-        bw = P.c_bw[c]
-        if bw > 0.0:
-            t = serialise(S, R, c, direction, t, nbytes, bw)
-        nc = P.c_bw.shape[0]
-        for i in range(P.c_nlinks[c]):
-            li = P.c_links[c, i]
-            t = serialise(S, R, nc + li, direction, t, nbytes, P.l_bw[li])
-        delay += t - now
-    if S.loss[c] > 0:
-        delay = lose(V, R, P.str_loss[c], S.loss[c], P.c_recov[c], delay, S.slotf[s, K_DEADLINE] - now)
-    S.slot[s, K_EPOCH] = S.epoch[c]
-    timeout(S, V, delay, EV_LEG, tag(S, s))  # past the deadline, the abort comes first
-
-
-@hot
-def repl_trip(P, S, V, R, s, first):
-    """One way over the replication link (the forward trip carries the data)."""
-    now = V.clock[0]
-    delay = value(V, P.str_repl) + S.sf[F_REPL_EXTRA]
-    if first:
-        a = P.p_array[S.slot[s, K_PATH]]
-        d = 0 if a == P.r_a0 else 1
-        bw = P.r_bw
-        if bw > 0.0:
-            delay += serialise(S, R, S.wire_free.shape[0] - 1, d, now, V.s_size[s], bw) - now
-    if S.sf[F_REPL_LOSS] > 0:
-        delay = lose(V, R, P.str_loss[P.str_loss.shape[0] - 1], S.sf[F_REPL_LOSS], P.r_recov, delay, np.inf)
-    return delay
-
-
-# -- array slots (simpy.Resource: a request joins a FIFO and only the head is examined on each trigger) --
-@hot
-def trigger_put(S, a, conc):
-    head = S.aq_head[a]
-    if head < S.aq_tail[a] and S.users[a] < conc:
-        i = head & (S.aq_slot.shape[1] - 1)
-        slot = S.aq_slot[a, i]
-        mirror = S.aq_mirror[a, i]
-        S.aq_head[a] = head + 1
-        S.users[a] += 1
-        if mirror:
-            S.slot[slot, K_MSUB] = MS_GRANTED
-            push_normal(S, EV_GRANT_MIRROR, tag(S, slot))
-        else:
-            S.slot[slot, K_ASUB] = A_GRANTED
-            push_normal(S, EV_GRANT_MAIN, tag(S, slot))
-
-
-@hot
-def request(P, S, a, s, mirror):
-    tail = S.aq_tail[a]
-    i = tail & (S.aq_slot.shape[1] - 1)
-    S.aq_slot[a, i] = s
-    S.aq_mirror[a, i] = mirror
-    S.aq_tail[a] = tail + 1
-    if mirror:
-        S.slot[s, K_MSUB] = MS_QUEUED
-    else:
-        S.slot[s, K_ASUB] = A_QUEUED
-    trigger_put(S, a, P.a_conc[a])
-
-
-@jit
-def withdraw(P, S, a, s, mirror, granted):
-    """An aborted request leaves array ``a`` (simpy's Request.__exit__: cancel, then release).
-
-    Still queued, it leaves the FIFO; granted, it gives its slot back. Either way SimPy
-    creates a Release event, which grants the next in line when it is processed.
-    """
-    if granted:
-        release(P, S, a)
-        return
-    mask = S.aq_slot.shape[1] - 1
-    tail = S.aq_tail[a]
-    i = S.aq_head[a]
-    while i < tail and not (S.aq_slot[a, i & mask] == s and S.aq_mirror[a, i & mask] == mirror):
-        i += 1
-    for j in range(i, tail - 1):  # close the gap, keeping the order
-        S.aq_slot[a, j & mask] = S.aq_slot[a, (j + 1) & mask]
-        S.aq_mirror[a, j & mask] = S.aq_mirror[a, (j + 1) & mask]
-    if i < tail:
-        S.aq_tail[a] = tail - 1
-    S.users[a] += 1  # release() takes one back: a queued request held none
-    release(P, S, a)
-
-
-@hot
-def release(P, S, a):
-    S.users[a] -= 1
-    if P.a_conc[a] >= S.slot.shape[0]:
-        # No request can ever wait here (a job slot holds at most one grant per array,
-        # so users < slots <= concurrency): the release event would grant no one. Its
-        # id is still taken, so every later event keeps the id SimPy gives it.
-        S.si[I_EID] += 1
-    else:
-        push_normal(S, EV_RELEASE, a)
-
-
-@hot
-def next_in_line(S, V):
-    """True when an event pushed on the normal FIFO now would be the next one processed."""
-    si = S.si
-    return si[I_UF_HEAD] == si[I_UF_TAIL] and si[I_NF_HEAD] == si[I_NF_TAIL] and not heap_due_now(S, V.clock[0])
-
-
-@hot
-def grant_in_line(P, S, V, a):
-    """A request for ``a`` granted at once, its grant event next in line: take the slot and the event's id."""
-    if S.aq_head[a] == S.aq_tail[a] and S.users[a] < P.a_conc[a] and next_in_line(S, V):
-        S.users[a] += 1
-        S.si[I_EID] += 1
-        return True
-    return False
-
-
-@hot
-def start_service(P, S, V, a, op, s):
-    """EV_GRANT_MAIN's handler: the array serves the I/O."""
-    S.slot[s, K_ASUB] = A_SERVING
-    timeout(S, V, value(V, P.str_svc[a, op]) + P.a_perkib[a] * V.s_size[s] / 1024.0, EV_SVC_MAIN, tag(S, s))
-
-
-@hot
-def start_mirror_service(P, S, V, peer, s):
-    """The peer array stores the mirror copy."""
-    S.slot[s, K_MSUB] = MS_SERVING
-    timeout(S, V, value(V, P.str_svc[peer, 1]) + P.a_perkib[peer] * V.s_size[s] / 1024.0, EV_M_SVC, tag(S, s))
-
-
-@hot
-def send_mirror(P, S, V, R, s):
-    """The mirror process's first step: the forward trip over the replication link."""
-    S.slot[s, K_MSUB] = MS_FWD
-    timeout(S, V, repl_trip(P, S, V, R, s, True), EV_M_FWD, tag(S, s))
-
-
+# -- the I/O -----------------------------------------------------------------------------------------
 @hot
 def mirror_end(P, S, V, R, s):
     """EV_M_END's handler: the mirror process has returned."""
@@ -343,50 +141,6 @@ def mirror_end(P, S, V, R, s):
         status_leg(P, S, V, R, s)
 
 
-# -- waiting for the host to see a path change --------------------------------------------------
-@jit
-def start_wait(P, S, V, s, limit):
-    """reference.wait_for_change: join the waiters; a timer ends the wait after ``limit`` (inf: none)."""
-    S.slot[s, K_WAITID] += 1
-    S.slot[s, K_WOKEN] = 0
-    mask = S.wt_slot.shape[0] - 1
-    if S.si[I_WT_TAIL] - S.si[I_WT_HEAD] > mask:  # full: drop entries already woken (they are skipped anyway)
-        n = 0
-        for i in range(S.si[I_WT_HEAD], S.si[I_WT_TAIL]):
-            w = S.wt_slot[i & mask]
-            if S.slot[w, K_WAITID] == S.wt_id[i & mask] and S.slot[w, K_WOKEN] == 0:
-                S.tmp_wt[n] = i & mask
-                n += 1
-        head = S.si[I_WT_HEAD]
-        for k in range(n):  # compact in order, in place (targets never pass their sources)
-            j = S.tmp_wt[k]
-            S.wt_slot[(head + k) & mask] = S.wt_slot[j]
-            S.wt_id[(head + k) & mask] = S.wt_id[j]
-        S.si[I_WT_TAIL] = head + n
-    tail = S.si[I_WT_TAIL]
-    S.wt_slot[tail & mask] = s
-    S.wt_id[tail & mask] = S.slot[s, K_WAITID]
-    S.si[I_WT_TAIL] = tail + 1
-    if limit < np.inf:
-        if S.si[I_HEAPN] >= S.h_time.shape[0] >> 1:  # build.py sizes the heap: live timers fit in half
-            heap_drop_stale_timers(S)
-        n_slots = S.slot.shape[0]
-        timeout(S, V, limit, EV_APD_TIMER, s + n_slots * S.slot[s, K_WAITID])
-
-
-@jit
-def wake_waiters(S):
-    mask = S.wt_slot.shape[0] - 1
-    for i in range(S.si[I_WT_HEAD], S.si[I_WT_TAIL]):
-        w = S.wt_slot[i & mask]
-        if S.slot[w, K_WAITID] == S.wt_id[i & mask] and S.slot[w, K_WOKEN] == 0:
-            S.slot[w, K_WOKEN] = 1
-            S.slot[w, K_WAKEVAL] = 1
-            push_normal(S, EV_WAKE, w)
-    S.si[I_WT_HEAD] = S.si[I_WT_TAIL]
-
-
-# -- the I/O -----------------------------------------------------------------------------------------
 @hot
 def begin_attempt(P, S, V, R, s):
     """The top of io_life's loop: ask the policy, then (NVMe-oF: with a tag of the path's controller) send the first
@@ -404,50 +158,12 @@ def begin_attempt(P, S, V, R, s):
 
 
 @hot
-def tag_get(P, S, V, R, s, p, d):
-    """reference.nvme_tag: the path's controller gives the I/O a tag (True), or it waits for one there, in order."""
-    c = V.p_ctrl[p]
-    if c < 0 or P.c_tags[c] <= 0:
-        return True
-    if S.tg_act[c] < P.c_tags[c]:
-        S.tg_act[c] += 1
-        S.slot[s, K_TAGC] = c + 1
-        return True
-    t = S.tg_tail[c]
-    S.tg_slot[c, t & (S.tg_slot.shape[1] - 1)] = s
-    S.tg_tail[c] = t + 1
-    S.slot[s, K_STAGE] = ST_TAG
-    S.slot[s, K_PATH] = p
-    S.slotf[s, K_STARTED] = V.clock[0]  # when it asked (the attempt's start overwrites it)
-    rec_dev(R, V.clock[0], d, -1, 1)
-    return False
-
-
-@hot
 def tag_got(P, S, V, R, s):
     """EV_TAG: the tag handed over; the wait adds to the I/O's host queueing, and the attempt goes out."""
     p = S.slot[s, K_PATH]
     S.slotf[s, K_TAGW] += V.clock[0] - S.slotf[s, K_STARTED]
     S.slot[s, K_TAGC] = V.p_ctrl[p] + 1
     send_attempt(P, S, V, R, s, P.j_dev[S.slot[s, K_JOB]], V.p_local[p], p)
-
-
-@hot
-def tag_release(S, V, R, P, s):
-    """reference.tag_release: the attempt ended; its tag goes to the first waiting (EV_TAG), if any."""
-    c1 = S.slot[s, K_TAGC]
-    if c1 == 0:
-        return
-    S.slot[s, K_TAGC] = 0
-    c = c1 - 1
-    head = S.tg_head[c]
-    if head < S.tg_tail[c]:
-        w = S.tg_slot[c, head & (S.tg_slot.shape[1] - 1)]
-        S.tg_head[c] = head + 1
-        rec_dev(R, V.clock[0], P.j_dev[S.slot[w, K_JOB]], 1, -1)
-        push_normal(S, EV_TAG, w)
-    else:
-        S.tg_act[c] -= 1
 
 
 @hot
@@ -556,92 +272,6 @@ def adapter_admit(P, S, V, R, s, d):
         S.ad_tail[h] = t + 1
         S.slot[s, K_STAGE] = ST_ADAPTER
         rec_dev(R, V.clock[0], d, -1, 1)
-
-
-@hot
-def adapter_release(P, S, V, R, d):
-    """reference.adapter_release: the I/O's place in its host's adapter goes to the first waiting (EV_ADAPT), if any."""
-    h = P.d_host[d]
-    if P.hp_aqd[h] <= 0:
-        return
-    head = S.ad_head[h]
-    if head < S.ad_tail[h]:
-        w = S.ad_slot[h, head & (S.ad_slot.shape[1] - 1)]
-        S.ad_head[h] = head + 1
-        rec_dev(R, V.clock[0], P.j_dev[S.slot[w, K_JOB]], 1, -1)
-        push_normal(S, EV_ADAPT, w)
-    else:
-        S.ad_act[h] -= 1
-
-
-@hot
-def dev_release(S, V, R, d):
-    """reference.release: an I/O is done on device ``d``; its slot goes to the first waiting (EV_ADMIT), if any."""
-    now = V.clock[0]
-    h = S.dq_head[d]
-    if h < S.dq_tail[d] and S.dq_act[d] <= S.dq_len[d]:
-        w = S.dq_slot[d, h & (S.dq_slot.shape[1] - 1)]
-        S.dq_head[d] = h + 1
-        rec_dev(R, now, d, 0, -1)
-        push_normal(S, EV_ADMIT, w)
-    else:
-        S.dq_act[d] -= 1
-        rec_dev(R, now, d, -1, 0)
-    while S.dq_head[d] < S.dq_tail[d] and S.dq_act[d] < S.dq_len[d]:  # a DQLEN grown back by throttling has room
-        h = S.dq_head[d]
-        w = S.dq_slot[d, h & (S.dq_slot.shape[1] - 1)]
-        S.dq_head[d] = h + 1
-        S.dq_act[d] += 1
-        rec_dev(R, now, d, 1, -1)
-        push_normal(S, EV_ADMIT, w)
-
-
-@jit
-def throttle(P, S, V, R, d, qfull):
-    """reference.throttle: ESXi's adaptive queue depth (QFullSampleSize QUEUE FULLs halve DQLEN, QFullThreshold good
-    statuses grow it by one)."""
-    h = P.d_host[d]
-    if P.hp_qfs[h] <= 0:
-        return
-    if qfull:
-        S.dq_qf[d] += 1
-        if S.dq_qf[d] >= P.hp_qfs[h]:
-            S.dq_qf[d] = 0
-            S.dq_good[d] = 0
-            if S.dq_len[d] > 1:
-                S.dq_len[d] = S.dq_len[d] // 2
-                rec_dqlen(R, V.clock[0], d, S.dq_len[d])
-    elif S.dq_len[d] < P.d_qd[d]:
-        S.dq_good[d] += 1
-        if S.dq_good[d] >= P.hp_qft[h]:
-            S.dq_good[d] = 0
-            S.dq_len[d] += 1
-            rec_dqlen(R, V.clock[0], d, S.dq_len[d])
-
-
-# -- the arrays' target ports --------------------------------------------------------------------------------
-@hot
-def port_accept(P, S, V, R, s, p):
-    """reference.accept: the port takes the command (True), or answers QUEUE FULL: a status frame back (False)."""
-    t = P.p_port[p]
-    if t < 0:
-        return True
-    if S.t_busy[t] >= P.t_qd[t]:
-        S.slot[s, K_STAGE] = ST_QFULL
-        leg(P, S, V, R, s, p, 1, 0)
-        return False
-    S.t_busy[t] += 1
-    S.slot[s, K_TPORT] = t + 1
-    return True
-
-
-@hot
-def port_done(S, s):
-    """reference.port_done: the array sent the command's last frame, or the attempt ended."""
-    t = S.slot[s, K_TPORT]
-    if t != 0:
-        S.t_busy[t - 1] -= 1
-        S.slot[s, K_TPORT] = 0
 
 
 @jit

@@ -23,26 +23,15 @@ from .io_life import (
     abort,
     abort_mirror,
     adapter_admit,
-    adapter_release,
     arrival,
     begin_attempt,
-    dev_release,
-    grant_in_line,
     mirror_end,
     new_io,
-    next_in_line,
     next_io,
     on_deadline,
     on_leg,
     on_service_done,
-    release,
-    repl_trip,
-    request,
-    start_mirror_service,
-    start_service,
     tag_got,
-    trigger_put,
-    value,
 )
 from .layout import (
     BUFFERS_FULL,
@@ -102,6 +91,18 @@ from .layout import (
     state_at,
 )
 from .scheduler import KIND_BITS, KIND_MASK, heap_settle, push_normal, timeout
+from .waits import (
+    adapter_release,
+    dev_release,
+    grant_in_line,
+    next_in_line,
+    release,
+    request,
+    start_mirror_service,
+    start_service,
+    trigger_put,
+)
+from .wire import repl_trip, value
 
 
 @entry

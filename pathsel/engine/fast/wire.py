@@ -1,0 +1,118 @@
+"""Frames on the wire in the fast engine: reference.py's ``leg``, ``lose`` and the replication link's trip.
+
+A frame queues for each wire it crosses (one FIFO per direction), is
+serialised at the wire's bandwidth, propagates, and may be lost and resent
+after the link's recovery time. Here too are the two helpers every step of
+the engine uses: :func:`tag` (an attempt's event argument) and :func:`value`
+(the next draw of a random stream).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...jit import hot, jit
+from ...policies.kernel import draw
+from ..recorder import (
+    C_FRAMES_LOST,
+)
+from .layout import (
+    EV_LEG,
+    F_REPL_EXTRA,
+    F_REPL_LOSS,
+    K_DEADLINE,
+    K_EPOCH,
+    K_GEN,
+    K_PATH,
+    MAX_RESENDS,
+    TAG_SHIFT,
+)
+from .scheduler import (
+    timeout,
+)
+
+
+@hot
+def tag(S, s):
+    """An attempt's event argument: its slot and the slot's abort count."""
+    return s | (S.slot[s, K_GEN] << TAG_SHIFT)
+
+
+@hot
+def value(V, stream):
+    """The next value of a random stream (a row of pre-drawn values)."""
+    return draw(V.rnd, V.rq, V.flags, stream)
+
+
+
+# -- the wire --------------------------------------------------------------------------------------
+@hot
+def serialise(S, R, w, direction, t, nbytes, bw):
+    """Queue a frame for wire ``w`` (FIFO per direction) from ``t``; returns when it is across."""
+    start = max(t, S.wire_free[w, direction])
+    busy = nbytes / bw
+    done = start + busy
+    S.wire_free[w, direction] = done
+    R.wire_busy[w, direction] += busy
+    R.wire_wait[w, direction] += start - t
+    R.wire_frames[w, direction] += 1
+    return done
+
+
+@jit
+def lose(V, R, stream, ppm, recovery, delay, limit):
+    """reference.lose: every lost copy of a frame is resent after ``recovery``."""
+    p = ppm * 1e-6
+    n = 0
+    while n < MAX_RESENDS:
+        if not value(V, stream) < p:
+            break
+        delay += recovery
+        n += 1
+        if delay > limit:
+            break
+    R.rc[C_FRAMES_LOST] += n
+    return delay
+
+
+@hot
+def leg(P, S, V, R, s, p, direction, nbytes, add=0.0):
+    """One frame over path ``p``: queue for each wire, serialise, propagate, maybe be lost and resent.
+
+    ``add``: host seconds added before the frame leaves (the NUMA hop of an attempt's first frame)."""
+    now = V.clock[0]
+    c = V.p_ctrl[p]
+    delay = value(V, P.p_str[p]) + S.extra[c]
+    if add != 0.0:
+        delay += add
+    if nbytes != 0:
+        t = now
+        bw = P.c_bw[c]
+        if bw > 0.0:
+            t = serialise(S, R, c, direction, t, nbytes, bw)
+        nc = P.c_bw.shape[0]
+        for i in range(P.c_nlinks[c]):
+            li = P.c_links[c, i]
+            t = serialise(S, R, nc + li, direction, t, nbytes, P.l_bw[li])
+        delay += t - now
+    if S.loss[c] > 0:
+        delay = lose(V, R, P.str_loss[c], S.loss[c], P.c_recov[c], delay, S.slotf[s, K_DEADLINE] - now)
+    S.slot[s, K_EPOCH] = S.epoch[c]
+    timeout(S, V, delay, EV_LEG, tag(S, s))  # past the deadline, the abort comes first
+
+
+@hot
+def repl_trip(P, S, V, R, s, first):
+    """One way over the replication link (the forward trip carries the data)."""
+    now = V.clock[0]
+    delay = value(V, P.str_repl) + S.sf[F_REPL_EXTRA]
+    if first:
+        a = P.p_array[S.slot[s, K_PATH]]
+        d = 0 if a == P.r_a0 else 1
+        bw = P.r_bw
+        if bw > 0.0:
+            delay += serialise(S, R, S.wire_free.shape[0] - 1, d, now, V.s_size[s], bw) - now
+    if S.sf[F_REPL_LOSS] > 0:
+        delay = lose(V, R, P.str_loss[P.str_loss.shape[0] - 1], S.sf[F_REPL_LOSS], P.r_recov, delay, np.inf)
+    return delay
+

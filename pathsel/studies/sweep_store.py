@@ -1,0 +1,166 @@
+"""A sweep's results table: typed columns in plan order, saved as runs finish and read back to resume.
+
+:class:`ResultsStore` appends rows to a CSV file (one write per flush: a kill
+leaves at most one cut line, trimmed on resume) or writes Parquet part files
+merged at the end; :func:`typed_table` gives every column one order and one
+dtype whatever the rows came from, and :func:`in_plan_order` sorts rows as
+the plan lists them.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import ScenarioError
+from ..scenario.overrides import format_value
+from .sweep_plan import SweepPlan
+from .table import INT_METRICS, METRIC_COLUMNS
+
+__all__ = ["ResultsStore", "typed_table", "in_plan_order"]
+
+
+def typed_table(df: pd.DataFrame, plan: SweepPlan) -> pd.DataFrame:
+    """The table's columns in one order and one dtype each, whether rows come from memory, CSV or Parquet."""
+    df = df.reindex(columns=plan.columns)
+    for c in plan.columns:
+        if c in plan.dtypes:
+            kind = plan.dtypes[c]
+        elif c in ("replication", "seed") or c in INT_METRICS:
+            kind = "int64"
+        elif c in METRIC_COLUMNS:
+            kind = "float64"
+        else:
+            kind = "str"
+        if kind == "str":
+            col = df[c].map(lambda v: v if isinstance(v, str) or (isinstance(v, float) and math.isnan(v)) or v is None else format_value(v))
+            df[c] = col.astype("str")
+        else:
+            df[c] = pd.to_numeric(df[c]).astype(kind)
+    return df
+
+
+def in_plan_order(df: pd.DataFrame, plan: SweepPlan) -> pd.DataFrame:
+    point_index = {(p.scenario, p.text): p.index for p in plan.points}
+    order = pd.DataFrame(
+        {
+            "p": [point_index[k] for k in zip(df.scenario, df.point)],
+            "r": df.replication.to_numpy(),
+            "q": [plan.policy_order[(s, t)][lab] for s, t, lab in zip(df.scenario, df.point, df.policy)],
+        }
+    )
+    idx = order.sort_values(["p", "r", "q"], kind="stable").index
+    return df.iloc[idx].reset_index(drop=True)
+
+
+class ResultsStore:
+    """Results on disk: a CSV appended run by run, or Parquet part files merged at the end."""
+
+    def __init__(self, path: Path, plan: SweepPlan) -> None:
+        self.path = path
+        self.plan = plan
+        self.csv = path.suffix.lower() == ".csv"
+        if not self.csv and path.suffix.lower() != ".parquet":
+            raise ScenarioError(str(path), "", "results go to a .parquet or .csv file")
+        self.parts = path.with_name(path.name + ".parts")
+        self.buffer: list[dict[str, Any]] = []
+        self.last_flush = time.monotonic()
+
+    def existing(self) -> pd.DataFrame:
+        frames = []
+        try:
+            if self.csv and self.path.exists():
+                self._trim_partial_line()
+                if self.path.stat().st_size:
+                    df = pd.read_csv(self.path, keep_default_na=False, na_values=[""])
+                    if list(df.columns) != self.plan.columns:
+                        raise ScenarioError(str(self.path), "", "holds a different sweep (other columns): use another --out, or delete it")
+                    frames.append(df)
+            elif not self.csv:
+                if self.path.exists():
+                    frames.append(pd.read_parquet(self.path))
+                if self.parts.is_dir():
+                    frames.extend(pd.read_parquet(p) for p in sorted(self.parts.glob("part-*.parquet")))
+        except ScenarioError:
+            raise
+        except Exception as e:  # unreadable: say so in one line rather than guess
+            raise ScenarioError(str(self.path), "", f"cannot read the results already there: {e}") from None
+        if not frames:
+            return typed_table(pd.DataFrame(columns=self.plan.columns), self.plan)
+        df = pd.concat(frames, ignore_index=True)
+        if list(df.columns) != self.plan.columns:
+            raise ScenarioError(str(self.path), "", "holds a different sweep (other columns): use another --out, or delete it")
+        return typed_table(df, self.plan)
+
+    def _trim_partial_line(self) -> None:
+        # A run killed mid-append leaves a line without its newline: drop it, that run is run again.
+        with open(self.path, "rb+") as f:
+            data = f.read()
+            if data and not data.endswith(b"\n"):
+                f.truncate(data.rfind(b"\n") + 1)
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        self.buffer.extend(rows)
+        # Every second or two rather than every run: typing the rows costs the parent ~15 ms a write, which
+        # would cap short runs; an interruption flushes first, so only a kill loses up to that much.
+        if time.monotonic() - self.last_flush >= (1.0 if self.csv else 2.0):
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        df = typed_table(pd.DataFrame(self.buffer), self.plan)
+        if self.csv:
+            header = not self.path.exists() or self.path.stat().st_size == 0
+            text = df.to_csv(index=False, header=header, lineterminator="\n")
+            with open(self.path, "a", encoding="utf-8", newline="") as f:
+                f.write(text)  # one write: a killed process leaves at most one cut line (trimmed on resume)
+        else:
+            self.parts.mkdir(parents=True, exist_ok=True)
+            final = self.parts / f"part-{self._next_part():06d}.parquet"
+            tmp = final.with_suffix(".tmp")
+            df.to_parquet(tmp, index=False)
+            os.replace(tmp, final)  # a part is whole or absent
+        self.buffer = []
+        self.last_flush = time.monotonic()
+
+    def _next_part(self) -> int:
+        numbers = [int(p.stem.split("-")[1]) for p in self.parts.glob("part-*.parquet")]
+        return max(numbers, default=-1) + 1
+
+    def rewrite(self, df: pd.DataFrame) -> None:
+        """Replace what is saved by ``df`` (atomically: a file is renamed over the old one)."""
+        if self.csv:
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            df.to_csv(tmp, index=False, lineterminator="\n")
+            os.replace(tmp, self.path)
+            return
+        self.parts.mkdir(parents=True, exist_ok=True)
+        old = sorted(self.parts.glob("part-*.parquet"))
+        tmp = self.parts / "rewrite.tmp"
+        df.to_parquet(tmp, index=False)
+        final = self.parts / f"part-{self._next_part():06d}.parquet"
+        os.replace(tmp, final)
+        for p in old:
+            p.unlink()
+        if self.path.exists():
+            self.path.unlink()
+
+    def finish(self) -> pd.DataFrame:
+        self.flush()
+        df = in_plan_order(self.existing(), self.plan)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        if self.csv:
+            df.to_csv(tmp, index=False, lineterminator="\n")
+        else:
+            df.to_parquet(tmp, index=False)
+        os.replace(tmp, self.path)
+        if not self.csv:
+            shutil.rmtree(self.parts, ignore_errors=True)
+        return df
