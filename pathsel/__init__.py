@@ -5,6 +5,10 @@
     >>> result.summary()                                                            # doctest: +SKIP
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from . import examples
 from .api import simulate, simulate_seeds
 from .errors import ScenarioError
@@ -16,6 +20,9 @@ from .studies.calibrate import calibrate
 from .studies.sweep import SweepResult, sweep
 from .systems import emit, import_outputs
 from .version import __version__
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 __all__ = [
     "simulate",
@@ -45,7 +52,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> ModuleType:
     """``pathsel.plots`` and ``pathsel.report`` load plotly only when first used."""
     if name in ("plots", "report"):
         import importlib

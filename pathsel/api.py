@@ -52,7 +52,7 @@ def with_policies(scenario: Scenario, policies: Iterable[Any] | None) -> Scenari
     specs = [p for p in policies if isinstance(p, str)]
     if len(specs) == len(policies):
         return scenario.with_policies(specs)
-    runs = []
+    runs: list[RunSpec] = []
     for p in policies:
         if isinstance(p, str):
             runs.extend(scenario.with_policies([p]).runs)

@@ -13,8 +13,9 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .api import resolve_scenario, simulate
 from .cli_site import add_emit_options, add_site_commands, emit_recommended, emit_simulate, presets_text
@@ -25,11 +26,20 @@ from .scenario.schema import ScenarioModel
 from .units import parse_seconds
 from .version import __version__
 
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+    from distributed import Client
+
+    from .scenario import Scenario
+    from .studies.sweep import SweepResult
+    from .studies.validate import Case
+
 __all__ = ["main"]
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, status 2, as for scenario errors
+    def error(self, message: str) -> NoReturn:  # one line, status 2, as for scenario errors
         self.exit(2, f"pathsel: error: command line: {message}\n")
 
 
@@ -94,14 +104,14 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _json(doc) -> str:
+def _json(doc: Any) -> str:
     """Strict JSON (RFC 8259): infinities and NaN, which JSON has no word for, are null."""
     from .results.result import jsonable
 
     return json.dumps(jsonable(doc), indent=2, allow_nan=False, default=str)
 
 
-def _scenario(args: argparse.Namespace):
+def _scenario(args: argparse.Namespace) -> tuple[Scenario, Case | None]:
     """The scenario FILE holds (a validation case's too), with --policy's policies; and the case, if it is one."""
     from .studies.validate import case_of
 
@@ -112,7 +122,7 @@ def _scenario(args: argparse.Namespace):
     return scenario, case
 
 
-def _engine(scenario, engine: str) -> str:
+def _engine(scenario: Scenario, engine: str) -> str:
     """auto takes the reference engine, without a warning, for a validation case's random split (a Python policy)."""
     python = [r.label for r in scenario.runs if not supports(r.policy)]
     if not python:
@@ -124,7 +134,7 @@ def _engine(scenario, engine: str) -> str:
     return "reference"
 
 
-def _notice(args: argparse.Namespace):
+def _notice(args: argparse.Namespace) -> Callable[[str], None] | None:
     """One line on stderr when the fast engine compiles first (none with -q)."""
     if getattr(args, "quiet", False):
         return None
@@ -196,7 +206,7 @@ def _cmd_policies(args: argparse.Namespace) -> int:
     for d in POLICY_DEFS.values():
         print(f"{d.name:{width}s}  {d.summary}")
         for p in d.params:
-            rng = f" [{_num(p.low)}..{_num(p.high)}]" if p.low is not None else (f" [{'|'.join(p.choices)}]" if p.choices else "")
+            rng = f" [{_num(p.low)}..{_num(p.high)}]" if p.low is not None and p.high is not None else (f" [{'|'.join(p.choices)}]" if p.choices else "")
             print(f"{'':{width + 2}s}{p.name}={p.default}{rng}  {p.doc}")
     return 0
 
@@ -245,14 +255,14 @@ def _cmd_example(args: argparse.Namespace) -> int:
             True: "Validation cases (pathsel validate runs them all):",
         }
         shown = None
-        for name in every:
-            kind = name.startswith("validation/")
+        for example in every:
+            kind = example.startswith("validation/")
             if kind != shown:
                 print(heads[kind])
                 shown = kind
-            print(f"  {name:{width}s}  {examples.title(name)}")
+            print(f"  {example:{width}s}  {examples.title(example)}")
         return 0
-    name = None
+    name: str | None = None
     if args.name is not None:
         name = examples._name(args.name)
         examples.path(args.name, _source="command line", _place="example ", _hint="`pathsel example` lists them")
@@ -260,6 +270,7 @@ def _cmd_example(args: argparse.Namespace) -> int:
         for f in examples.copy(name, args.output):
             print(f"pathsel: wrote {f}")
         return 0
+    assert name is not None  # no NAME is given only with -o (the branch above)
     sys.stdout.write(examples.text(name))
     home = examples.path(name).parent
     reads = [os.path.relpath(f, home) for f in examples.files(name)[1:]]
@@ -299,7 +310,7 @@ def _cmd_top(args: argparse.Namespace) -> int:
                    duration=args.duration, seed=args.seed)
 
 
-def _summary_text(res) -> str:
+def _summary_text(res: SweepResult) -> str:
     """The sweep's summary as a person reads it: per scenario, point and policy, mean ± 95 % CI."""
     import math
 
@@ -310,16 +321,16 @@ def _summary_text(res) -> str:
         return ""
     show = {"iops": ("IOPS", 1.0, "{:,.0f}"), "p99_us": ("p99 (ms)", 1e-3, "{:,.3f}"), "convergence_s": ("convergence (s)", 1.0, "{:,.2f}")}
     keys = ["scenario", "point", "policy"]
-    rows: dict[tuple, dict[str, str]] = {}
+    rows: dict[tuple[Any, ...], dict[str, str]] = {}
     for r in s[s.metric.isin(list(show))].itertuples(index=False):
         name, scale, fmt = show[r.metric]
         half = "" if not math.isfinite(r.ci95) else " ± " + fmt.format(r.ci95 * scale)
         rows.setdefault(tuple(getattr(r, k) for k in keys), {})[name] = fmt.format(r.mean * scale) + half
     table = pd.DataFrame([{**dict(zip(keys, k)), **v} for k, v in rows.items()]).fillna("")
-    return table.to_string(index=False) + "\n"
+    return str(table.to_string(index=False)) + "\n"
 
 
-def _dask_executor(address: str):
+def _dask_executor(address: str) -> tuple[Client, Executor]:
     try:
         from distributed import Client
     except ImportError:  # pragma: no cover - a dependency
@@ -334,13 +345,13 @@ def _dask_executor(address: str):
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .studies.sweep import parse_param, sweep
 
-    params: dict[str, list] = {}
+    params: dict[str, list[Any]] = {}
     for text in args.param or []:
         name, values = parse_param(text)
         if name in params:
             raise ScenarioError("command line", f"--param {name}", "is given twice: list all its values in one --param")
         params[name] = values
-    executor = "serial" if args.serial else None
+    executor: Executor | str | None = "serial" if args.serial else None
     client = None
     if args.dask:
         client, executor = _dask_executor(args.dask)
@@ -414,7 +425,7 @@ def _cmd_league(args: argparse.Namespace) -> int:
                 files = library_files(folder)
             else:
                 files = [f for name in args.files for f in (library_files(name) if Path(name).is_dir() else [Path(name)])] or None
-            executor = "serial" if args.serial else None
+            executor: Executor | str | None = "serial" if args.serial else None
             if args.dask:
                 client, executor = _dask_executor(args.dask)
             try:
@@ -612,7 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(_join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     try:
-        return args.func(args)
+        return int(args.func(args))
     except ScenarioError as e:
         for line in e.lines():  # every problem of the file, one located line each
             print(f"pathsel: error: {line}", file=sys.stderr)

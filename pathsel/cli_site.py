@@ -11,11 +11,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .errors import ScenarioError
 from .policies.presets import PRESETS
 from .systems import EMIT_KINDS, IMPORT_KINDS, emit, import_outputs
+
+if TYPE_CHECKING:
+    from .scenario import Scenario
+    from .studies.recommend import Recommendation
 
 __all__ = ["add_site_commands", "add_emit_options", "emit_simulate", "emit_recommended", "presets_text"]
 
@@ -37,7 +43,7 @@ def _emit(spec: str, args: argparse.Namespace, header: str) -> int:
     return 0
 
 
-def emit_simulate(args: argparse.Namespace, scenario) -> int:
+def emit_simulate(args: argparse.Namespace, scenario: Scenario) -> int:
     """``pathsel simulate --emit KIND``: the one policy chosen (``--policy``, or the scenario's only one), not run."""
     runs = scenario.runs
     if len(runs) != 1:
@@ -49,7 +55,7 @@ def emit_simulate(args: argparse.Namespace, scenario) -> int:
     return _emit(run.policy.text, args, f"# pathsel simulate --emit {args.emit}: {run.label}\n")
 
 
-def emit_recommended(args: argparse.Namespace, rec) -> int:
+def emit_recommended(args: argparse.Namespace, rec: Recommendation) -> int:
     """``pathsel recommend --emit KIND``: the first metric's recommended setting."""
     metric, m = next(iter(rec.metrics.items()))
     others = {k: v.spec for k, v in rec.metrics.items() if v.spec != m.spec}
@@ -140,7 +146,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_site_commands(sub, duration, seed, positive_int) -> None:
+def add_site_commands(sub: argparse._SubParsersAction[Any], duration: Callable[[str], float],
+                      seed: Callable[[str], int], positive_int: Callable[[str], int]) -> None:
     """``import``, ``calibrate`` and ``presets``; the type checkers are the CLI's own (passed in: no private import)."""
     imp = sub.add_parser("import", help="a scenario skeleton from a host's multipath listings (esxcli, multipath -ll, nvme list-subsys, mpclaim)")
     imp.add_argument("kind", choices=list(IMPORT_KINDS), metavar="KIND",

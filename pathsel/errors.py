@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 __all__ = ["ScenarioError", "closest", "check_writable"]
@@ -44,7 +44,7 @@ class ScenarioError(ValueError):
         """``file: place: problem``, one per problem (a problem quoting a huge value is cut to a readable line)."""
         return [_cut(f"{self.source}: {place}: {problem}" if place else f"{self.source}: {problem}") for place, problem in self.problems]
 
-    def __reduce__(self):  # pickled across processes (sweeps): rebuild from the parts, not the message
+    def __reduce__(self) -> tuple[Callable[..., ScenarioError], tuple[str, tuple[tuple[str, str], ...]]]:  # pickled across processes (sweeps): rebuild from the parts, not the message
         return (_rebuild, (self.source, self.problems))
 
 

@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .data import EXAMPLES
 from .errors import ScenarioError, closest
+
+if TYPE_CHECKING:
+    from .scenario import Scenario
 
 __all__ = ["names", "path", "text", "title", "files", "load", "copy"]
 
@@ -71,7 +74,7 @@ def title(name: str) -> str:
     """A line saying what example ``name`` is: its scenario's ``name`` (a validation case: its ``case``)."""
     data = _toml(path(name))
     if isinstance(data.get("name"), str):
-        return data["name"]
+        return str(data["name"])
     meta = data.get("validation")
     return str(meta.get("case", "")) if isinstance(meta, dict) else ""
 
@@ -111,7 +114,7 @@ def files(name: str) -> list[Path]:
     return out
 
 
-def load(name: str):
+def load(name: str) -> Scenario:
     """Example ``name`` as a :class:`~pathsel.Scenario`; a validation case gives the scenario it runs."""
     from .scenario.load import load_scenario
     from .studies.validate import case_of

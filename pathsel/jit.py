@@ -30,7 +30,7 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numba as nb
 import numpy as np
@@ -408,6 +408,10 @@ class Packed:
         self._layout = layout
         self._buf = buf
         self.__dict__.update(values)
+
+    if TYPE_CHECKING:  # the layout's fields, set in __init__ from ``values``
+
+        def __getattr__(self, name: str) -> Any: ...
 
     @property
     def address(self) -> int:

@@ -107,7 +107,7 @@ class LogHistogram:
         i = int(np.searchsorted(np.cumsum(self.counts), rank))
         values = _BIN_VALUES[self.sub_bits]
         value = values[min(i, len(values) - 1)] / 1e9
-        return min(max(value, self.lo), self.hi)
+        return float(min(max(value, self.lo), self.hi))
 
     def summary_us(self) -> dict[str, float]:
         """mean, p50, p99, p99.9 and max in microseconds (the JSON contract's keys); NaN with no samples
@@ -135,22 +135,22 @@ class RunMetrics:
     by_op: dict[str, LogHistogram] = field(default_factory=lambda: {"read": LogHistogram(), "write": LogHistogram()})
     bytes_by_op: dict[str, int] = field(default_factory=lambda: {"read": 0, "write": 0})
     path_hist: list[LogHistogram] = field(default_factory=list)
-    path_bytes: np.ndarray = field(default=None)  # type: ignore[assignment]
+    path_bytes: np.ndarray = field(default=None)  # type: ignore[arg-type]
     # time series over the whole run, ramp included: one row per interval
-    ts_ios: np.ndarray = field(default=None)  # type: ignore[assignment]
-    ts_bytes: np.ndarray = field(default=None)  # type: ignore[assignment]
-    ts_latency_sum: np.ndarray = field(default=None)  # type: ignore[assignment]
-    ts_latency_max: np.ndarray = field(default=None)  # type: ignore[assignment]
-    ts_path_ios: np.ndarray = field(default=None)  # type: ignore[assignment]
+    ts_ios: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    ts_bytes: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    ts_latency_sum: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    ts_latency_max: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    ts_path_ios: np.ndarray = field(default=None)  # type: ignore[arg-type]
     # time integrals over the window, for Little's law
     in_flight_area: float = 0.0
-    path_in_flight_area: np.ndarray = field(default=None)  # type: ignore[assignment]
-    ts_failed: np.ndarray = field(default=None)  # type: ignore[assignment]
+    path_in_flight_area: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    ts_failed: np.ndarray = field(default=None)  # type: ignore[arg-type]
     # wires (each nexus's own, the shared links, the replication link) x direction: busy and queueing seconds
     n_wires: int = 0
-    wire_busy: np.ndarray = field(default=None)  # type: ignore[assignment]
-    wire_wait: np.ndarray = field(default=None)  # type: ignore[assignment]
-    wire_frames: np.ndarray = field(default=None)  # type: ignore[assignment]
+    wire_busy: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    wire_wait: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    wire_frames: np.ndarray = field(default=None)  # type: ignore[arg-type]
     # accounting over the whole run
     issued: int = 0
     completed: int = 0
@@ -164,24 +164,24 @@ class RunMetrics:
     davg: LogHistogram = field(default_factory=LogHistogram)
     # per device: time integrals of I/Os active (ACTV) and queued in the host (QUED) over the window and per
     # interval (device x interval; / interval = the average), completions in the window and their KAVG, DAVG sums
-    dev_area_actv: np.ndarray = field(default=None)  # type: ignore[assignment]
-    dev_area_qued: np.ndarray = field(default=None)  # type: ignore[assignment]
-    ts_dev_actv: np.ndarray = field(default=None)  # type: ignore[assignment]
-    ts_dev_qued: np.ndarray = field(default=None)  # type: ignore[assignment]
-    dev_completed: np.ndarray = field(default=None)  # type: ignore[assignment]
-    dev_kavg_sum: np.ndarray = field(default=None)  # type: ignore[assignment]
-    dev_davg_sum: np.ndarray = field(default=None)  # type: ignore[assignment]
+    dev_area_actv: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    dev_area_qued: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    ts_dev_actv: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    ts_dev_qued: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    dev_completed: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    dev_kavg_sum: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    dev_davg_sum: np.ndarray = field(default=None)  # type: ignore[arg-type]
     # QUEUE FULL statuses back at the host (per path and device in the window, per interval over the run) and
     # each device's queue depth (DQLEN, which throttling changes) as time integrals per interval and over the window
-    path_qfull: np.ndarray = field(default=None)  # type: ignore[assignment]
-    dev_qfull: np.ndarray = field(default=None)  # type: ignore[assignment]
-    ts_qfull: np.ndarray = field(default=None)  # type: ignore[assignment]
-    ts_dev_dqlen: np.ndarray = field(default=None)  # type: ignore[assignment]
-    dev_area_dqlen: np.ndarray = field(default=None)  # type: ignore[assignment]
+    path_qfull: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    dev_qfull: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    ts_qfull: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    ts_dev_dqlen: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    dev_area_dqlen: np.ndarray = field(default=None)  # type: ignore[arg-type]
     oldest_in_flight: float = math.inf  # when the oldest I/O still in flight at the end was issued (inf: none)
     events: list[dict[str, Any]] = field(default_factory=list)
     config_strings: dict[str, str] = field(default_factory=dict)
-    trace: list[tuple] | None = None  # per-I/O records, only when asked for
+    trace: list[tuple[Any, ...]] | None = None  # per-I/O records, only when asked for
 
     def __post_init__(self) -> None:
         P, B = self.n_paths, self.n_bins

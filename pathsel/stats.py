@@ -41,7 +41,8 @@ def ci95(values: Iterable[float]) -> tuple[float, float]:
 
 def norm_ppf(p: np.ndarray | float) -> np.ndarray:
     """Standard normal quantile of each p in [0, 1] (p = 0 gives -inf, p = 1 gives +inf)."""
-    return special.ndtri(np.asarray(p, dtype=np.float64))
+    q: np.ndarray = special.ndtri(np.asarray(p, dtype=np.float64))
+    return q
 
 
 def norm_cdf(z: float) -> float:

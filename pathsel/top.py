@@ -39,7 +39,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, TypedDict
 
 import numpy as np
 
@@ -310,6 +310,16 @@ class _Keys:
         return os.read(self.fd, 1).decode(errors="replace")
 
 
+class _State(TypedDict):
+    """run_top's view state, which the key handler changes."""
+
+    view: str
+    speed: float | None
+    paused: bool
+    wall: float  # the wall clock and simulated time pacing counts from
+    sim: float
+
+
 def run_top(
     scenario: Scenario, run: RunSpec, *, speed: float | None = 1.0, refresh: float = 1.0, view: str = "devices",
     batch: bool = False, duration: float | None = None, seed: int | None = None, out: TextIO | None = None,
@@ -325,7 +335,7 @@ def run_top(
     model = compile_model(scenario, run, duration=duration, seed=seed)
     engine = run_fast if supports(run.policy) else run_reference
     top = Top(model)
-    state = {"view": view, "speed": speed, "paused": False, "wall": clock(), "sim": 0.0}
+    state: _State = {"view": view, "speed": speed, "paused": False, "wall": clock(), "sim": 0.0}
     step = refresh * (speed if speed is not None else 1.0)
     # at least 100 refreshes' worth of a run would be a flood in batch mode; a floor keeps the engine busy between them
     step = max(step, model.end / 10_000)

@@ -23,6 +23,7 @@ call on the same record). :func:`to_metrics` turns the record into
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,7 +153,7 @@ def bin_index(ns, sub_bits):
     sub = 1 << sub_bits
     if ns < sub:
         return ns if ns > 0 else 0
-    e = 63 - leading_zeros(ns)  # floor(log2(ns))
+    e = 63 - leading_zeros(ns)  # type: ignore[call-arg]  # floor(log2(ns)); a numba intrinsic: compiled code passes only the value (numba adds the typing context)
     if e >= MAX_EXP:
         return sub + (MAX_EXP - sub_bits) * sub - 1
     return sub + (e - sub_bits) * sub + ((ns >> (e - sub_bits)) - sub)
@@ -435,7 +436,7 @@ def _hist(R: Any, row: int) -> LogHistogram:
     return h
 
 
-def to_metrics(R: Any, n_paths: int, slots: np.ndarray | None = None) -> RunMetrics:
+def to_metrics(R: Any, n_paths: int, slots: Sequence[int] | np.ndarray | None = None) -> RunMetrics:
     """The record as :class:`~pathsel.metrics.RunMetrics`: small arrays copied, the per-path ones shared with the record
     (which the engines never reuse)."""
     m = RunMetrics(n_paths, R.ts_ios.shape[0], float(R.interval), (float(R.ramp), float(R.end)), n_wires=R.wire_busy.shape[0],

@@ -48,7 +48,8 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Generator
+from typing import Any
 
 import numpy as np
 import simpy
@@ -59,6 +60,9 @@ from ..policies import DeviceView, IORequest, PathTable, PathView, build_policy
 from .host_queues import overload
 from .recorder import C_FRAMES_LOST, C_REFUSED, C_RETRIED, C_TIMED_OUT, Live, Recorder, to_metrics
 from .streams import make_streams
+
+# a simpy process: yields events, is sent their values
+Proc = Generator[simpy.Event, Any, Any]
 
 __all__ = ["run_reference"]
 
@@ -132,9 +136,9 @@ class _Simulation:
         # per open-loop job, arrivals waiting for one of its iodepth slots and the slots waiting for an arrival
         D, J = len(model.devices), len(model.jobs)
         self.dev_active = [0] * D
-        self.dev_waiting: list[deque] = [deque() for _ in range(D)]
-        self.backlog: list[deque] = [deque() for _ in range(J)]
-        self.idle: list[deque] = [deque() for _ in range(J)]
+        self.dev_waiting: list[deque[Any]] = [deque() for _ in range(D)]
+        self.backlog: list[deque[Any]] = [deque() for _ in range(J)]
+        self.idle: list[deque[Any]] = [deque() for _ in range(J)]
         # the arrays' target ports: commands each holds (counted only where port_queue_depth limits them), and the
         # port each job slot's attempt holds one on (-1: none); per device its queue depth now (ESXi's DQLEN, which
         # throttling halves and grows back) and the QUEUE FULL and good statuses counted towards the next change
@@ -147,11 +151,11 @@ class _Simulation:
         self.good_seen = [0] * D
         # per host, its adapter's (HBA's) I/Os taken and those its devices took that wait for one of them, in order
         self.ad_active = [0] * len(model.host_params)
-        self.ad_waiting: list[deque] = [deque() for _ in model.host_params]
+        self.ad_waiting: list[deque[Any]] = [deque() for _ in model.host_params]
         # NVMe-oF: per controller, its tags in use (0: no limit) and the I/Os waiting for one, in order
         self.tag_limit = [model.host_params[c.host].nvme_tags for c in model.controllers]
         self.tag_busy = [0] * len(model.controllers)
-        self.tag_waiting: list[deque] = [deque() for _ in model.controllers]
+        self.tag_waiting: list[deque[Any]] = [deque() for _ in model.controllers]
         self.tag_held = [-1] * n_slots
         self.tags_on = any(self.tag_limit)
         self.taken = [0] * J  # I/Os each job has issued: a trace's k-th record is its k-th I/O (in arrival order)
@@ -161,7 +165,7 @@ class _Simulation:
                             model.host_queues, self.dqlen)
         self.wires = self.rec.record  # busy time, queueing time and frames per wire and direction
         self.events: list[dict[str, Any]] = []
-        self.trace: list[tuple] | None = [] if trace else None
+        self.trace: list[tuple[Any, ...]] | None = [] if trace else None
         self.seq = 0
 
         self.policies = []
@@ -172,14 +176,14 @@ class _Simulation:
             pol.bind(device, policy_rngs[d.index])
             self.policies.append(pol)
 
-    def _logger(self, device: str):
+    def _logger(self, device: str) -> Callable[[str, dict[str, Any]], None]:
         def log(event: str, details: dict[str, Any]) -> None:
             self.events.append({"t": float(self.env.now), "device": device, "event": event, **details})
 
         return log
 
     # -- the life of one I/O ---------------------------------------------
-    def job_slot(self, job: JobModel, slot: int) -> Iterator[Any]:
+    def job_slot(self, job: JobModel, slot: int) -> Proc:
         """One of a job's ``iodepth`` slots: issue, wait for completion, repeat (open loop: take the next arrival)."""
         if job.rate_iops <= 0:
             trace = job.trace  # replay_no_stall: the trace's records as fast as iodepth lets, then the slot stops
@@ -199,7 +203,7 @@ class _Simulation:
                 arrived = yield woken
             yield from self.io_life(self.new_io(job, slot, arrived))
 
-    def arrivals(self, job: JobModel) -> Iterator[Any]:
+    def arrivals(self, job: JobModel) -> Proc:
         """An open-loop job's arrivals: each is issued now, to an idle slot of the job or into its backlog."""
         gaps, backlog, idle = self.streams.arrivals[job.index], self.backlog[job.index], self.idle[job.index]
         cap = self.model.backlog_cap
@@ -221,7 +225,7 @@ class _Simulation:
                 backlog.append(now)
                 self.rec.device(now, job.device, 0, 1)
 
-    def admit(self, d: int) -> Iterator[Any]:
+    def admit(self, d: int) -> Proc:
         """Device ``d`` takes the I/O, or it waits in the host until an active one lets go of its slot (in order)."""
         qd = self.dqlen[d]
         if qd <= 0 or self.dev_active[d] < qd:
@@ -247,7 +251,7 @@ class _Simulation:
             self.rec.device(self.env.now, d, 1, -1)
             waiting.popleft().succeed()
 
-    def adapter(self, d: int, h: int) -> Iterator[Any]:
+    def adapter(self, d: int, h: int) -> Proc:
         """The host's adapter takes the I/O its device took, or it waits in the host (QUED again) until one lets go."""
         qd = self.model.host_params[h].adapter_queue_depth
         if qd <= 0 or self.ad_active[h] < qd:
@@ -270,7 +274,7 @@ class _Simulation:
         else:
             self.ad_active[h] -= 1
 
-    def nvme_tag(self, io: IORequest, p: int, d: int) -> Iterator[Any]:
+    def nvme_tag(self, io: IORequest, p: int, d: int) -> Proc:
         """NVMe-oF: the path's controller gives the I/O a tag, or it waits for one on that controller, in order
         (blk_mq_get_tag sleeps on the hardware queue's tags: the path is not chosen again); QUED meanwhile."""
         c = self.model.paths[p].controller
@@ -320,7 +324,7 @@ class _Simulation:
                 self.dqlen[d] += 1
                 self.rec.dqlen(self.env.now, d, self.dqlen[d])
 
-    def accept(self, io: IORequest, p: int, deadline: float) -> Iterator[Any]:
+    def accept(self, io: IORequest, p: int, deadline: float) -> Proc:
         """The command reached the array's target port: it takes it, or, holding port_queue_depth commands already,
         answers QUEUE FULL (TASK SET FULL, status 0x28) at once, a status frame back to the host."""
         t = self.port_of[p]
@@ -365,7 +369,7 @@ class _Simulation:
                     break
         return op, size
 
-    def io_life(self, io: IORequest) -> Iterator[Any]:
+    def io_life(self, io: IORequest) -> Proc:
         env, table = self.env, self.table
         job = self.model.jobs[io.job]
         policy = self.policies[job.device]
@@ -455,17 +459,24 @@ class _Simulation:
         key = (io.seq, io.attempts)
         self.attempt_of[io.slot] = key
         proc = self.env.active_process
+        assert proc is not None  # called from the I/O's process
         timer = self.env.timeout(deadline - self.env.now)
         timer.callbacks.append(lambda _t: proc.interrupt() if self.attempt_of[io.slot] == key else None)
 
-    def wait_for_change(self, timeout: float) -> Iterator[Any]:
+    def wait_for_change(self, timeout: float) -> Generator[simpy.Event, Any, bool]:
         """Wait until the host sees a path change: True, or False after ``timeout`` seconds."""
         woken = self.env.event()
         self.waiters.append(woken)
         if timeout < math.inf:
             timer = self.env.timeout(timeout)
-            timer.callbacks.append(lambda _t: None if woken.triggered else woken.succeed(False))
-        return (yield woken)
+
+            def expire(_t: simpy.Event) -> None:
+                if not woken.triggered:
+                    woken.succeed(False)
+
+            timer.callbacks.append(expire)
+        changed: bool = yield woken
+        return changed
 
     def wake_waiters(self) -> None:
         waiting, self.waiters = self.waiters, []
@@ -473,7 +484,7 @@ class _Simulation:
             if not ev.triggered:
                 ev.succeed(True)
 
-    def exchange(self, io: IORequest, p: int, deadline: float) -> Iterator[Any]:
+    def exchange(self, io: IORequest, p: int, deadline: float) -> Proc:
         """The frames of one command on path ``p``, by protocol and op."""
         path = self.model.paths[p]
         array = path.array
@@ -523,7 +534,7 @@ class _Simulation:
         self.rec.count(C_FRAMES_LOST, n)
         return delay
 
-    def leg(self, p: int, direction: int, nbytes: int, deadline: float, add: float = 0.0) -> Iterator[Any]:
+    def leg(self, p: int, direction: int, nbytes: int, deadline: float, add: float = 0.0) -> Proc:
         """One frame over path ``p``: queue for each wire, serialise, propagate, maybe be lost and resent.
 
         ``add``: host seconds added before the frame leaves (the NUMA hop of an attempt's first frame)."""
@@ -548,14 +559,14 @@ class _Simulation:
         if self.epoch[c] != epoch or not self.phys_up[c]:
             raise PathLost
 
-    def serve(self, array: int, op: str, size: int) -> Iterator[Any]:
+    def serve(self, array: int, op: str, size: int) -> Proc:
         """Wait for one of the array's slots (FIFO), then the service time (plus its part per KiB)."""
         with self.slots[array].request() as slot:
             yield slot
             draw = self.streams.service[array][0 if op == "read" else 1].next()
             yield self.env.timeout(draw + self.model.arrays[array].per_kib * size / 1024.0)
 
-    def store(self, array: int, peer: int | None, io: IORequest) -> Iterator[Any]:
+    def store(self, array: int, peer: int | None, io: IORequest) -> Proc:
         """Persist a write; on a stretched volume, mirror it in parallel (unless replication is broken)."""
         if peer is None or not self.repl_ok or not self.alive[peer]:
             yield from self.serve(array, "write", io.size)
@@ -565,14 +576,14 @@ class _Simulation:
         yield from self.serve(array, "write", io.size)
         yield mirrored
 
-    def mirror(self, array: int, peer: int, io: IORequest) -> Iterator[Any]:
+    def mirror(self, array: int, peer: int, io: IORequest) -> Proc:
         """Forward a write to the peer array, let it store it, carry the ack back (an abort ends it early)."""
         try:
             yield from self._mirror(array, peer, io)
         except simpy.Interrupt:
             pass  # io_life aborted the write: the peer drops its copy (serve's ``with`` frees its slot)
 
-    def _mirror(self, array: int, peer: int, io: IORequest) -> Iterator[Any]:
+    def _mirror(self, array: int, peer: int, io: IORequest) -> Proc:
         repl = self.model.replication
         assert repl is not None
         w = len(self.model.controllers) + len(self.model.links)
@@ -616,7 +627,11 @@ class _Simulation:
         if not up:
             self.epoch[c] += 1
         timer = self.env.timeout(self.model.host_params[self.model.controllers[c].host].detection)
-        timer.callbacks.append(lambda _t, c=c: self.notice(c))
+
+        def notice(_t: simpy.Event) -> None:
+            self.notice(c)
+
+        timer.callbacks.append(notice)
 
     def apply(self, f: Any) -> None:
         model = self.model
@@ -656,19 +671,19 @@ class _Simulation:
                     self.path_changed(path.index, "alua")
             self.wake_waiters()
 
-    def fault_timeline(self) -> Iterator[Any]:
+    def fault_timeline(self) -> Proc:
         for f in self.model.faults:
             if f.at > self.env.now:
                 yield self.env.timeout(f.at - self.env.now)
             self.apply(f)
 
-    def ticker(self) -> Iterator[Any]:
+    def ticker(self) -> Proc:
         step = max(self.model.end / 100.0, self.model.interval)
         while True:
             yield self.env.timeout(step)
             self.progress(self.env.now)  # type: ignore[misc]
 
-    def watcher(self) -> Iterator[Any]:
+    def watcher(self) -> Proc:
         """Every ``live_step`` simulated seconds before the end: what every event before that instant did.
 
         Its wake-ups are urgent events scheduled long before, so each comes before every

@@ -39,6 +39,8 @@ class Draws:
     """
 
     __slots__ = ("_gen", "_seed", "dist", "buf", "pos", "_size")
+    _gen: np.random.Generator | None
+    _seed: tuple[np.random.SeedSequence, int] | None
 
     def __init__(self, gen: np.random.Generator | tuple[np.random.SeedSequence, int], dist: Any = None) -> None:
         if isinstance(gen, np.random.Generator):
@@ -53,6 +55,7 @@ class Draws:
     @property
     def gen(self) -> np.random.Generator:
         if self._gen is None:
+            assert self._seed is not None  # one of the two is set in __init__
             self._gen = np.random.default_rng(_child(*self._seed))
         return self._gen
 

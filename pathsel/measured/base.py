@@ -32,7 +32,7 @@ class MeasureError(ValueError):
         self.problem = problem
         super().__init__(f"{source}: {place}: {problem}" if place else f"{source}: {problem}")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[MeasureError], tuple[str, str, str]]:
         return (MeasureError, (self.source, self.place, self.problem))
 
 

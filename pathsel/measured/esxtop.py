@@ -35,6 +35,7 @@ import csv
 import io
 import math
 import re
+from collections.abc import Callable
 
 import numpy as np
 
@@ -84,7 +85,7 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
             source, "line 1",
             f"no '{_DEVICE_OBJECT}(...)\\Commands/sec' columns: capture the disk device screen (esxtop -b with the u screen's counters)",
         )
-    rows: list[list[float]] = []
+    rows: list[list[str]] = []
     for n, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
@@ -136,7 +137,8 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
     return Measurement(source, "esxtop", tuple(figures), device=chosen, notes=tuple(notes), details={**details, "samples": len(rows)})
 
 
-def _figures(columns, kind, name, series, source, path=None):
+def _figures(columns: dict[tuple[str, str, str], int], kind: str, name: str, series: Callable[[int], np.ndarray], source: str,
+             path: str | None = None) -> tuple[list[Figure], dict[str, float]]:
     cmds = series(columns[(kind, name, "CMDS/s")])
     details: dict[str, float] = {}
     for counter in ("DAVG", "KAVG", "GAVG", "ACTV", "QUED"):
@@ -144,7 +146,7 @@ def _figures(columns, kind, name, series, source, path=None):
         if col is not None:
             values = series(col)
             details[counter] = float(np.average(values, weights=cmds)) if cmds.sum() > 0 and counter.endswith("AVG") else float(values.mean())
-    figures = []
+    figures: list[Figure] = []
     if cmds.mean() <= 0:
         return figures, details
     stderr = float(cmds.std(ddof=1) / math.sqrt(len(cmds))) if len(cmds) > 1 else None

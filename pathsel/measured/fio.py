@@ -183,13 +183,13 @@ def fio_latency_table(doc: dict[str, Any], source: str, op: str | None = None) -
         if end not in lat:
             raise MeasureError(source, f"{place}.{end}", "missing (the percentile table needs min and max)")
         points[p] = _number(lat[end], source, f"{place}.{end}") * scale
-    probs = sorted(points)
-    values = [points[p] for p in probs]
-    for a, b, pa, pb in zip(values, values[1:], probs, probs[1:]):
+    ps = sorted(points)
+    vs = [points[p] for p in ps]
+    for a, b, pa, pb in zip(vs, vs[1:], ps, ps[1:]):
         if b < a:
             raise MeasureError(source, f"{place}.percentile", f"falls from {a * 1e6:g}us at p{pa * 100:g} to {b * 1e6:g}us at p{pb * 100:g}")
     n = int(lat.get("N", 0) or 0)
-    return np.array(probs), np.array(values), n, f"fio {op} completions (percentiles)"
+    return np.array(ps), np.array(vs), n, f"fio {op} completions (percentiles)"
 
 
 def fio_measurement(doc: dict[str, Any], source: str, op: str | None = None) -> Measurement:
@@ -234,7 +234,8 @@ def fio_measurement(doc: dict[str, Any], source: str, op: str | None = None) -> 
                     bins[v] = bins.get(v, 0) + c
             else:
                 have_bins = False
-                pct = lat.get("percentile") if isinstance(lat.get("percentile"), dict) else {}
+                given = lat.get("percentile")
+                pct = given if isinstance(given, dict) else {}
                 hit = next((v for k, v in pct.items() if _is_p99(k)), None)
                 if hit is not None:
                     p99_single = _number(hit, source, f"{place}.{key}.percentile") * scale

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any, cast
 
 import numpy as np
 
@@ -130,7 +131,7 @@ def read_iostat(text: str, source: str, device: str | None = None) -> Measuremen
             if p_lat:
                 figures.append(Figure("mean", p_lat, path=name, where="r_await, w_await"))
     aq = [r[chosen].get("aqu-sz", r[chosen].get("avgqu-sz")) for r in reports if chosen in r]
-    details = {"reports": len(reports)}
-    if aq and aq[0] is not None:
-        details["aqu-sz"] = float(np.mean(aq))
+    details: dict[str, Any] = {"reports": len(reports)}
+    if aq and aq[0] is not None:  # one iostat version wrote them all: every report has the column, or none
+        details["aqu-sz"] = float(np.mean(cast(list[float], aq)))
     return Measurement(source, "iostat", tuple(figures), device=chosen, notes=tuple(notes), details=details)

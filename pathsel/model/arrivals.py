@@ -108,6 +108,7 @@ class _ScheduleGaps:
         self.t = 0.0
 
     def _invert(self, L: np.ndarray) -> np.ndarray:
+        base: np.ndarray | float
         if self.period:
             k = np.floor(L / self.per)
             rest = L - k * self.per
@@ -115,7 +116,7 @@ class _ScheduleGaps:
         else:
             rest, base = L, 0.0
         i = np.maximum(np.searchsorted(self.L0, rest, side="right") - 1, 0)
-        t = base + self.s[i] + (rest - self.L0[i]) / self.r[i]
+        t: np.ndarray = base + self.s[i] + (rest - self.L0[i]) / self.r[i]
         if self.ends_at_zero:
             t = np.where(L > self.per, np.inf, t)
         return t

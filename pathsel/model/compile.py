@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import ScenarioError
 from ..limits import BACKLOG_CAP, MAX_BACKLOG_VALUES, MAX_DURATION, series_problem
 from ..scenario.load import RunSpec, Scenario
+from ..scenario.schema import VolumeConfig
 from .distributions import Distribution, Mixture
 
 __all__ = [
@@ -350,12 +351,12 @@ def compile_model(
             groups.append((c, g, name, host))
 
     # the volumes: an implicit one when the file has none (every array; stretched when replicated)
-    volumes = list(m.volumes) or [None]
+    volumes: list[VolumeConfig | None] = [*m.volumes] or [None]
     several = len(volumes) > 1
     paths: list[PathModel] = []
     devices: list[DeviceModel] = []
     device_of: dict[tuple[int, str], int] = {}
-    for h, host in enumerate(m.hosts):
+    for h, hcfg in enumerate(m.hosts):
         for v in volumes:
             vname = v.name if v is not None else "volume"
             held = set(v.arrays) if v is not None and v.arrays else set(array_index)
@@ -385,16 +386,16 @@ def compile_model(
                         peer.get(c.array) if stretched else None, c.numa_node,
                     )
                 )
-            if not members and not any(w.volume in (None, vname) and (w.host or default_host) == host.name for w in m.workloads):
+            if not members and not any(w.volume in (None, vname) and (w.host or default_host) == hcfg.name for w in m.workloads):
                 continue
-            dname = host.name if not several else f"{host.name}/{vname}"
+            dname = hcfg.name if not several else f"{hcfg.name}/{vname}"
             devices.append(DeviceModel(d, dname, h, vname, tuple(members)))
             device_of[(h, vname)] = d
 
-    jobs = []
+    jobs: list[JobModel] = []
     for w in m.workloads:
         spec = w.arrival_spec()
-        host = host_index[w.host or default_host]
+        hi = host_index[w.host or default_host]
         vname = w.volume or (volumes[0].name if volumes[0] is not None else "volume")
         total = sum(p for _, p in w.bs)
         read_fraction, sizes, weights = w.read_fraction, tuple(s for s, _ in w.bs), tuple(p / total for _, p in w.bs)
@@ -405,7 +406,7 @@ def compile_model(
         for _ in range(w.numjobs):
             jobs.append(
                 JobModel(
-                    len(jobs), w.name, host, read_fraction, sizes, weights, w.iodepth, device_of[(host, vname)],
+                    len(jobs), w.name, hi, read_fraction, sizes, weights, w.iodepth, device_of[(hi, vname)],
                     _rate(w, spec) if spec is not None else (w.rate_iops or 0.0), w.rate_process == "poisson", spec,
                     w.iodepth_full == "refuse", w.numa_node,
                 )
@@ -427,11 +428,11 @@ def compile_model(
         elif f.link is not None:
             li = link_index[f.link]
             cs = tuple(c.index for c in controllers if li in c.links)
-        arr = array_index[f.array] if f.array is not None else None
-        if arr is not None:
-            cs = tuple(c.index for c in controllers if c.array == arr)
+        fault_array = array_index[f.array] if f.array is not None else None
+        if fault_array is not None:
+            cs = tuple(c.index for c in controllers if c.array == fault_array)
         base = FaultModel(
-            f.at, f.what, first_path(cs[0]) if (cs and f.path is not None) else None, f.state, cs, arr, repl_target,
+            f.at, f.what, first_path(cs[0]) if (cs and f.path is not None) else None, f.state, cs, fault_array, repl_target,
             f.add or 0.0, f.ppm if f.ppm is not None else 0.0, i,
         )
         faults.append(base)

@@ -26,7 +26,7 @@ makes a fresh copy for every device and every run, so instance state is safe.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -74,7 +74,7 @@ class AluaStates:
     def __len__(self) -> int:
         return len(self.codes)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return (ALUA_NAMES[int(c)] for c in self.codes)
 
 
@@ -187,7 +187,7 @@ class PathView:
     @property
     def controller(self) -> str:
         """The initiator-target nexus this path crosses (NVMe: its controller), e.g. ``vmhba1:C0:T3``."""
-        return self._t.controller_names[self._t.controller[self.index]]
+        return self._t.controller_names[int(self._t.controller[self.index])]
 
     @property
     def controller_outstanding(self) -> int:

@@ -111,7 +111,9 @@ class Param:
         except (TypeError, ValueError, OverflowError):
             raise ValueError(f"{self.name} must be {'an integer' if self.kind is int else 'a number'}, got {raw!r}") from None
         if (self.low is not None and not value >= self.low) or (self.high is not None and not value <= self.high):
-            raise ValueError(f"{self.name} must be in {_num(self.low)}..{_num(self.high)}, got {value!r}")
+            low = _num(self.low) if self.low is not None else "-inf"
+            high = _num(self.high) if self.high is not None else "inf"
+            raise ValueError(f"{self.name} must be in {low}..{high}, got {value!r}")
         return value
 
     @property
@@ -305,7 +307,7 @@ class PolicyDef:
         return self._layout
 
     @property
-    def state_at(self):
+    def state_at(self) -> Any:
         """The intrinsic that reads this policy's record at an address (what an entry point does)."""
         return address_of(self.layout.type)
 
@@ -352,30 +354,31 @@ def _entry_address(fn: Any) -> int:
 def _closure_hooks(defn: PolicyDef) -> Hooks:
     """Entry points for a policy defined at run time (a notebook): compiled in this process, not cached."""
     state_at = defn.state_at
-    select, start, complete, path_change = defn.select, defn.start, defn.complete, defn.path_change
+    select: Callable[..., int] = defn.select  # a compiled function (numba dispatcher): the path slot it chose
+    start, complete, path_change = defn.start, defn.complete, defn.path_change
     keep: list[Any] = []
 
     @nb.cfunc(SELECT_SIG, nogil=True, error_model="numpy")
-    def select_entry(va, sa, d, slot):
+    def select_entry(va: int, sa: int, d: int, slot: int) -> int:
         return select(view_at(va), state_at(sa), d, slot)
 
     keep.append(select_entry)
     start_entry = complete_entry = path_entry = None
     if start is not None:
         @nb.cfunc(START_SIG, nogil=True, error_model="numpy")
-        def start_entry(va, sa, d, k, slot):
+        def start_entry(va: int, sa: int, d: int, k: int, slot: int) -> None:
             start(view_at(va), state_at(sa), d, k, slot)
 
         keep.append(start_entry)
     if complete is not None:
         @nb.cfunc(COMPLETE_SIG, nogil=True, error_model="numpy")
-        def complete_entry(va, sa, d, k, slot, latency):
+        def complete_entry(va: int, sa: int, d: int, k: int, slot: int, latency: float) -> None:
             complete(view_at(va), state_at(sa), d, k, slot, latency)
 
         keep.append(complete_entry)
     if path_change is not None:
         @nb.cfunc(PATH_SIG, nogil=True, error_model="numpy")
-        def path_entry(va, sa, d, k):
+        def path_entry(va: int, sa: int, d: int, k: int) -> None:
             path_change(view_at(va), state_at(sa), d, k)
 
         keep.append(path_entry)
@@ -463,7 +466,8 @@ def _generated_hooks(defn: PolicyDef) -> Hooks:
         sys.modules[modname] = module
         spec.loader.exec_module(module)
     fns = [getattr(module, h, None) for h in ("select", "start", "complete", "path_change")]
-    hooks = Hooks(*(_entry_address(f) for f in fns), keep=(module,))
+    select, start, complete, path_change = (_entry_address(f) for f in fns)
+    hooks = Hooks(select, start, complete, path_change, keep=(module,))
     mark_ready(defn.cache_key())  # compiled and cached: the next run starts without compiling it
     return hooks
 

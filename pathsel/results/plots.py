@@ -77,7 +77,7 @@ def _title(result: Result | RunResult, what: str) -> str:
 
 
 def _color(i: int) -> str:
-    return _PALETTE[i % len(_PALETTE)]
+    return str(_PALETTE[i % len(_PALETTE)])
 
 
 _DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
@@ -98,7 +98,7 @@ def _marker(i: int) -> dict[str, Any]:
 
 def _faults(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
     """The scenario's fault timeline, when each change happens on the wire (every run replays the same)."""
-    seen: dict[tuple, dict[str, Any]] = {}
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
     for r in runs:
         for f in r.model.faults:
             e = {"t": f.at, "event": f.what, "path": r.fault_target(f), "state": f.state, "revert": f.revert}
@@ -273,7 +273,7 @@ def path_states(r: RunResult) -> tuple[list[float], np.ndarray]:
     (``"down"`` whatever its ALUA state while it is down).
     """
     model = r.model
-    index = {(model.hosts[p.host], p.name): p.index for p in model.paths}
+    index: dict[tuple[str | None, str | None], int] = {(model.hosts[p.host], p.name): p.index for p in model.paths}
     alua = [p.alua for p in model.paths]
     up = [True] * len(model.paths)
     edges = [0.0]

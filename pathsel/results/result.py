@@ -178,7 +178,7 @@ class RunResult:
         if f.replication:
             return "replication"
         if f.array is not None:
-            return model.arrays[f.array].name
+            return str(model.arrays[f.array].name)
         if f.what.startswith("replication"):
             return "replication"
         several_hosts = len(model.hosts) > 1  # path names are unique per host only

@@ -18,10 +18,10 @@ import math
 import re
 import textwrap
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-# Result and RunResult (result.py imports this module for Result.story(): no import back)
-Result = RunResult = Any
+if TYPE_CHECKING:  # result.py imports this module for Result.story(): no import back at run time
+    from .result import Result, RunResult
 
 __all__ = ["story", "text", "fmt_time", "fmt_change", "SHARE_USED"]
 
@@ -81,7 +81,7 @@ class _Paths:
         self.several_hosts = len({p.host for p in model.paths}) > 1
 
     def array(self, p: Any) -> str:
-        return self.model.arrays[p.array].name
+        return str(self.model.arrays[p.array].name)
 
     def name(self, p: Any, *, qualify: bool = True) -> str:
         """A path's name, with its host when several hosts have paths of that name."""
@@ -245,9 +245,9 @@ def _other_policy_events(r: RunResult) -> list[str]:
     return out
 
 
-def _ejections(events: list[dict]) -> str:
+def _ejections(events: list[dict[str, Any]]) -> str:
     """guard's ejections in one sentence: the paths (most ejected first), the reason of each one's first, the count."""
-    by_path: dict[str, list[dict]] = {}
+    by_path: dict[str, list[dict[str, Any]]] = {}
     for e in events:
         by_path.setdefault(str(e["path"]), []).append(e)
     order = sorted(by_path, key=lambda p: (-len(by_path[p]), by_path[p][0]["t"]))
@@ -306,8 +306,8 @@ def _faults(r: RunResult, paths: _Paths) -> list[tuple[float, str]]:
                 if len(detection) == 1 and math.isclose(delay, next(iter(detection)), abs_tol=1e-9):
                     s += f", after its {fmt_time(delay)} detection delay"
         elif hit and what in ("path_down", "path_up", "alua", "array_down", "array_up"):
-            detection = sorted({model.host_params[h].detection for h in hosts}) if model.host_params else []
-            s += "; the host never noticed" + (f" (detection delay {fmt_time(detection[0])})" if len(detection) == 1 else "")
+            delays = sorted({model.host_params[h].detection for h in hosts}) if model.host_params else []
+            s += "; the host never noticed" + (f" (detection delay {fmt_time(delays[0])})" if len(delays) == 1 else "")
         clauses = []
         share = _share_before(r, hit, at)
         if hit and share is not None and what in ("path_down", "array_down"):

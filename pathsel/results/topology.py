@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,7 +80,7 @@ def nexuses(r: RunResult) -> list[Nexus]:
     return out
 
 
-def _column(names: list[tuple[str, ...]]) -> dict[tuple[str, ...], float]:
+def _column(names: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], float]:
     """Evenly spread y positions (1 at the top) for a column's nodes, in the order given."""
     n = len(names)
     return {k: 1.0 - (i + 0.5) / n for i, k in enumerate(names)}
@@ -315,7 +316,7 @@ def key_figures(result: Result | RunResult) -> list[tuple[str, str]]:
                          f"iodepth={j.iodepth}, numjobs={count}"))
     rows.append(("I/Os kept in flight", f"{model.outstanding:,} ({'NVMe' if model.protocol == 'nvme' else 'SCSI'})"))
     # paths: one row per host, array and kind of path
-    groups: dict[tuple, list[Any]] = defaultdict(list)
+    groups: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
     for c in model.controllers:
         key = (c.host, c.array, c.one_way_latency.describe(), c.bandwidth, round(c.extra / US_PER_KM, 6), c.links)
         groups[key].append(c)

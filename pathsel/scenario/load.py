@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -23,6 +23,9 @@ from ..limits import MAX_DEVICE_PATHS, MAX_FILE_BYTES, MAX_OUTSTANDING, MAX_PATH
 from ..model.distributions import delay_files_relative_to
 from ..policies.spec import RUN_KEYS, PolicySpec, families, norm_key, parse_spec
 from .schema import ScenarioModel
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 __all__ = [
     "Scenario", "RunSpec", "load_scenario", "loads_scenario", "scenario_from_data", "build_scenario", "default_scenario",
@@ -63,7 +66,9 @@ class Scenario:
 
     def with_policies(self, specs: list[str]) -> Scenario:
         """The same scenario with other policies (``--policy`` on the command line)."""
-        runs, places, problems = [], [], []
+        runs: list[RunSpec] = []
+        places: list[tuple[str, str]] = []
+        problems: list[tuple[str, str]] = []
         for s in specs:
             try:
                 runs.append(_run_from_entry(self.model, {"spec": s}, f"--policy {s!r}", None))
@@ -99,7 +104,7 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 4] + " ..."
 
 
-def _problem(err: dict[str, Any]) -> str:
+def _problem(err: ErrorDetails) -> str:
     kind = err["type"]
     if kind == "extra_forbidden":
         return "unknown key"
@@ -363,9 +368,9 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
         fail("paths", f"{n_paths:,} paths (count over every [[paths]] table{', once per volume on its array' if m.volumes else ''}) "
                       f"is more than the {MAX_PATHS:,} pathsel simulates in one run")
         return problems
-    host, volume, widest = _widest_device(m)
+    wide_host, volume, widest = _widest_device(m)
     if widest > MAX_DEVICE_PATHS:
-        seen = f"host {host!r} sees volume {volume!r}" if volume is not None else f"host {host!r} sees its volume"
+        seen = f"host {wide_host!r} sees volume {volume!r}" if volume is not None else f"host {wide_host!r} sees its volume"
         fail("paths", f"{seen} over {widest:,} paths, more than the {MAX_DEVICE_PATHS:,} paths per device pathsel "
                       "simulates (the engine's memory grows with their square; ESXi and Windows stop at 32)")
         return problems

@@ -118,7 +118,7 @@ def _block_sizes(value: Any) -> tuple[tuple[int, float], ...]:
         value = str(value)
     if not isinstance(value, str):
         raise ValueError(f"expected a block size such as \"4k\" or \"4k/50:64k/50\", got {value!r}")
-    parts = []
+    parts: list[tuple[int, float | None]] = []
     for item in value.split(":"):
         size_text, slash, pct_text = item.partition("/")
         size = parse_size(size_text)

@@ -63,9 +63,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..model import Model
 from ..model.distributions import Constant, Distribution, Exponential
-from ..policies import Policy, PolicySpec, alua_working_set
+from ..policies import DeviceView, IORequest, PathView, Policy, PolicySpec, alua_working_set
 from ..policies.base import USABLE_STATES
 from ..policies.esxi import fixed_preferred, size_normalised
 from .queueing import Bounds, Fork, MVAResult, Network, Route, Station, bounds, mmck, mva
@@ -240,11 +242,11 @@ class RandomSplit(Policy):
             return self.weights.get(name, 0.0)
         return self.weights[position] if position < len(self.weights) else 0.0
 
-    def bind(self, device, rng) -> None:
+    def bind(self, device: DeviceView, rng: np.random.Generator) -> None:
         super().bind(device, rng)
         self._w = [self.weight(i, p.name) for i, p in enumerate(device.paths)]
 
-    def select(self, io):
+    def select(self, io: IORequest) -> PathView | None:
         paths = self.device.paths
         total = sum(w for w, p in zip(self._w, paths) if w > 0 and p.usable)
         if total <= 0:

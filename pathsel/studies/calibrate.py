@@ -52,7 +52,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,10 +60,13 @@ from ..api import simulate
 from ..errors import ScenarioError
 from ..measured import MeasureError, Measurement, read_measurements
 from ..model.distributions import delay_files_relative_to
-from ..scenario import DEFAULT_SCENARIO_NAME, Scenario
+from ..scenario import DEFAULT_SCENARIO_NAME, RunSpec, Scenario
 from ..scenario.load import scenario_from_data
 from ..units import format_duration
 from .unknowns import UNKNOWNS, Unknown, dump_toml, parse_unknown, patch_text
+
+if TYPE_CHECKING:
+    from ..results import RunResult
 
 __all__ = ["calibrate", "Calibration", "Target", "DEFAULT_NOISE", "targets_from"]
 
@@ -93,20 +96,20 @@ class Target:
         return f"{value:,.0f}" if self.metric == "iops" else f"{value * 1e3:.3f} ms"
 
 
-def _sim_value(run, t: Target) -> float:
+def _sim_value(run: RunResult, t: Target) -> float:
     if t.path is not None:
         rows = [p for p in run.paths() if p["name"] == t.path]
         ios = sum(p["ios"] for p in rows)
         if not rows or ios == 0:
             return math.nan
         if t.metric == "iops":
-            return sum(p["iops"] for p in rows)
-        return sum(p["latency_us"][t.metric] * p["ios"] for p in rows) / ios * 1e-6
+            return float(sum(p["iops"] for p in rows))
+        return float(sum(p["latency_us"][t.metric] * p["ios"] for p in rows) / ios * 1e-6)
     if t.op is not None:
         row = next((o for o in run.ops() if o["op"] == t.op), None)
         if row is None:
             return math.nan
-        return row["iops"] if t.metric == "iops" else row["latency_us"][t.metric] * 1e-6
+        return float(row["iops"] if t.metric == "iops" else row["latency_us"][t.metric] * 1e-6)
     return run.iops if t.metric == "iops" else run.latency_us[t.metric] * 1e-6
 
 
@@ -205,8 +208,8 @@ class Calibration:
                  f"{self.evaluations} evaluations on {len(self.seeds)} seed(s) (common random numbers), "
                  f"{'the file' + chr(39) + 's duration' if self.duration is None else format_duration(self.duration)} each, {self.seconds:.1f} s", ""]
         rows = [["unknown", "where", "start", "fitted", "95% range", "range searched"]]
-        for u, v, r in zip(self.unknowns, self.fitted, self.ranges):
-            rng = f"{u.show(r[0])} .. {u.show(r[1])}" if r else "not identifiable"
+        for u, v, span in zip(self.unknowns, self.fitted, self.ranges):
+            rng = f"{u.show(span[0])} .. {u.show(span[1])}" if span else "not identifiable"
             rows.append([u.kind.name, u.where, u.show(u.start), u.show(v), rng, f"{u.show(u.low)} .. {u.show(u.high)}"])
         lines += _table(rows) + [""]
         rows = [["figure", "measured", "start", "fitted", "residual", "noise (1σ)", "within noise"]]
@@ -291,9 +294,9 @@ def calibrate(
     if policy is not None:
         sc = sc.with_policies([policy])
     measurements: list[Measurement] = []
-    for f in measured:
+    for file in measured:
         try:
-            measurements.extend(read_measurements(f, device=device, op=op))
+            measurements.extend(read_measurements(file, device=device, op=op))
         except MeasureError as e:
             raise ScenarioError(e.source, e.place, e.problem) from None
     targets, notes = targets_from(sc, measurements, sc.runs[0].label if policy is not None else None)
@@ -301,7 +304,7 @@ def calibrate(
         raise ScenarioError(source, "policies", "nothing to fit to: give --measured FILE, or expect = { iops = ... } figures in the scenario's policies")
     notes += _workload_notes(data, measurements)
     unknowns = [parse_unknown(name, data, source) for name in fit]
-    seen: set[tuple] = set()
+    seen: set[tuple[Any, ...]] = set()
     for u in unknowns:
         key = (u.kind.section, u.kind.key, tuple(u.places))
         if key in seen:
@@ -312,7 +315,7 @@ def calibrate(
     children = np.random.SeedSequence(root).spawn(replications + confidence_seeds)
     all_seeds = [int(c.generate_state(1)[0]) for c in children]
     seeds, fresh = tuple(all_seeds[:replications]), all_seeds[replications:]
-    cache: dict[tuple, np.ndarray] = {}
+    cache: dict[tuple[float, ...], np.ndarray] = {}
     count = [0]
 
     def run_at(values: Sequence[float], on: Sequence[int]) -> np.ndarray:
@@ -361,7 +364,7 @@ def calibrate(
                                                   seed=seeds[0], engine=engine).runs for p in r.paths()}
     dropped = [t for t in targets if t.path is not None and t.path not in known_paths]
     if dropped:
-        notes.append(f"{len(dropped)} per-path figure(s) left out: no path {', '.join(sorted({t.path for t in dropped})[:6])} in the scenario")
+        notes.append(f"{len(dropped)} per-path figure(s) left out: no path {', '.join(sorted({t.path for t in dropped if t.path is not None})[:6])} in the scenario")
         keep = [i for i, t in enumerate(targets) if t not in dropped]
         targets = [targets[i] for i in keep]
         meas, noise = meas[keep], noise[keep]
@@ -394,13 +397,13 @@ def calibrate(
         J[:, j] = (np.log(np.maximum(s_up, 1e-300)) - np.log(np.maximum(s_down, 1e-300))) / (math.log(up[j]) - math.log(down[j]))
     total = np.sqrt(noise ** 2 + (np.array(sim_noise) ** 2) / len(seeds))
     ranges = _ranges(J, total, sim / meas - 1.0, best, unknowns, notes)
-    changes = []
+    changes: list[tuple[str, int | None, str, Any, str]] = []
     text_out = text
     fitted_data = copy.deepcopy(data)
     for u, v in zip(unknowns, best):
         u.apply(fitted_data, v)
     for u, v in zip(unknowns, best):
-        indices = u.places or [None]
+        indices: Sequence[int | None] = u.places or [None]
         for i in indices:
             entry = fitted_data[u.kind.section] if i is None else fitted_data[u.kind.section][i]
             changes.append((u.kind.section, i, u.kind.key, entry[u.kind.key], f"calibrated ({u.kind.name}: {u.show(v)})"))
@@ -416,7 +419,8 @@ def calibrate(
     )
 
 
-def _at(data, unknowns, values, base, source, policy, runs) -> Scenario:
+def _at(data: dict[str, Any], unknowns: Sequence[Unknown], values: Sequence[float], base: Path | None, source: str,
+        policy: str | None, runs: Sequence[RunSpec]) -> Scenario:
     d = copy.deepcopy(data)
     for u, v in zip(unknowns, values):
         u.apply(d, v)
@@ -452,10 +456,12 @@ def _search(f: Callable[[np.ndarray], float], x0: np.ndarray, lo: np.ndarray, hi
     simplex = np.vstack([pts[i]] + [np.clip(pts[i] + np.eye(k)[j] * step[j] * (1 if pts[i][j] + step[j] <= hi[j] else -1), lo, hi) for j in range(k)])
     res = minimize(f, pts[i], method="Nelder-Mead", bounds=list(zip(lo, hi)),
                    options={"initial_simplex": simplex, "xatol": 0.003, "fatol": 1e-3, "maxfev": max(budget - n, 10 * k)})
-    return res.x if res.fun <= vals[i] else pts[i]
+    found: np.ndarray = res.x if res.fun <= vals[i] else pts[i]
+    return found
 
 
-def _ranges(J, total, resid, best, unknowns, notes) -> list[tuple[float, float] | None]:
+def _ranges(J: np.ndarray, total: np.ndarray, resid: np.ndarray, best: Sequence[float], unknowns: Sequence[Unknown],
+            notes: list[str]) -> list[tuple[float, float] | None]:
     k = len(unknowns)
     W = np.diag(1.0 / np.maximum(total, 1e-6) ** 2)
     F = J.T @ W @ J

@@ -100,7 +100,7 @@ def _one(rng: np.random.Generator, index: int, seed: int) -> tuple[str, str]:
     h, victim = paths[int(rng.integers(len(paths)))]
     t0 = RAMP + float(rng.uniform(0.1, 0.6))
 
-    def fault(at: float, what: str, **kv: str) -> list[str]:
+    def fault(at: float, what: str, **kv: str | float) -> list[str]:
         out = ["[[faults]]", f'at = "{_ms(at)}"', f'what = "{what}"']
         out += [f'{k} = "{v}"' if isinstance(v, str) else f"{k} = {v}" for k, v in kv.items()]
         return out + [""]

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -36,6 +36,9 @@ from ..errors import ScenarioError
 from ..policies.registry import BUILTIN
 from .sweep import sweep
 from .table import read_table
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 __all__ = ["League", "league", "standings", "sensitivity", "library_files", "contenders", "category", "CATEGORIES", "OURS",
            "TARGET_IOPS_GAP", "SENSITIVITY_GRID", "sensitivity_markdown"]
@@ -220,7 +223,7 @@ class League:
                         f"{_secs(r.mean_recovery_s)} |")
         return "\n".join(rows) + "\n"
 
-    def heatmap(self, metric: str = "iops"):
+    def heatmap(self, metric: str = "iops") -> go.Figure:
         """A plotly heatmap of regret, policies (best first) by scenarios (grouped by category)."""
         import plotly.graph_objects as go
 

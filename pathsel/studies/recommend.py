@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -34,6 +34,9 @@ from ..policies.spec import POLICY_DEFS, parse_spec
 from ..scenario.overrides import format_value
 from ..stats import t975
 from .table import param_columns, read_table
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 __all__ = ["recommend", "Recommendation", "MetricRecommendation", "METRICS"]
 
@@ -60,7 +63,7 @@ def _setting_text(spec_text: str, label: str, pparams: list[str]) -> str:
         return label
     d = POLICY_DEFS[spec.name]
     swept = {c.split(".", 1)[1] for c in pparams if c.split(".", 1)[0] == spec.name}
-    shown = [(k, v) for k, v in spec.params if k in swept or (d.param(k) is not None and v != d.param(k).default)]
+    shown = [(k, v) for k, v in spec.params if k in swept or ((dp := d.param(k)) is not None and v != dp.default)]
     if opts.get("preferred_array") is not None:
         shown.append(("preferred_array", opts["preferred_array"]))
     return spec.name + (" [" + ", ".join(f"{k}={format_value(v)}" for k, v in shown) + "]" if shown else "")
@@ -135,7 +138,7 @@ class Recommendation:
             "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
         }
 
-    def figure(self, metric: str):  # -> plotly Figure
+    def figure(self, metric: str) -> go.Figure:
         """Regret by setting x condition as a heatmap (:func:`pathsel.plots.regret_heatmap`)."""
         from ..results.plots import regret_heatmap
 

@@ -42,6 +42,7 @@ from ..api import simulate
 from ..data import VALIDATION
 from ..engine import supports
 from ..errors import ScenarioError, closest
+from ..model import FaultModel
 from ..model.distributions import Constant
 from ..policies.spec import POLICY_DEFS
 from ..results import RunResult
@@ -378,7 +379,7 @@ def _batch_ci95(run: RunResult) -> float | None:
     return float(1.96 * counts.std(ddof=1) / math.sqrt(len(counts)) / counts.mean())
 
 
-def _fault(run: RunResult):
+def _fault(run: RunResult) -> FaultModel:
     downs = [f for f in run.model.faults if f.what == "path_down"]
     if not downs:
         raise ScenarioError(run.model.name, "validation", "a failover check needs a path_down fault")
@@ -420,7 +421,7 @@ def _measure(check: Check, run: RunResult) -> float:
         if not chosen:
             raise ScenarioError(run.model.name, "validation", f"share check selects no path ({check.paths or check.array})")
         # the worst path: the share furthest from the expected one
-        return max((r["share"] for r in chosen), key=lambda s: abs(s - check.expected))
+        return float(max((r["share"] for r in chosen), key=lambda s: abs(s - check.expected)))
     if check.metric == "little":
         little = run.little
         N = little["in_flight_mean"]
@@ -433,6 +434,7 @@ def _measure(check: Check, run: RunResult) -> float:
         return worst
     trace = run.metrics.trace or []
     fault = _fault(run)
+    assert fault.path is not None  # a path_down fault is on a path
     failed = run.model.paths[fault.path].name
     if check.metric == "failover_retried":
         return float(sum(1 for t in trace if t[7] > 1))

@@ -15,18 +15,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError
 from ..policies.spec import PolicySpec, parse_spec
-from .esxi import emit_esxcli, emit_satp_rule, import_esxcli, read_esxcli_commands
-from .linux_dm import emit_multipath_conf, import_multipath, read_multipath_conf
-from .linux_nvme import emit_nvme_udev, import_nvme, read_nvme_udev
+from .esxi import EsxcliSetting, emit_esxcli, emit_satp_rule, import_esxcli, read_esxcli_commands
+from .linux_dm import DmSetting, emit_multipath_conf, import_multipath, read_multipath_conf
+from .linux_nvme import NvmeSetting, emit_nvme_udev, import_nvme, read_nvme_udev
 from .skeleton import Imported, Skeleton
 from .text import Source, read_source
-from .windows import emit_powershell, import_mpclaim, read_powershell
+from .windows import MpioSetting, emit_powershell, import_mpclaim, read_powershell
 
 __all__ = ["import_outputs", "emit", "read_emitted", "IMPORT_KINDS", "EMIT_KINDS", "Imported", "Skeleton", "Source"]
 
@@ -130,10 +130,10 @@ def emit(
     raise ScenarioError("command line", "--emit", f"unknown kind {kind!r} (kinds: {', '.join(EMIT_KINDS)})")
 
 
-def read_emitted(kind: str, text: str, source: str = "<emitted>"):
+def read_emitted(kind: str, text: str, source: str = "<emitted>") -> EsxcliSetting | DmSetting | NvmeSetting | MpioSetting:
     """The setting an emitted text makes (its ``.spec`` and what it applies to), read back."""
     src = Source(source, text)
-    readers = {"esxcli": read_esxcli_commands, "satp-rule": read_esxcli_commands, "multipath.conf": read_multipath_conf,
+    readers: dict[str, Callable[[Source], EsxcliSetting | DmSetting | NvmeSetting | MpioSetting]] = {"esxcli": read_esxcli_commands, "satp-rule": read_esxcli_commands, "multipath.conf": read_multipath_conf,
                "nvme-udev": read_nvme_udev, "powershell": read_powershell}
     if kind not in readers:
         raise ScenarioError("command line", "--emit", f"unknown kind {kind!r} (kinds: {', '.join(EMIT_KINDS)})")

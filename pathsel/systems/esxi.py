@@ -57,6 +57,7 @@ import re
 import shlex
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import ScenarioError
 from ..policies.spec import PolicySpec, parse_spec
@@ -220,11 +221,11 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
     specs = {d: _psp_spec(dsrc, devs[d]) for d in chosen}
 
     # paths: (device, runtime name) -> facts
-    paths: dict[tuple[str, str], dict] = {}
+    paths: dict[tuple[str, str], dict[str, Any]] = {}
     for kind in ("core-path", "nmp-path"):
-        src = by_kind.get(kind)
-        if src is None:
+        if kind not in by_kind:
             continue
+        src = by_kind[kind]
         for b in _blocks(src, "path"):
             rt, line = b.need(src, "Runtime Name", "path")
             dev, _ = b.need(src, "Device", "path")
@@ -257,7 +258,7 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
         notes.append(f"{len(nodes)} target node names read as {len(nodes)} arrays: pathsel replicates between two at most")
 
     # ALUA state per path
-    def alua(dev: str, rt: str, f: dict) -> tuple[str, str]:
+    def alua(dev: str, rt: str, f: dict[str, Any]) -> tuple[str, str]:
         b = devs[dev]
         if "group" in f:
             state = _GROUP_STATE[f["group"]]
@@ -278,7 +279,7 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
         return "AO", ""
 
     # nexus -> (array, state); every device must agree and see every nexus of its arrays
-    nexus_of: dict[tuple, dict] = {}
+    nexus_of: dict[tuple[str, ...], dict[str, Any]] = {}
     for (dev, rt), f in sorted(paths.items(), key=lambda kv: runtime_key(kv[0][1])):
         state, why = alua(dev, rt, f)
         key = tuple(f["nexus"])
@@ -426,7 +427,11 @@ def emit_satp_rule(spec: PolicySpec, device: str | None = None, vendor: str | No
         option = "policy=latency"
     psp = {"rr": "VMW_PSP_RR", "latency": "VMW_PSP_RR", "fixed": "VMW_PSP_FIXED", "mru": "VMW_PSP_MRU"}[spec.name]
     parts = ["esxcli storage nmp satp rule add", f"-s {satp}"]
-    parts += [f"-d {device}"] if device else [f"-V {shlex.quote(vendor)}", f"-M {shlex.quote(model)}"]
+    if device:
+        parts.append(f"-d {device}")
+    else:
+        assert vendor and model  # refused above otherwise
+        parts += [f"-V {shlex.quote(vendor)}", f"-M {shlex.quote(model)}"]
     parts.append(f"-P {psp}")
     if option:
         parts.append(f"-O \"{option}\"")

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import ScenarioError
 from ..policies.presets import PRESETS
@@ -67,7 +68,7 @@ class _Map:
     vendor: str
     product: str
     line: int
-    groups: list[dict] = field(default_factory=list)
+    groups: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _parse_ll(src: Source) -> list[_Map]:
@@ -106,9 +107,9 @@ def _parse_ll(src: Source) -> list[_Map]:
     for mp in maps:
         if not mp.groups:
             raise src.fail(mp.line, f"map {mp.name} has no path groups (is the output cut short?)")
-        for g in mp.groups:
-            if not g["paths"]:
-                raise src.fail(g["line"], f"map {mp.name}: a path group with no paths (is the output cut short?)")
+        for group in mp.groups:
+            if not group["paths"]:
+                raise src.fail(group["line"], f"map {mp.name}: a path group with no paths (is the output cut short?)")
     return maps
 
 
@@ -264,7 +265,7 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
     notes: list[str] = []
     several = len(maps) > 1
     specs: dict[str, str] = {}
-    nexus: dict[tuple, dict] = {}
+    nexus: dict[tuple[str, str, str], dict[str, Any]] = {}
     for mp in maps:
         sel = {g["selector"] for g in mp.groups}
         if len(sel) > 1:
@@ -281,7 +282,7 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
             notes.append(f"{mp.name}: failback {failback} from multipath-tools' built-in entry ({hw[1]}): the output does not show it")
         else:
             notes.append(f"{mp.name}: failback manual (multipath-tools' default): the output does not show it; give multipath.conf if it sets one")
-        if "path_selector" in settings:
+        if "path_selector" in settings and conf_src is not None:
             value, line, where = settings["path_selector"]
             if _selector_spec(conf_src, value, line)[0] != spec_name:
                 notes.append(f"{mp.name}: multipath.conf ({where}, line {line}) sets path_selector \"{value}\" but the map runs "
@@ -291,7 +292,7 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
             specs[mp.name] = parse_spec(text)[0].text
         except ValueError as e:
             place = settings.get("failback", (None, mp.line))[1]
-            raise (conf_src if "failback" in settings else src).fail(place, f"{mp.name}: {e}") from None
+            raise (conf_src if "failback" in settings and conf_src is not None else src).fail(place, f"{mp.name}: {e}") from None
         top = max(g["prio"] for g in mp.groups)
         for g in mp.groups:
             base = "AO" if g["prio"] == top else "ANO" if g["prio"] > 1 else "standby" if g["prio"] == 1 else "unavailable"
@@ -303,11 +304,11 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
                 if p["dm"] == "failed" or p["chk"] in _DOWN:
                     state, why = "unavailable", f"{p['dm']} {p['chk']} in the capture"
                 key = (h, c, t)
-                e = nexus.setdefault(key, {"state": state, "why": why, "maps": {}, "dev": p["dev"], "hctl": p["hctl"], "line": p["line"]})
-                if e["state"] != state:
-                    raise src.fail(p["line"], f"{p['hctl']} is {state} for {mp.name} but {e['state']} for {next(iter(e['maps']))}: "
+                nx = nexus.setdefault(key, {"state": state, "why": why, "maps": {}, "dev": p["dev"], "hctl": p["hctl"], "line": p["line"]})
+                if nx["state"] != state:
+                    raise src.fail(p["line"], f"{p['hctl']} is {state} for {mp.name} but {nx['state']} for {next(iter(nx['maps']))}: "
                                               "pathsel keeps one ALUA state per nexus; import the maps one at a time")
-                e["maps"][mp.name] = int(lun)
+                nx["maps"][mp.name] = int(lun)
     for mp in maps:
         missing = [k for k, e in nexus.items() if mp.name not in e["maps"]]
         if missing:
@@ -320,12 +321,12 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
     for mp in maps:
         lun = next(iter({e["maps"][mp.name] for e in nexus.values()}))
         sk.volumes.append(SkVolume(mp.name, lun if several else None, None, f"{mp.wwid} {mp.vendor},{mp.product}"))
-    for key, e in nexus.items():  # in the order multipath -ll lists them (the current group first)
-        name = f"{key[0]}:{key[1]}:{key[2]}:{{lun}}" if several else e["dev"]
-        comment = e["hctl"] if not several else ""
-        sk.paths.append(SkPath(name, "array1", e["state"], comment=", ".join(x for x in (comment, e["why"]) if x)))
-        if e["why"]:
-            notes.append(f"{e['hctl']} ({e['dev']}) is {e['why']}: written alua = \"unavailable\"")
+    for key, nx in nexus.items():  # in the order multipath -ll lists them (the current group first)
+        name = f"{key[0]}:{key[1]}:{key[2]}:{{lun}}" if several else nx["dev"]
+        comment = nx["hctl"] if not several else ""
+        sk.paths.append(SkPath(name, "array1", nx["state"], comment=", ".join(x for x in (comment, nx["why"]) if x)))
+        if nx["why"]:
+            notes.append(f"{nx['hctl']} ({nx['dev']}) is {nx['why']}: written alua = \"unavailable\"")
     for spec in dict.fromkeys(specs.values()):
         sk.policies.append((spec, f"as imported: {spec}"))
     if any(e["state"] == "ANO" for e in nexus.values()):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import ScenarioError
 from ..policies.spec import PolicySpec
@@ -56,7 +57,7 @@ class _Subsys:
     nqn: str
     line: int
     attrs: dict[str, str] = field(default_factory=dict)
-    ctrls: list[dict] = field(default_factory=list)
+    ctrls: list[dict[str, Any]] = field(default_factory=list)
     open: bool = False  # its "\" line was seen
 
 

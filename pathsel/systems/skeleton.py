@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..scenario import Scenario, loads_scenario
 from ..version import __version__
@@ -69,7 +70,7 @@ class Skeleton:
     told: list[str] = field(default_factory=list)  # what the output said, as comments at the top
     notes: list[str] = field(default_factory=list)  # what to check, printed with the list to fill in
     detection_note: str = ""
-    workload: dict | None = None  # fio's job options (rw, bs, iodepth, numjobs) when given; else a placeholder
+    workload: dict[str, Any] | None = None  # fio's job options (rw, bs, iodepth, numjobs) when given; else a placeholder
     workload_source: str = ""
 
     @property
@@ -155,15 +156,16 @@ class Skeleton:
             w(f"one_way_latency = {toml_str(value)}  # FILL IN: {what} (--fit one_way_latency)")
             w(f"# bandwidth = \"16Gbit\"  # FILL IN: {BANDWIDTH}")
         job = self.workload if self.workload is not None else WORKLOAD
-        for i, v in enumerate(self.volumes if len(self.volumes) > 1 else [None]):
+        volumes: list[SkVolume | None] = [*self.volumes] if len(self.volumes) > 1 else [None]
+        for i, vol in enumerate(volumes):
             w("")
             if self.workload is not None:
                 w(f"[[workloads]]  # fio's job options in {self.workload_source}")
             else:
                 w("[[workloads]]  # FILL IN: your workload, in fio's words (rw, bs, iodepth, numjobs)")
-            w(f"name = {toml_str('job' if v is None else f'job{i + 1}')}")
-            if v is not None:
-                w(f"volume = {toml_str(v.name)}")
+            w(f"name = {toml_str('job' if vol is None else f'job{i + 1}')}")
+            if vol is not None:
+                w(f"volume = {toml_str(vol.name)}")
             for key, val in job.items():
                 w(f"{key} = {toml_str(val) if isinstance(val, str) else val}")
         for spec, label in self.policies:

@@ -56,6 +56,6 @@ def toml_str(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def runtime_key(name: str) -> tuple:
+def runtime_key(name: str) -> tuple[int | str, ...]:
     """Sort key putting ``vmhba1:C0:T10:L1`` after ``vmhba1:C0:T9:L1`` (numbers compared as numbers)."""
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import ScenarioError
 from ..policies.spec import PolicySpec, parse_spec
@@ -51,8 +52,8 @@ _PATH = re.compile(r"^\s*(?P<id>[0-9a-fA-F]{16})\s+(?P<state>\S+)\s+(?P<addr>\d+
 _SUMMARY = re.compile(r"^MPIO Disk(?P<n>\d+)\s+(?P<system>Disk \d+)\s+(?P<lb>\S+)\s+(?P<dsm>.+?)\s*$")
 
 
-def _details(src: Source) -> list[dict]:
-    disks: list[dict] = []
+def _details(src: Source) -> list[dict[str, Any]]:
+    disks: list[dict[str, Any]] = []
     for n, raw in enumerate(src.lines, 1):
         line = raw.rstrip()
         if m := _DISK.match(line.strip()):
@@ -81,8 +82,8 @@ def _details(src: Source) -> list[dict]:
     return disks
 
 
-def _summary(src: Source) -> dict[int, dict]:
-    out = {}
+def _summary(src: Source) -> dict[int, dict[str, Any]]:
+    out: dict[int, dict[str, Any]] = {}
     for n, raw in enumerate(src.lines, 1):
         if m := _SUMMARY.match(raw.strip()):
             lb = m.group("lb")
@@ -96,7 +97,8 @@ def _summary(src: Source) -> dict[int, dict]:
 
 def import_mpclaim(sources: list[Source], host: str = "windows01") -> Skeleton:
     """A skeleton from ``mpclaim -s -d N`` outputs (and the ``mpclaim -s -d`` summary)."""
-    details, summaries = [], []
+    details: list[Source] = []
+    summaries: list[Source] = []
     for s in sources:
         (details if re.search(r"^\s*MPIO Disk\d+: ", s.text, re.M) else summaries).append(s)
     if not details:
@@ -104,7 +106,7 @@ def import_mpclaim(sources: list[Source], host: str = "windows01") -> Skeleton:
     if len(summaries) > 1:
         raise ScenarioError(summaries[1].name, "", "give one mpclaim -s -d summary")
     summary = _summary(summaries[0]) if summaries else {}
-    disks: list[tuple[Source, dict]] = []
+    disks: list[tuple[Source, dict[str, Any]]] = []
     for src in details:
         for d in _details(src):
             if any(d["n"] == e["n"] for _, e in disks):
@@ -112,13 +114,13 @@ def import_mpclaim(sources: list[Source], host: str = "windows01") -> Skeleton:
             disks.append((src, d))
     notes: list[str] = []
     for src, d in disks:
-        s = summary.get(d["n"])
-        if s and s["lb"] in SHORT and SHORT[s["lb"]] != d["policy"]:
-            notes.append(f"MPIO Disk{d['n']}: the summary says {s['lb']}, the disk's own output {d['policy']}: imported as the disk says")
-        if s and s["dsm"] != "Microsoft DSM":
-            notes.append(f"MPIO Disk{d['n']} is claimed by {s['dsm']}, not the Microsoft DSM: pathsel models MSDSM's policies")
+        row = summary.get(d["n"])
+        if row and row["lb"] in SHORT and SHORT[row["lb"]] != d["policy"]:
+            notes.append(f"MPIO Disk{d['n']}: the summary says {row['lb']}, the disk's own output {d['policy']}: imported as the disk says")
+        if row and row["dsm"] != "Microsoft DSM":
+            notes.append(f"MPIO Disk{d['n']} is claimed by {row['dsm']}, not the Microsoft DSM: pathsel models MSDSM's policies")
     several = len(disks) > 1
-    nexus: dict[str, dict] = {}
+    nexus: dict[str, dict[str, Any]] = {}
     for src, d in disks:
         for p in d["paths"]:
             port, bus, target, lun = p["addr"].split("|")
@@ -139,10 +141,10 @@ def import_mpclaim(sources: list[Source], host: str = "windows01") -> Skeleton:
     sk = Skeleton("mpclaim", [s.name for s in sources], host, "scsi")
     sk.arrays.append(SkArray("array1", "the output does not name arrays"))
     for src, d in disks:
-        s = summary.get(d["n"])
+        row = summary.get(d["n"])
         lun = next(iter(e["disks"][d["n"]] for e in nexus.values()))
         sk.volumes.append(SkVolume(f"MPIO Disk{d['n']}", lun if several else None, None,
-                                   ", ".join(x for x in (s["system"] if s else "", f"SN {d['sn']}" if d["sn"] else "", d["alua"]) if x)))
+                                   ", ".join(x for x in (row["system"] if row else "", f"SN {d['sn']}" if d["sn"] else "", d["alua"]) if x)))
     for e in nexus.values():
         sk.paths.append(SkPath(e["id"], "array1", e["state"], e["weight"], comment=e["why"]))
         if e["why"]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -81,7 +82,7 @@ def _val(i: int) -> int:
 PERCENTILES = [1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99]
 
 
-def _lat(ns: np.ndarray) -> dict:
+def _lat(ns: np.ndarray) -> dict[str, Any]:
     counts = np.bincount(np.array([_idx(int(v)) for v in ns]))
     cum = np.cumsum(counts)
     pct = {f"{p:f}": _val(int(np.searchsorted(cum, math.ceil(p / 100 * len(ns))))) for p in PERCENTILES}
@@ -121,6 +122,7 @@ def main() -> None:
     res = pathsel.simulate(pathsel.loads_scenario(text, "site truth"), duration=RUNTIME_S, seed=2025, trace=True)
     run = res.runs[0]
     ramp = run.model.ramp
+    assert run.metrics.trace is not None  # trace=True
     rows = [(start, end) for _, _, _, _, start, end, _, _ in run.metrics.trace if start >= ramp and end <= ramp + RUNTIME_S]
     lat = np.array([e - s for s, e in rows])
     ends = np.array([e for _, e in rows])
