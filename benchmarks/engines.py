@@ -43,8 +43,7 @@ ESXI = ["fixed", "mru", "rr:iops=1", "rr:bytes=65536", "latency", "latency:varia
 
 
 def fresh_process(code: str, env: dict[str, str] | None = None) -> str:
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, check=True,
-                         cwd=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env, check=True, cwd=str(ROOT))
     return out.stdout.strip()
 
 
@@ -62,14 +61,17 @@ def cold_and_cached() -> None:
     imp, cold, rss = map(float, fresh_process(probe, env).split())
     imp2, warm, rss2 = map(float, fresh_process(probe, env).split())
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pathsel.cli", "simulate", "-q", "--duration", "0.01s"], capture_output=True,
-                   check=True, env=env)
+    subprocess.run([sys.executable, "-m", "pathsel.cli", "simulate", "-q", "--duration", "0.01s"], capture_output=True, check=True, env=env)
     cli = time.perf_counter() - t
     shutil.rmtree(cache, ignore_errors=True)
-    print(f"first `pathsel.simulate()` on a cold cache: {imp + cold:5.1f} s to the first figure "
-          f"(import {imp:.1f} s, compile and run {cold:.1f} s), peak RSS {rss:.0f} MiB")
-    print(f"cached start, fresh process: {warm:.2f} s (+ {imp2:.2f} s importing pathsel), peak RSS {rss2:.0f} MiB; "
-          f"the whole `pathsel simulate --duration 0.01s` command: {cli:.2f} s\n")
+    print(
+        f"first `pathsel.simulate()` on a cold cache: {imp + cold:5.1f} s to the first figure "
+        f"(import {imp:.1f} s, compile and run {cold:.1f} s), peak RSS {rss:.0f} MiB"
+    )
+    print(
+        f"cached start, fresh process: {warm:.2f} s (+ {imp2:.2f} s importing pathsel), peak RSS {rss2:.0f} MiB; "
+        f"the whole `pathsel simulate --duration 0.01s` command: {cli:.2f} s\n"
+    )
 
 
 def user_policy(seconds: float, repeat: int) -> None:
@@ -89,8 +91,10 @@ def user_policy(seconds: float, repeat: int) -> None:
         print(compile_s, max(rates), sorted(rates)[len(rates) // 2])
     """
     compile_s, best, med = map(float, fresh_process(probe).split())
-    print(f"your own compiled-style policy (benchmarks/user_policy.py): compiles in {compile_s:.2f} s; "
-          f"{best / 1e6:.2f} M simulated I/Os per second (best), {med / 1e6:.2f} M (median)\n")
+    print(
+        f"your own compiled-style policy (benchmarks/user_policy.py): compiles in {compile_s:.2f} s; "
+        f"{best / 1e6:.2f} M simulated I/Os per second (best), {med / 1e6:.2f} M (median)\n"
+    )
 
 
 def load_old(commit: str):
@@ -130,6 +134,7 @@ def load_old(commit: str):
                 return fn(*a, **k)
             finally:
                 swap(mine)
+
         return call
 
     class Old:  # the old package's functions, each run with its modules in place
@@ -210,8 +215,10 @@ def main() -> None:
                 line += f" {'(new)':>24s}"
         print(line)
     if ratios:
-        print(f"\npaired new/old over {len(ratios)} policies: median {statistics.median(ratios):.3f}x, "
-              f"lowest {min(ratios):.3f}x, highest {max(ratios):.3f}x")
+        print(
+            f"\npaired new/old over {len(ratios)} policies: median {statistics.median(ratios):.3f}x, "
+            f"lowest {min(ratios):.3f}x, highest {max(ratios):.3f}x"
+        )
 
     mem = """
         import resource, sys, pathsel
@@ -223,11 +230,11 @@ def main() -> None:
     """
     peaks = {}
     for minutes in (1, 10):
-        out = subprocess.run([sys.executable, "-c", textwrap.dedent(mem), str(60.0 * minutes)], capture_output=True,
-                             text=True, check=True, cwd=str(ROOT))
+        out = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(mem), str(60.0 * minutes)], capture_output=True, text=True, check=True, cwd=str(ROOT)
+        )
         peaks[minutes] = int(out.stdout.strip()) / 1024
-    print(f"\nfast engine peak RSS, latency RR: 1 min {peaks[1]:.1f} MiB, 10 min {peaks[10]:.1f} MiB "
-          f"(+{(peaks[10] / peaks[1] - 1) * 100:.1f} %)")
+    print(f"\nfast engine peak RSS, latency RR: 1 min {peaks[1]:.1f} MiB, 10 min {peaks[10]:.1f} MiB (+{(peaks[10] / peaks[1] - 1) * 100:.1f} %)")
 
 
 if __name__ == "__main__":

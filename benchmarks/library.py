@@ -40,8 +40,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("files", nargs="*", help="scenario files (default: every sims/library/*.toml)")
     ap.add_argument("--policy", action="append", help="a policy spec to time (default: every built-in policy at its defaults)")
     ap.add_argument("--table", action="store_true", help="print IOPS and p99 per scenario x policy too")
-    ap.add_argument("--repeat", type=int, default=1, help="time each run this many times and keep the fastest (default 1): "
-                    "on a shared machine interference only slows a run down, so the best is the machine's speed")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="time each run this many times and keep the fastest (default 1): "
+        "on a shared machine interference only slows a run down, so the best is the machine's speed",
+    )
     args = ap.parse_args(argv)
     files = [Path(f) for f in args.files] or sorted(LIBRARY.glob("*.toml"))
     policies = args.policy or list(POLICY_DEFS)

@@ -26,13 +26,24 @@ from pathlib import Path
 def flapping(n_faults: int, duration: float = 10.0) -> str:
     """A scenario whose path p0 goes down and up ``n_faults`` times (down, up, down, ...)."""
     lines = [
-        'name = "flapping path"', f'duration = "{duration:g}s"',
-        "[[arrays]]", 'name = "a"',
-        "[[hosts]]", 'name = "h"', 'detection = "0s"',
-        "[[paths]]", 'name = "p{i}"', "count = 4", 'array = "a"', 'one_way_latency = "50us"',
-        "[[workloads]]", "iodepth = 8",
-        "[[policies]]", 'spec = "rr:iops=1"',
-        "[[policies]]", 'spec = "latency"',
+        'name = "flapping path"',
+        f'duration = "{duration:g}s"',
+        "[[arrays]]",
+        'name = "a"',
+        "[[hosts]]",
+        'name = "h"',
+        'detection = "0s"',
+        "[[paths]]",
+        'name = "p{i}"',
+        "count = 4",
+        'array = "a"',
+        'one_way_latency = "50us"',
+        "[[workloads]]",
+        "iodepth = 8",
+        "[[policies]]",
+        'spec = "rr:iops=1"',
+        "[[policies]]",
+        'spec = "latency"',
     ]
     for k in range(n_faults):
         at = (k + 1) * duration / (n_faults + 1)

@@ -42,24 +42,38 @@ def scenario(hosts: int, volumes: int, paths: int, seconds: float) -> dict:
     half = max(1, paths // 2)
     data: dict = {
         "name": f"{hosts} hosts x {volumes} volumes x {paths} paths",
-        "seed": 1, "duration": f"{seconds}s", "interval": "1s",
+        "seed": 1,
+        "duration": f"{seconds}s",
+        "interval": "1s",
         # enough array slots that the arrays, not the hosts, set the pace: about 1 ms a service
-        "arrays": [{"name": n, "concurrency": max(8, 4 * hosts * volumes), "service_time": {"dist": "exponential", "mean": "1ms"}}
-                   for n in ("siteA", "siteB")],
+        "arrays": [
+            {"name": n, "concurrency": max(8, 4 * hosts * volumes), "service_time": {"dist": "exponential", "mean": "1ms"}}
+            for n in ("siteA", "siteB")
+        ],
         "replication": {"arrays": ["siteA", "siteB"], "one_way_latency": "100us", "bandwidth": "25Gbit"},
         "volumes": [{"name": f"ds{v}", "lun": v} for v in range(volumes)],
         "hosts": [{"name": f"esx{h:02d}", "preferred_array": "siteA" if h % 2 == 0 else "siteB"} for h in range(hosts)],
-        "paths": [], "workloads": [],
+        "paths": [],
+        "workloads": [],
         "policies": [{"spec": "rr:iops=1"}],
     }
     for h in range(hosts):
         for k, (array, start) in enumerate((("siteA", 0), ("siteB", half))):
-            data["paths"].append({"name": f"vmhba{k + 1}:C0:T{{i}}:L{{lun}}", "host": f"esx{h:02d}", "count": half if k == 0 else paths - half,
-                                  "start": start, "array": array, "one_way_latency": "20us" if k == h % 2 else "200us",
-                                  "bandwidth": "32Gbit"})
+            data["paths"].append(
+                {
+                    "name": f"vmhba{k + 1}:C0:T{{i}}:L{{lun}}",
+                    "host": f"esx{h:02d}",
+                    "count": half if k == 0 else paths - half,
+                    "start": start,
+                    "array": array,
+                    "one_way_latency": "20us" if k == h % 2 else "200us",
+                    "bandwidth": "32Gbit",
+                }
+            )
         for v in range(volumes):
-            data["workloads"].append({"name": f"vm{h}-{v}", "host": f"esx{h:02d}", "volume": f"ds{v}", "rw": "randrw",
-                                      "rwmixread": 70, "bs": "8k", "iodepth": IODEPTH})
+            data["workloads"].append(
+                {"name": f"vm{h}-{v}", "host": f"esx{h:02d}", "volume": f"ds{v}", "rw": "randrw", "rwmixread": 70, "bs": "8k", "iodepth": IODEPTH}
+            )
     data["paths"] = [p for p in data["paths"] if p["count"] > 0]
     return data
 
@@ -88,8 +102,7 @@ PROBE = """
 
 def measure(hosts: int, volumes: int, paths: int, seconds: float) -> dict:
     code = textwrap.dedent(PROBE).format(root=str(ROOT))
-    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(scenario(hosts, volumes, paths, seconds)),
-                         capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(scenario(hosts, volumes, paths, seconds)), capture_output=True, text=True)
     if out.returncode != 0:
         return {"error": (out.stderr.strip().splitlines() or ["killed"])[-1]}
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -106,8 +119,10 @@ def main() -> None:
         tops = [tuple(int(x) for x in args.only.split("x"))]  # type: ignore[misc]
     seconds = args.seconds or (1.0 if args.quick else 10.0)
     print(f"fast engine, rr:iops=1, iodepth {IODEPTH} per device, {seconds:g} simulated s each, one fresh process per row\n")
-    print(f"{'hosts x vols x paths':>21s} {'paths':>7s} {'outstanding':>11s} {'peak RSS':>10s} {'above base':>10s} "
-          f"{'build s':>8s} {'run s':>7s} {'I/Os':>11s} {'M I/O/s':>8s}")
+    print(
+        f"{'hosts x vols x paths':>21s} {'paths':>7s} {'outstanding':>11s} {'peak RSS':>10s} {'above base':>10s} "
+        f"{'build s':>8s} {'run s':>7s} {'I/Os':>11s} {'M I/O/s':>8s}"
+    )
     rows = []
     for h, v, p in tops:
         r = measure(h, v, p, seconds)
@@ -116,17 +131,21 @@ def main() -> None:
             print(f"{label:>21s}  failed: {r['error']}")
             continue
         rows.append(r)
-        print(f"{label:>21s} {r['paths']:7,d} {r['outstanding']:11,d} {r['peak']:7.0f} MiB {r['peak'] - r['base']:6.0f} MiB "
-              f"{r['build']:8.2f} {r['run']:7.2f} {r['ios']:11,d} {r['ios'] / r['run'] / 1e6:8.2f}")
+        print(
+            f"{label:>21s} {r['paths']:7,d} {r['outstanding']:11,d} {r['peak']:7.0f} MiB {r['peak'] - r['base']:6.0f} MiB "
+            f"{r['build']:8.2f} {r['run']:7.2f} {r['ios']:11,d} {r['ios'] / r['run'] / 1e6:8.2f}"
+        )
     chain = sorted((r for r in rows), key=lambda r: (r["paths"], r["outstanding"]))
     if len(chain) > 1:
         print("\nmemory growth against model growth, step by step (above the baseline; at most 1 is linear or better):")
         for a, b in zip(chain, chain[1:]):
             grow = max(b["peak"] - b["base"], 1.0) / max(a["peak"] - a["base"], 1.0)
             gp, go = b["paths"] / a["paths"], b["outstanding"] / a["outstanding"]
-            print(f"  {a['paths']:6,d} -> {b['paths']:6,d} paths, {a['outstanding']:6,d} -> {b['outstanding']:6,d} outstanding: "
-                  f"memory x{grow:5.2f}, paths x{gp:5.2f}, outstanding x{go:5.2f}; "
-                  f"memory/max(model) {grow / max(gp, go):4.2f}")
+            print(
+                f"  {a['paths']:6,d} -> {b['paths']:6,d} paths, {a['outstanding']:6,d} -> {b['outstanding']:6,d} outstanding: "
+                f"memory x{grow:5.2f}, paths x{gp:5.2f}, outstanding x{go:5.2f}; "
+                f"memory/max(model) {grow / max(gp, go):4.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -78,10 +78,13 @@ def main() -> None:
         print(f"{w:8d} {m['wall']:8.2f} {rates[w]:8.2f} {m['ios'] / m['wall']:19,.0f} {m['cpu']:7.2f} {m['cpu'] / m['wall']:10.2f}")
     if n > 1:
         speedup = rates[n] / rates[1]
-        print(f"\nspeed-up on {n} workers: {speedup:.2f}x (efficiency {speedup / n:.0%}); "
-              f"CPU per run {cpus[n] / cpus[1]:.2f}x the serial run's (the pool's overhead)")
-        print(f"load average now: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
-              "(other processes on these cores cap the speed-up: read 'cores busy')")
+        print(
+            f"\nspeed-up on {n} workers: {speedup:.2f}x (efficiency {speedup / n:.0%}); "
+            f"CPU per run {cpus[n] / cpus[1]:.2f}x the serial run's (the pool's overhead)"
+        )
+        print(
+            f"load average now: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (other processes on these cores cap the speed-up: read 'cores busy')"
+        )
 
     print(f"\nmemory of a long sweep (0.05 s simulated per run, {n} workers, saved to CSV as runs finish):")
     print(f"{'runs':>8s} {'wall s':>8s} {'sweep peak RSS MB':>18s} {'worker peak RSS MB':>19s}")

@@ -1,8 +1,8 @@
 """pathsel: see what a multipath path-selection policy does to IOPS and latency.
 
-    >>> import pathsel
-    >>> result = pathsel.simulate("sims/esxi-latency-testdrive.toml", duration=2.0)  # doctest: +SKIP
-    >>> result.summary()                                                            # doctest: +SKIP
+>>> import pathsel
+>>> result = pathsel.simulate("sims/esxi-latency-testdrive.toml", duration=2.0)  # doctest: +SKIP
+>>> result.summary()                                                            # doctest: +SKIP
 """
 
 from __future__ import annotations

@@ -98,14 +98,18 @@ def simulate(
     custom = [run.label for run in sc.runs if not supports(run.policy)]
     if engine == "fast" and custom:
         raise ScenarioError(
-            "simulate()", "engine",
+            "simulate()",
+            "engine",
             f"the fast engine runs built-in and compiled-style policies only; {custom[0]!r} is a Python policy: use engine='reference'",
         )
     if engine == "auto":
         engine = "fast" if not custom else "reference"
         if custom:
             names = ", ".join(repr(c) for c in custom)
-            warnings.warn(f"pathsel: {names} {'is a Python policy' if len(custom) == 1 else 'are Python policies'}: running on the reference engine", stacklevel=2)
+            warnings.warn(
+                f"pathsel: {names} {'is a Python policy' if len(custom) == 1 else 'are Python policies'}: running on the reference engine",
+                stacklevel=2,
+            )
     duration = duration_seconds(duration)
     if seed is not None and seed < 0:
         raise ScenarioError("simulate()", "seed", "must be >= 0")
@@ -144,7 +148,8 @@ def simulate(
             if bar is not None:
                 bar.close()
             raise ScenarioError(
-                sc.source, "workloads",
+                sc.source,
+                "workloads",
                 f"{run.label}: the run needs more memory than this machine has ({model.outstanding:,} outstanding I/Os "
                 f"from {len(model.jobs):,} jobs over {len(model.paths):,} paths): lower numjobs, iodepth or the paths",
             ) from None

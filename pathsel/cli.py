@@ -129,7 +129,9 @@ def _engine(scenario: Scenario, engine: str) -> str:
         return engine
     if engine == "fast":
         raise ScenarioError(
-            "command line", "--engine fast", f"the fast engine runs built-in and compiled-style policies only, and {python[0]!r} is a Python policy: use --engine reference"
+            "command line",
+            "--engine fast",
+            f"the fast engine runs built-in and compiled-style policies only, and {python[0]!r} is a Python policy: use --engine reference",
         )
     return "reference"
 
@@ -147,7 +149,11 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         return emit_simulate(args, scenario)
     progress = not args.json and not args.quiet and sys.stderr.isatty()
     result = simulate(
-        scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress,
+        scenario,
+        duration=args.duration,
+        seed=args.seed,
+        engine=_engine(scenario, args.engine),
+        progress=progress,
         notify=_notice(args),
     )
     preds = None
@@ -182,8 +188,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             out.append(f"ACCOUNTING ERROR in {r.label}: {acc}\n")
     if case is not None:
         out.append(
-            f"validation case {case.name} ({case.source}): pathsel validate {args.file} compares it with its "
-            f"{len(case.checks)} expected figure(s)\n"
+            f"validation case {case.name} ({case.source}): pathsel validate {args.file} compares it with its {len(case.checks)} expected figure(s)\n"
         )
     sys.stdout.write("\n".join(out))
     return 0
@@ -206,7 +211,11 @@ def _cmd_policies(args: argparse.Namespace) -> int:
     for d in POLICY_DEFS.values():
         print(f"{d.name:{width}s}  {d.summary}")
         for p in d.params:
-            rng = f" [{_num(p.low)}..{_num(p.high)}]" if p.low is not None and p.high is not None else (f" [{'|'.join(p.choices)}]" if p.choices else "")
+            rng = (
+                f" [{_num(p.low)}..{_num(p.high)}]"
+                if p.low is not None and p.high is not None
+                else (f" [{'|'.join(p.choices)}]" if p.choices else "")
+            )
             print(f"{'':{width + 2}s}{p.name}={p.default}{rng}  {p.doc}")
     return 0
 
@@ -234,8 +243,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     engines = None if args.engine == "both" else (args.engine,)
     progress = None
     if sys.stderr.isatty():
+
         def progress(name: str) -> None:
             print(f"pathsel validate: {name} ...", file=sys.stderr)
+
     rows = validate(args.cases or None, quick=args.quick, engines=engines, progress=progress)
     if args.json:
         print(_json({"cases": [r.to_dict() for r in rows]}))
@@ -285,8 +296,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     scenario, _ = _scenario(args)  # a validation case file works too
     check_writable(args.output, "report")  # before the run, not after it
     progress = not args.quiet and sys.stderr.isatty()
-    result = simulate(scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress,
-                      notify=_notice(args))
+    result = simulate(
+        scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress, notify=_notice(args)
+    )
     try:
         path = write(result, args.output)
     except OSError as e:
@@ -306,8 +318,7 @@ def _cmd_top(args: argparse.Namespace) -> int:
         raise ScenarioError("command line", "pathsel top", "needs a terminal for its live view: add --batch for plain text")
     speed = None if args.batch and args.speed is None else (args.speed or 1.0)
     view = {"d": "devices", "p": "paths", "h": "hosts"}.get(args.view, args.view)
-    return run_top(scenario, run, speed=speed, refresh=args.delay, view=view, batch=args.batch,
-                   duration=args.duration, seed=args.seed)
+    return run_top(scenario, run, speed=speed, refresh=args.delay, view=view, batch=args.batch, duration=args.duration, seed=args.seed)
 
 
 def _summary_text(res: SweepResult) -> str:
@@ -358,9 +369,18 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     progress = not args.json and not args.quiet
     try:
         res = sweep(
-            args.files or None, params, replications=args.replications, seed=args.seed, policies=args.policy,
-            duration=args.duration, engine=args.engine, out=args.out, executor=executor, workers=args.workers,
-            progress=progress, _origin="command line",
+            args.files or None,
+            params,
+            replications=args.replications,
+            seed=args.seed,
+            policies=args.policy,
+            duration=args.duration,
+            engine=args.engine,
+            out=args.out,
+            executor=executor,
+            workers=args.workers,
+            progress=progress,
+            _origin="command line",
             _notify=lambda note: print(f"pathsel sweep: {note}", file=sys.stderr),
         )
     except KeyboardInterrupt:
@@ -429,9 +449,19 @@ def _cmd_league(args: argparse.Namespace) -> int:
             if args.dask:
                 client, executor = _dask_executor(args.dask)
             try:
-                res = league(files, policies=args.policy, replications=args.replications, seed=args.seed, duration=args.duration,
-                             engine=args.engine, out=args.out, executor=executor, workers=args.workers,
-                             progress=not args.json and not args.quiet, _origin="command line")
+                res = league(
+                    files,
+                    policies=args.policy,
+                    replications=args.replications,
+                    seed=args.seed,
+                    duration=args.duration,
+                    engine=args.engine,
+                    out=args.out,
+                    executor=executor,
+                    workers=args.workers,
+                    progress=not args.json and not args.quiet,
+                    _origin="command line",
+                )
             except KeyboardInterrupt:
                 if args.out:
                     print(f"pathsel: interrupted; finished runs are saved in {args.out}: run the same command to resume", file=sys.stderr)
@@ -439,8 +469,16 @@ def _cmd_league(args: argparse.Namespace) -> int:
             if args.sensitivity:
                 from .studies.league import sensitivity
 
-                sens = sensitivity(res, scenarios=files, replications=args.replications, seed=args.seed, duration=args.duration,
-                                   executor=executor, workers=args.workers, progress=not args.json and not args.quiet)
+                sens = sensitivity(
+                    res,
+                    scenarios=files,
+                    replications=args.replications,
+                    seed=args.seed,
+                    duration=args.duration,
+                    executor=executor,
+                    workers=args.workers,
+                    progress=not args.json and not args.quiet,
+                )
     finally:
         if client is not None:
             client.close()
@@ -454,10 +492,13 @@ def _cmd_league(args: argparse.Namespace) -> int:
         text = res.markdown() + ("\n" + sensitivity_markdown(sens) if sens is not None else "")
         Path(args.markdown).write_text(text, encoding="utf-8")
     if args.json:
-        doc = {"standings": json.loads(res.standings.to_json(orient="records")),
-               "scores": json.loads(res.scores.to_json(orient="records")), "verdict": res.verdict(),
-               "sensitivity": json.loads(sens.to_json(orient="records")) if sens is not None else None,
-               "out": str(res.out) if res.out else None}
+        doc = {
+            "standings": json.loads(res.standings.to_json(orient="records")),
+            "scores": json.loads(res.scores.to_json(orient="records")),
+            "verdict": res.verdict(),
+            "sensitivity": json.loads(sens.to_json(orient="records")) if sens is not None else None,
+            "out": str(res.out) if res.out else None,
+        }
         sys.stdout.write(_json(doc) + "\n")
         return 0
     sys.stdout.write(res.text(top=args.top))
@@ -465,8 +506,10 @@ def _cmd_league(args: argparse.Namespace) -> int:
         print("\nguard's sensitivity (regret against the best shipped policy per scenario, one parameter at a time):")
         for r in sens.itertuples():
             mark = " (default)" if r.default else ""
-            print(f"  {r.parameter}={r.value:g}{mark}: worst IOPS regret {r.worst_iops_regret * 100:.1f} % ({r.worst_iops_scenario}), "
-                  f"worst p99 regret {r.worst_p99_regret * 100:.1f} % ({r.worst_p99_scenario}), {r.behind_5pct} scenario(s) > 5 % behind")
+            print(
+                f"  {r.parameter}={r.value:g}{mark}: worst IOPS regret {r.worst_iops_regret * 100:.1f} % ({r.worst_iops_scenario}), "
+                f"worst p99 regret {r.worst_p99_regret * 100:.1f} % ({r.worst_p99_scenario}), {r.behind_5pct} scenario(s) > 5 % behind"
+            )
     if not args.table:
         where = f"; table in {res.out}" if res.out else ""
         print(f"pathsel league: {res.ran + res.reused} run(s) ({res.ran} run now, {res.reused} already saved) in {res.wall_s:.1f} s{where}")
@@ -505,13 +548,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("simulate", help="run a scenario's policies and print the comparison")
     sim.add_argument("file", nargs="?", help="scenario TOML file, or a validation case file (default: the embedded seed 004 test drive)")
-    sim.add_argument("--policy", action="append", metavar="SPEC", help="policy to run instead of the file's, e.g. rr:iops=1, latency:num_sampling_cycles=32 (repeatable)")
+    sim.add_argument(
+        "--policy",
+        action="append",
+        metavar="SPEC",
+        help="policy to run instead of the file's, e.g. rr:iops=1, latency:num_sampling_cycles=32 (repeatable)",
+    )
     sim.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms, 2min)")
     sim.add_argument("--seed", type=_seed, help="random seed (same seed, same results)")
-    sim.add_argument("--engine", default="auto", choices=["auto", "fast", "reference"], help="fast (numba), reference (SimPy), or auto: fast when every policy is built in (default)")
+    sim.add_argument(
+        "--engine",
+        default="auto",
+        choices=["auto", "fast", "reference"],
+        help="fast (numba), reference (SimPy), or auto: fast when every policy is built in (default)",
+    )
     sim.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     sim.add_argument("--paths", action="store_true", help="also print per-path I/Os, shares, IOPS, I/Os in flight and latencies")
-    sim.add_argument("--by", action="append", choices=["host", "device", "op"], help="also print the figures per host, per device (a host's view of a volume) or per op (read, write) (repeatable)")
+    sim.add_argument(
+        "--by",
+        action="append",
+        choices=["host", "device", "op"],
+        help="also print the figures per host, per device (a host's view of a volume) or per op (read, write) (repeatable)",
+    )
     sim.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     sim.add_argument("--predict", action="store_true", help="also show the analytic figures (pathsel predict) beside the simulated ones")
     add_emit_options(sim, "the chosen policy (--policy SPEC) without running it")
@@ -525,15 +583,34 @@ def build_parser() -> argparse.ArgumentParser:
     pre.set_defaults(func=_cmd_predict)
 
     val = sub.add_parser("validate", help="run the validation cases (sims/validation) and compare with published and exact figures")
-    val.add_argument("cases", nargs="*", metavar="CASE", help="case files or directories (default: ./sims/validation if there is one, else the cases installed with pathsel)")
+    val.add_argument(
+        "cases",
+        nargs="*",
+        metavar="CASE",
+        help="case files or directories (default: ./sims/validation if there is one, else the cases installed with pathsel)",
+    )
     val.add_argument("--quick", action="store_true", help="short runs (the test suite's)")
-    val.add_argument("--engine", default="both", choices=["both", "fast", "reference"], help="engines to run built-in policies on (default: both; Python policies always run on reference)")
+    val.add_argument(
+        "--engine",
+        default="both",
+        choices=["both", "fast", "reference"],
+        help="engines to run built-in policies on (default: both; Python policies always run on reference)",
+    )
     val.add_argument("--json", action="store_true", help='print {"cases": [...]} on stdout')
     val.set_defaults(func=_cmd_validate)
 
-    exa = sub.add_parser("example", help="list the example scenarios and validation cases installed with pathsel (a checkout's sims/), print one or write them out")
-    exa.add_argument("name", nargs="?", metavar="NAME", help="an example, as listed (fast-failover, validation/failover): print it, or write it with -o")
-    exa.add_argument("-o", "--output", metavar="DIR", help="write NAME and the files it reads into DIR, laid out as in sims/ (without NAME: every example); never overwrites a different file")
+    exa = sub.add_parser(
+        "example", help="list the example scenarios and validation cases installed with pathsel (a checkout's sims/), print one or write them out"
+    )
+    exa.add_argument(
+        "name", nargs="?", metavar="NAME", help="an example, as listed (fast-failover, validation/failover): print it, or write it with -o"
+    )
+    exa.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="write NAME and the files it reads into DIR, laid out as in sims/ (without NAME: every example); never overwrites a different file",
+    )
     exa.set_defaults(func=_cmd_example)
 
     pol = sub.add_parser("policies", help="list the built-in policies, their parameters and defaults")
@@ -557,8 +634,15 @@ def build_parser() -> argparse.ArgumentParser:
     top = sub.add_parser("top", help="watch one policy's run live, esxtop-style: per device, path and host IOPS, latency, ACTV/QUED and share")
     top.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded seed 004 test drive)")
     top.add_argument("--policy", metavar="SPEC", help="the file's policy with this label or spec, or any policy spec (default: the file's first)")
-    top.add_argument("--speed", type=_positive_float, metavar="X", help="simulated seconds per wall-clock second (default 1: real time; --batch: as fast as it runs)")
-    top.add_argument("-d", "--delay", type=_duration, default=1.0, metavar="S", help="wall-clock seconds between refreshes (default 1, as esxtop's -d)")
+    top.add_argument(
+        "--speed",
+        type=_positive_float,
+        metavar="X",
+        help="simulated seconds per wall-clock second (default 1: real time; --batch: as fast as it runs)",
+    )
+    top.add_argument(
+        "-d", "--delay", type=_duration, default=1.0, metavar="S", help="wall-clock seconds between refreshes (default 1, as esxtop's -d)"
+    )
     top.add_argument("--view", default="devices", choices=["devices", "paths", "hosts", "d", "p", "h"], help="first view (keys d, p, h switch)")
     top.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms)")
     top.add_argument("--seed", type=_seed, help="random seed (same seed, same results)")
@@ -566,9 +650,21 @@ def build_parser() -> argparse.ArgumentParser:
     top.set_defaults(func=_cmd_top)
 
     swp = sub.add_parser("sweep", help="run a grid of policy and scenario parameters x replications; save a tidy table")
-    swp.add_argument("files", nargs="*", metavar="FILE", help="scenario files (default: the embedded seed 004 test drive); a [sweep] table in a file gives its grid")
-    swp.add_argument("--param", action="append", metavar="NAME=V1,V2,...", help="a parameter and its values: FAMILY.key for a policy parameter (latency.num_sampling_cycles=16,32,64) or a scenario key (replication.one_way_latency=0.5ms,1ms; workloads[0].iodepth=8,32) (repeatable)")
-    swp.add_argument("--replications", type=_positive_int, metavar="N", help="runs per point on seeds spawned from --seed (default: the file's [sweep], else 3)")
+    swp.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="scenario files (default: the embedded seed 004 test drive); a [sweep] table in a file gives its grid",
+    )
+    swp.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=V1,V2,...",
+        help="a parameter and its values: FAMILY.key for a policy parameter (latency.num_sampling_cycles=16,32,64) or a scenario key (replication.one_way_latency=0.5ms,1ms; workloads[0].iodepth=8,32) (repeatable)",
+    )
+    swp.add_argument(
+        "--replications", type=_positive_int, metavar="N", help="runs per point on seeds spawned from --seed (default: the file's [sweep], else 3)"
+    )
     swp.add_argument("--seed", type=_seed, help="root seed of the replications (default: the file's [sweep] seed, else its seed)")
     swp.add_argument("--policy", action="append", metavar="SPEC", help="policy to run instead of the files' (repeatable)")
     swp.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms) (default: each file's)")
@@ -584,15 +680,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     rec = sub.add_parser("recommend", help="from a sweep's results: per metric, the setting with the best worst-case regret")
     rec.add_argument("results", metavar="RESULTS", help="a results table written by pathsel sweep --out (.parquet or .csv)")
-    rec.add_argument("--metric", action="append", choices=["iops", "p99", "convergence"], help="metric to recommend for (repeatable; default: all, convergence when there are faults)")
-    rec.add_argument("--policy", action="append", metavar="NAME", help="policy label or family (latency, rr) to choose among (repeatable; default: the ones the swept policy parameters apply to)")
+    rec.add_argument(
+        "--metric",
+        action="append",
+        choices=["iops", "p99", "convergence"],
+        help="metric to recommend for (repeatable; default: all, convergence when there are faults)",
+    )
+    rec.add_argument(
+        "--policy",
+        action="append",
+        metavar="NAME",
+        help="policy label or family (latency, rr) to choose among (repeatable; default: the ones the swept policy parameters apply to)",
+    )
     rec.add_argument("--html", metavar="FILE", help="also write the regret heatmaps to this HTML file")
     rec.add_argument("--top", type=_positive_int, default=10, metavar="N", help="settings shown per metric (default: 10)")
     rec.add_argument("--json", action="store_true", help="print one JSON document")
     add_emit_options(rec, "the recommended setting")
     rec.set_defaults(func=_cmd_recommend)
     lea = sub.add_parser("league", help="every built-in policy at its defaults over the scenario library: regret, league table, heatmaps")
-    lea.add_argument("files", nargs="*", metavar="FILE", help="scenario files or folders (default: the library, sims/library); their own policies are replaced")
+    lea.add_argument(
+        "files", nargs="*", metavar="FILE", help="scenario files or folders (default: the library, sims/library); their own policies are replaced"
+    )
     lea.add_argument("--policy", action="append", metavar="SPEC", help="policies to rank instead of every built-in one (repeatable)")
     lea.add_argument("--replications", type=_positive_int, default=3, metavar="N", help="runs per scenario and policy (default: 3)")
     lea.add_argument("--seed", type=_seed, help="root seed of the replications (default: each file's seed)")
@@ -600,7 +708,9 @@ def build_parser() -> argparse.ArgumentParser:
     lea.add_argument("--engine", default="fast", choices=["auto", "fast", "reference"], help="as for simulate (default: fast)")
     lea.add_argument("--out", metavar="FILE", help="results table, .parquet or .csv, written as runs finish; the same command again resumes")
     lea.add_argument("--table", metavar="FILE", help="rank a results table already written by --out, without running")
-    lea.add_argument("--fresh", type=_positive_int, metavar="N", help="instead of the library: N scenarios generated from --fresh-seed (a held-out set)")
+    lea.add_argument(
+        "--fresh", type=_positive_int, metavar="N", help="instead of the library: N scenarios generated from --fresh-seed (a held-out set)"
+    )
     lea.add_argument("--fresh-seed", type=_seed, default=20261123, help="seed of the generated scenarios (default: 20261123)")
     lea.add_argument("--write-fresh", metavar="DIR", help="keep the generated scenarios in DIR")
     lea.add_argument("--html", metavar="FILE", help="also write the league table and regret heatmaps to this HTML file")

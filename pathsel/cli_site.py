@@ -29,10 +29,20 @@ __all__ = ["add_site_commands", "add_emit_options", "emit_simulate", "emit_recom
 def add_emit_options(parser: argparse.ArgumentParser, what: str) -> None:
     """``--emit KIND`` and what it applies to, on simulate and recommend."""
     g = parser.add_argument_group("emit", f"print what applies {what} on a host, instead of the usual output")
-    g.add_argument("--emit", choices=EMIT_KINDS, metavar="KIND",
-                   help=f"esxcli, satp-rule, multipath.conf, nvme-udev or powershell: the commands or configuration that apply {what}")
-    g.add_argument("--device", metavar="ID", help="for one device: an ESXi device (naa...), a multipath WWID, an NVMe subsystem NQN, an MPIO disk number (default: as the default for every device)")
-    g.add_argument("--vendor", help="the SCSI vendor a SATP rule or a multipath.conf devices entry matches (esxcli storage core device list, multipath -ll)")
+    g.add_argument(
+        "--emit",
+        choices=EMIT_KINDS,
+        metavar="KIND",
+        help=f"esxcli, satp-rule, multipath.conf, nvme-udev or powershell: the commands or configuration that apply {what}",
+    )
+    g.add_argument(
+        "--device",
+        metavar="ID",
+        help="for one device: an ESXi device (naa...), a multipath WWID, an NVMe subsystem NQN, an MPIO disk number (default: as the default for every device)",
+    )
+    g.add_argument(
+        "--vendor", help="the SCSI vendor a SATP rule or a multipath.conf devices entry matches (esxcli storage core device list, multipath -ll)"
+    )
     g.add_argument("--model", help="the SCSI model (product) to match, or an NVMe subsystem's model (nvme list-subsys -v)")
     g.add_argument("--satp", default="VMW_SATP_ALUA", help="the SATP of a SATP rule or a SATP's default PSP (default: VMW_SATP_ALUA)")
 
@@ -92,8 +102,7 @@ def _cmd_presets(args: argparse.Namespace) -> int:
 
 def _cmd_import(args: argparse.Namespace) -> int:
     command = "pathsel import " + args.kind + " " + " ".join(args.files)
-    imp = import_outputs(args.kind, args.files, host=args.host, devices=args.device, output=args.output, command=command,
-                         workload=args.workload)
+    imp = import_outputs(args.kind, args.files, host=args.host, devices=args.device, output=args.output, command=command, workload=args.workload)
     if args.output:
         try:
             Path(args.output).write_text(imp.text, encoding="utf-8")
@@ -106,10 +115,16 @@ def _cmd_import(args: argparse.Namespace) -> int:
         paths = sum(g.count for g in sc.model.paths)
         where = args.output or "stdout"
         err = sys.stderr
-        print(f"pathsel import: wrote {where}: {len(sc.model.hosts)} host, {max(len(sc.model.volumes), 1)} volume(s), "
-              f"{paths} path(s), {len(sc.model.arrays)} array(s); policy {', '.join(r.label.removeprefix('as imported: ') for r in sc.runs)}", file=err)
-        print("the output does not tell these; their placeholders load and run, fill them in or fit them "
-              f"(pathsel calibrate {args.output or 'SCENARIO'} --measured FILE --fit NAME):", file=err)
+        print(
+            f"pathsel import: wrote {where}: {len(sc.model.hosts)} host, {max(len(sc.model.volumes), 1)} volume(s), "
+            f"{paths} path(s), {len(sc.model.arrays)} array(s); policy {', '.join(r.label.removeprefix('as imported: ') for r in sc.runs)}",
+            file=err,
+        )
+        print(
+            "the output does not tell these; their placeholders load and run, fill them in or fit them "
+            f"(pathsel calibrate {args.output or 'SCENARIO'} --measured FILE --fit NAME):",
+            file=err,
+        )
         width = max(len(p) for p, _, _ in imp.to_fill)
         for place, value, how in imp.to_fill:
             print(f"  {place:{width}s}  {value:>8s}  {how}", file=err)
@@ -123,12 +138,23 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
     progress = None
     if not args.quiet and not args.json:
+
         def progress(line: str) -> None:
             print(f"pathsel calibrate: {line}", file=sys.stderr, flush=True)
+
     notify = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     cal = calibrate(
-        args.file, args.fit, args.measured or (), policy=args.policy, duration=args.duration, replications=args.replications,
-        seed=args.seed, device=args.device, op=args.op, progress=progress, notify=notify,
+        args.file,
+        args.fit,
+        args.measured or (),
+        policy=args.policy,
+        duration=args.duration,
+        replications=args.replications,
+        seed=args.seed,
+        device=args.device,
+        op=args.op,
+        progress=progress,
+        notify=notify,
     )
     if args.output:
         try:
@@ -146,12 +172,12 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_site_commands(sub: argparse._SubParsersAction[Any], duration: Callable[[str], float],
-                      seed: Callable[[str], int], positive_int: Callable[[str], int]) -> None:
+def add_site_commands(
+    sub: argparse._SubParsersAction[Any], duration: Callable[[str], float], seed: Callable[[str], int], positive_int: Callable[[str], int]
+) -> None:
     """``import``, ``calibrate`` and ``presets``; the type checkers are the CLI's own (passed in: no private import)."""
     imp = sub.add_parser("import", help="a scenario skeleton from a host's multipath listings (esxcli, multipath -ll, nvme list-subsys, mpclaim)")
-    imp.add_argument("kind", choices=list(IMPORT_KINDS), metavar="KIND",
-                     help="; ".join(f"{k}: {v[2]}" for k, v in IMPORT_KINDS.items()))
+    imp.add_argument("kind", choices=list(IMPORT_KINDS), metavar="KIND", help="; ".join(f"{k}: {v[2]}" for k, v in IMPORT_KINDS.items()))
     imp.add_argument("files", nargs="+", metavar="FILE", help="the captured outputs, in any order")
     imp.add_argument("-o", "--output", metavar="TOML", help="where to write the scenario (default: stdout)")
     imp.add_argument("--host", help="the host's name in the scenario (the outputs do not say it)")
@@ -162,14 +188,28 @@ def add_site_commands(sub: argparse._SubParsersAction[Any], duration: Callable[[
 
     cal = sub.add_parser("calibrate", help="fit a scenario's unknowns (service time, latencies, concurrency) to measured IOPS and latency")
     cal.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded seed 004 test drive)")
-    cal.add_argument("--fit", action="append", required=True, metavar="NAME",
-                     help="an unknown: service_time, one_way_latency, concurrency, replication_latency; NAME@ARRAY or NAME@PATH for some entries, NAME=LOW..HIGH for its range (repeatable)")
-    cal.add_argument("--measured", action="append", metavar="FILE", help="fio JSON, esxtop -b CSV, iostat -x, or pathsel simulate --json (repeatable; default: the scenario's expect figures)")
-    cal.add_argument("--policy", metavar="SPEC", help="the policy the measured set-up ran (default: the run the file names, else the scenario's first)")
+    cal.add_argument(
+        "--fit",
+        action="append",
+        required=True,
+        metavar="NAME",
+        help="an unknown: service_time, one_way_latency, concurrency, replication_latency; NAME@ARRAY or NAME@PATH for some entries, NAME=LOW..HIGH for its range (repeatable)",
+    )
+    cal.add_argument(
+        "--measured",
+        action="append",
+        metavar="FILE",
+        help="fio JSON, esxtop -b CSV, iostat -x, or pathsel simulate --json (repeatable; default: the scenario's expect figures)",
+    )
+    cal.add_argument(
+        "--policy", metavar="SPEC", help="the policy the measured set-up ran (default: the run the file names, else the scenario's first)"
+    )
     cal.add_argument("--device", metavar="NAME", help="the device of an esxtop or iostat capture (default: the busiest)")
     cal.add_argument("--op", choices=["read", "write"], help="compare fio's read or write figures only")
     cal.add_argument("--duration", type=duration, help="measured time of each candidate's runs (default: the file's)")
-    cal.add_argument("--replications", type=positive_int, default=2, metavar="N", help="seeds per candidate, the same for every candidate (default: 2)")
+    cal.add_argument(
+        "--replications", type=positive_int, default=2, metavar="N", help="seeds per candidate, the same for every candidate (default: 2)"
+    )
     cal.add_argument("--seed", type=seed, help="root of the seeds (default: the scenario's)")
     cal.add_argument("-o", "--output", metavar="TOML", help="write the scenario with the fitted values")
     cal.add_argument("--json", action="store_true", help="print the fit as one JSON document")

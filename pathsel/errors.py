@@ -44,7 +44,11 @@ class ScenarioError(ValueError):
         """``file: place: problem``, one per problem (a problem quoting a huge value is cut to a readable line)."""
         return [_cut(f"{self.source}: {place}: {problem}" if place else f"{self.source}: {problem}") for place, problem in self.problems]
 
-    def __reduce__(self) -> tuple[Callable[..., ScenarioError], tuple[str, tuple[tuple[str, str], ...]]]:  # pickled across processes (sweeps): rebuild from the parts, not the message
+    def __reduce__(
+        self,
+    ) -> tuple[
+        Callable[..., ScenarioError], tuple[str, tuple[tuple[str, str], ...]]
+    ]:  # pickled across processes (sweeps): rebuild from the parts, not the message
         return (_rebuild, (self.source, self.problems))
 
 

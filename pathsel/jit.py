@@ -47,8 +47,25 @@ from numba.core.registry import CPUDispatcher
 from numba.core.typing.templates import AttributeTemplate
 
 __all__ = [
-    "cache_dir", "source_hash", "kernel_sources", "is_ready", "mark_ready", "njit", "Dispatcher", "hot", "jit", "entry", "Borrowed", "Layout", "Packed", "prefetch", "address_of",
-    "call_i_4", "call_v_4", "call_v_5", "call_v_6f",
+    "cache_dir",
+    "source_hash",
+    "kernel_sources",
+    "is_ready",
+    "mark_ready",
+    "njit",
+    "Dispatcher",
+    "hot",
+    "jit",
+    "entry",
+    "Borrowed",
+    "Layout",
+    "Packed",
+    "prefetch",
+    "address_of",
+    "call_i_4",
+    "call_v_4",
+    "call_v_5",
+    "call_v_6f",
 ]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -306,8 +323,7 @@ def call_v_6f(typingctx, addr, a, b, c, d, e, x):
 
 
 # -- layouts ---------------------------------------------------------------------------
-_DTYPES = {"i8": (types.int64, np.int64), "f8": (types.float64, np.float64), "u8": (types.uint64, np.uint64),
-           "i1": (types.int8, np.int8)}
+_DTYPES = {"i8": (types.int64, np.int64), "f8": (types.float64, np.float64), "u8": (types.uint64, np.uint64), "i1": (types.int8, np.int8)}
 
 
 def _numba_type(dtype: str, ndim: int) -> types.Type:

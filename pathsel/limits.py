@@ -14,9 +14,28 @@ import math
 from .units import MAX_DURATION, format_duration
 
 __all__ = [
-    "MAX_DURATION", "MAX_SERIES_VALUES", "MAX_INT32", "MAX_OUTSTANDING", "MAX_PATHS", "MAX_DEVICE_PATHS", "MAX_BLOCK_SIZE", "MIN_BANDWIDTH",
-    "MAX_FILE_BYTES", "MAX_DISTANCE_KM", "MAX_NUMA_NODES", "MIN_TIMEOUT", "RETRY_WARNING", "series_values", "series_problem",
-    "outstanding_problem", "MAX_SWEEP_RUNS", "sweep_runs_problem", "MAX_TRACE_RECORDS", "MAX_RATE_STEPS", "BACKLOG_CAP", "MAX_BACKLOG_VALUES",
+    "MAX_DURATION",
+    "MAX_SERIES_VALUES",
+    "MAX_INT32",
+    "MAX_OUTSTANDING",
+    "MAX_PATHS",
+    "MAX_DEVICE_PATHS",
+    "MAX_BLOCK_SIZE",
+    "MIN_BANDWIDTH",
+    "MAX_FILE_BYTES",
+    "MAX_DISTANCE_KM",
+    "MAX_NUMA_NODES",
+    "MIN_TIMEOUT",
+    "RETRY_WARNING",
+    "series_values",
+    "series_problem",
+    "outstanding_problem",
+    "MAX_SWEEP_RUNS",
+    "sweep_runs_problem",
+    "MAX_TRACE_RECORDS",
+    "MAX_RATE_STEPS",
+    "BACKLOG_CAP",
+    "MAX_BACKLOG_VALUES",
 ]
 
 #: The time series (per interval: counters, the I/Os of every path, two queue figures per device) is kept in
@@ -107,7 +126,6 @@ def outstanding_problem(numjobs: int, iodepth: int) -> str | None:
         f"{numjobs:,} job{'s' if numjobs != 1 else ''} x iodepth {iodepth:,} = {total:,} outstanding I/Os, "
         f"more than the {MAX_OUTSTANDING:,} pathsel simulates in one run"
     )
-
 
 
 def sweep_runs_problem(values_per_param: list[int], policies: int, replications: int) -> str | None:

@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LogHistogram", "RunMetrics", "bin_index", "bin_value", "n_bins", "NBINS", "SUB", "SUB_BITS", "MAX_EXP",
-           "PATH_SUB_BITS", "PATH_NBINS"]
+__all__ = ["LogHistogram", "RunMetrics", "bin_index", "bin_value", "n_bins", "NBINS", "SUB", "SUB_BITS", "MAX_EXP", "PATH_SUB_BITS", "PATH_NBINS"]
 
 SUB_BITS = 7
 SUB = 1 << SUB_BITS

@@ -177,12 +177,18 @@ class Top:
                 actv = int(sum(int(R.dev_actv[d]) for d in devs))
                 qued = int(sum(int(R.dev_qued[d]) for d in devs))
                 dqlen = {int(R.dev_dqlen[d]) for d in devs}  # now: ESXi's throttling moves it
-                c.update({"DAVG/cmd": _ms(dv), "KAVG/cmd": _ms(k), "ACTV": f"{actv}", "QUED": f"{qued}",
-                          "DQLEN": str(dqlen.pop() or "-") if len(dqlen) == 1 else "mixed"})
+                c.update(
+                    {
+                        "DAVG/cmd": _ms(dv),
+                        "KAVG/cmd": _ms(k),
+                        "ACTV": f"{actv}",
+                        "QUED": f"{qued}",
+                        "DQLEN": str(dqlen.pop() or "-") if len(dqlen) == 1 else "mixed",
+                    }
+                )
             else:
                 actv = int(out[idx].sum())
-                c.update({"DAVG/cmd": _ms(davg(idx)), "ACTV": f"{actv}",
-                          "QUED": f"{max(0, int(sum(self.depth[d] for d in devs)) - actv)}"})
+                c.update({"DAVG/cmd": _ms(davg(idx)), "ACTV": f"{actv}", "QUED": f"{max(0, int(sum(self.depth[d] for d in devs)) - actv)}"})
             c["PATHS"] = f"{sum(1 for i in idx if d_ios[i] > 0)}/{len(idx)}"
             return c
 
@@ -198,13 +204,19 @@ class Top:
         for p in model.paths:
             dev = model.devices[p.device]
             dev_ios = int(d_ios[list(dev.paths)].sum())
-            paths.append(Row(
-                f"{dev.name} {p.name}" if several else p.name,
-                {"ARRAY": model.arrays[p.array].name, "STATE": states[p.index],
-                 "CMDS/s": f"{d_ios[p.index] / step:,.0f}",
-                 "%SHR": f"{100.0 * d_ios[p.index] / dev_ios:.1f}" if dev_ios else "0.0",
-                 "DAVG/cmd": _ms(davg([p.index])), "ACTV": f"{int(out[p.index])}"},
-            ))
+            paths.append(
+                Row(
+                    f"{dev.name} {p.name}" if several else p.name,
+                    {
+                        "ARRAY": model.arrays[p.array].name,
+                        "STATE": states[p.index],
+                        "CMDS/s": f"{d_ios[p.index] / step:,.0f}",
+                        "%SHR": f"{100.0 * d_ios[p.index] / dev_ios:.1f}" if dev_ios else "0.0",
+                        "DAVG/cmd": _ms(davg([p.index])),
+                        "ACTV": f"{int(out[p.index])}",
+                    },
+                )
+            )
         d_all = ios - self.ios
         if self.queues:
             actv_all, qued_all = int(R.dev_actv.sum()), int(R.dev_qued.sum())
@@ -213,11 +225,19 @@ class Top:
             actv_all, qued_all = int(out.sum()), max(0, int(self.depth.sum()) - int(out.sum()))
             davg_all = davg(all_paths)
         snap = Snapshot(
-            now=live.now, step=step, cmds=d_all / step, mbps=(nbytes - self.bytes) / step / 1e6,
-            gavg_s=(lat_sum - self.lat_sum) / d_all if d_all else math.nan, davg_s=davg_all,
-            actv=actv_all, qued=qued_all,
-            failed=int(R.rc[C_FAILED]), retried=int(R.rc[C_RETRIED]),
-            hosts=hosts, devices=devices, paths=paths,
+            now=live.now,
+            step=step,
+            cmds=d_all / step,
+            mbps=(nbytes - self.bytes) / step / 1e6,
+            gavg_s=(lat_sum - self.lat_sum) / d_all if d_all else math.nan,
+            davg_s=davg_all,
+            actv=actv_all,
+            qued=qued_all,
+            failed=int(R.rc[C_FAILED]),
+            retried=int(R.rc[C_RETRIED]),
+            hosts=hosts,
+            devices=devices,
+            paths=paths,
         )
         self.t, self.path_ios, self.path_n, self.path_total = live.now, path_ios, path_n, path_total
         self.ios, self.lat_sum, self.bytes = ios, lat_sum, nbytes
@@ -250,15 +270,15 @@ def text_view(label: str, snap: Snapshot, model: Model, view: str, speed: float 
     widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
     lines = _header(label, snap, model, speed, False) + [""]
     for k, row in enumerate(table):
-        lines.append("  ".join(v.ljust(w) if i == 0 or cols[i] in ("ARRAY", "STATE") else v.rjust(w)
-                               for i, (v, w) in enumerate(zip(row, widths))).rstrip())
+        lines.append(
+            "  ".join(v.ljust(w) if i == 0 or cols[i] in ("ARRAY", "STATE") else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths))).rstrip()
+        )
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines) + "\n"
 
 
-def _rich_view(label: str, snap: Snapshot, model: Model, view: str, speed: float | None, paused: bool,
-               note: str = _KEYS_HELP) -> Any:
+def _rich_view(label: str, snap: Snapshot, model: Model, view: str, speed: float | None, paused: bool, note: str = _KEYS_HELP) -> Any:
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -266,14 +286,13 @@ def _rich_view(label: str, snap: Snapshot, model: Model, view: str, speed: float
     first, rows = _rows(snap, view)
     table = Table(expand=False, header_style="bold reverse", box=None, pad_edge=False)
     table.add_column(first, no_wrap=True)
-    for c in (rows[0].cells if rows else {}):
+    for c in rows[0].cells if rows else {}:
         table.add_column(c, justify="left" if c in ("ARRAY", "STATE") else "right", no_wrap=True)
     for r in rows:
         dead = r.cells.get("STATE", "").startswith("DEAD")
         table.add_row(r.name, *r.cells.values(), style="red" if dead else None)
     head = _header(label, snap, model, speed, paused)
-    return Group(Text(head[0], style="bold"), Text(head[1] + f"   view: {view}"), Text(head[2]), Text(""), table,
-                 Text(""), Text(note, style="dim"))
+    return Group(Text(head[0], style="bold"), Text(head[1] + f"   view: {view}"), Text(head[2]), Text(""), table, Text(""), Text(note, style="dim"))
 
 
 class _Keys:
@@ -321,8 +340,16 @@ class _State(TypedDict):
 
 
 def run_top(
-    scenario: Scenario, run: RunSpec, *, speed: float | None = 1.0, refresh: float = 1.0, view: str = "devices",
-    batch: bool = False, duration: float | None = None, seed: int | None = None, out: TextIO | None = None,
+    scenario: Scenario,
+    run: RunSpec,
+    *,
+    speed: float | None = 1.0,
+    refresh: float = 1.0,
+    view: str = "devices",
+    batch: bool = False,
+    duration: float | None = None,
+    seed: int | None = None,
+    out: TextIO | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Run ``run`` of ``scenario`` with a live view; return the exit status.
@@ -366,13 +393,11 @@ def run_top(
     from rich.live import Live as RichLive
 
     console = Console(file=out)
-    with _Keys(sys.stdin) as keys, RichLive(console=console, screen=True, auto_refresh=False,
-                                            vertical_overflow="crop") as screen:
+    with _Keys(sys.stdin) as keys, RichLive(console=console, screen=True, auto_refresh=False, vertical_overflow="crop") as screen:
         last: list[Snapshot] = []
 
         def draw() -> None:
-            screen.update(_rich_view(run.label, last[-1], model, state["view"], state["speed"], state["paused"]),
-                          refresh=True)
+            screen.update(_rich_view(run.label, last[-1], model, state["view"], state["speed"], state["paused"]), refresh=True)
 
         def handle(key: str | None) -> None:
             if key is None:
@@ -417,8 +442,12 @@ def run_top(
         # the run is over: the last view stays until a key is pressed
         if last:
             state["paused"] = False
-            screen.update(_rich_view(run.label, last[-1], model, state["view"], state["speed"], False,
-                                     "run finished: d devices  p paths  h hosts  any other key quits"), refresh=True)
+            screen.update(
+                _rich_view(
+                    run.label, last[-1], model, state["view"], state["speed"], False, "run finished: d devices  p paths  h hosts  any other key quits"
+                ),
+                refresh=True,
+            )
         if keys.fd is not None:
             while True:
                 key = keys.read(0.2)
@@ -426,9 +455,18 @@ def run_top(
                     continue
                 if key in VIEWS and last:
                     state["view"] = VIEWS[key]
-                    screen.update(_rich_view(run.label, last[-1], model, state["view"], state["speed"], False,
-                                             "run finished: d devices  p paths  h hosts  any other key quits"),
-                                  refresh=True)
+                    screen.update(
+                        _rich_view(
+                            run.label,
+                            last[-1],
+                            model,
+                            state["view"],
+                            state["speed"],
+                            False,
+                            "run finished: d devices  p paths  h hosts  any other key quits",
+                        ),
+                        refresh=True,
+                    )
                     continue
                 break
     return 0

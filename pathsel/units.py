@@ -20,7 +20,13 @@ import math
 import re
 
 __all__ = [
-    "parse_duration", "parse_seconds", "parse_size", "parse_bandwidth", "format_duration", "format_size", "MAX_DURATION",
+    "parse_duration",
+    "parse_seconds",
+    "parse_size",
+    "parse_bandwidth",
+    "format_duration",
+    "format_size",
+    "MAX_DURATION",
     "MIN_DURATION",
 ]
 
@@ -97,11 +103,11 @@ def parse_duration(value: object) -> float:
     """``"50us"`` -> 5e-05 seconds. A bare number is refused: units are required."""
     if isinstance(value, bool) or not isinstance(value, str):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            raise ValueError(f"{value!r} has no unit (write it like \"{value}us\", \"{value}ms\" or \"{value}s\")")
-        raise ValueError(f"expected a duration such as \"50us\" or \"1ms\", got {type(value).__name__}")
+            raise ValueError(f'{value!r} has no unit (write it like "{value}us", "{value}ms" or "{value}s")')
+        raise ValueError(f'expected a duration such as "50us" or "1ms", got {type(value).__name__}')
     number, unit = _split(value, "duration", '"50us", "1ms" or "10s"')
     if unit == "":
-        raise ValueError(f"{value!r} has no unit (write it like \"{value}us\", \"{value}ms\" or \"{value}s\")")
+        raise ValueError(f'{value!r} has no unit (write it like "{value}us", "{value}ms" or "{value}s")')
     factor = _DURATION_UNITS.get(unit) or _DURATION_UNITS.get(unit.lower())
     if factor is None:
         raise ValueError(f"{value!r}: unknown time unit {unit!r} (use ns, us, ms, s, min or h)")
@@ -115,7 +121,7 @@ def parse_seconds(value: object) -> float:
     Refuses inf, nan and more than :data:`MAX_DURATION`; the caller checks the sign.
     """
     if isinstance(value, bool):
-        raise ValueError(f"expected a duration such as 20 (seconds) or \"500ms\", got {value!r}")
+        raise ValueError(f'expected a duration such as 20 (seconds) or "500ms", got {value!r}')
     if isinstance(value, (int, float)):
         number = float(value)
     elif isinstance(value, str) and re.fullmatch(_NUMBER, value.strip()):
@@ -123,7 +129,7 @@ def parse_seconds(value: object) -> float:
     elif isinstance(value, str):
         return parse_duration(value)
     else:
-        raise ValueError(f"expected a duration such as 20 (seconds) or \"500ms\", got {type(value).__name__}")
+        raise ValueError(f'expected a duration such as 20 (seconds) or "500ms", got {type(value).__name__}')
     if not math.isfinite(number):
         raise ValueError(f"must be finite, got {value!r}")
     return _at_least_a_nanosecond(_at_most_max(number, value), value)
@@ -132,13 +138,13 @@ def parse_seconds(value: object) -> float:
 def parse_size(value: object) -> int:
     """``"32k"`` -> 32768 bytes (fio's kb_base=1024). A bare integer is bytes."""
     if isinstance(value, bool):
-        raise ValueError("expected a size such as \"4k\" or \"1m\", got a boolean")
+        raise ValueError('expected a size such as "4k" or "1m", got a boolean')
     if isinstance(value, int):
         number, unit = float(value), ""
     elif isinstance(value, str):
         number, unit = _split(value, "size", '"4k", "32KiB" or "1m"')
     else:
-        raise ValueError(f"expected a size such as \"4k\" or \"1m\", got {type(value).__name__}")
+        raise ValueError(f'expected a size such as "4k" or "1m", got {type(value).__name__}')
     factor = _SIZE_UNITS.get(unit.lower())
     if factor is None:
         raise ValueError(f"{value!r}: unknown size unit {unit!r} (use k, KiB, m, MiB, g or GiB)")
@@ -189,18 +195,18 @@ def _rate_unit(unit: str) -> float | None:
 def parse_bandwidth(value: object) -> float:
     """``"16Gbit"`` -> 2e9 bytes per second. ``b`` is a bit, ``B`` a byte; a bare ``G`` counts bits."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        raise ValueError(f"{value!r} has no unit (write it like \"{value}Gbit\" or \"{value}MB/s\")")
+        raise ValueError(f'{value!r} has no unit (write it like "{value}Gbit" or "{value}MB/s")')
     if not isinstance(value, str):
-        raise ValueError(f"expected a link speed such as \"16Gbit\" or \"1600MB/s\", got {value!r}")
+        raise ValueError(f'expected a link speed such as "16Gbit" or "1600MB/s", got {value!r}')
     number, unit = _split(value, "link speed", '"16Gbit", "25GbE" or "1600MB/s"')
     if unit == "":
-        raise ValueError(f"{value!r} has no unit (write it like \"{value}Gbit\" or \"{value}MB/s\")")
+        raise ValueError(f'{value!r} has no unit (write it like "{value}Gbit" or "{value}MB/s")')
     factor = _rate_unit(unit)
     if factor is None:
         if _rate_unit(unit + "/s") is not None:
             # bytes without /s are an amount of data, and often a typo for bits (8 times less)
-            bits = f", or \"{value.strip()[:-1]}b\" for bits per second" if unit.endswith("B") else ""
-            raise ValueError(f"{value!r} is an amount of data, not a rate: write \"{value.strip()}/s\" for bytes per second{bits}")
+            bits = f', or "{value.strip()[:-1]}b" for bits per second' if unit.endswith("B") else ""
+            raise ValueError(f'{value!r} is an amount of data, not a rate: write "{value.strip()}/s" for bytes per second{bits}')
         raise ValueError(f"{value!r}: unknown link speed unit {unit!r} ({_RATE_FORMS})")
     rate = number * factor
     if not math.isfinite(rate):

@@ -35,8 +35,16 @@ class Rig:
         if nodes is not None and distances is None:
             nn = max(nodes) + 1
             distances = [[10 if a == b else 20 for b in range(nn)] for a in range(nn)]
-        self.table = PathTable(self.names, ["a"] * n, list(alua), [None] * n, controllers=controllers, weights=weights,
-                               numa_nodes=nodes, numa_distances=[distances] if distances is not None else None)
+        self.table = PathTable(
+            self.names,
+            ["a"] * n,
+            list(alua),
+            [None] * n,
+            controllers=controllers,
+            weights=weights,
+            numa_nodes=nodes,
+            numa_distances=[distances] if distances is not None else None,
+        )
         self.node = 0  # the NUMA node of the CPU issuing the next I/Os
         self.views = [PathView(self.table, i) for i in range(n)]
         self.now = 0.0
@@ -45,9 +53,7 @@ class Rig:
         self.devices = []
         for d, members in enumerate(groups):
             views = [self.views[i] for i in members]
-            self.devices.append(
-                DeviceView(f"dev{d}", views, lambda: self.now, lambda e, det: self.events.append((e, det)))
-            )
+            self.devices.append(DeviceView(f"dev{d}", views, lambda: self.now, lambda e, det: self.events.append((e, det))))
         self.policies: list[Any] = [None] * len(self.devices)
         self.seq = 0
 

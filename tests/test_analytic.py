@@ -116,9 +116,7 @@ def _product_form(stations, demands, n):
 
 @settings(max_examples=40, deadline=None)
 @given(
-    st.lists(
-        st.tuples(st.sampled_from(["delay", "queue"]), st.floats(0.05, 5.0), st.integers(1, 4)), min_size=1, max_size=4
-    ),
+    st.lists(st.tuples(st.sampled_from(["delay", "queue"]), st.floats(0.05, 5.0), st.integers(1, 4)), min_size=1, max_size=4),
     st.integers(1, 7),
     st.data(),
 )
@@ -271,7 +269,9 @@ def test_simulated_iops_matches_exact_mva_on_random_split_networks(net):
         warnings.simplefilter("ignore")
         run = pathsel.simulate(
             pathsel.loads_scenario(text.replace('name = "mva-property"', f'name = "mva-property"\ninterval = "{_us(duration / 20)}"')),
-            policies=[policy], duration=duration, engine="reference",
+            policies=[policy],
+            duration=duration,
+            engine="reference",
         ).runs[0]
     error = run.iops / pred.iops - 1
     # The tolerance is 1 %, widened only if this run's own sampling error (95 % batch-means
@@ -320,8 +320,11 @@ def test_validate_quick_passes_with_the_json_contract(quick_validation):
 def test_validate_exits_1_on_a_failing_case(tmp_path: Path, capsys):
     text = (VALIDATION / "mva-delay-only.toml").read_text()
     bad = tmp_path / "off.toml"
-    bad.write_text(text.replace("expected = 88888.889", "expected = 100000").replace('case = "mva-delay-only"', 'case = "off"')
-                   .replace('quick_duration = "0.8s"', 'quick_duration = "200ms"'))
+    bad.write_text(
+        text.replace("expected = 88888.889", "expected = 100000")
+        .replace('case = "mva-delay-only"', 'case = "off"')
+        .replace('quick_duration = "0.8s"', 'quick_duration = "200ms"')
+    )
     assert main(["validate", "--quick", str(bad)]) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out and "1 FAILED" in out
@@ -341,7 +344,11 @@ BAD_CASES = [
     ("d3 = 0.1 }", "d9 = 0.1 }", "validation.random_split.d9: no path named 'd9'"),
     ('metric = "iops"', 'metric = "share"', "validation.checks[0]: a share check needs path, paths or array"),
     ('metric = "iops"', 'metric = "iops"\ncompare = "about"', "validation.checks[0].compare: must be equal, at_most or at_least"),
-    ('case = "mva-delay-only"', 'case = "x"\nengines = ["fast"]', "validation.engines: the fast engine runs built-in and compiled-style policies only"),
+    (
+        'case = "mva-delay-only"',
+        'case = "x"\nengines = ["fast"]',
+        "validation.engines: the fast engine runs built-in and compiled-style policies only",
+    ),
     ('case = "mva-delay-only"', 'case = "x"\nscenario = "nowhere.toml"', "validation.scenario: names a scenario file, so"),
     ("*", '[validation]\ncase = "x"\nsource = "y"\nscenario = "nowhere.toml"', "nowhere.toml: no such file"),
     ("[[arrays]]", "[[arrayz]]", "arrayz: unknown key 'arrayz' (did you mean 'arrays'?)"),

@@ -29,8 +29,25 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "pathsel"
 
 LAYERS = [
-    ("leaves", ("pathsel.version", "pathsel.errors", "pathsel.units", "pathsel.limits", "pathsel.stats", "pathsel.metrics",
-                "pathsel.jit", "pathsel.model.distributions", "pathsel.model.delay_kinds", "pathsel.model.delay_files", "pathsel.model.arrivals", "pathsel.model.textfile", "pathsel.data", "pathsel.measured")),
+    (
+        "leaves",
+        (
+            "pathsel.version",
+            "pathsel.errors",
+            "pathsel.units",
+            "pathsel.limits",
+            "pathsel.stats",
+            "pathsel.metrics",
+            "pathsel.jit",
+            "pathsel.model.distributions",
+            "pathsel.model.delay_kinds",
+            "pathsel.model.delay_files",
+            "pathsel.model.arrivals",
+            "pathsel.model.textfile",
+            "pathsel.data",
+            "pathsel.measured",
+        ),
+    ),
     ("policies", ("pathsel.policies",)),
     ("scenario", ("pathsel.scenario", "pathsel.systems")),
     ("model", ("pathsel.model",)),
@@ -130,9 +147,7 @@ def test_imports_flow_one_way(module):
     for target, _, line in GRAPH[module]:
         if target not in MODULES:
             continue
-        assert layer(target) <= mine, (
-            f"{module} (layer {LAYERS[mine][0]}) imports {target} (layer {LAYERS[layer(target)][0]}) at line {line}"
-        )
+        assert layer(target) <= mine, f"{module} (layer {LAYERS[mine][0]}) imports {target} (layer {LAYERS[layer(target)][0]}) at line {line}"
 
 
 def test_no_import_cycles():
@@ -149,7 +164,7 @@ def test_no_import_cycles():
         path.append(m)
         for t in sorted(edges[m]):
             if state.get(t) == 1:
-                cycle = path[path.index(t):] + [t]
+                cycle = path[path.index(t) :] + [t]
                 raise AssertionError("import cycle: " + " -> ".join(cycle))
             if t not in state:
                 visit(t)

@@ -36,8 +36,9 @@ service_time = {{ dist = "exponential", mean = "{svc}us" }}
 """
 
 
-def _scenario(seed=1, duration="300ms", protocol="scsi", conc=64, port="", svc=200, n_hosts=1, host="", shared=True,
-              iodepth=16, rw="randrw", lat=20, volumes=1):
+def _scenario(
+    seed=1, duration="300ms", protocol="scsi", conc=64, port="", svc=200, n_hosts=1, host="", shared=True, iodepth=16, rw="randrw", lat=20, volumes=1
+):
     """``n_hosts`` hosts, each with two paths to array ``a`` (target ports fc0 and fc1, shared by every host when
     ``shared``) and one job of ``iodepth`` on each of its ``volumes``."""
     hosts, paths, workloads = [], [], []
@@ -46,14 +47,22 @@ def _scenario(seed=1, duration="300ms", protocol="scsi", conc=64, port="", svc=2
         hosts.append(f'[[hosts]]\nname = "{name}"\n{host}')
         tport = 'target_port = "fc{i}"' if shared else ""
         lun = ":L{lun}" if volumes > 1 else ":L1"
-        paths.append(f'[[paths]]\nname = "vmhba1:C0:T{{i}}{lun}"\nhost = "{name}"\ncount = 2\narray = "a"\n{tport}\n'
-                     f'one_way_latency = "{lat}us"')
+        paths.append(f'[[paths]]\nname = "vmhba1:C0:T{{i}}{lun}"\nhost = "{name}"\ncount = 2\narray = "a"\n{tport}\none_way_latency = "{lat}us"')
         for v in range(volumes):
             vol = f'volume = "v{v}"' if volumes > 1 else ""
             workloads.append(f'[[workloads]]\nname = "w{h}{v}"\nhost = "{name}"\n{vol}\nrw = "{rw}"\niodepth = {iodepth}')
     vols = "".join(f'\n[[volumes]]\nname = "v{v}"\nlun = {v + 1}\n' for v in range(volumes)) if volumes > 1 else ""
-    text = PORTS.format(seed=seed, duration=duration, protocol=protocol, conc=conc, port=port, svc=svc,
-                        hosts="\n".join(hosts) + vols, paths="\n".join(paths), workloads="\n".join(workloads))
+    text = PORTS.format(
+        seed=seed,
+        duration=duration,
+        protocol=protocol,
+        conc=conc,
+        port=port,
+        svc=svc,
+        hosts="\n".join(hosts) + vols,
+        paths="\n".join(paths),
+        workloads="\n".join(workloads),
+    )
     return pathsel.loads_scenario(text)
 
 
@@ -100,9 +109,16 @@ def test_nexuses_without_a_named_port_have_their_own():
 
 @pytest.mark.parametrize("protocol, rw", [("scsi", "randwrite"), ("nvme", "randread"), ("nvme", "randwrite")])
 def test_queue_full_on_every_protocol_and_op_and_both_engines_agree(protocol, rw):
-    sc = _scenario(duration="60ms", protocol=protocol, rw=rw, n_hosts=2, conc=3, port="port_queue_depth = 2",
-                   host='queue_depth = 8\nqfull_sample_size = 4\nqfull_threshold = 2\nqfull_retry_delay = "0s"',
-                   iodepth=8)
+    sc = _scenario(
+        duration="60ms",
+        protocol=protocol,
+        rw=rw,
+        n_hosts=2,
+        conc=3,
+        port="port_queue_depth = 2",
+        host='queue_depth = 8\nqfull_sample_size = 4\nqfull_threshold = 2\nqfull_retry_delay = "0s"',
+        iodepth=8,
+    )
     fast = pathsel.simulate(sc, policies=["rr:iops=1", "mpio:lqd"], engine="fast", trace=True)
     ref = pathsel.simulate(sc, policies=["rr:iops=1", "mpio:lqd"], engine="reference", trace=True)
     assert fast.to_json().replace('"fast"', '"x"') == ref.to_json().replace('"reference"', '"x"')
@@ -197,8 +213,9 @@ def test_bad_array_and_adapter_queue_input_is_one_located_message(port, host, me
     protocol=st.sampled_from(["scsi", "nvme"]),
     seed=st.integers(0, 1000),
 )
-def test_queues_never_pass_their_limits_and_every_io_is_accounted(pqd, qd, aqd, sample, n_hosts, iodepth, conc, delay,
-                                                                   protocol, seed, monkeypatch_module):
+def test_queues_never_pass_their_limits_and_every_io_is_accounted(
+    pqd, qd, aqd, sample, n_hosts, iodepth, conc, delay, protocol, seed, monkeypatch_module
+):
     host = ""
     if qd:
         host += f"queue_depth = {qd}\n"
@@ -208,8 +225,7 @@ def test_queues_never_pass_their_limits_and_every_io_is_accounted(pqd, qd, aqd, 
         host += f"adapter_queue_depth = {aqd}\n"
     host += f'qfull_retry_delay = "{delay}"'
     port = f"port_queue_depth = {pqd}" if pqd else ""
-    sc = _scenario(seed=seed, duration="40ms", protocol=protocol, conc=conc, port=port, n_hosts=n_hosts, host=host,
-                   iodepth=iodepth)
+    sc = _scenario(seed=seed, duration="40ms", protocol=protocol, conc=conc, port=port, n_hosts=n_hosts, host=host, iodepth=iodepth)
     seen = monkeypatch_module
     seen.clear()
     ref = pathsel.simulate(sc, policies=["rr"], engine="reference")

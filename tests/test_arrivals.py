@@ -135,13 +135,16 @@ rate_schedule = [{at = "300ms", rate_iops = 40000}, {at = "700ms", rate_iops = 0
 
 
 def test_a_poisson_schedule_gives_its_mean_rate():
-    sc = _scenario("""
+    sc = _scenario(
+        """
 [[workloads]]
 iodepth = 256
 rate_process = "poisson"
 rate_schedule = [{at = "0s", rate_iops = 20000}, {at = "250ms", rate_iops = 60000}]
 rate_schedule_period = "500ms"
-""", duration="2s")
+""",
+        duration="2s",
+    )
     run = pathsel.simulate(sc, policies=["rr"]).runs[0]
     assert run.iops == pytest.approx(40000, rel=0.02)
 
@@ -162,13 +165,16 @@ thinktime = "8ms"
 
 
 def test_thinktime_blocks_pauses_after_each_block():
-    sc = _scenario("""
+    sc = _scenario(
+        """
 [[workloads]]
 iodepth = 64
 rate_iops = 10000
 thinktime = "1ms"
 thinktime_blocks = 4
-""", duration="100ms")
+""",
+        duration="100ms",
+    )
     run = pathsel.simulate(sc, policies=["rr"], trace=True).runs[0]
     gaps = np.diff([0.0] + sorted(t[4] for t in run.metrics.trace))
     expected = [100e-6 + (1e-3 if i > 0 and i % 4 == 0 else 0.0) for i in range(len(gaps))]
@@ -289,8 +295,7 @@ def test_the_sims_examples_run_on_both_engines():
         ('rate_schedule = [{at = "-1s", rate_iops = 5}]', "at"),
         ("rate_schedule = []", "rate_schedule"),
         ('rate_iops = 10\nrate_schedule_period = "1s"', "rate_schedule_period needs rate_schedule"),
-        ('rate_schedule = [{at = "0s", rate_iops = 5}, {at = "1s", rate_iops = 9}]\nrate_schedule_period = "1s"',
-         "not within rate_schedule_period"),
+        ('rate_schedule = [{at = "0s", rate_iops = 5}, {at = "1s", rate_iops = 9}]\nrate_schedule_period = "1s"', "not within rate_schedule_period"),
         ('rate_schedule = [{at = "0s", rate_iops = 5}, {at = "0s", rate_iops = 9}]', "must come after the one before"),
         ("rate_iops = 10\nthinktime_blocks = 4", "thinktime_blocks needs thinktime"),
         ('rate_iops = 10\nthinktime_iotime = "1ms"', "thinktime_iotime needs thinktime"),
@@ -305,7 +310,7 @@ def test_the_sims_examples_run_on_both_engines():
         ('read_iolog = "v2.log"\nreplay_time_scale = 0', "replay_time_scale"),
         ('read_iolog = "v2.log"\nreplay_no_stall = "yes"', "replay_no_stall"),
         ('iolog_format = "csv"', "iolog_format needs read_iolog"),
-        ('replay_no_stall = true', "replay_no_stall needs read_iolog"),
+        ("replay_no_stall = true", "replay_no_stall needs read_iolog"),
     ],
 )
 def test_bad_arrival_keys_are_one_located_message(workload, message):
@@ -350,8 +355,10 @@ def test_bad_trace_files_name_the_file_and_line(tmp_path, content, fmt, message)
 def test_a_binary_file_or_a_directory_is_no_trace(tmp_path):
     (tmp_path / "bin").write_bytes(b"\x00\xffblktrace\xfe\x80")
     (tmp_path / "dir").mkdir()
-    for name, message in (("bin", "is not text (line 1, byte 0xff): blktrace's binary files are read as blkparse's"),
-                          ("dir", "'dir' is a directory, not a trace")):
+    for name, message in (
+        ("bin", "is not text (line 1, byte 0xff): blktrace's binary files are read as blkparse's"),
+        ("dir", "'dir' is a directory, not a trace"),
+    ):
         with pytest.raises(ScenarioError, match="read_iolog") as info:
             _scenario(f'[[workloads]]\nread_iolog = "{name}"\n', base_dir=tmp_path)
         assert message in str(info.value)
@@ -367,7 +374,8 @@ def test_too_many_job_copies_of_a_long_trace_are_refused(tmp_path):
 
 # -- a full iodepth that refuses (M/M/c/K) ----------------------------------------------------------
 def test_refused_arrivals_are_counted_and_both_engines_agree():
-    sc = _scenario("""
+    sc = _scenario(
+        """
 [[workloads]]
 iodepth = 3
 rate_iops = 40000
@@ -379,7 +387,12 @@ iodepth = 1
 read_iolog = "arrivals.csv"
 replay_time_scale = 1e5
 iodepth_full = "refuse"
-""", duration="50ms", interval="10ms", conc=2, host="queue_depth = 2")
+""",
+        duration="50ms",
+        interval="10ms",
+        conc=2,
+        host="queue_depth = 2",
+    )
     result = _same(sc)
     for run in result.runs:
         acc = run.accounting

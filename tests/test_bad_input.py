@@ -37,7 +37,11 @@ CASES = [
     ("lognormal_p99_below_median.toml", "paths[1].one_way_latency", "lognormal: p99 must be above the median (median 1.2ms, p99 900us)"),
     ("normal_negative_stddev.toml", "paths[1].one_way_latency", "normal: stddev must be > 0, got -20us"),
     ("mixture_weight_zero.toml", "paths[1].one_way_latency", "mixture components[1]: weight must be > 0, got 0"),
-    ("empirical_missing_file.toml", "paths[1].one_way_latency", f"empirical: no such file 'no-such-capture.txt' (looked for {BAD / 'no-such-capture.txt'})"),
+    (
+        "empirical_missing_file.toml",
+        "paths[1].one_way_latency",
+        f"empirical: no such file 'no-such-capture.txt' (looked for {BAD / 'no-such-capture.txt'})",
+    ),
     (
         "empirical_unknown_format.toml",
         "paths[1].one_way_latency",
@@ -48,7 +52,7 @@ CASES = [
     (
         "bandwidth_bytes_without_rate.toml",
         "paths[1].bandwidth",
-        "'32GB' is an amount of data, not a rate: write \"32GB/s\" for bytes per second, or \"32Gb\" for bits per second",
+        '\'32GB\' is an amount of data, not a rate: write "32GB/s" for bytes per second, or "32Gb" for bits per second',
     ),
     ("bandwidth_unknown_unit.toml", "paths[1].bandwidth", "'10Gbq': unknown link speed unit 'Gbq' (bits: Gbit, Gb, Gbps"),
     ("duration_too_long.toml", "duration", "'1e12s' is more than the 1e6s (11.6 days) pathsel allows: its clock counts seconds in float64"),
@@ -87,7 +91,7 @@ CASES = [
     ("unknown_policy.toml", "policies[0].spec", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma, guard; "),
     ("unknown_param_in_spec.toml", "policies[0].spec", "rr has no parameter 'iopz' (did you mean 'iops'? parameters: type, iops, bytes, use_ano)"),
     ("unknown_param_key.toml", "policies[0].iopz", "rr has no parameter 'iopz'"),
-    ("policy_not_a_table.toml", "policies[0]", "must be a spec string such as \"rr:iops=1\" or a table with a spec key, got 5"),
+    ("policy_not_a_table.toml", "policies[0]", 'must be a spec string such as "rr:iops=1" or a table with a spec key, got 5'),
     ("fixed_preferred_unknown.toml", "policies[0].spec", "preferred path 'p9' is not a path of this scenario"),
     ("hpp_fixed_preferred_unknown.toml", "policies[0].spec", "hpp:fixed: preferred path 'p9' is not a path of this scenario"),
     ("invalid_toml.toml", "line 27, column 12", "not valid TOML"),
@@ -108,7 +112,11 @@ CASES = [
     ("fault_unknown_path.toml", "faults[0].path", "no path named 'p9' on host 'esxi01'"),
     ("missing_paths.toml", "paths", "required section is missing (add at least one [[paths]] table)"),
     # issue 18: measurements in, shipped defaults
-    ("empirical_fio_cut_short.toml", "paths[1].one_way_latency", "empirical: ../data/import/bad/fio-cut-short.json: line 104, column 26: the JSON ends early (cut short?)"),
+    (
+        "empirical_fio_cut_short.toml",
+        "paths[1].one_way_latency",
+        "empirical: ../data/import/bad/fio-cut-short.json: line 104, column 26: the JSON ends early (cut short?)",
+    ),
     ("empirical_fio_wrong_op.toml", "paths[1].one_way_latency", "jobs[0].read: no read I/Os (total_ios = 0): the file has write"),
     ("preset_unknown.toml", "policies[0].spec", "unknown preset 'dm-netap-ontap' (did you mean preset:dm-netapp-ontap?"),
     ("not_utf8.toml", "line 2", "not UTF-8 text"),
@@ -227,12 +235,12 @@ CASES = [
     (
         "two_policies_same_label.toml",
         "policies[1].label",
-        'is labelled \'mine\', as policies[0] is: two rows of one name; give one its own label (label = "NAME") or drop it',
+        "is labelled 'mine', as policies[0] is: two rows of one name; give one its own label (label = \"NAME\") or drop it",
     ),
     (
         "two_policies_same_spec.toml",
         "policies[1].spec",
-        'is labelled \'rr:iops=1\', as policies[0] is: two rows of one name; give one its own label (label = "NAME") or drop it',
+        "is labelled 'rr:iops=1', as policies[0] is: two rows of one name; give one its own label (label = \"NAME\") or drop it",
     ),
     # issue 15: TOML's true is not 1
     (
@@ -274,8 +282,7 @@ CASES = [
     (
         "paths_over_volumes.toml",
         "paths",
-        "66,066 paths (count over every [[paths]] table, once per volume on its array) is more than the 65,536 pathsel "
-        "simulates in one run",
+        "66,066 paths (count over every [[paths]] table, once per volume on its array) is more than the 65,536 pathsel simulates in one run",
     ),
     (
         "paths_per_device_1501.toml",
@@ -353,8 +360,7 @@ CASES = [
     (
         "nvme_io_queues_on_scsi.toml",
         "hosts[0].nvme_io_queues",
-        "is for NVMe-oF only: the scenario's protocol is 'scsi' (set protocol = \"nvme\", or use queue_depth / "
-        "adapter_queue_depth)",
+        "is for NVMe-oF only: the scenario's protocol is 'scsi' (set protocol = \"nvme\", or use queue_depth / adapter_queue_depth)",
     ),
     ("nvme_io_queues_zero.toml", "hosts[0].nvme_io_queues", "must be greater than or equal to 1, got 0"),
     ("nvme_io_queues_string.toml", "hosts[0].nvme_io_queues", "must be a valid integer, got '8'"),
@@ -430,9 +436,7 @@ def test_cli_prints_one_line_and_exits_2(name, place, fragment, capsys):
 
 
 def _run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pathsel.cli", "simulate", *args], capture_output=True, text=True, cwd=ROOT, timeout=120
-    )
+    return subprocess.run([sys.executable, "-m", "pathsel.cli", "simulate", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
 def _assert_one_clean_line(proc: subprocess.CompletedProcess, start: str, fragment: str) -> None:
@@ -473,7 +477,10 @@ ARG_CASES = [
     ),
     # issue 18: a policy a system cannot run gets one refusal naming the kind that can
     (["--policy", "rr:iops=1", "--emit", "multipath.conf"], "--emit multipath.conf: rr:iops=1 is not a dm-multipath selector"),
-    (["--policy", "dm:service-time", "--emit", "esxcli", "--device", "naa.1"], "--emit esxcli: dm:service-time is not an ESXi NMP policy (rr, latency, fixed, mru); emit it with --emit multipath.conf"),
+    (
+        ["--policy", "dm:service-time", "--emit", "esxcli", "--device", "naa.1"],
+        "--emit esxcli: dm:service-time is not an ESXi NMP policy (rr, latency, fixed, mru); emit it with --emit multipath.conf",
+    ),
     (["--policy", "rr:iops=1", "--emit", "esxcli"], "--emit esxcli: rr:iops=1: a SATP's default PSP takes no PSP options; use --emit satp-rule"),
     (["--policy", "rr:iops=1", "--emit", "satp-rule"], "--emit satp-rule: a SATP rule matches a vendor and model: give --vendor and --model"),
     (["--policy", "mpio:wp", "--emit", "powershell"], "--emit powershell: Weighted Paths needs a weight on every path"),
@@ -525,17 +532,45 @@ IMPORTED = ROOT / "tests" / "data" / "import"
 
 # (command after "pathsel", the bad file, expected place, fragment): one file with one defect each (tests/data/import/bad)
 OUTPUT_CASES = [
-    (["import", "esxcli", "bad/esxcli-device-list-cut-short.txt", "esxcli-core-path-list.txt"], "line 21", "device naa.624a93708a75393becad4e43000113ef: no 'Path Selection Policy:' line (is the output cut short?)"),
+    (
+        ["import", "esxcli", "bad/esxcli-device-list-cut-short.txt", "esxcli-core-path-list.txt"],
+        "line 21",
+        "device naa.624a93708a75393becad4e43000113ef: no 'Path Selection Policy:' line (is the output cut short?)",
+    ),
     (["import", "esxcli", "bad/esxcli-device-list-bad-iops.txt", "esxcli-core-path-list.txt"], "line 16", "iops='one' is not a whole number"),
-    (["import", "esxcli", "bad/esxcli-device-list-unknown-psp.txt", "esxcli-core-path-list.txt"], "line 15", "Path Selection Policy 'PSP_EMC_PP' is not one pathsel models"),
-    (["import", "esxcli", "bad/esxcli-device-list-config-cut.txt", "esxcli-core-path-list.txt"], "line 16", "Path Selection Policy Device Config is cut short (its braces do not close)"),
-    (["import", "esxcli", "esxcli-nmp-device-list.txt", "bad/esxcli-core-path-list-cut-short.txt"], "line 271", "no 'Device:' line (is the output cut short?)"),
-    (["import", "esxcli", "esxcli-nmp-device-list.txt", "bad/esxcli-core-path-list-garbled.txt"], "line 10", "expected 'Key: Value' under a path, got 'Plugin NMP'"),
+    (
+        ["import", "esxcli", "bad/esxcli-device-list-unknown-psp.txt", "esxcli-core-path-list.txt"],
+        "line 15",
+        "Path Selection Policy 'PSP_EMC_PP' is not one pathsel models",
+    ),
+    (
+        ["import", "esxcli", "bad/esxcli-device-list-config-cut.txt", "esxcli-core-path-list.txt"],
+        "line 16",
+        "Path Selection Policy Device Config is cut short (its braces do not close)",
+    ),
+    (
+        ["import", "esxcli", "esxcli-nmp-device-list.txt", "bad/esxcli-core-path-list-cut-short.txt"],
+        "line 271",
+        "no 'Device:' line (is the output cut short?)",
+    ),
+    (
+        ["import", "esxcli", "esxcli-nmp-device-list.txt", "bad/esxcli-core-path-list-garbled.txt"],
+        "line 10",
+        "expected 'Key: Value' under a path, got 'Plugin NMP'",
+    ),
     (["import", "multipath", "bad/multipath-ll-cut-short.txt"], "line 6", "a path group with no paths (is the output cut short?)"),
-    (["import", "multipath", "bad/multipath-ll-garbled-path.txt"], "line 5", "expected a path line such as '|- 1:0:0:1 sdb 8:16 active ready running'"),
+    (
+        ["import", "multipath", "bad/multipath-ll-garbled-path.txt"],
+        "line 5",
+        "expected a path line such as '|- 1:0:0:1 sdb 8:16 active ready running'",
+    ),
     (["import", "multipath", "bad/multipath-ll-unknown-selector.txt"], "line 3", "path_selector 'weighted-rr 0' is not a dm selector pathsel models"),
     (["import", "multipath", "multipath-ll.txt", "bad/multipath-conf-unclosed.conf"], "line 12", "section 'devices' opened here is never closed"),
-    (["import", "multipath", "multipath-ll.txt", "bad/multipath-conf-bad-failback.conf"], "line 18", "failback must be immediate, manual or a whole number of seconds > 0, got 'sometimes'"),
+    (
+        ["import", "multipath", "multipath-ll.txt", "bad/multipath-conf-bad-failback.conf"],
+        "line 18",
+        "failback must be immediate, manual or a whole number of seconds > 0, got 'sometimes'",
+    ),
     (["import", "nvme", "bad/nvme-list-subsys-cut-short.txt"], "line 1", "nvme-subsys0 lists no controllers (is the output cut short?)"),
     (["import", "nvme", "bad/nvme-list-subsys-bad-ana.txt"], "line 6", "ANA state 'semi-optimized' is not one of"),
     (["import", "nvme", "nvme-list-subsys.txt", "bad/nvme-iopolicy-bad.txt"], "line 1", "iopolicy 'fastest' is not numa, round-robin, queue-depth"),
@@ -544,10 +579,22 @@ OUTPUT_CASES = [
     (["calibrate", "--fit", "service_time", "--measured", "bad/fio-cut-short.json"], "line 104, column 26", "the JSON ends early (cut short?)"),
     (["calibrate", "--fit", "service_time", "--measured", "bad/fio-no-clat.json"], "jobs[0].write.clat_ns", "missing (no completion latency"),
     (["calibrate", "--fit", "service_time", "--measured", "bad/fio-normal-output.txt"], "line 1", "not a measurement pathsel reads"),
-    (["calibrate", "--fit", "service_time", "--measured", "bad/esxtop-cut-short.csv"], "line 13", "20 values, the header (line 1) has 37 (the file is cut short?)"),
+    (
+        ["calibrate", "--fit", "service_time", "--measured", "bad/esxtop-cut-short.csv"],
+        "line 13",
+        "20 values, the header (line 1) has 37 (the file is cut short?)",
+    ),
     (["calibrate", "--fit", "service_time", "--measured", "bad/esxtop-not-batch.csv"], "line 1", "not a measurement pathsel reads"),
-    (["calibrate", "--fit", "service_time", "--measured", "bad/iostat-cut-short.txt"], "line 9", "6 values, the Device header (line 6) has 23 (the file is cut short?)"),
-    (["calibrate", "--fit", "service_time", "--measured", "bad/iostat-without-x.txt"], "line 3", "the Device header has no r/s column: run iostat -x"),
+    (
+        ["calibrate", "--fit", "service_time", "--measured", "bad/iostat-cut-short.txt"],
+        "line 9",
+        "6 values, the Device header (line 6) has 23 (the file is cut short?)",
+    ),
+    (
+        ["calibrate", "--fit", "service_time", "--measured", "bad/iostat-without-x.txt"],
+        "line 3",
+        "the Device header has no r/s column: run iostat -x",
+    ),
 ]
 
 
@@ -585,6 +632,7 @@ def test_import_subprocess_one_line_no_traceback():
     bad = IMPORTED / "bad" / "nvme-list-subsys-bad-ana.txt"
     proc = subprocess.run([sys.executable, "-m", "pathsel.cli", "import", "nvme", str(bad)], capture_output=True, text=True, cwd=ROOT, timeout=120)
     _assert_one_clean_line(proc, f"pathsel: error: {bad}: line 6: ", "ANA state 'semi-optimized'")
+
 
 # -- issue 15: every command refuses a bad file alike, and writes nothing -------------------------------------
 
@@ -630,49 +678,75 @@ COMMAND_CASES = [
     (["report", _S, "-o", "{tmp}/r.html", "--duration", "-1s"], "command line: argument --duration: must be > 0, got '-1s'"),
     (["sweep", _S, "--duration", "-1s"], "command line: argument --duration: must be > 0, got '-1s'"),
     # a run's own duration makes a time series too large: the figure, and the interval that fits
-    (["simulate", "{tmp}/ms.toml", "--duration", "1e5"],
-     "{tmp}/ms.toml: interval: interval 1ms over a 100000s run gives 100,000,000 bins per path; with 2 paths the time "
-     "series takes 7.2 GB, more than the 0.4 GB pathsel keeps: write an interval of 20ms or more"),
-    (["sweep", _S, "--duration", "1e5", "--param", "interval=1ms"],
-     "{tmp}/ok.toml with interval=1ms: interval: interval 1ms over a 100000s run gives 100,000,000 bins per path"),
-    (["sweep", _S, "--param", "interval=1ns"],
-     "{tmp}/ok.toml with interval=1ns: interval: interval 1ns over a 0.2s run gives 200,000,000 bins per path"),
+    (
+        ["simulate", "{tmp}/ms.toml", "--duration", "1e5"],
+        "{tmp}/ms.toml: interval: interval 1ms over a 100000s run gives 100,000,000 bins per path; with 2 paths the time "
+        "series takes 7.2 GB, more than the 0.4 GB pathsel keeps: write an interval of 20ms or more",
+    ),
+    (
+        ["sweep", _S, "--duration", "1e5", "--param", "interval=1ms"],
+        "{tmp}/ok.toml with interval=1ms: interval: interval 1ms over a 100000s run gives 100,000,000 bins per path",
+    ),
+    (
+        ["sweep", _S, "--param", "interval=1ns"],
+        "{tmp}/ok.toml with interval=1ns: interval: interval 1ns over a 0.2s run gives 200,000,000 bins per path",
+    ),
     # policies on the command line: each parameter once, each label once
-    (["simulate", _S, "--policy", "rr:iops=1,iops=2"],
-     "command line: --policy 'rr:iops=1,iops=2': 'iops' is given twice in policy spec 'rr:iops=1,iops=2': give each parameter once"),
+    (
+        ["simulate", _S, "--policy", "rr:iops=1,iops=2"],
+        "command line: --policy 'rr:iops=1,iops=2': 'iops' is given twice in policy spec 'rr:iops=1,iops=2': give each parameter once",
+    ),
     (["simulate", _S, "--policy", "rr:label=x,label=y"], "command line: --policy 'rr:label=x,label=y': 'label' is given twice"),
-    (["simulate", _S, "--policy", "latency:num_sampling_cycles=16,num-sampling-cycles=32"],
-     "command line: --policy 'latency:num_sampling_cycles=16,num-sampling-cycles=32': 'num-sampling-cycles' is given twice"),
-    (["simulate", _S, "--policy", "rr", "--policy", "rr"],
-     "command line: --policy 'rr': is labelled 'rr', as --policy 'rr' is: two rows of one name; give one its own label "
-     "(SPEC,label=NAME) or drop it"),
-    (["predict", _S, "--policy", "rr:label=a", "--policy", "mru:label=a"],
-     "command line: --policy 'mru:label=a': is labelled 'a', as --policy 'rr:label=a' is"),
+    (
+        ["simulate", _S, "--policy", "latency:num_sampling_cycles=16,num-sampling-cycles=32"],
+        "command line: --policy 'latency:num_sampling_cycles=16,num-sampling-cycles=32': 'num-sampling-cycles' is given twice",
+    ),
+    (
+        ["simulate", _S, "--policy", "rr", "--policy", "rr"],
+        "command line: --policy 'rr': is labelled 'rr', as --policy 'rr' is: two rows of one name; give one its own label "
+        "(SPEC,label=NAME) or drop it",
+    ),
+    (
+        ["predict", _S, "--policy", "rr:label=a", "--policy", "mru:label=a"],
+        "command line: --policy 'mru:label=a': is labelled 'a', as --policy 'rr:label=a' is",
+    ),
     (["simulate", _S, "--policy", "rr:iops=inf"], "command line: --policy 'rr:iops=inf': iops must be an integer, got 'inf'"),
     (["simulate", _S, "--policy", "p2c-ewma:decay=nan"], "command line: --policy 'p2c-ewma:decay=nan': decay must be in 0.001..86400, got nan"),
     (["simulate", _S, "--policy", "rr:iops=true"], "command line: --policy 'rr:iops=true': iops must be an integer, got 'true'"),
     (["sweep", _S, "--policy", "rr", "--policy", "rr"], "command line: --policy 'rr': is labelled 'rr', as --policy 'rr' is"),
     # sweeps: the output checked before any run, parameters once, the plan of a size that fits
-    (["sweep", _S, "--out", "/nonexistent/dir/x.csv"],
-     "/nonexistent/dir/x.csv: no such folder '/nonexistent/dir': create it first, or write the results table elsewhere"),
+    (
+        ["sweep", _S, "--out", "/nonexistent/dir/x.csv"],
+        "/nonexistent/dir/x.csv: no such folder '/nonexistent/dir': create it first, or write the results table elsewhere",
+    ),
     (["sweep", _S, "--out", "{tmp}/x.txt"], "{tmp}/x.txt: results go to a .parquet or .csv file"),
     (["sweep", _S, "--param", "rr.iops=true"], "command line: --param rr.iops: iops = true: a boolean is not a policy parameter value"),
     (["sweep", _S, "--param", "rr.iops=inf"], "command line: --param rr.iops: iops must be an integer, got 'inf'"),
     (["sweep", _S, "--param", "p2c-ewma.decay=nan"], "command line: --param p2c-ewma.decay: decay must be in 0.001..86400, got nan"),
-    (["sweep", _S, "--param", "latency.num_sampling_cycles=16", "--param", "latency.num-sampling-cycles=32"],
-     "command line: --param latency.num-sampling-cycles: is 'latency.num_sampling_cycles' again (hyphens, underscores and "
-     "case are the same): list all its values under one name"),
-    (["sweep", _S, "--param", "workloads[0].iodepth=true"],
-     "{tmp}/ok.toml with workloads[0].iodepth=true: workloads[0].iodepth: must be a whole number, got true"),
-    (["sweep", _S, "--param", "workloads[0].iodepth=65536", "--param", "workloads[0].numjobs=4096"],
-     "{tmp}/ok.toml with workloads[0].iodepth=65536, workloads[0].numjobs=4096: workloads[0]: 4,096 jobs x iodepth 65,536 "
-     "= 268,435,456 outstanding I/Os, more than the 1,048,576"),
-    (["sweep", _S, "--param", "paths[0].distance_km=inf"],
-     "{tmp}/ok.toml with paths[0].distance_km=inf: paths[0].distance_km: must be a valid number, got 'inf'"),
+    (
+        ["sweep", _S, "--param", "latency.num_sampling_cycles=16", "--param", "latency.num-sampling-cycles=32"],
+        "command line: --param latency.num-sampling-cycles: is 'latency.num_sampling_cycles' again (hyphens, underscores and "
+        "case are the same): list all its values under one name",
+    ),
+    (
+        ["sweep", _S, "--param", "workloads[0].iodepth=true"],
+        "{tmp}/ok.toml with workloads[0].iodepth=true: workloads[0].iodepth: must be a whole number, got true",
+    ),
+    (
+        ["sweep", _S, "--param", "workloads[0].iodepth=65536", "--param", "workloads[0].numjobs=4096"],
+        "{tmp}/ok.toml with workloads[0].iodepth=65536, workloads[0].numjobs=4096: workloads[0]: 4,096 jobs x iodepth 65,536 "
+        "= 268,435,456 outstanding I/Os, more than the 1,048,576",
+    ),
+    (
+        ["sweep", _S, "--param", "paths[0].distance_km=inf"],
+        "{tmp}/ok.toml with paths[0].distance_km=inf: paths[0].distance_km: must be a valid number, got 'inf'",
+    ),
     (["sweep", _S, "--param", "duration=1e308s"], "{tmp}/ok.toml with duration=1e308s: duration: '1e308s' is more than the 1e6s"),
-    (["sweep", _S, "--replications", "1000000000"],
-     "command line: --replications: 1 grid point x 1 policy x 1,000,000,000 replications = 1,000,000,000 runs, more than "
-     "the 100,000 pathsel plans in one sweep: fewer replications or values"),
+    (
+        ["sweep", _S, "--replications", "1000000000"],
+        "command line: --replications: 1 grid point x 1 policy x 1,000,000,000 replications = 1,000,000,000 runs, more than "
+        "the 100,000 pathsel plans in one sweep: fewer replications or values",
+    ),
     (["sweep", "{tmp}/sweep_runs.toml"], "{tmp}/sweep_runs.toml: sweep.replications: 1 grid point x 1 policy x 1,000,000 replications"),
     (["sweep", "{tmp}/sweep_bool.toml"], "{tmp}/sweep_bool.toml: sweep.params.rr.iops: iops = true: a boolean is not a policy parameter value"),
     (["sweep", "{tmp}/sweep_twice.toml"], "{tmp}/sweep_twice.toml: sweep.params.rr.IOPS: is 'rr.iops' again"),
@@ -736,16 +810,27 @@ CASE_CASES = [
     ("tolerance = 0\n", "tolerance = nan\n", "validation.checks[0].tolerance", "must be a finite number, got nan"),
     ('quick_duration = "0.6s"', 'quick_duration = "1e308s"', "validation.quick_duration", "'1e308s' is more than the 1e6s"),
     ('quick_duration = "0.6s"', 'quick_duration = "inf s"', "validation.quick_duration", "'inf s': must be finite"),
-    ('case = "failover"', 'case = "failover"\nengines = "fast"', "validation.engines",
-     "must be a list such as [\"fast\", \"reference\"], got 'fast'"),
+    ('case = "failover"', 'case = "failover"\nengines = "fast"', "validation.engines", 'must be a list such as ["fast", "reference"], got \'fast\''),
     ('case = "failover"', 'case = "failover"\nevery_builtin_policy = 1', "validation.every_builtin_policy", "must be true or false, got 1"),
-    ('case = "failover"', 'case = "failover"\nscenario = 5', "validation.scenario",
-     "must be the name of a scenario file, such as \"../metro.toml\", got 5"),
-    ('case = "failover"', 'case = "failover"\nrandom_split = { A = inf, B = 1 }', "validation.random_split.A",
-     "a weight must be a finite number >= 0, got inf"),
+    (
+        'case = "failover"',
+        'case = "failover"\nscenario = 5',
+        "validation.scenario",
+        'must be the name of a scenario file, such as "../metro.toml", got 5',
+    ),
+    (
+        'case = "failover"',
+        'case = "failover"\nrandom_split = { A = inf, B = 1 }',
+        "validation.random_split.A",
+        "a weight must be a finite number >= 0, got inf",
+    ),
     ('metric = "failover_retried"', 'metric = "failover_retried"\nrun = 5', "validation.checks[0].run", "must be a string, got 5"),
-    ('metric = "failover_retried"', 'metric = "failover_retried"\npaths = "A"', "validation.checks[0].paths",
-     "must be a list of path names, got 'A'"),
+    (
+        'metric = "failover_retried"',
+        'metric = "failover_retried"\npaths = "A"',
+        "validation.checks[0].paths",
+        "must be a list of path names, got 'A'",
+    ),
     ('duration = "1s"', 'duration = "1e308s"', "duration", "'1e308s' is more than the 1e6s"),
     ("iodepth = 16", "iodepth = true", "workloads[0].iodepth", "must be a whole number, got true (a boolean is not a number)"),
     ('detection = "2ms"', 'detection = "2ms"\nio_timeout = "1ns"', "hosts[0].io_timeout", "'1ns' is shorter than the 10us pathsel takes"),

@@ -112,9 +112,9 @@ def test_cli_by_host_device_and_op(capsys, tmp_path):
     assert code == 0
     order = [out.index(s) for s in ("what happened:", "per device:", "per op", "per host")]
     assert order == sorted(order)
-    device = out[out.index("per device:"):out.index("per op")]
+    device = out[out.index("per device:") : out.index("per op")]
     assert "esx1/db" in device and "esx1/logs" in device
-    op = out[out.index("per op"):out.index("per host")]
+    op = out[out.index("per op") : out.index("per host")]
     assert len([line for line in op.splitlines() if " write " in f" {line} "]) == 2  # one per policy
     with pytest.raises(SystemExit) as e:
         main(["simulate", "-q", "--by", "array"])
@@ -129,7 +129,7 @@ def test_events_and_the_report_name_the_host(two_hosts):
     assert set(events[events.event == "fault"].host) == {""}
     html = report.render(two_hosts, figures=[])
     assert 'id="breakdowns"' in html and "<h3>Per host</h3>" in html and "<h3>Per device</h3>" not in html
-    events_html = html[html.index('id="events"'):]
+    events_html = html[html.index('id="events"') :]
     assert "<th>host</th>" in events_html and "<td>esx1</td>" in events_html
     assert "Per host: esx1 " in " ".join(dict(two_hosts.story())["latency"])
 

@@ -99,10 +99,12 @@ def test_recovers_the_sites_replication_latency_from_its_fio_run(tmp_path):
     # sims/site: esxcli listings and a fio json+ file that make_site_captures.py wrote from a simulation with
     # replication 0.4 ms; imported, with the site's other figures written in, the fit must find 0.4 ms again
     site = ROOT / "sims" / "site"
-    imp = pathsel.import_outputs("esxcli", [site / "esxcli-nmp-device-list.txt", site / "esxcli-core-path-list.txt"],
-                                 workload=site / "fio-vm1.json")
-    text = (imp.text.replace('one_way_latency = "50us"', 'one_way_latency = "60us"').replace('mean = "100us"', 'mean = "150us"')
-            .replace('# bandwidth = "16Gbit"', 'bandwidth = "8Gbit"'))
+    imp = pathsel.import_outputs("esxcli", [site / "esxcli-nmp-device-list.txt", site / "esxcli-core-path-list.txt"], workload=site / "fio-vm1.json")
+    text = (
+        imp.text.replace('one_way_latency = "50us"', 'one_way_latency = "60us"')
+        .replace('mean = "100us"', 'mean = "150us"')
+        .replace('# bandwidth = "16Gbit"', 'bandwidth = "8Gbit"')
+    )
     start = tmp_path / "site.toml"
     start.write_text(text)
     cal = calibrate(start, ["replication_latency=0.1ms..2ms"], [site / "fio-vm1.json"], duration=1.0, replications=1)
@@ -122,8 +124,27 @@ def test_cli_writes_the_calibrated_scenario(tmp_path, capsys):
     measured = _measure(tmp_path, _scenario(tmp_path, "truth.toml", "300us", "80us", "600us"))
     start = _scenario(tmp_path, "start.toml", "100us", "80us", "600us")
     out = tmp_path / "calibrated.toml"
-    assert main(["calibrate", str(start), "--measured", measured, "--fit", "service_time=20us..2ms", "--duration", "0.5",
-                 "--replications", "1", "-o", str(out), "--json", "-q"]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                str(start),
+                "--measured",
+                measured,
+                "--fit",
+                "service_time=20us..2ms",
+                "--duration",
+                "0.5",
+                "--replications",
+                "1",
+                "-o",
+                str(out),
+                "--json",
+                "-q",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     (u,) = doc["unknowns"]
     assert (u["low"], u["high"]) == pytest.approx((20e-6, 2e-3))
@@ -133,13 +154,16 @@ def test_cli_writes_the_calibrated_scenario(tmp_path, capsys):
     assert pathsel.load_scenario(out).runs
 
 
-@pytest.mark.parametrize(("fit", "fragment"), [
-    ("servce_time", "unknown 'servce_time' (did you mean 'service_time'?"),
-    ("service_time@middle", "no arrays entry 'middle'"),
-    ("one_way_latency@vmhba1:C0:T1:L1", "names 5 paths (count = 5): give vmhba1:C0:T1:L1 its own [[paths]] entry"),
-    ("replication_latency@local", "replication_latency takes no @"),
-    ("service_time=2ms..1ms", "the range must be 0 < LOW < HIGH"),
-])
+@pytest.mark.parametrize(
+    ("fit", "fragment"),
+    [
+        ("servce_time", "unknown 'servce_time' (did you mean 'service_time'?"),
+        ("service_time@middle", "no arrays entry 'middle'"),
+        ("one_way_latency@vmhba1:C0:T1:L1", "names 5 paths (count = 5): give vmhba1:C0:T1:L1 its own [[paths]] entry"),
+        ("replication_latency@local", "replication_latency takes no @"),
+        ("service_time=2ms..1ms", "the range must be 0 < LOW < HIGH"),
+    ],
+)
 def test_bad_unknowns_get_one_line(fit, fragment):
     data = tomllib.loads((ROOT / "sims" / "esxi-latency-testdrive.toml").read_text())
     with pytest.raises(ScenarioError) as info:
@@ -157,14 +181,22 @@ def test_scaling_keeps_the_shape():
     assert scale_delay("50us", 2) == "100us"
     assert scale_delay({"dist": "lognormal", "median": "1ms", "p99": "3ms"}, 0.5) == {"dist": "lognormal", "median": "500us", "p99": "1500us"}
     assert scale_delay({"read": "80us", "write": {"dist": "exponential", "mean": "150us"}}, 2) == {
-        "read": "160us", "write": {"dist": "exponential", "mean": "300us"}}
+        "read": "160us",
+        "write": {"dist": "exponential", "mean": "300us"},
+    }
     assert scale_delay({"dist": "empirical", "file": "x.txt", "scale": 0.5}, 3)["scale"] == 1.5
 
 
 def test_patch_keeps_comments_and_adds_missing_keys():
-    text = "# mine\n[[arrays]]\nname = \"a\"  # first\n\n[[arrays]]\nname = \"b\"\nconcurrency = 8  # old\n\n[replication]\none_way_latency = \"1ms\"\n"
-    out = patch_text(text, [("arrays", 0, "concurrency", 16, "fitted"), ("arrays", 1, "concurrency", 32, "fitted"),
-                            ("replication", None, "one_way_latency", "2ms", "fitted")])
+    text = '# mine\n[[arrays]]\nname = "a"  # first\n\n[[arrays]]\nname = "b"\nconcurrency = 8  # old\n\n[replication]\none_way_latency = "1ms"\n'
+    out = patch_text(
+        text,
+        [
+            ("arrays", 0, "concurrency", 16, "fitted"),
+            ("arrays", 1, "concurrency", 32, "fitted"),
+            ("replication", None, "one_way_latency", "2ms", "fitted"),
+        ],
+    )
     data = tomllib.loads(out)
     assert [a["concurrency"] for a in data["arrays"]] == [16, 32] and data["replication"]["one_way_latency"] == "2ms"
     assert out.startswith("# mine\n") and "# first" in out and "# old" not in out
@@ -173,8 +205,11 @@ def test_patch_keeps_comments_and_adds_missing_keys():
 def test_recovers_a_known_concurrency(tmp_path):
     def with_concurrency(name: str, n: int):
         path = _scenario(tmp_path, name, "300us", "80us", "600us")
-        path.write_text(path.read_text().replace('name = "local"\n', f'name = "local"\nconcurrency = {n}\n')
-                        .replace('name = "remote"\n', f'name = "remote"\nconcurrency = {n}\n'))
+        path.write_text(
+            path.read_text()
+            .replace('name = "local"\n', f'name = "local"\nconcurrency = {n}\n')
+            .replace('name = "remote"\n', f'name = "remote"\nconcurrency = {n}\n')
+        )
         return path
 
     measured = _measure(tmp_path, with_concurrency("truth.toml", 3))

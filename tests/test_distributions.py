@@ -188,8 +188,9 @@ def test_mixture_shows_both_modes():
 
 
 def test_mixture_weights_are_normalised():
-    a = parse_delay({"dist": "mixture", "components": [{"weight": 4, "dist": "constant", "value": "70us"},
-                                                          {"weight": 1, "dist": "constant", "value": "210us"}]})
+    a = parse_delay(
+        {"dist": "mixture", "components": [{"weight": 4, "dist": "constant", "value": "70us"}, {"weight": 1, "dist": "constant", "value": "210us"}]}
+    )
     assert a.weights == (0.8, 0.2)
     x = _draw(a, 100_000)
     assert set(np.unique(x)) == {70 * us, 210 * us}
@@ -200,9 +201,7 @@ def test_mixture_weights_are_normalised():
 # -- drawing: the engines' contract ---------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "dist", [Exponential(100 * us), Uniform(40 * us, 60 * us), Uniform(50 * us, 50 * us)], ids=repr
-)
+@pytest.mark.parametrize("dist", [Exponential(100 * us), Uniform(40 * us, 60 * us), Uniform(50 * us, 50 * us)], ids=repr)
 def test_block_is_the_same_as_repeated_single_draws(dist):
     a, b = np.random.default_rng(7), np.random.default_rng(7)
     block = dist.sample_block(a, 10_000)
@@ -212,10 +211,8 @@ def test_block_is_the_same_as_repeated_single_draws(dist):
 
 
 def test_blocks_of_the_existing_kinds_are_numpys_own_draws():
-    assert np.array_equal(Exponential(3 * us).sample_block(np.random.default_rng(1), 5),
-                          np.random.default_rng(1).exponential(3 * us, 5))
-    assert np.array_equal(Uniform(1 * us, 2 * us).sample_block(np.random.default_rng(1), 5),
-                          np.random.default_rng(1).uniform(1 * us, 2 * us, 5))
+    assert np.array_equal(Exponential(3 * us).sample_block(np.random.default_rng(1), 5), np.random.default_rng(1).exponential(3 * us, 5))
+    assert np.array_equal(Uniform(1 * us, 2 * us).sample_block(np.random.default_rng(1), 5), np.random.default_rng(1).uniform(1 * us, 2 * us, 5))
 
 
 def test_constant_draws_nothing():
@@ -258,12 +255,8 @@ def test_empty_block_and_bad_arguments():
 
 def test_kinds_and_descriptions():
     assert DELAY_KINDS == ("constant", "empirical", "exponential", "lognormal", "mixture", "normal", "uniform")
-    assert parse_delay({"dist": "normal", "mean": "100us", "stddev": "20us"}).describe() == (
-        "normal(mean 100us, stddev 20us, truncated at 0)"
-    )
-    assert parse_delay({"dist": "lognormal", "median": "120us", "p99": "900us"}).describe() == (
-        "lognormal(median 120us, p99 900us)"
-    )
+    assert parse_delay({"dist": "normal", "mean": "100us", "stddev": "20us"}).describe() == ("normal(mean 100us, stddev 20us, truncated at 0)")
+    assert parse_delay({"dist": "lognormal", "median": "120us", "p99": "900us"}).describe() == ("lognormal(median 120us, p99 900us)")
     assert parse_delay({"dist": "lognormal", "shift": "50us", "median": "120us", "p99": "900us"}).describe() == (
         "lognormal(shift 50us, median 120us, p99 900us)"
     )
@@ -296,8 +289,10 @@ def test_zero_rule_still_means_something():
         parse_delay(zeros)
     assert parse_delay(zeros, allow_zero=True).mean == 0.0
     # a mixture may hold a zero part as long as the delay is not all zero
-    some = {"dist": "mixture", "components": [{"weight": 1, "dist": "constant", "value": "0us"},
-                                               {"weight": 1, "dist": "exponential", "mean": "10us"}]}
+    some = {
+        "dist": "mixture",
+        "components": [{"weight": 1, "dist": "constant", "value": "0us"}, {"weight": 1, "dist": "exponential", "mean": "10us"}],
+    }
     assert parse_delay(some).mean == pytest.approx(5 * us)
 
 
@@ -310,12 +305,10 @@ _N = {"dist": "normal"}
 ERRORS = [
     ({**_LN, "median": "120us", "p99": "100us"}, "lognormal: p99 must be above the median (median 120us, p99 100us)"),
     ({**_LN, "median": "120us", "p99": "120us"}, "lognormal: p99 must be above the median (median 120us, p99 120us)"),
-    ({**_LN, "shift": "200us", "median": "120us", "p99": "900us"},
-     "lognormal: median must be above the shift (median 120us, shift 200us)"),
+    ({**_LN, "shift": "200us", "median": "120us", "p99": "900us"}, "lognormal: median must be above the shift (median 120us, shift 200us)"),
     ({**_LN, "median": "120us"}, "a lognormal distribution needs 'p99' (give median and p99, or mean and stddev)"),
     ({**_LN, "shift": "10us"}, "a lognormal distribution needs median and p99 (or mean and stddev)"),
-    ({**_LN, "median": "1ms", "p99": "2ms", "stddev": "1ms"},
-     "lognormal: give median and p99, or mean and stddev, not both"),
+    ({**_LN, "median": "1ms", "p99": "2ms", "stddev": "1ms"}, "lognormal: give median and p99, or mean and stddev, not both"),
     ({**_LN, "mean": "1ms", "stddev": "-1ms"}, "lognormal: stddev must be > 0, got -1ms"),
     ({**_LN, "median": "1ms", "p99": "2ms", "p90": "1.5ms"}, "unknown key 'p90' for a lognormal distribution"),
     ({**_N, "mean": "100us", "stddev": "-20us"}, "normal: stddev must be > 0, got -20us"),
@@ -324,58 +317,82 @@ ERRORS = [
     ({**_N, "mean": "100us"}, "a normal distribution needs 'stddev'"),
     ({**_N, "mean": "100us", "sdev": "20us"}, "unknown key 'sdev' for a normal distribution (did you mean 'stddev'?)"),
     ({**_N, "mean": 100, "stddev": "20us"}, '100 has no unit (write it like "100us", "100ms" or "100s")'),
-    ({"dist": "gamma", "mean": "1ms"},
-     "dist must be one of constant, empirical, exponential, lognormal, mixture, normal, uniform, got 'gamma'"),
-    ({"dist": ["normal"]},
-     "dist must be one of constant, empirical, exponential, lognormal, mixture, normal, uniform, got ['normal']"),
-    ({"dist": "mixture", "components": [{"weight": 0, "dist": "constant", "value": "1ms"}]},
-     "mixture components[0]: weight must be > 0, got 0"),
-    ({"dist": "mixture", "components": [{"weight": 1, "dist": "constant", "value": "1ms"},
-                                         {"weight": -0.5, "dist": "constant", "value": "2ms"}]},
-     "mixture components[1]: weight must be > 0, got -0.5"),
-    ({"dist": "mixture", "components": [{"weight": True, "dist": "constant", "value": "1ms"}]},
-     "mixture components[0]: weight must be a finite number, got True"),
+    ({"dist": "gamma", "mean": "1ms"}, "dist must be one of constant, empirical, exponential, lognormal, mixture, normal, uniform, got 'gamma'"),
+    ({"dist": ["normal"]}, "dist must be one of constant, empirical, exponential, lognormal, mixture, normal, uniform, got ['normal']"),
+    ({"dist": "mixture", "components": [{"weight": 0, "dist": "constant", "value": "1ms"}]}, "mixture components[0]: weight must be > 0, got 0"),
+    (
+        {"dist": "mixture", "components": [{"weight": 1, "dist": "constant", "value": "1ms"}, {"weight": -0.5, "dist": "constant", "value": "2ms"}]},
+        "mixture components[1]: weight must be > 0, got -0.5",
+    ),
+    (
+        {"dist": "mixture", "components": [{"weight": True, "dist": "constant", "value": "1ms"}]},
+        "mixture components[0]: weight must be a finite number, got True",
+    ),
     ({"dist": "mixture", "components": [{"dist": "constant", "value": "1ms"}]}, "mixture components[0] needs 'weight'"),
-    ({"dist": "mixture", "components": []},
-     "mixture: components must be a non-empty list of tables such as {weight = 0.8, dist = ...}"),
-    ({"dist": "mixture", "components": ["70us"]},
-     'mixture components[0]: must be a table such as {weight = 0.8, dist = "normal", mean = ..., stddev = ...}'),
-    ({"dist": "mixture", "components": [{"weight": 1, "dist": "mixture", "components": []}]},
-     "mixture components[0]: a component cannot itself be a mixture (list its parts in this one)"),
-    ({"dist": "mixture", "components": [{"weight": 1, "dist": "normal", "mean": "70us", "stdev": "5us"}]},
-     "mixture components[0]: unknown key 'stdev' for a normal distribution (did you mean 'stddev'?)"),
-    ({"dist": "mixture", "components": [{"weight": 1, "value": "70us"}]},
-     "mixture components[0] needs dist (constant, empirical, exponential, lognormal, normal, uniform)"),
-    ({"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "format": "csv"},
-     "empirical: format must be one of auto, plain, ping, sockperf, latte, fio, got 'csv'"),
-    ({"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "scale": 0},
-     "empirical: scale must be a number > 0 (0.5 turns round trips into one way), got 0"),
-    ({"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "unit": "furlongs"},
-     "empirical: unit must be a time unit (ns, us, ms or s), got 'furlongs'"),
-    ({"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "unit": "us"},
-     "empirical: unit applies to plain files only (ping output says its own units)"),
-    ({"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "skip": 3},
-     "unknown key 'skip' for an empirical distribution"),
+    ({"dist": "mixture", "components": []}, "mixture: components must be a non-empty list of tables such as {weight = 0.8, dist = ...}"),
+    (
+        {"dist": "mixture", "components": ["70us"]},
+        'mixture components[0]: must be a table such as {weight = 0.8, dist = "normal", mean = ..., stddev = ...}',
+    ),
+    (
+        {"dist": "mixture", "components": [{"weight": 1, "dist": "mixture", "components": []}]},
+        "mixture components[0]: a component cannot itself be a mixture (list its parts in this one)",
+    ),
+    (
+        {"dist": "mixture", "components": [{"weight": 1, "dist": "normal", "mean": "70us", "stdev": "5us"}]},
+        "mixture components[0]: unknown key 'stdev' for a normal distribution (did you mean 'stddev'?)",
+    ),
+    (
+        {"dist": "mixture", "components": [{"weight": 1, "value": "70us"}]},
+        "mixture components[0] needs dist (constant, empirical, exponential, lognormal, normal, uniform)",
+    ),
+    (
+        {"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "format": "csv"},
+        "empirical: format must be one of auto, plain, ping, sockperf, latte, fio, got 'csv'",
+    ),
+    (
+        {"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "scale": 0},
+        "empirical: scale must be a number > 0 (0.5 turns round trips into one way), got 0",
+    ),
+    (
+        {"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "unit": "furlongs"},
+        "empirical: unit must be a time unit (ns, us, ms or s), got 'furlongs'",
+    ),
+    (
+        {"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "unit": "us"},
+        "empirical: unit applies to plain files only (ping output says its own units)",
+    ),
+    ({"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "skip": 3}, "unknown key 'skip' for an empirical distribution"),
     ({"dist": "empirical"}, "an empirical distribution needs 'file'"),
     ({"dist": "empirical", "file": ""}, "empirical: file must be a file name such as \"data/ping.txt\", got ''"),
     ({"dist": "empirical", "file": str(DATA / "empty.txt")}, f"empirical: {str(DATA / 'empty.txt')!r} is empty"),
     ({"dist": "empirical", "file": str(DATA)}, f"empirical: {str(DATA)!r} is a directory, not a file of samples"),
-    ({"dist": "empirical", "file": str(DATA / "sockperf.txt"), "format": "ping"},
-     f"empirical: {str(DATA / 'sockperf.txt')!r} holds no ping replies "
-     "(lines such as '64 bytes from 10.0.0.1: icmp_seq=1 ttl=64 time=0.213 ms')"),
-    ({"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "format": "latte"},
-     f"empirical: {str(DATA / 'ping-linux.txt')!r} holds no latte result (a line such as 'Latency(usec) 2026.40')"),
-    ({"dist": "empirical", "file": str(DATA / "latte.txt"), "format": "sockperf"},
-     f"empirical: {str(DATA / 'latte.txt')!r} holds no sockperf percentile table "
-     "(lines such as '---> percentile 99.000 = 48.123')"),
-    ({"dist": "empirical", "file": str(DATA / "ping-windows.txt")},
-     f"empirical: {str(DATA / 'ping-windows.txt')!r} line 4: 'time<1ms' is below ping's resolution "
-     "(Windows ping counts whole milliseconds); measure with sockperf, latte or Linux ping"),
-    ({"dist": "empirical", "file": str(DATA / "plain-bare.txt")},
-     f"empirical: {str(DATA / 'plain-bare.txt')!r} line 2: '70' has no unit (write 70us, or give unit = \"us\")"),
-    ({"dist": "empirical", "file": str(DATA / "not-a-capture.txt")},
-     f"empirical: {str(DATA / 'not-a-capture.txt')!r} is not ping, sockperf or latte output, and as plain numbers "
-     "not readable: line 1: 'iperf3 -c 10.2.0.12' is not a duration (plain format: one number per line, such as 120us)"),
+    (
+        {"dist": "empirical", "file": str(DATA / "sockperf.txt"), "format": "ping"},
+        f"empirical: {str(DATA / 'sockperf.txt')!r} holds no ping replies (lines such as '64 bytes from 10.0.0.1: icmp_seq=1 ttl=64 time=0.213 ms')",
+    ),
+    (
+        {"dist": "empirical", "file": str(DATA / "ping-linux.txt"), "format": "latte"},
+        f"empirical: {str(DATA / 'ping-linux.txt')!r} holds no latte result (a line such as 'Latency(usec) 2026.40')",
+    ),
+    (
+        {"dist": "empirical", "file": str(DATA / "latte.txt"), "format": "sockperf"},
+        f"empirical: {str(DATA / 'latte.txt')!r} holds no sockperf percentile table (lines such as '---> percentile 99.000 = 48.123')",
+    ),
+    (
+        {"dist": "empirical", "file": str(DATA / "ping-windows.txt")},
+        f"empirical: {str(DATA / 'ping-windows.txt')!r} line 4: 'time<1ms' is below ping's resolution "
+        "(Windows ping counts whole milliseconds); measure with sockperf, latte or Linux ping",
+    ),
+    (
+        {"dist": "empirical", "file": str(DATA / "plain-bare.txt")},
+        f"empirical: {str(DATA / 'plain-bare.txt')!r} line 2: '70' has no unit (write 70us, or give unit = \"us\")",
+    ),
+    (
+        {"dist": "empirical", "file": str(DATA / "not-a-capture.txt")},
+        f"empirical: {str(DATA / 'not-a-capture.txt')!r} is not ping, sockperf or latte output, and as plain numbers "
+        "not readable: line 1: 'iperf3 -c 10.2.0.12' is not a duration (plain format: one number per line, such as 120us)",
+    ),
 ]
 
 
@@ -390,9 +407,7 @@ def test_bad_delays_get_one_precise_message(value, message):
 def test_missing_file_names_the_file_and_where_it_looked(tmp_path):
     with pytest.raises(ValueError) as info:
         parse_delay({"dist": "empirical", "file": "captures/ping.txt"}, base_dir=tmp_path)
-    assert str(info.value) == (
-        f"empirical: no such file 'captures/ping.txt' (looked for {tmp_path / 'captures' / 'ping.txt'})"
-    )
+    assert str(info.value) == (f"empirical: no such file 'captures/ping.txt' (looked for {tmp_path / 'captures' / 'ping.txt'})")
 
 
 def test_unreadable_file(tmp_path, monkeypatch):
@@ -439,8 +454,7 @@ def test_sockperf_percentile_table_is_interpolated():
     d = _file("sockperf.txt")
     assert d.count == 861906 and d.what == "sockperf observations"
     assert list(d.probs) == pytest.approx([0.0, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 0.9999, 0.99999, 1.0], abs=1e-15)
-    assert list(d.values * 1e6) == pytest.approx([26.371, 31.978, 33.555, 35.740, 38.947, 49.918, 71.036, 152.128,
-                                                  412.770, 893.446])
+    assert list(d.values * 1e6) == pytest.approx([26.371, 31.978, 33.555, 35.740, 38.947, 49.918, 71.036, 152.128, 412.770, 893.446])
     assert d.quantile(0.6) == pytest.approx((33.555 + 0.4 * (35.740 - 33.555)) * us)  # linear between points
     x = _draw(d)
     assert x.min() >= 26.371 * us and x.max() <= 893.446 * us
@@ -532,9 +546,7 @@ def test_load_scenario_reads_delay_files_beside_the_scenario(tmp_path, monkeypat
     with pytest.raises(pathsel.ScenarioError) as info:
         pathsel.load_scenario("sims/metro.toml")
     assert info.value.place == "paths[0].one_way_latency"
-    assert info.value.problem == (
-        f"empirical: no such file 'data/gone.txt' (looked for {tmp_path / 'sims' / 'data' / 'gone.txt'})"
-    )
+    assert info.value.problem == (f"empirical: no such file 'data/gone.txt' (looked for {tmp_path / 'sims' / 'data' / 'gone.txt'})")
 
 
 # -- the shipped captures and the docs --------------------------------------------------------------
@@ -574,15 +586,20 @@ def test_docs_list_every_kind():
         assert f'dist = "{kind}"' in reference, kind
 
 
-
 @settings(max_examples=30, deadline=None)
 @given(splits=st.lists(st.integers(1, 5000), min_size=1, max_size=6), kind=st.sampled_from(range(6)))
 def test_a_stream_serves_the_same_values_whatever_the_block_sizes(splits, kind):
     """The engines read a stream in blocks of any size (Draws grows its chunks): value k never depends on them."""
     from pathsel.engine.streams import Draws
 
-    dist = [None, Exponential(1e-3), Uniform(1e-3, 2e-3), LogNormal.from_median_p99(1e-3, 5e-3),
-            Mixture((0.9, 0.1), (Constant(1e-4), Exponential(1e-3))), Constant(5e-5)][kind]
+    dist = [
+        None,
+        Exponential(1e-3),
+        Uniform(1e-3, 2e-3),
+        LogNormal.from_median_p99(1e-3, 5e-3),
+        Mixture((0.9, 0.1), (Constant(1e-4), Exponential(1e-3))),
+        Constant(5e-5),
+    ][kind]
     ss = np.random.SeedSequence(7)
     whole = Draws((ss, 0), dist).take(sum(splits))
     d = Draws((ss, 0), dist)

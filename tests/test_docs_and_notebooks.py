@@ -38,9 +38,7 @@ NOTEBOOK_TIMEOUT_S = 300  # per cell; the notebooks take seconds
 def fenced_blocks(path: Path, lang: str) -> list[tuple[int, str]]:
     """(line of the first code line, dedented code) of every ```lang block, indented ones included."""
     text = path.read_text(encoding="utf-8")
-    pattern = re.compile(
-        rf"^(?P<indent>[ \t]*)```{lang}[ \t]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.MULTILINE | re.DOTALL
-    )
+    pattern = re.compile(rf"^(?P<indent>[ \t]*)```{lang}[ \t]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.MULTILINE | re.DOTALL)
     return [(text.count("\n", 0, m.start("body")) + 1, textwrap.dedent(m.group("body"))) for m in pattern.finditer(text)]
 
 
@@ -162,7 +160,13 @@ def _anchors(page: Path) -> set[str]:
 def test_docs_links_point_at_existing_pages_and_headings():
     pages = {p.name: p for p in DOCS.glob("*.md")}
     assert {
-        "index.md", "getting-started.md", "model.md", "scenario-reference.md", "policies.md", "cli.md", "validation.md",
+        "index.md",
+        "getting-started.md",
+        "model.md",
+        "scenario-reference.md",
+        "policies.md",
+        "cli.md",
+        "validation.md",
     } <= pages.keys()
     for page in pages.values():
         for target, anchor in re.findall(r"\]\(([\w.-]*\.md)?(?:#([\w-]+))?\)", page.read_text(encoding="utf-8")):

@@ -46,9 +46,7 @@ RUNNABLE = {"sh", "python"}
 CAP_S = 1.0  # the longest measured time a docs command runs here
 NOT_RUN = re.compile(r"^[ \t]*<!-- not run: \S.*-->[ \t]*$")
 
-_FENCE = re.compile(
-    r"^(?P<indent>[ \t]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.MULTILINE | re.DOTALL
-)
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -213,10 +211,7 @@ def test_page_commands_run(page: Path, tmp_path: Path, shim_bin: Path, monkeypat
             # Pad with newlines so that a traceback points at the line in the page.
             exec(compile("\n" * b.line + b.code, str(page), "exec"), namespace)
             continue
-        done = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", b.code], cwd=work, env=env, capture_output=True, text=True, timeout=900
-        )
+        done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", b.code], cwd=work, env=env, capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, (
-            f"{b.where}: exit status {done.returncode}\n{b.code}\n--- stdout (end)\n{done.stdout[-2000:]}"
-            f"\n--- stderr (end)\n{done.stderr[-3000:]}"
+            f"{b.where}: exit status {done.returncode}\n{b.code}\n--- stdout (end)\n{done.stdout[-2000:]}\n--- stderr (end)\n{done.stderr[-3000:]}"
         )

@@ -32,7 +32,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(ROOT / "mkdocs.yml"), "--site-dir", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     warnings = [ln for ln in done.stderr.splitlines() if ln.startswith(("WARNING", "ERROR"))]
     assert done.returncode == 0, "mkdocs build --strict failed:\n" + "\n".join(warnings or done.stderr.splitlines()[-30:])

@@ -492,56 +492,139 @@ what = "path_up"
 
 SCENARIOS = {
     # name: template values for BASE, or a whole scenario
-    "scsi writes, replicated, constant legs": dict(protocol="scsi", rw="randwrite", bs="32k", iodepth=8, conc=4,
-                                                   lat_a="50us", lat_b='"1ms"', replication=REPL, preferred="", faults=""),
+    "scsi writes, replicated, constant legs": dict(
+        protocol="scsi", rw="randwrite", bs="32k", iodepth=8, conc=4, lat_a="50us", lat_b='"1ms"', replication=REPL, preferred="", faults=""
+    ),
     # arrays that can never queue: the fast engine takes grants and the mirror's events in line
-    "scsi writes, replicated, no queueing at the arrays": dict(protocol="scsi", rw="randwrite", bs="32k", iodepth=8,
-                                                               conc=64, lat_a="50us", lat_b='"1ms"', replication=REPL,
-                                                               preferred="", faults=""),
-    "equal constant legs (ties), mixed, no queueing": dict(protocol="scsi", rw="randrw", bs="8k", iodepth=8, conc=16,
-                                                           lat_a="10us", lat_b='"10us"', replication=REPL, preferred="",
-                                                           faults=""),
-    "nvme mixed sizes, jittered legs": dict(protocol="nvme", rw="randrw", bs="4k/50:64k/30:1m/20", iodepth=16, conc=2,
-                                            lat_a="40us", lat_b='{ dist = "exponential", mean = "300us" }',
-                                            replication=REPL, preferred="", faults=""),
-    "reads only, no replication": dict(protocol="scsi", rw="randread", bs="8k", iodepth=4, conc=1, lat_a="100us",
-                                       lat_b='{ dist = "uniform", low = "100us", high = "900us" }', replication="",
-                                       preferred="", faults=""),
-    "preferred array": dict(protocol="scsi", rw="randrw", bs="16k", iodepth=8, conc=8, lat_a="50us", lat_b='"1ms"',
-                            replication=REPL, preferred='preferred_array = "a"', faults=""),
-    "faults: down, standby, up": dict(protocol="scsi", rw="randrw", bs="32k", iodepth=8, conc=4, lat_a="50us",
-                                      lat_b='"400us"', replication=REPL, preferred='preferred_array = "b"', faults=FAULTS),
+    "scsi writes, replicated, no queueing at the arrays": dict(
+        protocol="scsi", rw="randwrite", bs="32k", iodepth=8, conc=64, lat_a="50us", lat_b='"1ms"', replication=REPL, preferred="", faults=""
+    ),
+    "equal constant legs (ties), mixed, no queueing": dict(
+        protocol="scsi", rw="randrw", bs="8k", iodepth=8, conc=16, lat_a="10us", lat_b='"10us"', replication=REPL, preferred="", faults=""
+    ),
+    "nvme mixed sizes, jittered legs": dict(
+        protocol="nvme",
+        rw="randrw",
+        bs="4k/50:64k/30:1m/20",
+        iodepth=16,
+        conc=2,
+        lat_a="40us",
+        lat_b='{ dist = "exponential", mean = "300us" }',
+        replication=REPL,
+        preferred="",
+        faults="",
+    ),
+    "reads only, no replication": dict(
+        protocol="scsi",
+        rw="randread",
+        bs="8k",
+        iodepth=4,
+        conc=1,
+        lat_a="100us",
+        lat_b='{ dist = "uniform", low = "100us", high = "900us" }',
+        replication="",
+        preferred="",
+        faults="",
+    ),
+    "preferred array": dict(
+        protocol="scsi",
+        rw="randrw",
+        bs="16k",
+        iodepth=8,
+        conc=8,
+        lat_a="50us",
+        lat_b='"1ms"',
+        replication=REPL,
+        preferred='preferred_array = "a"',
+        faults="",
+    ),
+    "faults: down, standby, up": dict(
+        protocol="scsi",
+        rw="randrw",
+        bs="32k",
+        iodepth=8,
+        conc=4,
+        lat_a="50us",
+        lat_b='"400us"',
+        replication=REPL,
+        preferred='preferred_array = "b"',
+        faults=FAULTS,
+    ),
     "detection, APD failures, latency, loss, array and replication faults": dict(
-        protocol="scsi", rw="randrw", bs="32k", iodepth=8, conc=4, lat_a="50us", lat_b='"400us"', replication=ROUGH_REPL,
-        preferred=ROUGH_HOST, faults=ROUGH),
+        protocol="scsi",
+        rw="randrw",
+        bs="32k",
+        iodepth=8,
+        conc=4,
+        lat_a="50us",
+        lat_b='"400us"',
+        replication=ROUGH_REPL,
+        preferred=ROUGH_HOST,
+        faults=ROUGH,
+    ),
     "two volumes over shared nexuses, weights, ALUA flips": VOLUMES,
     "failback after seconds, weights": FAILBACK,
     "every delay equal: ties at every instant": TIES,
     # issue 16: a device queue depth below the outstanding I/Os (KAVG), with faults and timeouts
     "host queue depth 3, faults, io_timeout": dict(
-        protocol="scsi", rw="randrw", bs="32k", iodepth=8, conc=4, lat_a="50us", lat_b='"400us"', replication=ROUGH_REPL,
-        preferred=ROUGH_HOST + "\nqueue_depth = 3", faults=ROUGH),
+        protocol="scsi",
+        rw="randrw",
+        bs="32k",
+        iodepth=8,
+        conc=4,
+        lat_a="50us",
+        lat_b='"400us"',
+        replication=ROUGH_REPL,
+        preferred=ROUGH_HOST + "\nqueue_depth = 3",
+        faults=ROUGH,
+    ),
     # open loop: Poisson arrivals beyond iodepth wait in the host, into a device queue depth of 4
     "open loop, Poisson arrivals, host queue depth 4": dict(
-        protocol="nvme", rw="randrw", bs="4k/70:64k/30", iodepth="6\nrate_iops = 30000\nrate_process = \"poisson\"",
-        conc=2, lat_a="50us", lat_b='{ dist = "exponential", mean = "300us" }', replication=REPL,
-        preferred="queue_depth = 4", faults=FAULTS),
+        protocol="nvme",
+        rw="randrw",
+        bs="4k/70:64k/30",
+        iodepth='6\nrate_iops = 30000\nrate_process = "poisson"',
+        conc=2,
+        lat_a="50us",
+        lat_b='{ dist = "exponential", mean = "300us" }',
+        replication=REPL,
+        preferred="queue_depth = 4",
+        faults=FAULTS,
+    ),
     # issue 16: target ports of 2 commands each (QUEUE FULL), throttling, an adapter queue depth, with faults
     "target ports full, throttling, adapter queue, faults, io_timeout": dict(
-        protocol="scsi", rw="randrw", bs="32k", iodepth=8, conc="4\nport_queue_depth = 2", lat_a="50us",
-        lat_b='"400us"', replication=ROUGH_REPL,
+        protocol="scsi",
+        rw="randrw",
+        bs="32k",
+        iodepth=8,
+        conc="4\nport_queue_depth = 2",
+        lat_a="50us",
+        lat_b='"400us"',
+        replication=ROUGH_REPL,
         preferred=ROUGH_HOST + '\nqueue_depth = 12\nqfull_sample_size = 3\nqfull_threshold = 2\nqfull_retry_delay = "100us"'
-        '\nadapter_queue_depth = 10', faults=ROUGH),
+        "\nadapter_queue_depth = 10",
+        faults=ROUGH,
+    ),
     "nvme, target ports full, open loop": dict(
-        protocol="nvme", rw="randrw", bs="4k/70:64k/30", iodepth='6\nrate_iops = 1500\nrate_process = "poisson"',
-        conc="2\nport_queue_depth = 1", lat_a="50us", lat_b='{ dist = "exponential", mean = "300us" }', replication=REPL,
-        preferred='queue_depth = 4\nqfull_sample_size = 1\nqfull_threshold = 1\nqfull_retry_delay = "20us"', faults=""),
+        protocol="nvme",
+        rw="randrw",
+        bs="4k/70:64k/30",
+        iodepth='6\nrate_iops = 1500\nrate_process = "poisson"',
+        conc="2\nport_queue_depth = 1",
+        lat_a="50us",
+        lat_b='{ dist = "exponential", mean = "300us" }',
+        replication=REPL,
+        preferred='queue_depth = 4\nqfull_sample_size = 1\nqfull_threshold = 1\nqfull_retry_delay = "20us"',
+        faults="",
+    ),
     "two hosts share target ports, throttling, adapter queue": PORTS,
     # issue 16: NVMe-oF I/O queues: two namespaces share each controller's 1 x (16 - 1) tags; ALUA flips, a path
     # down and up, io_timeout aborts while others wait for a tag
     "nvme io queues: two namespaces share a controller's tags, faults": VOLUMES.replace(
-        'detection = "2ms"', 'detection = "2ms"\nio_timeout = "4ms"\nnvme_io_queues = 1\nnvme_queue_size = 16').replace(
-        "iodepth = 8", "iodepth = 16").replace("iodepth = 6", "iodepth = 12"),
+        'detection = "2ms"', 'detection = "2ms"\nio_timeout = "4ms"\nnvme_io_queues = 1\nnvme_queue_size = 16'
+    )
+    .replace("iodepth = 8", "iodepth = 16")
+    .replace("iodepth = 6", "iodepth = 12"),
 }
 
 POLICIES = [
@@ -559,8 +642,9 @@ POLICIES = [
     "latency:variant=lqd,cutoff=1.2,use_ano=1",
     # short windows so re-evaluation happens within the run (below esxcli's range: built directly)
     PolicySpec("latency", (("num_sampling_cycles", 4), ("latency_eval_time", 10), ("use_ano", 0), ("variant", "min-set"), ("tolerance", 0.05))),
-    PolicySpec("latency", (("num_sampling_cycles", 4), ("latency_eval_time", 10), ("use_ano", 0), ("variant", "lqd"), ("tolerance", 0.1),
-                           ("cutoff", 1.1))),
+    PolicySpec(
+        "latency", (("num_sampling_cycles", 4), ("latency_eval_time", 10), ("use_ano", 0), ("variant", "lqd"), ("tolerance", 0.1), ("cutoff", 1.1))
+    ),
     # issue 4: Linux dm-multipath (path groups x failback x selector parameters)
     "dm:round-robin",
     "dm:queue-length",
@@ -711,7 +795,8 @@ def test_engines_agree_on_the_fault_and_network_sims(name, factor):
 
 # Every wake-up of an I/O waiting for a path (here: ALUA changes while no path is usable) used to leave
 # its APD timer in the fast engine's event heap until the timeout, past the heap's end.
-STALE_TIMERS = """
+STALE_TIMERS = (
+    """
 name = "stale-apd-timers"
 seed = 0
 duration = "300ms"
@@ -736,13 +821,16 @@ alua = "standby"
 rw = "randread"
 iodepth = 11
 numjobs = 2
-""" + "".join(f'\n[[faults]]\nat = "{t}ms"\nwhat = "alua"\npath = "p0"\nstate = "standby"\n' for t in range(0, 100, 10)) + """
+"""
+    + "".join(f'\n[[faults]]\nat = "{t}ms"\nwhat = "alua"\npath = "p0"\nstate = "standby"\n' for t in range(0, 100, 10))
+    + """
 [[faults]]
 at = "150ms"
 what = "alua"
 path = "p0"
 state = "AO"
 """
+)
 
 
 def test_stale_apd_timers_stay_inside_the_event_heap():

@@ -828,8 +828,7 @@ def _short_windows(variant):
 
     Every window samples afresh, so the spread of kept paths is the one a 180 s interval would show.
     """
-    params = (("num_sampling_cycles", 16), ("latency_eval_time", 20), ("use_ano", 0), ("variant", variant),
-              ("tolerance", 0.1), ("cutoff", 2.0))
+    params = (("num_sampling_cycles", 16), ("latency_eval_time", 20), ("use_ano", 0), ("variant", variant), ("tolerance", 0.1), ("cutoff", 2.0))
     return PolicySpec("latency", params)
 
 

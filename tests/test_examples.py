@@ -20,11 +20,7 @@ from .conftest import ROOT, SIMS
 
 
 def _tree(root) -> dict[str, bytes]:
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts
-    }
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
 
 
 def test_sims_is_a_link_to_the_installed_examples():
@@ -50,8 +46,7 @@ def test_the_wheel_ships_every_example_file():
     patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["pathsel"]
     package = ROOT / "pathsel"
     missed = [
-        name for name in _tree(EXAMPLES)
-        if not any(fnmatch.fnmatchcase((EXAMPLES / name).relative_to(package).as_posix(), pat) for pat in patterns)
+        name for name in _tree(EXAMPLES) if not any(fnmatch.fnmatchcase((EXAMPLES / name).relative_to(package).as_posix(), pat) for pat in patterns)
     ]
     assert missed == []
 
@@ -91,10 +86,13 @@ def test_an_unknown_name_says_the_closest():
 
 def test_files_lists_what_an_example_reads():
     assert [p.relative_to(EXAMPLES).as_posix() for p in examples.files("cloud-metro-az")] == [
-        "cloud-metro-az.toml", "data/ping-cross-az.txt", "data/ping-same-az.txt",
+        "cloud-metro-az.toml",
+        "data/ping-cross-az.txt",
+        "data/ping-same-az.txt",
     ]
     assert [p.relative_to(EXAMPLES).as_posix() for p in examples.files("validation/seed004-testdrive")] == [
-        "validation/seed004-testdrive.toml", "esxi-latency-testdrive.toml",
+        "validation/seed004-testdrive.toml",
+        "esxi-latency-testdrive.toml",
     ]
     assert examples.files("fast-failover") == [EXAMPLES / "fast-failover.toml"]
 
@@ -102,7 +100,9 @@ def test_files_lists_what_an_example_reads():
 def test_a_copied_example_runs_where_it_is_written(tmp_path):
     written = examples.copy("cloud-metro-az", tmp_path / "mine")
     assert [p.relative_to(tmp_path / "mine").as_posix() for p in written] == [
-        "cloud-metro-az.toml", "data/ping-cross-az.txt", "data/ping-same-az.txt",
+        "cloud-metro-az.toml",
+        "data/ping-cross-az.txt",
+        "data/ping-same-az.txt",
     ]
     copied = pathsel.load_scenario(tmp_path / "mine" / "cloud-metro-az.toml")  # its empirical delays read the copies
     original = pathsel.load_scenario(SIMS / "cloud-metro-az.toml")
@@ -152,16 +152,14 @@ def test_pathsel_example_prints_one(capsys):
     out, err = capsys.readouterr()
     assert out == (SIMS / "cloud-metro-az.toml").read_text()
     assert err == (
-        "pathsel example: cloud-metro-az reads data/ping-cross-az.txt, data/ping-same-az.txt: "
-        "pathsel example cloud-metro-az -o DIR writes them too\n"
+        "pathsel example: cloud-metro-az reads data/ping-cross-az.txt, data/ping-same-az.txt: pathsel example cloud-metro-az -o DIR writes them too\n"
     )
 
 
 def test_pathsel_example_writes_one_with_what_it_reads(tmp_path, capsys):
     assert main(["example", "validation/seed004-testdrive", "-o", str(tmp_path)]) == 0
     assert capsys.readouterr().out == (
-        f"pathsel: wrote {tmp_path / 'validation' / 'seed004-testdrive.toml'}\n"
-        f"pathsel: wrote {tmp_path / 'esxi-latency-testdrive.toml'}\n"
+        f"pathsel: wrote {tmp_path / 'validation' / 'seed004-testdrive.toml'}\npathsel: wrote {tmp_path / 'esxi-latency-testdrive.toml'}\n"
     )
     assert main(["example", "-o", str(tmp_path / "all")]) == 0
     assert _tree(tmp_path / "all") == _tree(EXAMPLES)
@@ -174,11 +172,15 @@ def _pathsel(*args: str, cwd) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        (["example", "fast-failvoer"],
-         "pathsel: error: command line: example 'fast-failvoer': no such example (did you mean 'fast-failover'?); `pathsel example` lists them"),
+        (
+            ["example", "fast-failvoer"],
+            "pathsel: error: command line: example 'fast-failvoer': no such example (did you mean 'fast-failover'?); `pathsel example` lists them",
+        ),
         (["example", "nothing-like-it"], "pathsel: error: command line: example 'nothing-like-it': no such example; `pathsel example` lists them"),
-        (["example", "fast-failover", "-o", "."],
-         "pathsel: error: fast-failover.toml: exists and is not the example's file: not overwritten, nothing written"),
+        (
+            ["example", "fast-failover", "-o", "."],
+            "pathsel: error: fast-failover.toml: exists and is not the example's file: not overwritten, nothing written",
+        ),
     ],
 )
 def test_pathsel_example_bad_input_is_one_line(tmp_path, args, line):

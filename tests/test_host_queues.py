@@ -42,8 +42,9 @@ numjobs = {numjobs}
 
 
 def _scenario(seed=1, duration="1s", conc=8, svc=100, host="", lat=20, iodepth=8, numjobs=1, rate=""):
-    return pathsel.loads_scenario(ONE_DEVICE.format(seed=seed, duration=duration, conc=conc, svc=svc, host=host, lat=lat,
-                                                    iodepth=iodepth, numjobs=numjobs, rate=rate))
+    return pathsel.loads_scenario(
+        ONE_DEVICE.format(seed=seed, duration=duration, conc=conc, svc=svc, host=host, lat=lat, iodepth=iodepth, numjobs=numjobs, rate=rate)
+    )
 
 
 @pytest.mark.parametrize("engine", ["fast", "reference"])
@@ -72,8 +73,7 @@ def test_no_queue_depth_means_no_host_wait_and_the_same_results():
 @pytest.mark.parametrize("process", ["linear", "poisson"])
 def test_open_loop_serves_the_offered_load(process):
     """Below saturation the measured IOPS is the offered rate, whatever the latency."""
-    run = pathsel.simulate(_scenario(rate=f'rate_iops = 20000\nrate_process = "{process}"', iodepth=64, duration="2s"),
-                           policies=["rr"]).runs[0]
+    run = pathsel.simulate(_scenario(rate=f'rate_iops = 20000\nrate_process = "{process}"', iodepth=64, duration="2s"), policies=["rr"]).runs[0]
     assert run.iops == pytest.approx(20000, rel=0.02)
     if process == "linear":  # evenly spaced: never more than a few in flight, no host wait
         assert run.latency_split_us["kavg"]["max"] == 0.0
@@ -94,8 +94,7 @@ def test_an_offered_load_above_capacity_stops_with_one_message():
 
 def test_the_cli_says_overload_in_one_line(tmp_path, capsys):
     f = tmp_path / "over.toml"
-    f.write_text(ONE_DEVICE.format(seed=1, duration="5s", conc=1, svc=100, host="", lat=20, iodepth=4, numjobs=1,
-                                   rate="rate_iops = 50000"))
+    f.write_text(ONE_DEVICE.format(seed=1, duration="5s", conc=1, svc=100, host="", lat=20, iodepth=4, numjobs=1, rate="rate_iops = 50000"))
     assert main(["simulate", str(f), "--policy", "rr"]) == 2
     err = capsys.readouterr().err
     assert "rate_iops" in err and "Traceback" not in err
@@ -165,10 +164,21 @@ def test_a_slower_path_is_a_condition_not_a_fault():
 
 def test_both_engines_agree_on_size_dependent_service_and_slower_paths():
     """service_time_per_kib and extra_latency, with a host queue and Poisson arrivals: the same JSON on both engines."""
-    text = ONE_DEVICE.format(seed=9, duration="150ms", conc=2, svc=80, host="queue_depth = 3", lat=30, iodepth=6,
-                             numjobs=2, rate='rate_iops = 9000\nrate_process = "poisson"')
-    text = text.replace('service_time = { dist = "exponential", mean = "80us" }',
-                        'service_time = { dist = "exponential", mean = "80us" }\nservice_time_per_kib = "2us"')
+    text = ONE_DEVICE.format(
+        seed=9,
+        duration="150ms",
+        conc=2,
+        svc=80,
+        host="queue_depth = 3",
+        lat=30,
+        iodepth=6,
+        numjobs=2,
+        rate='rate_iops = 9000\nrate_process = "poisson"',
+    )
+    text = text.replace(
+        'service_time = { dist = "exponential", mean = "80us" }',
+        'service_time = { dist = "exponential", mean = "80us" }\nservice_time_per_kib = "2us"',
+    )
     text = text.replace('one_way_latency = "30us"', 'one_way_latency = "30us"\nextra_latency = "120us"')
     text = text.replace('rw = "randrw"', 'rw = "randrw"\nbs = "4k/50:256k/50"')
     sc = pathsel.loads_scenario(text)

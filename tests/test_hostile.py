@@ -196,8 +196,7 @@ def test_a_run_too_large_for_memory_is_one_message(tmp_path, monkeypatch):
         pathsel.simulate(path)
     assert (info.value.source, info.value.place) == (str(path), "workloads")
     assert info.value.problem == (
-        "rr: the run needs more memory than this machine has (4 outstanding I/Os from 1 jobs over 2 paths): "
-        "lower numjobs, iodepth or the paths"
+        "rr: the run needs more memory than this machine has (4 outstanding I/Os from 1 jobs over 2 paths): lower numjobs, iodepth or the paths"
     )
 
 
@@ -242,9 +241,25 @@ def _kill_parent_and_wait(parent: subprocess.Popen, workers: list[int]) -> list[
 def test_sweep_workers_exit_when_the_parent_is_killed(tmp_path):
     path = _write(tmp_path)
     parent = subprocess.Popen(
-        [sys.executable, "-m", "pathsel.cli", "sweep", str(path), "--param", "rr.iops=1,2,3,4", "--workers", "2",
-         "--duration", "60s", "-q", "--out", str(tmp_path / "x.csv")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "pathsel.cli",
+            "sweep",
+            str(path),
+            "--param",
+            "rr.iops=1,2,3,4",
+            "--workers",
+            "2",
+            "--duration",
+            "60s",
+            "-q",
+            "--out",
+            str(tmp_path / "x.csv"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
     )
     try:
         deadline = time.monotonic() + 120
@@ -262,7 +277,8 @@ def test_sweep_workers_exit_when_the_parent_is_killed(tmp_path):
 def test_the_watch_thread_alone_ends_a_worker(tmp_path):
     """Where the kernel does not kill a child with its parent (macOS), the worker's own thread notices."""
     script = tmp_path / "parent.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import os, sys, time
         from concurrent.futures import ProcessPoolExecutor
         import pathsel.studies.sweep as sweep
@@ -274,7 +290,8 @@ def test_the_watch_thread_alone_ends_a_worker(tmp_path):
             time.sleep(1)
             print(*pool._processes, flush=True)
             time.sleep(120)
-    """))
+    """)
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's pathsel, as -m from ROOT gets it
     parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     try:

@@ -138,8 +138,7 @@ def test_hpp_lb_iops_leaves_a_path_that_leaves_the_working_set():
 def test_hpp_lb_latency_defaults_and_ranges():
     pol = build_policy("hpp:lb-latency")
     assert isinstance(pol, HppLatency)
-    assert pol.params == {"latency_eval_time": 30000, "sampling_ios_per_path": 16, "variant": "lqd", "tolerance": 0.1,
-                          "cutoff": 2.0}
+    assert pol.params == {"latency_eval_time": 30000, "sampling_ios_per_path": 16, "variant": "lqd", "tolerance": 0.1, "cutoff": 2.0}
     Rig(["AO", "ANO"]).bind(pol)
     assert pol.state.num_sampling_cycles == 16 and pol.state.use_ano == 0  # latency RR's reading, useANO=0
     for bad, msg in (

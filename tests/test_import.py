@@ -29,32 +29,79 @@ AO4 = ["AO", "AO", "ANO", "ANO"]
 
 # (kind, files, options, {path name: ALUA state}, arrays, volumes, policies as imported)
 IMPORTS = [
-    ("esxcli", ["esxcli-nmp-device-list.txt", "esxcli-core-path-list.txt"], {"devices": [NAA1]},
-     {f"vmhba{h}:C0:T{t}:L1": s for h in (1, 2) for t, s in enumerate(AO4)}, 2, 1, ["rr:iops=1"]),
-    ("esxcli", ["esxcli-core-path-list.txt", "esxcli-nmp-device-list.txt"], {},
-     {f"vmhba{h}:C0:T{t}:L{{lun}}": s for h in (1, 2) for t, s in enumerate(AO4)}, 2, 2, ["rr:iops=1", "latency"]),
-    ("esxcli", ["esxcli-nmp-device-list.txt", "esxcli-nmp-path-list.txt"], {"devices": [NAA2]},
-     {f"vmhba{h}:C0:T{t}:L2": s for h in (1, 2) for t, s in enumerate(AO4)}, 1, 1, ["latency"]),
-    ("multipath", ["multipath-ll.txt"], {}, {"sdb": "AO", "sdd": "AO", "sda": "ANO", "sdc": "ANO"}, 1, 1,
-     ["dm:service-time:failback=immediate"]),
-    ("multipath", ["multipath.conf", "multipath-ll.txt"], {}, {"sdb": "AO", "sdd": "AO", "sda": "ANO", "sdc": "ANO"}, 1, 1,
-     ["dm:service-time:failback=30"]),
-    ("multipath", ["multipath-ll-two-maps.txt"], {},
-     {"11:0:1:{lun}": "AO", "12:0:1:{lun}": "AO", "11:0:0:{lun}": "ANO", "12:0:0:{lun}": "unavailable"}, 1, 2,
-     ["dm:service-time:failback=immediate"]),
+    (
+        "esxcli",
+        ["esxcli-nmp-device-list.txt", "esxcli-core-path-list.txt"],
+        {"devices": [NAA1]},
+        {f"vmhba{h}:C0:T{t}:L1": s for h in (1, 2) for t, s in enumerate(AO4)},
+        2,
+        1,
+        ["rr:iops=1"],
+    ),
+    (
+        "esxcli",
+        ["esxcli-core-path-list.txt", "esxcli-nmp-device-list.txt"],
+        {},
+        {f"vmhba{h}:C0:T{t}:L{{lun}}": s for h in (1, 2) for t, s in enumerate(AO4)},
+        2,
+        2,
+        ["rr:iops=1", "latency"],
+    ),
+    (
+        "esxcli",
+        ["esxcli-nmp-device-list.txt", "esxcli-nmp-path-list.txt"],
+        {"devices": [NAA2]},
+        {f"vmhba{h}:C0:T{t}:L2": s for h in (1, 2) for t, s in enumerate(AO4)},
+        1,
+        1,
+        ["latency"],
+    ),
+    ("multipath", ["multipath-ll.txt"], {}, {"sdb": "AO", "sdd": "AO", "sda": "ANO", "sdc": "ANO"}, 1, 1, ["dm:service-time:failback=immediate"]),
+    (
+        "multipath",
+        ["multipath.conf", "multipath-ll.txt"],
+        {},
+        {"sdb": "AO", "sdd": "AO", "sda": "ANO", "sdc": "ANO"},
+        1,
+        1,
+        ["dm:service-time:failback=30"],
+    ),
+    (
+        "multipath",
+        ["multipath-ll-two-maps.txt"],
+        {},
+        {"11:0:1:{lun}": "AO", "12:0:1:{lun}": "AO", "11:0:0:{lun}": "ANO", "12:0:0:{lun}": "unavailable"},
+        1,
+        2,
+        ["dm:service-time:failback=immediate"],
+    ),
     ("nvme", ["nvme-list-subsys.txt", "nvme-iopolicy.txt"], {}, {f"nvme{i}": s for i, s in enumerate(AO4)}, 1, 1, ["nvme:queue-depth"]),
-    ("nvme", ["nvme-list-subsys-verbose.txt"], {}, {"nvme0": "AO", "nvme1": "AO", "nvme2": "AO", "nvme3": "unavailable"}, 1, 1,
-     ["nvme:round-robin"]),
+    ("nvme", ["nvme-list-subsys-verbose.txt"], {}, {"nvme0": "AO", "nvme1": "AO", "nvme2": "AO", "nvme3": "unavailable"}, 1, 1, ["nvme:round-robin"]),
     ("nvme", ["nvme-list-subsys.txt"], {}, {f"nvme{i}": s for i, s in enumerate(AO4)}, 1, 1, ["nvme:numa"]),
-    ("mpclaim", ["mpclaim-s-d-0.txt"], {},
-     {"0000000077030001": "AO", "0000000077030000": "ANO", "0000000077020001": "AO", "0000000077020000": "ANO"}, 1, 1, ["mpio:rrws"]),
-    ("mpclaim", ["mpclaim-s-d.txt", "mpclaim-s-d-0.txt", "mpclaim-s-d-1.txt"], {},
-     {"0000000077030001": "AO", "0000000077030000": "ANO", "0000000077020001": "AO", "0000000077020000": "ANO"}, 1, 2, ["mpio:rrws"]),
+    (
+        "mpclaim",
+        ["mpclaim-s-d-0.txt"],
+        {},
+        {"0000000077030001": "AO", "0000000077030000": "ANO", "0000000077020001": "AO", "0000000077020000": "ANO"},
+        1,
+        1,
+        ["mpio:rrws"],
+    ),
+    (
+        "mpclaim",
+        ["mpclaim-s-d.txt", "mpclaim-s-d-0.txt", "mpclaim-s-d-1.txt"],
+        {},
+        {"0000000077030001": "AO", "0000000077030000": "ANO", "0000000077020001": "AO", "0000000077020000": "ANO"},
+        1,
+        2,
+        ["mpio:rrws"],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("kind", "files", "options", "paths", "arrays", "volumes", "policies"), IMPORTS,
-                         ids=[f"{c[0]}:{'+'.join(c[1])}" for c in IMPORTS])
+@pytest.mark.parametrize(
+    ("kind", "files", "options", "paths", "arrays", "volumes", "policies"), IMPORTS, ids=[f"{c[0]}:{'+'.join(c[1])}" for c in IMPORTS]
+)
 def test_import_reads_the_documented_sample(kind, files, options, paths, arrays, volumes, policies):
     imp = import_outputs(kind, [DATA / f for f in files], **options)
     m = imp.scenario.model
@@ -65,7 +112,10 @@ def test_import_reads_the_documented_sample(kind, files, options, paths, arrays,
     assert [r.policy.text for r in imp.scenario.runs] == policies
     assert all(r.label.startswith("as imported: ") for r in imp.scenario.runs)
     assert "FILL IN" in imp.text and [p for p, _, _ in imp.to_fill][:3] == [
-        "arrays[*].service_time", "arrays[*].concurrency", "paths[*].one_way_latency"]
+        "arrays[*].service_time",
+        "arrays[*].concurrency",
+        "paths[*].one_way_latency",
+    ]
     assert (arrays == 2) == ("replication.one_way_latency" in [p for p, _, _ in imp.to_fill])
 
 
@@ -81,8 +131,20 @@ def test_imported_skeleton_loads_and_runs(case, tmp_path):
 
 def test_import_cli_writes_the_file_and_lists_what_to_fill(tmp_path, capsys):
     out = tmp_path / "site.toml"
-    args = ["import", "esxcli", str(DATA / "esxcli-nmp-device-list.txt"), str(DATA / "esxcli-core-path-list.txt"), "-o", str(out),
-            "--device", NAA1, "--host", "esx7", "--workload", str(DATA / "fio-randwrite.json")]
+    args = [
+        "import",
+        "esxcli",
+        str(DATA / "esxcli-nmp-device-list.txt"),
+        str(DATA / "esxcli-core-path-list.txt"),
+        "-o",
+        str(out),
+        "--device",
+        NAA1,
+        "--host",
+        "esx7",
+        "--workload",
+        str(DATA / "fio-randwrite.json"),
+    ]
     assert main(args) == 0
     _, err = capsys.readouterr()
     assert f"wrote {out}" in err and "--fit service_time" in err and "replication.one_way_latency" in err
@@ -115,8 +177,13 @@ MEASURED = [
     ("fio-randwrite.json", {}, "/dev/sdb", {("iops", None): 13650.945, ("mean", None): 2.3443e-3, ("p99", None): 3.3915e-3}, 1e-3),
     ("fio-randwrite-plus.json", {"op": "write"}, "/dev/sdb", {("iops", None): 13650.945, ("mean", None): 2.3443e-3, ("p99", None): 3.39e-3}, 2e-3),
     ("fio-randread-plus-with-note.json", {}, "/dev/mapper/mpatha", {("iops", None): 38880.25, ("mean", None): 0.41151e-3}, 1e-3),
-    ("esxtop-batch.csv", {}, NAA1, {("iops", None): 13068.07, ("mean", None): 2.392e-3, ("iops", "vmhba1:C0:T0:L1"): 3224.94,
-                                    ("mean", "vmhba1:C0:T0:L1"): 2.383e-3}, 1e-3),
+    (
+        "esxtop-batch.csv",
+        {},
+        NAA1,
+        {("iops", None): 13068.07, ("mean", None): 2.392e-3, ("iops", "vmhba1:C0:T0:L1"): 3224.94, ("mean", "vmhba1:C0:T0:L1"): 2.383e-3},
+        1e-3,
+    ),
     ("esxtop-batch.csv", {"device": "mpx.vmhba32:C0:T0:L0"}, "mpx.vmhba32:C0:T0:L0", {("iops", None): 3.2}, 1e-3),
     ("iostat-x.txt", {}, "dm-0", {("iops", None): 52466.7, ("mean", None): 0.315e-3, ("iops", "sdb"): 25689.07}, 1e-3),
     ("iostat-x.txt", {"device": "sdb"}, "sdb", {("iops", None): 25689.07, ("mean", None): 0.28e-3}, 1e-3),
@@ -153,8 +220,11 @@ def test_fio_as_an_empirical_delay():
 
 def test_a_scenario_with_a_fio_delay_runs(tmp_path):
     text = (ROOT / "sims" / "esxi-latency-testdrive.toml").read_text()
-    text = text.replace('service_time = { read = { dist = "exponential", mean = "150us" }, write = { dist = "exponential", mean = "150us" } }',
-                        f'service_time = {{ dist = "empirical", file = "{DATA / "fio-randread-plus-with-note.json"}", format = "fio", scale = 0.25 }}', 1)
+    text = text.replace(
+        'service_time = { read = { dist = "exponential", mean = "150us" }, write = { dist = "exponential", mean = "150us" } }',
+        f'service_time = {{ dist = "empirical", file = "{DATA / "fio-randread-plus-with-note.json"}", format = "fio", scale = 0.25 }}',
+        1,
+    )
     sc = pathsel.loads_scenario(text, "fio.toml")
     assert sc.model.arrays[0].service_time.read.mean == pytest.approx(0.41151e-3 * 0.25, rel=1e-3)
     assert pathsel.simulate(sc, policies=["rr:iops=1"], duration=0.05).runs[0].iops > 0
@@ -176,8 +246,12 @@ EMITS = [
     ("mru", "satp-rule", {"device": NAA2}, {"device": NAA2}),
     ("dm:service-time:failback=immediate", "multipath.conf", {"vendor": "NETAPP", "model": "LUN.*"}, {"vendor": "NETAPP", "product": "LUN.*"}),
     ("dm:round-robin:path_grouping_policy=multibus", "multipath.conf", {}, {"wwid": None}),
-    ("dm:historical-service-time:base_weight=900,failback=15", "multipath.conf", {"device": "3600a098038314c4a433f5774717a3046"},
-     {"wwid": "3600a098038314c4a433f5774717a3046"}),
+    (
+        "dm:historical-service-time:base_weight=900,failback=15",
+        "multipath.conf",
+        {"device": "3600a098038314c4a433f5774717a3046"},
+        {"wwid": "3600a098038314c4a433f5774717a3046"},
+    ),
     ("dm:queue-length:path_grouping_policy=failover", "multipath.conf", {}, {}),
     ("nvme:queue-depth", "nvme-udev", {"model": "NetApp ONTAP Controller"}, {"model": "NetApp ONTAP Controller"}),
     ("nvme:round-robin", "nvme-udev", {"device": "nqn.1992-08.com.netapp:sn.1:subsystem.a"}, {"nqn": "nqn.1992-08.com.netapp:sn.1:subsystem.a"}),
@@ -212,16 +286,19 @@ def test_emitted_multipath_conf_imports_as_the_same_policy(tmp_path):
 
 
 def test_emitted_udev_rule_matches_nvme_clis_own():
-    shipped = ('ACTION=="add", SUBSYSTEM=="nvme-subsystem", ATTR{subsystype}=="nvm", ATTR{model}=="NetApp ONTAP Controller", '
-               'ATTR{iopolicy}="queue-depth"')
+    shipped = (
+        'ACTION=="add", SUBSYSTEM=="nvme-subsystem", ATTR{subsystype}=="nvm", ATTR{model}=="NetApp ONTAP Controller", ATTR{iopolicy}="queue-depth"'
+    )
     assert shipped in emit("preset:nvme-netapp-ontap", "nvme-udev", model="NetApp ONTAP Controller").splitlines()
 
 
 def test_brief_examples_are_what_emit_writes():
-    assert ("esxcli storage nmp psp roundrobin deviceconfig set --device=naa.1 --type=latency --num-sampling-cycles=16 "
-            "--latency-eval-time=180000") in emit("latency", "esxcli", device="naa.1")
+    assert (
+        "esxcli storage nmp psp roundrobin deviceconfig set --device=naa.1 --type=latency --num-sampling-cycles=16 --latency-eval-time=180000"
+    ) in emit("latency", "esxcli", device="naa.1")
     assert 'esxcli storage nmp satp rule add -s VMW_SATP_ALUA -V PURE -M FlashArray -P VMW_PSP_RR -O "iops=1"' in emit(
-        "rr:iops=1", "satp-rule", vendor="PURE", model="FlashArray")
+        "rr:iops=1", "satp-rule", vendor="PURE", model="FlashArray"
+    )
     assert 'path_selector "service-time 0"' in emit("dm:service-time", "multipath.conf", vendor="NETAPP", model="LUN")
     assert "Set-MSDSMGlobalDefaultLoadBalancePolicy -Policy LQD" in emit("mpio:lqd", "powershell")
     assert "mpclaim.exe -l -d 1 4" in emit("mpio:lqd", "powershell", device="1")
@@ -248,15 +325,21 @@ def test_every_preset_resolves_and_cites_its_source(name):
 
 def test_preset_keys_override_and_label():
     spec, opts = parse_spec("preset:dm-netapp-ontap:failback=manual,preferred_array=local")
-    assert spec.text == "dm:service-time" and opts == {"preferred_array": "local", "label": "preset:dm-netapp-ontap:failback=manual,preferred_array=local"}
+    assert spec.text == "dm:service-time" and opts == {
+        "preferred_array": "local",
+        "label": "preset:dm-netapp-ontap:failback=manual,preferred_array=local",
+    }
 
 
 def test_presets_run_on_the_test_drive(capsys):
-    assert main(["simulate", "--policy", "preset:esxi-satp-alua-default", "--policy", "preset:esxi-pure-flasharray",
-                 "--duration", "0.2", "-q", "--json"]) == 0
+    assert (
+        main(
+            ["simulate", "--policy", "preset:esxi-satp-alua-default", "--policy", "preset:esxi-pure-flasharray", "--duration", "0.2", "-q", "--json"]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
-    assert [(r["policy"], r["spec"]) for r in doc["runs"]] == [("preset:esxi-satp-alua-default", "mru"),
-                                                             ("preset:esxi-pure-flasharray", "rr:iops=1")]
+    assert [(r["policy"], r["spec"]) for r in doc["runs"]] == [("preset:esxi-satp-alua-default", "mru"), ("preset:esxi-pure-flasharray", "rr:iops=1")]
 
 
 def test_presets_listing(capsys):
@@ -273,5 +356,6 @@ def test_docs_presets_table_is_current():
 
     page = (ROOT / "docs" / "emit.md").read_text(encoding="utf-8")
     start = page.index("<!-- generated by `pathsel presets --markdown` -->\n") + len("<!-- generated by `pathsel presets --markdown` -->\n")
-    assert page[start: page.index("<!-- end of the generated table -->")] == presets_text(markdown=True), (
-        "paste `pathsel presets --markdown` over the table in docs/emit.md")
+    assert page[start : page.index("<!-- end of the generated table -->")] == presets_text(markdown=True), (
+        "paste `pathsel presets --markdown` over the table in docs/emit.md"
+    )

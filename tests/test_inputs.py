@@ -82,8 +82,10 @@ def test_a_time_series_too_large_for_memory_is_refused_before_running(tmp_path, 
         'duration = "100000s"\ninterval = "1ms"\n[[arrays]]\nname = "a"\n'
         '[[paths]]\nname = "p0"\narray = "a"\none_way_latency = "50us"\n[[workloads]]\nrw = "randread"\n'
     )
-    figures = ("interval 1ms over a 100000s run gives 100,000,000 bins per path; with 1 path the time series takes 6.4 GB, "
-               "more than the 0.4 GB pathsel keeps: write an interval of 20ms or more")
+    figures = (
+        "interval 1ms over a 100000s run gives 100,000,000 bins per path; with 1 path the time series takes 6.4 GB, "
+        "more than the 0.4 GB pathsel keeps: write an interval of 20ms or more"
+    )
     path = tmp_path / "long.toml"
     path.write_text(text)
     # at load time, from the file's own duration
@@ -152,7 +154,7 @@ def test_link_speed_spellings(text, bytes_per_s):
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("32GB", "'32GB' is an amount of data, not a rate: write \"32GB/s\" for bytes per second, or \"32Gb\" for bits per second"),
+        ("32GB", '\'32GB\' is an amount of data, not a rate: write "32GB/s" for bytes per second, or "32Gb" for bits per second'),
         ("32Gbyte", "'32Gbyte' is an amount of data, not a rate: write \"32Gbyte/s\" for bytes per second"),
         ("3200MBPS", "unknown link speed unit 'MBPS'"),  # capitals leave b or B unclear
         ("25GbE/s", "unknown link speed unit 'GbE/s'"),
@@ -200,8 +202,10 @@ iodepth = 4
     ("one", "split"),
     [
         ('"150us"', '{ read = "150us", write = "150us" }'),
-        ('{ dist = "exponential", mean = "100us" }',
-         '{ read = { dist = "exponential", mean = "100us" }, write = { dist = "exponential", mean = "100us" } }'),
+        (
+            '{ dist = "exponential", mean = "100us" }',
+            '{ read = { dist = "exponential", mean = "100us" }, write = { dist = "exponential", mean = "100us" } }',
+        ),
         ('"0us"', '{ read = "0us", write = "0us" }'),
     ],
 )
@@ -318,8 +322,7 @@ KEY_SUGGESTIONS = [
     ('one_way_latncy = "50us"', "paths[0].one_way_latncy", "unknown key 'one_way_latncy' (did you mean 'one_way_latency'?)"),
     ('one_way_latency = "50us"\nbandwith = "16Gbit"', "paths[0].bandwith", "unknown key 'bandwith' (did you mean 'bandwidth'?)"),
     ('one_way_latency = "50us"\ncolour = "red"', "paths[0].colour", "unknown key 'colour'"),
-    ('one_way_latency = { dist = "exponentail", mean = "50us" }', "paths[0].one_way_latency",
-     "got 'exponentail' (did you mean 'exponential'?)"),
+    ('one_way_latency = { dist = "exponentail", mean = "50us" }', "paths[0].one_way_latency", "got 'exponentail' (did you mean 'exponential'?)"),
     ('one_way_latency = "50us"\nalua = "stanby"', "paths[0].alua", "got 'stanby' (did you mean 'standby'?)"),
 ]
 

@@ -54,9 +54,19 @@ def scratch(tmp_path_factory):
 @pytest.fixture(scope="module")
 def env(scratch) -> dict[str, str]:
     """The environment of every command: numba's cache in the scratch folder, no outer venv or cache settings."""
-    out = {k: v for k, v in os.environ.items() if k not in {
-        "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE", "NUMBA_CACHE_DIR", "PATHSEL_CACHE_DIR",
-    }}
+    out = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in {
+            "VIRTUAL_ENV",
+            "PYTHONPATH",
+            "PYTHONHOME",
+            "PYTHONDONTWRITEBYTECODE",
+            "NUMBA_CACHE_DIR",
+            "PATHSEL_CACHE_DIR",
+        }
+    }
     out["PATHSEL_CACHE_DIR"] = str(scratch / "cache")
     for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):  # no user kernels or profiles
         out[var] = str(scratch / "jupyter" / var.lower())
@@ -228,8 +238,11 @@ def test_the_wheel_alone_runs_simulate_validate_and_an_example(checkout, env, sc
     assert out.count("PASSED") == 2
 
     # the examples, byte for byte, in both
-    examples = {f"pathsel/data/examples/{p.relative_to(EXAMPLES).as_posix()}": p.read_bytes()
-                for p in EXAMPLES.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    examples = {
+        f"pathsel/data/examples/{p.relative_to(EXAMPLES).as_posix()}": p.read_bytes()
+        for p in EXAMPLES.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
     in_wheel, in_sdist = _wheel_members(wheel), _sdist_members(sdist)
     assert {n: in_wheel.get(n) for n in examples} == examples
     assert {n: in_sdist.get(n) for n in examples} == examples

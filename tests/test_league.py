@@ -23,17 +23,39 @@ from pathsel.studies.league import League, category, contenders, league, library
 
 def _table(rows: list[tuple[str, str, int, float, float]]) -> pd.DataFrame:
     """(scenario, policy, replication, iops, p99_us) rows as a sweep writes them."""
-    return pd.DataFrame([{"scenario": s, "point": "defaults", "replication": r, "seed": r, "policy": p, "spec": p, "iops": i,
-                          "p99_us": lat, "p999_us": 2 * lat, "failed": 0, "convergence_s": math.nan} for s, p, r, i, lat in rows])
+    return pd.DataFrame(
+        [
+            {
+                "scenario": s,
+                "point": "defaults",
+                "replication": r,
+                "seed": r,
+                "policy": p,
+                "spec": p,
+                "iops": i,
+                "p99_us": lat,
+                "p999_us": 2 * lat,
+                "failed": 0,
+                "convergence_s": math.nan,
+            }
+            for s, p, r, i, lat in rows
+        ]
+    )
 
 
 def test_regret_is_relative_to_the_best_per_scenario_on_replication_means():
-    t = _table([
-        ("a", "x", 0, 100.0, 1000.0), ("a", "x", 1, 100.0, 1000.0),
-        ("a", "y", 0, 70.0, 1500.0), ("a", "y", 1, 90.0, 2500.0),  # mean 80 IOPS, 2000 us
-        ("b", "x", 0, 50.0, 400.0), ("b", "x", 1, 50.0, 400.0),
-        ("b", "y", 0, 100.0, 200.0), ("b", "y", 1, 100.0, 200.0),
-    ])
+    t = _table(
+        [
+            ("a", "x", 0, 100.0, 1000.0),
+            ("a", "x", 1, 100.0, 1000.0),
+            ("a", "y", 0, 70.0, 1500.0),
+            ("a", "y", 1, 90.0, 2500.0),  # mean 80 IOPS, 2000 us
+            ("b", "x", 0, 50.0, 400.0),
+            ("b", "x", 1, 50.0, 400.0),
+            ("b", "y", 0, 100.0, 200.0),
+            ("b", "y", 1, 100.0, 200.0),
+        ]
+    )
     scores, st = standings(t)
     s = scores.set_index(["scenario", "policy"])
     assert s.loc[("a", "y"), "regret_iops"] == pytest.approx(0.2)
@@ -66,8 +88,7 @@ def test_a_scenario_missing_a_policy_is_left_out_and_no_iops_is_infinitely_behin
 
 
 def test_verdict_names_the_worst_cases_against_shipped_policies():
-    t = _table([("a", "guard", 0, 96.0, 110.0), ("a", "rr", 0, 100.0, 100.0),
-                ("b", "guard", 0, 100.0, 100.0), ("b", "rr", 0, 50.0, 300.0)])
+    t = _table([("a", "guard", 0, 96.0, 110.0), ("a", "rr", 0, 100.0, 100.0), ("b", "guard", 0, 100.0, 100.0), ("b", "rr", 0, 50.0, 300.0)])
     scores, st = standings(t)
     said = League(t, scores, st).verdict()
     assert said[0].startswith("guard: worst-case IOPS regret 4.0 % (a), lower than the best shipped policy's, rr 50.0 % (b)")
@@ -104,8 +125,7 @@ GRAY = ["gray-slow-path-10x", "gray-flapping-path"]
 def small(tmp_path_factory):
     files = [f for f in library_files() if f.stem in GRAY]
     assert len(files) == 2
-    return league(files, policies=["rr", "dm:historical-service-time", "guard"], replications=2, duration=0.4,
-                  executor="serial")
+    return league(files, policies=["rr", "dm:historical-service-time", "guard"], replications=2, duration=0.4, executor="serial")
 
 
 def test_a_small_league_runs_and_ranks(small):
@@ -133,8 +153,26 @@ def test_sensitivity_runs_each_value_once_and_the_default_once(small):
 def test_command_line_league_writes_table_html_and_markdown(tmp_path, capsys):
     out, html, md = tmp_path / "l.csv", tmp_path / "l.html", tmp_path / "l.md"
     files = [str(f) for f in library_files() if f.stem in GRAY]
-    argv = ["league", *files, "--policy", "rr", "--policy", "guard", "--replications", "1", "--duration", "200ms",
-            "--serial", "-q", "--out", str(out), "--html", str(html), "--markdown", str(md)]
+    argv = [
+        "league",
+        *files,
+        "--policy",
+        "rr",
+        "--policy",
+        "guard",
+        "--replications",
+        "1",
+        "--duration",
+        "200ms",
+        "--serial",
+        "-q",
+        "--out",
+        str(out),
+        "--html",
+        str(html),
+        "--markdown",
+        str(md),
+    ]
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "league: 2 policies x 2 scenarios x 1 replication(s)" in text and f"table in {out}" in text
@@ -146,17 +184,20 @@ def test_command_line_league_writes_table_html_and_markdown(tmp_path, capsys):
     assert "(0 run now, 2 already saved)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["league", "--table", "nope.parquet"], "nope.parquet"),
-    (["league", "--fresh", "2", "x.toml"], "--fresh: generates its own scenarios"),
-    (["league", "--policy", "rr"], "a league needs two policies or more"),
-    (["league", "--policy", "bogus", "--policy", "rr"], "unknown policy 'bogus'"),
-    (["league", "/nonexistent-folder/"], "nonexistent-folder"),
-    (["league", "--fresh", "2", "--write-fresh", "/proc/pathsel-x"], "cannot write the generated scenarios there"),
-    (["league", "--fresh", "5000"], "must be 1 .. 1,000, got 5000"),
-    (["league", "--write-fresh", "/tmp/x"], "--write-fresh: keeps the scenarios --fresh N generates"),
-    (["league", "--table", "/etc/passwd"], "a .parquet or .csv file"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["league", "--table", "nope.parquet"], "nope.parquet"),
+        (["league", "--fresh", "2", "x.toml"], "--fresh: generates its own scenarios"),
+        (["league", "--policy", "rr"], "a league needs two policies or more"),
+        (["league", "--policy", "bogus", "--policy", "rr"], "unknown policy 'bogus'"),
+        (["league", "/nonexistent-folder/"], "nonexistent-folder"),
+        (["league", "--fresh", "2", "--write-fresh", "/proc/pathsel-x"], "cannot write the generated scenarios there"),
+        (["league", "--fresh", "5000"], "must be 1 .. 1,000, got 5000"),
+        (["league", "--write-fresh", "/tmp/x"], "--write-fresh: keeps the scenarios --fresh N generates"),
+        (["league", "--table", "/etc/passwd"], "a .parquet or .csv file"),
+    ],
+)
 def test_command_line_league_bad_input(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -166,9 +207,10 @@ def test_command_line_league_bad_input(argv, message, capsys):
 def test_the_league_on_dask_gives_the_serial_table(small):
     distributed = pytest.importorskip("distributed")
     files = [f for f in library_files() if f.stem in GRAY]
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        on_dask = league(files, policies=["rr", "dm:historical-service-time", "guard"], replications=2, duration=0.4,
-                         executor=client.get_executor())
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        on_dask = league(files, policies=["rr", "dm:historical-service-time", "guard"], replications=2, duration=0.4, executor=client.get_executor())
     pd.testing.assert_frame_equal(small.table, on_dask.table, check_exact=True)
     pd.testing.assert_frame_equal(small.standings, on_dask.standings, check_exact=True)

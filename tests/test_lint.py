@@ -33,6 +33,12 @@ def test_ruff_finds_nothing():
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
+def test_ruff_format_leaves_everything_as_it_is():
+    """The code is in ruff's format (pyproject.toml's line length): `ruff format pathsel tests benchmarks tools` fixes it."""
+    done = subprocess.run([*_tool("ruff"), "format", "--check", "pathsel", "tests", "benchmarks", "tools"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
 def test_mypy_strict_passes_on_the_package():
     # no arguments: pyproject.toml's [tool.mypy] names the files (pathsel), strict and the exclusions
     done = subprocess.run(_tool("mypy"), cwd=ROOT, capture_output=True, text=True)

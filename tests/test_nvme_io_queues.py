@@ -71,12 +71,23 @@ path = "nvme0c0n{{lun}}"
 """
 
 
-def _scenario(seed=1, duration="300ms", protocol="nvme", conc=256, svc=100, host="", n_ctrl=2, rw="randrw", iodepth=24,
-              iodepth2=12, fault_at=None):
+def _scenario(seed=1, duration="300ms", protocol="nvme", conc=256, svc=100, host="", n_ctrl=2, rw="randrw", iodepth=24, iodepth2=12, fault_at=None):
     faults = FAULT.format(at=fault_at) if fault_at else ""
-    return pathsel.loads_scenario(NVME.format(seed=seed, duration=duration, protocol=protocol, conc=conc, svc=svc,
-                                              host=host, n_ctrl=n_ctrl, rw=rw, iodepth=iodepth, iodepth2=iodepth2,
-                                              faults=faults))
+    return pathsel.loads_scenario(
+        NVME.format(
+            seed=seed,
+            duration=duration,
+            protocol=protocol,
+            conc=conc,
+            svc=svc,
+            host=host,
+            n_ctrl=n_ctrl,
+            rw=rw,
+            iodepth=iodepth,
+            iodepth2=iodepth2,
+            faults=faults,
+        )
+    )
 
 
 def _run(sc, engine="fast", policy="nvme:round-robin"):
@@ -101,8 +112,7 @@ def test_a_limit_above_the_outstanding_ios_changes_nothing(engine):
     """36 I/Os over two controllers of 8 x 127 tags: never short of one, the same JSON as without the keys (but
     ACTV, which a host that can queue sums over time, to the last bits, rather than counts)."""
     plain = _json(pathsel.simulate(_scenario(), policies=["nvme:round-robin", "nvme:numa"], engine=engine))
-    limited = _json(pathsel.simulate(_scenario(host="nvme_io_queues = 8"), policies=["nvme:round-robin", "nvme:numa"],
-                                     engine=engine))
+    limited = _json(pathsel.simulate(_scenario(host="nvme_io_queues = 8"), policies=["nvme:round-robin", "nvme:numa"], engine=engine))
     for a, b in zip(plain["runs"], limited["runs"]):
         for qa, qb in zip(a["queues"], b["queues"]):
             assert qb.pop("actv") == pytest.approx(qa.pop("actv"), rel=1e-12)
@@ -140,8 +150,7 @@ def test_the_wait_is_on_the_chosen_controller_not_another():
 def test_a_path_failure_while_waiting_sends_the_io_back_to_path_selection(engine):
     """Controller 0 goes down with I/Os waiting for its tags: each gets one as the lost attempts let go, fails
     there like any attempt on a dead path, and is retried on controller 1; nothing is lost or stuck."""
-    sc = _scenario(host='nvme_io_queues = 1\nnvme_queue_size = 16\ndetection = "5ms"', fault_at="100ms",
-                   duration="300ms")
+    sc = _scenario(host='nvme_io_queues = 1\nnvme_queue_size = 16\ndetection = "5ms"', fault_at="100ms", duration="300ms")
     run = _run(sc, engine)
     acc = run.accounting
     assert acc["balanced"] and acc["failed"] == 0 and acc["retried"] > 0
@@ -183,8 +192,7 @@ def test_bad_nvme_queue_input_is_one_located_message(host, message):
     policy=st.sampled_from(["nvme:round-robin", "nvme:queue-depth", "nvme:numa"]),
     seed=st.integers(0, 1000),
 )
-def test_tags_never_pass_their_limit_and_every_io_is_accounted(queues, size, n_ctrl, iodepth, iodepth2, qd, fault,
-                                                               policy, seed, watched):
+def test_tags_never_pass_their_limit_and_every_io_is_accounted(queues, size, n_ctrl, iodepth, iodepth2, qd, fault, policy, seed, watched):
     host = 'detection = "2ms"\n'
     if queues:
         host += f"nvme_io_queues = {queues}\n"
@@ -192,8 +200,7 @@ def test_tags_never_pass_their_limit_and_every_io_is_accounted(queues, size, n_c
             host += f"nvme_queue_size = {size}\n"
     if qd:
         host += f"queue_depth = {qd}\n"
-    sc = _scenario(seed=seed, duration="40ms", conc=8, host=host, n_ctrl=n_ctrl, iodepth=iodepth, iodepth2=iodepth2,
-                   fault_at=fault)
+    sc = _scenario(seed=seed, duration="40ms", conc=8, host=host, n_ctrl=n_ctrl, iodepth=iodepth, iodepth2=iodepth2, fault_at=fault)
     watched.clear()
     ref = pathsel.simulate(sc, policies=[policy], engine="reference")
     fast = pathsel.simulate(sc, policies=[policy], engine="fast")

@@ -244,8 +244,16 @@ def _knee_table():
     for policy, p99 in (("rr", [2500.0, 2600.0, 40000.0]), ("latency", [800.0, 800.0, 900.0])):
         for rate, v in zip((20000, 60000, 100000), p99):
             for rep in (0, 1):
-                rows.append({"policy": policy, "workloads[0].rate_iops": rate, "replication": rep,
-                             "iops": rate * 0.99, "p50_us": v / 2 + rep, "p99_us": v + 2 * rep})
+                rows.append(
+                    {
+                        "policy": policy,
+                        "workloads[0].rate_iops": rate,
+                        "replication": rep,
+                        "iops": rate * 0.99,
+                        "p50_us": v / 2 + rep,
+                        "p99_us": v + 2 * rep,
+                    }
+                )
     return pd.DataFrame(rows)
 
 

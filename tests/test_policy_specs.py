@@ -88,7 +88,10 @@ BAD = [
     ("bogus", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma, guard; "),
     ("dm", "dm: needs a policy name, one of dm:round-robin, dm:queue-length, dm:service-time, dm:historical-service-time"),
     ("dm:", "dm: needs a policy name"),
-    ("dm:fastest", "unknown policy 'dm:fastest' (dm policies: dm:round-robin, dm:queue-length, dm:service-time, dm:historical-service-time, dm:io-affinity)"),
+    (
+        "dm:fastest",
+        "unknown policy 'dm:fastest' (dm policies: dm:round-robin, dm:queue-length, dm:service-time, dm:historical-service-time, dm:io-affinity)",
+    ),
     ("nvme:least-latency", "unknown policy 'nvme:least-latency' (nvme policies: nvme:numa, nvme:round-robin, nvme:queue-depth)"),
     ("dm:st:failback=0", "failback must be immediate, manual or a whole number of seconds > 0, got '0'"),
     ("dm:st:failback=followover", "failback must be immediate, manual or a whole number of seconds > 0, got 'followover'"),

@@ -37,9 +37,30 @@ def test_embedded_default_is_the_sims_testdrive():
 def test_public_api_is_curated():
     assert sorted(pathsel.__all__) == sorted(
         [
-            "simulate", "simulate_seeds", "sweep", "SweepResult", "load_scenario", "loads_scenario", "default_scenario", "Scenario", "ScenarioError",
-            "Result", "RunResult", "Policy", "PathView", "DeviceView", "IORequest", "alua_working_set", "__version__",
-            "plots", "report", "examples", "import_outputs", "read_measurements", "calibrate", "emit",
+            "simulate",
+            "simulate_seeds",
+            "sweep",
+            "SweepResult",
+            "load_scenario",
+            "loads_scenario",
+            "default_scenario",
+            "Scenario",
+            "ScenarioError",
+            "Result",
+            "RunResult",
+            "Policy",
+            "PathView",
+            "DeviceView",
+            "IORequest",
+            "alua_working_set",
+            "__version__",
+            "plots",
+            "report",
+            "examples",
+            "import_outputs",
+            "read_measurements",
+            "calibrate",
+            "emit",
         ]
     )
     for name in pathsel.__all__:

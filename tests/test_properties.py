@@ -119,7 +119,7 @@ def cases(draw, faults_allowed=True, policy=None):
     n_arrays = draw(st.integers(1, 2))
     replicated = n_arrays == 2 and draw(st.booleans())
     protocol = draw(st.sampled_from(["scsi", "nvme"]))
-    lines = ['name = "prop"', f'seed = {draw(st.integers(0, 2**16))}', f'protocol = "{protocol}"']
+    lines = ['name = "prop"', f"seed = {draw(st.integers(0, 2**16))}", f'protocol = "{protocol}"']
 
     arrays = []
     service_mean = []
@@ -168,7 +168,7 @@ def cases(draw, faults_allowed=True, policy=None):
             if ppm:
                 block += f'\nloss_ppm = {ppm}\nloss_recovery = "{_us(draw(st.floats(5e-6, 2e-3)))}"'
             if draw(st.booleans()):
-                block += f'\ndistance_km = {draw(st.sampled_from([1, 10, 50]))}'
+                block += f"\ndistance_km = {draw(st.sampled_from([1, 10, 50]))}"
             if draw(st.booleans()):
                 block += '\nlinks = ["hba"]'
         paths.append(block)
@@ -203,7 +203,7 @@ def cases(draw, faults_allowed=True, policy=None):
             hosts.append(f'io_timeout = "{_us(draw(st.floats(0.05, 0.5)) * span)}"')
         if replicated and draw(st.booleans()):
             repl.append(f'loss_ppm = {draw(st.sampled_from([1000, 100000]))}\nloss_recovery = "{_us(0.01 * span)}"')
-            repl.append(f'distance_km = {draw(st.sampled_from([5, 80]))}')
+            repl.append(f"distance_km = {draw(st.sampled_from([5, 80]))}")
     faults = []
     if faults_allowed:
         kinds = ["path_down", "path_up", "alua"]
@@ -222,7 +222,7 @@ def cases(draw, faults_allowed=True, policy=None):
                 if what == "latency":
                     f += f'\nadd = "{_us(draw(st.floats(0.0, 3e-3)))}"'
                 else:
-                    f += f'\nppm = {draw(st.sampled_from([0, 5000, 300000, 1000000]))}'
+                    f += f"\nppm = {draw(st.sampled_from([0, 5000, 300000, 1000000]))}"
                 if draw(st.booleans()):
                     f += f'\nduration = "{_us(draw(st.floats(0.05, 0.5)) * span)}"'
             elif what in ("array_down", "array_up"):
@@ -242,7 +242,9 @@ def cases(draw, faults_allowed=True, policy=None):
     elif spec == "short-eval-latency-min-set":
         spec = LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=2, variant="min-set")
 
-    toml = "\n".join(lines) + "\n\n" + "\n\n".join(arrays + ["\n".join(repl)] * bool(repl) + ["\n".join(hosts)] + extra + paths + [work] + faults) + "\n"
+    toml = (
+        "\n".join(lines) + "\n\n" + "\n\n".join(arrays + ["\n".join(repl)] * bool(repl) + ["\n".join(hosts)] + extra + paths + [work] + faults) + "\n"
+    )
     return Case(toml, spec, population, len(faults), duration, ramp, can_fail)
 
 

@@ -13,15 +13,33 @@ from .conftest import SIMS
 
 def many_paths(per_group: int = 11) -> pathsel.Scenario:
     """Two hosts x two arrays x ``per_group`` paths (44 by default: above plots.GROUP_ABOVE); array b fails at 0.2 s."""
-    lines = ['name = "many paths"', "seed = 5", 'duration = "400ms"', 'interval = "100ms"',
-             'policies = ["rr:iops=1", "latency"]', '[[arrays]]', 'name = "a"', '[[arrays]]', 'name = "b"',
-             "[replication]", 'arrays = ["a", "b"]', 'one_way_latency = "200us"']
+    lines = [
+        'name = "many paths"',
+        "seed = 5",
+        'duration = "400ms"',
+        'interval = "100ms"',
+        'policies = ["rr:iops=1", "latency"]',
+        "[[arrays]]",
+        'name = "a"',
+        "[[arrays]]",
+        'name = "b"',
+        "[replication]",
+        'arrays = ["a", "b"]',
+        'one_way_latency = "200us"',
+    ]
     for h, pref in (("esx1", "a"), ("esx2", "b")):
         lines += ["[[hosts]]", f'name = "{h}"', f'preferred_array = "{pref}"', 'detection = "50ms"']
     for h in ("esx1", "esx2"):
         for arr, lat, start in (("a", "50us", 0), ("b", "300us", 100)):
-            lines += ["[[paths]]", 'name = "vmhba1:C0:T{i}:L1"', f'host = "{h}"', f"start = {start}",
-                      f"count = {per_group}", f'array = "{arr}"', f'one_way_latency = "{lat}"']
+            lines += [
+                "[[paths]]",
+                'name = "vmhba1:C0:T{i}:L1"',
+                f'host = "{h}"',
+                f"start = {start}",
+                f"count = {per_group}",
+                f'array = "{arr}"',
+                f'one_way_latency = "{lat}"',
+            ]
         lines += ["[[workloads]]", f'name = "w{h}"', f'host = "{h}"', 'rw = "randread"', "iodepth = 32"]
     lines += ["[[faults]]", 'at = "200ms"', 'what = "array_down"', 'array = "b"']
     return pathsel.loads_scenario("\n".join(lines) + "\n", "many paths")
@@ -70,8 +88,7 @@ def test_many_paths_are_grouped_by_host_array_and_state_with_every_path_a_click_
     label = r.label
     names = [t.name for t in fig.data]
     share = fig.data[names.index(f"{label}: share")]
-    assert list(share.y) == ["esx1: a AO (11 paths)", "esx1: b ANO (11 paths)", "esx2: a ANO (11 paths)",
-                             "esx2: b AO (11 paths)"]
+    assert list(share.y) == ["esx1: a AO (11 paths)", "esx1: b ANO (11 paths)", "esx2: a ANO (11 paths)", "esx2: b AO (11 paths)"]
     # each row is the sum of its paths' shares; a column still sums to 1
     by_path = fig.data[names.index(f"{label}: share by path")]
     z, zp = np.asarray(share.z), np.asarray(by_path.z)

@@ -91,8 +91,7 @@ def test_report_escapes_names():
 
 def test_report_command_writes_the_file_and_is_silent_off_a_terminal(tmp_path, testdrive_path, capsys):
     out = tmp_path / "r.html"
-    code = main(["report", str(testdrive_path), "-o", str(out), "--duration", "0.5s", "--seed", "3",
-                 "--policy", "rr:iops=1", "--policy", "latency"])
+    code = main(["report", str(testdrive_path), "-o", str(out), "--duration", "0.5s", "--seed", "3", "--policy", "rr:iops=1", "--policy", "latency"])
     stdout, stderr = capsys.readouterr()
     assert code == 0, stderr
     assert stderr == ""  # no progress bar when stderr is not a terminal
@@ -124,8 +123,7 @@ def test_progress_bar_only_on_a_terminal_and_never_with_json(tmp_path):
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # a 0-column tty gets an empty bar
         try:
-            proc = subprocess.run([sys.executable, "-m", "pathsel.cli", *args], stdout=subprocess.PIPE,
-                                  stderr=slave, text=True, timeout=300)
+            proc = subprocess.run([sys.executable, "-m", "pathsel.cli", *args], stdout=subprocess.PIPE, stderr=slave, text=True, timeout=300)
         finally:
             os.close(slave)
         chunks = []
@@ -179,10 +177,21 @@ def open_in_chromium(page: Path, screenshot: Path | None = None, size: tuple[int
     browser = chromium()
     with tempfile.TemporaryDirectory() as profile:
         cmd = [
-            browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-            "--virtual-time-budget=10000", f"--window-size={size[0]},{size[1]}", "--hide-scrollbars",
+            browser,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=10000",
+            f"--window-size={size[0]},{size[1]}",
+            "--hide-scrollbars",
         ]
         if screenshot is not None:
             cmd.append(f"--screenshot={screenshot}")
@@ -231,9 +240,7 @@ def test_report_renders_in_chromium_with_no_console_errors(report_file: Path, tm
 def test_the_browser_check_catches_a_broken_page(result, tmp_path: Path):
     """The same check on a figure whose plotly.js is missing: a script error and no plot."""
     chromium()
-    fig_only = report.render(result, figures=report.default_figures(result)[:1]).replace(
-        "Plotly.newPlot(", "NoSuchPlotly.newPlot("
-    )
+    fig_only = report.render(result, figures=report.default_figures(result)[:1]).replace("Plotly.newPlot(", "NoSuchPlotly.newPlot(")
     broken = tmp_path / "broken.html"
     broken.write_text(fig_only, encoding="utf-8")
     dom, log = open_in_chromium(instrumented(broken, tmp_path / "broken-instrumented.html"))
@@ -252,8 +259,8 @@ def png_rgb(data: bytes) -> tuple[int, int, list[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, width, height, bpp = 8, [], 0, 0, 3
     while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
+        n, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + n]
         if kind == b"IHDR":
             width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", body)
             assert depth == 8 and color in (2, 6) and interlace == 0, (depth, color, interlace)
@@ -266,7 +273,7 @@ def png_rgb(data: bytes) -> tuple[int, int, list[bytes]]:
     rows, prev = [], bytearray(stride)
     for y in range(height):
         f = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride) if f else ():
             a = line[i - bpp] if i >= bpp else 0
             b, c = prev[i], (prev[i - bpp] if i >= bpp else 0)
@@ -291,8 +298,9 @@ def test_png_reader_reads_what_it_is_given():
 
     # 2 x 2 RGB: rows filtered with None and Sub
     raw = b"\x00" + bytes([255, 0, 0, 0, 255, 0]) + b"\x01" + bytes([10, 20, 30, 5, 5, 5])
-    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
-           + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    png = (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+    )
     assert png_rgb(png) == (2, 2, [bytes([255, 0, 0, 0, 255, 0]), bytes([10, 20, 30, 15, 25, 35])])
 
 
@@ -314,7 +322,7 @@ def test_every_figure_draws_at_a_laptops_width(result, tmp_path: Path):
         width, h, rows = png_rgb(png.read_bytes())
         assert (width, h) == (LAPTOP, height), fid
         # drawn: a good part of the page is not white, in many colours (a blank or broken page is one colour)
-        pixels = [row[i:i + 3] for row in rows[::3] for i in range(0, len(row), 9)]
+        pixels = [row[i : i + 3] for row in rows[::3] for i in range(0, len(row), 9)]
         inked = sum(1 for p in pixels if sum(p) < 700) / len(pixels)
         assert inked > 0.03, (fid, inked)
         assert len(set(pixels)) > 40, fid

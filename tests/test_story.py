@@ -73,8 +73,7 @@ def test_a_path_failure_is_told_with_detection_recovery_and_retries(failover):
         noticed = next(e for e in r.metrics.events if e["event"] == "path_down")
         assert noticed["t"] == pytest.approx(2.02)
         s = said(failover, r.label)
-        assert (f"At 2 s nvme0c0n1 went down; the host noticed at {fmt_time(noticed['t'])}, after its 20 ms "
-                "detection delay") in s
+        assert (f"At 2 s nvme0c0n1 went down; the host noticed at {fmt_time(noticed['t'])}, after its 20 ms detection delay") in s
         # the share it had on the dead path the interval before, from the time series
         b = int(2.0 / r.metrics.interval) - 1
         measured = r.metrics.ts_path_ios[b, 0] / r.metrics.ts_ios[b]
@@ -90,7 +89,8 @@ def test_failed_ios_and_a_fault_never_noticed_are_said():
     base = (SIMS / "fast-failover.toml").read_text(encoding="utf-8")
     # both paths die; the host notices after 20 ms and fails what has waited 100 ms for a path
     text_ = base.replace('detection = "20ms"', 'detection = "20ms"\napd_timeout = "100ms"') + (
-        '\n[[faults]]\nat = "2s"\nwhat = "path_down"\npath = "nvme0c1n1"\n')
+        '\n[[faults]]\nat = "2s"\nwhat = "path_down"\npath = "nvme0c1n1"\n'
+    )
     res = pathsel.simulate(pathsel.loads_scenario(text_, "all paths down"), policies=["rr:iops=1"], duration=2.5)
     r = res.runs[0]
     assert r.accounting["failed"] > 0
@@ -100,8 +100,7 @@ def test_failed_ios_and_a_fault_never_noticed_are_said():
     assert f"{r.faults()[0]['errors']:,} I/Os failed" in s
     assert "IOPS stayed more than 5 % below its earlier level to the end of the run" in s
     # a 50 ms outage the host (5 s detection) never sees
-    quick = base.replace('detection = "20ms"', 'detection = "5s"') + (
-        '\n[[faults]]\nat = "2050ms"\nwhat = "path_up"\npath = "nvme0c0n1"\n')
+    quick = base.replace('detection = "20ms"', 'detection = "5s"') + ('\n[[faults]]\nat = "2050ms"\nwhat = "path_up"\npath = "nvme0c0n1"\n')
     res = pathsel.simulate(pathsel.loads_scenario(quick, "blip"), policies=["rr:iops=1"], duration=3.0)
     assert "At 2 s nvme0c0n1 went down; the host never noticed (detection delay 5 s)" in said(res, "rr:iops=1")
 

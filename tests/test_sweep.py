@@ -62,20 +62,15 @@ def test_table_has_one_row_per_point_replication_policy(serial_table: pd.DataFra
     # latency RR at 2 x 2 points; the two RR runs, which the policy parameter does not set, at the 2 points
     # of the scenario key only: rows = (4 x 1 + 2 x 2) x 2 replications.
     assert len(t) == (4 * 1 + 2 * 2) * 2
-    assert list(t.columns[:6]) == [
-        "scenario", "point", "latency.num_sampling_cycles", "replication.one_way_latency", "replication", "seed"
-    ]
-    for c in ("policy", "spec", "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used",
-              "expected_iops", "convergence_s"):
+    assert list(t.columns[:6]) == ["scenario", "point", "latency.num_sampling_cycles", "replication.one_way_latency", "replication", "seed"]
+    for c in ("policy", "spec", "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used", "expected_iops", "convergence_s"):
         assert c in t.columns
     # The policy parameter is in its own family's rows only; they are labelled with the spec that ran.
     lat = t[t.spec.str.startswith("latency")]
     assert set(lat["latency.num_sampling_cycles"]) == {16, 32}
     assert set(lat.spec) == {"latency", "latency:num_sampling_cycles=32"}
     assert (lat.policy == lat.spec).all()
-    assert set(lat.point) == {
-        f"latency.num_sampling_cycles={c} replication.one_way_latency={d}" for c in (16, 32) for d in ("0.5ms", "1ms")
-    }
+    assert set(lat.point) == {f"latency.num_sampling_cycles={c} replication.one_way_latency={d}" for c in (16, 32) for d in ("0.5ms", "1ms")}
     rr = t[~t.spec.str.startswith("latency")]
     assert rr["latency.num_sampling_cycles"].isna().all()
     assert set(rr.point) == {"replication.one_way_latency=0.5ms", "replication.one_way_latency=1ms"}  # no value it did not use
@@ -118,7 +113,11 @@ def test_list_entries_by_index_by_name_and_all(tmp_path: Path):
     res = sweep(
         TESTDRIVE,
         {"workloads[0].iodepth": [4], "arrays[remote].concurrency": [2], "paths[*].bandwidth": ["8Gbit"]},
-        policies=["rr:iops=1"], replications=1, seed=1, duration=0.2, executor="serial",
+        policies=["rr:iops=1"],
+        replications=1,
+        seed=1,
+        duration=0.2,
+        executor="serial",
     )
     row = res.table.iloc[0]
     assert row["workloads[0].iodepth"] == 4 and row["arrays[remote].concurrency"] == 2
@@ -132,9 +131,10 @@ def test_serial_process_pool_and_dask_give_identical_tables(serial_table: pd.Dat
     distributed = pytest.importorskip("distributed")
     pool = sweep(TESTDRIVE, GRID, workers=2, **KW).table
     pd.testing.assert_frame_equal(serial_table, pool, check_exact=True)
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         dask = sweep(TESTDRIVE, GRID, executor=client.get_executor(), **KW).table
     pd.testing.assert_frame_equal(serial_table, dask, check_exact=True)
 
@@ -159,7 +159,7 @@ def test_interrupted_sweep_resumes_to_the_same_table(tmp_path: Path, serial_tabl
     out = tmp_path / f"results{suffix}"
     with pytest.raises(_Stop):
         sweep(TESTDRIVE, GRID, out=out, executor="serial", _on_run=_interrupt_after(3), **KW)
-    saved = (out if suffix == ".csv" else out.with_name(out.name + ".parts"))
+    saved = out if suffix == ".csv" else out.with_name(out.name + ".parts")
     assert saved.exists()  # runs were written as they finished
     res = sweep(TESTDRIVE, GRID, out=out, workers=2, **KW)
     assert (res.ran, res.reused) == (9, 3)
@@ -203,8 +203,9 @@ def _with_sweep_table(tmp_path: Path, table: str) -> Path:
 
 def test_sweep_table_in_a_file_gives_the_grid_and_the_file_still_simulates(tmp_path: Path):
     p = _with_sweep_table(
-        tmp_path, '[sweep]\nreplications = 2\nseed = 7\n[sweep.params]\nlatency.num_sampling_cycles = [16, 32]\n'
-        '"replication.one_way_latency" = ["0.5ms", "1ms"]\n'
+        tmp_path,
+        "[sweep]\nreplications = 2\nseed = 7\n[sweep.params]\nlatency.num_sampling_cycles = [16, 32]\n"
+        '"replication.one_way_latency" = ["0.5ms", "1ms"]\n',
     )
     assert pathsel.simulate(p, duration=0.05).runs  # the loader leaves [sweep] to pathsel sweep
     t = sweep(p, duration=0.2, executor="serial").table
@@ -310,9 +311,24 @@ def test_a_row_never_contradicts_its_point_or_its_parameter_columns(mixed):
 
 def test_the_sweep_says_what_each_parameter_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     out = tmp_path / "r.parquet"
-    args = ["sweep", *map(str, MIXED), "--duration", "0.1s", "--replications", "2", "--seed", "3", "--serial",
-            "--param", "latency.latency_eval_time=30000,180000", "--param", "replication.one_way_latency=0.5ms,1ms",
-            "--out", str(out), "-q"]
+    args = [
+        "sweep",
+        *map(str, MIXED),
+        "--duration",
+        "0.1s",
+        "--replications",
+        "2",
+        "--seed",
+        "3",
+        "--serial",
+        "--param",
+        "latency.latency_eval_time=30000,180000",
+        "--param",
+        "replication.one_way_latency=0.5ms,1ms",
+        "--out",
+        str(out),
+        "-q",
+    ]
     assert main(args) == 0
     err = capsys.readouterr().err.splitlines()
     assert err == [
@@ -324,15 +340,17 @@ def test_the_sweep_says_what_each_parameter_skipped(tmp_path: Path, capsys: pyte
     assert main(["recommend", str(out), "--metric", "iops"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("2 setting(s) of latency across 3 condition(s)")
-    for condition in ("esxi-latency-testdrive  replication.one_way_latency=0.5ms",
-                      "esxi-latency-testdrive  replication.one_way_latency=1ms", "path-failure-recovery"):
+    for condition in (
+        "esxi-latency-testdrive  replication.one_way_latency=0.5ms",
+        "esxi-latency-testdrive  replication.one_way_latency=1ms",
+        "path-failure-recovery",
+    ):
         assert condition in text
     assert "left out" not in text
 
 
 def test_runs_that_differ_only_in_swept_parameters_run_once():
-    res = sweep(STEP, {"latency.latency_eval_time": [30000, 180000]}, replications=1, seed=1, duration=0.1,
-                executor="serial")
+    res = sweep(STEP, {"latency.latency_eval_time": [30000, 180000]}, replications=1, seed=1, duration=0.1, executor="serial")
     t = res.table
     assert t[["point", "policy"]].values.tolist() == [  # plan order: the file's order of policies, then the grid's
         ["defaults", "RR iops=1"],
@@ -377,19 +395,35 @@ def _synthetic(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
     rows = []
     for (scenario, cycles), reps in values.items():
         for r, v in enumerate(reps):
-            rows.append({"scenario": scenario, "point": f"latency.num_sampling_cycles={cycles}",
-                         "latency.num_sampling_cycles": int(cycles), "replication": r, "seed": r, "policy": "lat",
-                         "spec": f"latency:num_sampling_cycles={cycles}" if cycles != "16" else "latency",
-                         "iops": v, "p99_us": 1e6 / v, "convergence_s": math.nan})
+            rows.append(
+                {
+                    "scenario": scenario,
+                    "point": f"latency.num_sampling_cycles={cycles}",
+                    "latency.num_sampling_cycles": int(cycles),
+                    "replication": r,
+                    "seed": r,
+                    "policy": "lat",
+                    "spec": f"latency:num_sampling_cycles={cycles}" if cycles != "16" else "latency",
+                    "iops": v,
+                    "p99_us": 1e6 / v,
+                    "convergence_s": math.nan,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def test_recommendation_minimises_the_worst_case_regret():
     # 16 is best on average (one big win) but 32 is never more than 5 % behind: the minimax choice.
-    t = _synthetic({
-        ("a", "16"): [2000, 2000], ("a", "32"): [1900, 1900], ("a", "64"): [1000, 1000],
-        ("b", "16"): [800, 800], ("b", "32"): [1000, 1000], ("b", "64"): [1000, 1000],
-    })
+    t = _synthetic(
+        {
+            ("a", "16"): [2000, 2000],
+            ("a", "32"): [1900, 1900],
+            ("a", "64"): [1000, 1000],
+            ("b", "16"): [800, 800],
+            ("b", "32"): [1000, 1000],
+            ("b", "64"): [1000, 1000],
+        }
+    )
     rec = recommend(t)
     m = rec["iops"]
     assert m.recommended == "latency [num_sampling_cycles=32]"
@@ -447,9 +481,27 @@ def test_recommend_chooses_policies_by_label_or_family(mixed):
 
 def test_cli_sweep_and_recommend_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     out = tmp_path / "r.parquet"
-    args = ["sweep", str(TESTDRIVE), str(FAILBACK), "--duration", "0.2s", "--replications", "2", "--seed", "7",
-            "--param", "latency.num_sampling_cycles=16,32", "--param", "replication.one_way_latency=0.5ms,1ms",
-            "--param", "latency.latency_eval_time=30000", "--workers", "2", "--out", str(out)]
+    args = [
+        "sweep",
+        str(TESTDRIVE),
+        str(FAILBACK),
+        "--duration",
+        "0.2s",
+        "--replications",
+        "2",
+        "--seed",
+        "7",
+        "--param",
+        "latency.num_sampling_cycles=16,32",
+        "--param",
+        "replication.one_way_latency=0.5ms,1ms",
+        "--param",
+        "latency.latency_eval_time=30000",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     text = capsys.readouterr().out
     # Per file: latency RR at 2 x 2 points, round robin at the 2 points of the scenario key.
@@ -475,19 +527,29 @@ def test_cli_sweep_and_recommend_end_to_end(tmp_path: Path, capsys: pytest.Captu
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["sweep", str(TESTDRIVE), "--param", "latency.bogus=1"],
-         "pathsel: error: command line: --param latency.bogus: latency has no parameter 'bogus'"),
-        (["sweep", str(TESTDRIVE), "--param", "latency.num_sampling_cycles=8,16"],
-         "pathsel: error: command line: --param latency.num_sampling_cycles: num_sampling_cycles must be in 16..2147483647, got 8"),
-        (["sweep", str(TESTDRIVE), "--param", "latency.num_sampling_cycles=16,,32"],
-         "pathsel: error: command line: --param latency.num_sampling_cycles: empty value"),
+        (
+            ["sweep", str(TESTDRIVE), "--param", "latency.bogus=1"],
+            "pathsel: error: command line: --param latency.bogus: latency has no parameter 'bogus'",
+        ),
+        (
+            ["sweep", str(TESTDRIVE), "--param", "latency.num_sampling_cycles=8,16"],
+            "pathsel: error: command line: --param latency.num_sampling_cycles: num_sampling_cycles must be in 16..2147483647, got 8",
+        ),
+        (
+            ["sweep", str(TESTDRIVE), "--param", "latency.num_sampling_cycles=16,,32"],
+            "pathsel: error: command line: --param latency.num_sampling_cycles: empty value",
+        ),
         (["sweep", str(TESTDRIVE), "--param", "latency.num_sampling_cycles"], "pathsel: error: command line: --param"),
         (["sweep", str(TESTDRIVE), "--param", "rr.iops=1,1"], "value 1 is given twice"),
         (["sweep", str(TESTDRIVE), "--param", "replicaton.one_way_latency=1ms"], "the scenario has no replicaton"),
-        (["sweep", str(TESTDRIVE), "--param", "replication.one_way_latncy=1ms"],
-         f"pathsel: error: {TESTDRIVE} with replication.one_way_latncy=1ms: replication.one_way_latncy: unknown key 'one_way_latncy'"),
-        (["sweep", str(TESTDRIVE), "--param", "replication.one_way_latency=0ms"],
-         f"pathsel: error: {TESTDRIVE} with replication.one_way_latency=0ms: replication.one_way_latency: must be > 0"),
+        (
+            ["sweep", str(TESTDRIVE), "--param", "replication.one_way_latncy=1ms"],
+            f"pathsel: error: {TESTDRIVE} with replication.one_way_latncy=1ms: replication.one_way_latncy: unknown key 'one_way_latncy'",
+        ),
+        (
+            ["sweep", str(TESTDRIVE), "--param", "replication.one_way_latency=0ms"],
+            f"pathsel: error: {TESTDRIVE} with replication.one_way_latency=0ms: replication.one_way_latency: must be > 0",
+        ),
         (["sweep", str(TESTDRIVE), "--param", "workloads[3].iodepth=1"], "workloads has 1 entry, no [3]"),
         (["sweep", str(TESTDRIVE), "--param", "fixed.preferred=x"], "runs no fixed policy"),
         (["sweep", str(TESTDRIVE), "--param", "a..b=1"], "is not a parameter name"),
@@ -518,8 +580,7 @@ def test_cli_option_errors_are_one_line_exit_2(capsys: pytest.CaptureFixture[str
         (b"", "x.txt", "sweep results are a .parquet or .csv file"),
     ],
 )
-def test_recommend_unreadable_results(tmp_path: Path, content: bytes, name: str, fragment: str,
-                                      capsys: pytest.CaptureFixture[str]):
+def test_recommend_unreadable_results(tmp_path: Path, content: bytes, name: str, fragment: str, capsys: pytest.CaptureFixture[str]):
     p = tmp_path / name
     p.write_bytes(content)
     assert main(["recommend", str(p)]) == 2

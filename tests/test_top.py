@@ -99,8 +99,10 @@ def test_keys_switch_views_pause_and_quit_in_a_real_terminal(tmp_path):
     status = tmp_path / "status"
     env = f"PYTHONPATH={ROOT}" + (f":{os.environ['PYTHONPATH']}" if os.environ.get("PYTHONPATH") else "")
     # pytest exports COLUMNS=80 and LINES=24, which rich would take over the terminal's own size
-    cmd = (f"cd {ROOT} && env -u COLUMNS -u LINES {env} {sys.executable} -m pathsel.cli top sims/esxi-latency-testdrive.toml "
-           f"--duration 120 --speed 1 -d 0.25; echo $? > {status}; sleep 30")
+    cmd = (
+        f"cd {ROOT} && env -u COLUMNS -u LINES {env} {sys.executable} -m pathsel.cli top sims/esxi-latency-testdrive.toml "
+        f"--duration 120 --speed 1 -d 0.25; echo $? > {status}; sleep 30"
+    )
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "140", "-y", "40", cmd], check=True)
 
     def screen() -> str:

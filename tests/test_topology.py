@@ -25,8 +25,7 @@ def test_nexuses_come_from_the_path_names(testdrive):
     nx = nexuses(testdrive.runs[0])
     assert len(nx) == 20
     assert {n.adapter for n in nx} == {"vmhba1", "vmhba2"}
-    assert sorted({(n.array, n.target) for n in nx}) == sorted(
-        [("local", f"T{i}") for i in range(5)] + [("remote", f"T{i}") for i in range(5, 10)])
+    assert sorted({(n.array, n.target) for n in nx}) == sorted([("local", f"T{i}") for i in range(5)] + [("remote", f"T{i}") for i in range(5, 10)])
     # names without the ESXi convention: each nexus is its own target port, no adapter column
     res = pathsel.simulate(SIMS / "fast-failover.toml", duration=0.2)
     assert [(n.adapter, n.target) for n in nexuses(res.runs[0])] == [("", "nvme0c0n1"), ("", "nvme0c1n1")]
@@ -38,7 +37,12 @@ def test_lines_are_as_wide_as_each_policys_share_and_coloured_by_alua(testdrive)
     paths = [t for t in fig.data if (t.name or "").startswith("path ")]
     assert len(paths) == 20
     assert [t.name for t in fig.data if t.name in ("hosts", "adapters", "target ports", "arrays", "replication")] == [
-        "hosts", "adapters", "target ports", "arrays", "replication"]
+        "hosts",
+        "adapters",
+        "target ports",
+        "arrays",
+        "replication",
+    ]
     assert list(trace(fig, "hosts").text) == ["esxi01"] and list(trace(fig, "arrays").text) == ["local", "remote"]
     buttons = fig.layout.updatemenus[0].buttons
     assert [b.label for b in buttons] == [r.label for r in testdrive.runs]
@@ -95,7 +99,9 @@ def test_two_hosts_and_distances():
 
 def test_the_report_opens_with_the_set_up_then_the_story(testdrive):
     html = report.render(testdrive)
-    order = [html.index(s) for s in ('id="setup"', 'data-figure="setup"', "workload vm1 on esxi01", 'id="story"',
-                                      'id="comparison"', 'data-figure="timeline"')]
+    order = [
+        html.index(s)
+        for s in ('id="setup"', 'data-figure="setup"', "workload vm1 on esxi01", 'id="story"', 'id="comparison"', 'data-figure="timeline"')
+    ]
     assert order == sorted(order)
     assert html.count("Plotly.newPlot(") == len(report.default_figures(testdrive))

@@ -54,13 +54,7 @@ def execute(path: Path, timeout: int = TIMEOUT_S) -> int:
     client.execute()  # raises CellExecutionError, naming the cell, on any error
     nbformat.validate(nb)
     nbformat.write(nb, path)
-    return sum(
-        1
-        for cell in nb.cells
-        if cell.cell_type == "code"
-        for out in cell.outputs
-        if "application/vnd.plotly.v1+json" in out.get("data", {})
-    )
+    return sum(1 for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs if "application/vnd.plotly.v1+json" in out.get("data", {}))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,7 +22,8 @@ __all__ = ["BACKLOG_CAP", "overload"]
 def overload(model: Model, job: JobModel, now: float, waiting: int) -> ScenarioError:
     """An open-loop job's arrivals outran what it could issue: its backlog in the host passed ``model.backlog_cap``."""
     return ScenarioError(
-        model.name, f"workload {job.workload!r} rate_iops",
+        model.name,
+        f"workload {job.workload!r} rate_iops",
         f"{waiting:,} arrivals of one job copy waiting in the host at t = {now:.6g} s: the offered "
         f"{job.rate_iops:,.6g} IOPS is more than its iodepth ({job.iodepth}) and the paths and arrays serve; "
         "lower rate_iops, or raise iodepth or the host's queue_depth",

@@ -43,9 +43,36 @@ from ..metrics import (
     RunMetrics,
 )
 
-__all__ = ["RECORDER", "Recorder", "new_record", "to_metrics", "rec_issue", "rec_path", "rec_complete", "rec_fail",
-           "rec_close", "rec_dev", "rec_qfull", "rec_dqlen", "close_record", "Live", "H_OVERALL", "H_READ", "H_WRITE", "H_KAVG", "H_DAVG", "H_PATH0",
-           "C_ISSUED", "C_COMPLETED", "C_FAILED", "C_RETRIED", "C_TIMED_OUT", "C_FRAMES_LOST", "C_INFLIGHT", "C_REFUSED"]
+__all__ = [
+    "RECORDER",
+    "Recorder",
+    "new_record",
+    "to_metrics",
+    "rec_issue",
+    "rec_path",
+    "rec_complete",
+    "rec_fail",
+    "rec_close",
+    "rec_dev",
+    "rec_qfull",
+    "rec_dqlen",
+    "close_record",
+    "Live",
+    "H_OVERALL",
+    "H_READ",
+    "H_WRITE",
+    "H_KAVG",
+    "H_DAVG",
+    "H_PATH0",
+    "C_ISSUED",
+    "C_COMPLETED",
+    "C_FAILED",
+    "C_RETRIED",
+    "C_TIMED_OUT",
+    "C_FRAMES_LOST",
+    "C_INFLIGHT",
+    "C_REFUSED",
+]
 
 # histogram rows: 0 overall (GAVG), 1 read, 2 write, 3 queued in the host (KAVG), 4 on the device (DAVG), 5 + p per path
 H_OVERALL, H_READ, H_WRITE, H_KAVG, H_DAVG, H_PATH0 = 0, 1, 2, 3, 4, 5
@@ -62,89 +89,125 @@ class RecorderType(types.StructRef):
     pass
 
 
-RECORDER = Layout(RecorderType, [
-    ("ramp", "f8", 0),  # statistics cover completions in [ramp, end)
-    ("end", "f8", 0),
-    ("interval", "f8", 0),  # time-series bin width
-    # 1 when a host can queue (a device queue depth, an open-loop job): the KAVG/DAVG histograms and ACTV/QUED
-    # integrals are kept as I/Os go; else KAVG is 0 for every I/O and ACTV each device's slots, filled in at the end
-    ("queues_on", "i8", 0),
-    ("rc", "i8", 1),
-    ("rt", "f8", 1),
-    ("hist", "i8", 2),  # overall, read, write, KAVG, DAVG
-    ("phist", "i8", 2),  # per path, coarser (metrics.PATH_SUB_BITS)
-    ("h_n", "i8", 1),
-    ("h_total", "f8", 1),
-    ("h_lo", "f8", 1),
-    ("h_hi", "f8", 1),
-    ("bytes_op", "i8", 1),
-    ("path_bytes", "i8", 1),
-    ("ts_ios", "i8", 1),
-    ("ts_bytes", "i8", 1),
-    ("ts_lat_sum", "f8", 1),
-    ("ts_lat_max", "f8", 1),
-    ("ts_path_ios", "i8", 2),  # path x interval: an idle path's row is never written, so never in memory
-    ("ts_failed", "i8", 1),
-    ("path_area", "f8", 1),
-    ("path_out", "i8", 1),  # attempts in flight per path, and when path_area was last brought up to date
-    ("path_last", "f8", 1),
-    ("wire_busy", "f8", 2),  # wires (each nexus's own, the shared links, the replication link) x direction
-    ("wire_wait", "f8", 2),
-    ("wire_frames", "i8", 2),
-    # per device: I/Os active on it (ACTV) and waiting in the host (QUED) now, and since when; their time
-    # integrals per interval (device x interval) and over the window; completions in the window, KAVG and DAVG sums
-    ("dev_actv", "i8", 1),
-    ("dev_qued", "i8", 1),
-    ("dev_last", "f8", 1),
-    ("ts_dev_actv", "f8", 2),
-    ("ts_dev_qued", "f8", 2),
-    ("dev_area_a", "f8", 1),
-    ("dev_area_q", "f8", 1),
-    ("dev_n", "i8", 1),
-    ("dev_kavg", "f8", 1),
-    ("dev_davg", "f8", 1),
-    # QUEUE FULL statuses back at the host: per path and device in the window, per interval over the whole run;
-    # per device its queue depth now (ESXi's DQLEN, which throttling changes), since when, and its time integrals
-    ("path_qfull", "i8", 1),
-    ("dev_qfull", "i8", 1),
-    ("ts_qfull", "i8", 1),
-    ("dev_dqlen", "i8", 1),
-    ("dev_dqlen_last", "f8", 1),
-    ("ts_dev_dqlen", "f8", 2),
-    ("dev_area_dqlen", "f8", 1),
-])
+RECORDER = Layout(
+    RecorderType,
+    [
+        ("ramp", "f8", 0),  # statistics cover completions in [ramp, end)
+        ("end", "f8", 0),
+        ("interval", "f8", 0),  # time-series bin width
+        # 1 when a host can queue (a device queue depth, an open-loop job): the KAVG/DAVG histograms and ACTV/QUED
+        # integrals are kept as I/Os go; else KAVG is 0 for every I/O and ACTV each device's slots, filled in at the end
+        ("queues_on", "i8", 0),
+        ("rc", "i8", 1),
+        ("rt", "f8", 1),
+        ("hist", "i8", 2),  # overall, read, write, KAVG, DAVG
+        ("phist", "i8", 2),  # per path, coarser (metrics.PATH_SUB_BITS)
+        ("h_n", "i8", 1),
+        ("h_total", "f8", 1),
+        ("h_lo", "f8", 1),
+        ("h_hi", "f8", 1),
+        ("bytes_op", "i8", 1),
+        ("path_bytes", "i8", 1),
+        ("ts_ios", "i8", 1),
+        ("ts_bytes", "i8", 1),
+        ("ts_lat_sum", "f8", 1),
+        ("ts_lat_max", "f8", 1),
+        ("ts_path_ios", "i8", 2),  # path x interval: an idle path's row is never written, so never in memory
+        ("ts_failed", "i8", 1),
+        ("path_area", "f8", 1),
+        ("path_out", "i8", 1),  # attempts in flight per path, and when path_area was last brought up to date
+        ("path_last", "f8", 1),
+        ("wire_busy", "f8", 2),  # wires (each nexus's own, the shared links, the replication link) x direction
+        ("wire_wait", "f8", 2),
+        ("wire_frames", "i8", 2),
+        # per device: I/Os active on it (ACTV) and waiting in the host (QUED) now, and since when; their time
+        # integrals per interval (device x interval) and over the window; completions in the window, KAVG and DAVG sums
+        ("dev_actv", "i8", 1),
+        ("dev_qued", "i8", 1),
+        ("dev_last", "f8", 1),
+        ("ts_dev_actv", "f8", 2),
+        ("ts_dev_qued", "f8", 2),
+        ("dev_area_a", "f8", 1),
+        ("dev_area_q", "f8", 1),
+        ("dev_n", "i8", 1),
+        ("dev_kavg", "f8", 1),
+        ("dev_davg", "f8", 1),
+        # QUEUE FULL statuses back at the host: per path and device in the window, per interval over the whole run;
+        # per device its queue depth now (ESXi's DQLEN, which throttling changes), since when, and its time integrals
+        ("path_qfull", "i8", 1),
+        ("dev_qfull", "i8", 1),
+        ("ts_qfull", "i8", 1),
+        ("dev_dqlen", "i8", 1),
+        ("dev_dqlen_last", "f8", 1),
+        ("ts_dev_dqlen", "f8", 2),
+        ("dev_area_dqlen", "f8", 1),
+    ],
+)
 recorder_at = address_of(RECORDER.type)
 
 
-def new_record(n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float,
-               n_devices: int = 1, queues_on: bool = True, dqlen: Any = None) -> Any:
+def new_record(
+    n_paths: int,
+    n_bins: int,
+    n_wires: int,
+    window: tuple[float, float],
+    interval: float,
+    n_devices: int = 1,
+    queues_on: bool = True,
+    dqlen: Any = None,
+) -> Any:
     """A zeroed record for a run with these paths, time-series bins, wires and devices (``dqlen``: each device's
     queue depth at the start, 0 for none)."""
     i64, f64 = np.int64, np.float64
     D = n_devices
     rows = H_PATH0 + n_paths
-    return RECORDER.pack(dict(
-        ramp=window[0], end=window[1], interval=interval, queues_on=1 if queues_on else 0,
-        rc=np.zeros(N_COUNTERS, dtype=i64), rt=np.zeros(2, dtype=f64),
-        hist=np.zeros((H_PATH0, NBINS), dtype=i64), phist=np.zeros((n_paths, PATH_NBINS), dtype=i64),
-        h_n=np.zeros(rows, dtype=i64), h_total=np.zeros(rows, dtype=f64),
-        h_lo=np.full(rows, np.inf, dtype=f64), h_hi=np.zeros(rows, dtype=f64),
-        bytes_op=np.zeros(2, dtype=i64), path_bytes=np.zeros(n_paths, dtype=i64),
-        ts_ios=np.zeros(n_bins, dtype=i64), ts_bytes=np.zeros(n_bins, dtype=i64), ts_lat_sum=np.zeros(n_bins, dtype=f64),
-        ts_lat_max=np.zeros(n_bins, dtype=f64), ts_path_ios=np.zeros((n_paths, n_bins), dtype=i64),
-        ts_failed=np.zeros(n_bins, dtype=i64),
-        path_area=np.zeros(n_paths, dtype=f64), path_out=np.zeros(n_paths, dtype=i64), path_last=np.zeros(n_paths, dtype=f64),
-        wire_busy=np.zeros((n_wires, 2), dtype=f64), wire_wait=np.zeros((n_wires, 2), dtype=f64),
-        wire_frames=np.zeros((n_wires, 2), dtype=i64),
-        dev_actv=np.zeros(D, dtype=i64), dev_qued=np.zeros(D, dtype=i64), dev_last=np.zeros(D, dtype=f64),
-        ts_dev_actv=np.zeros((D, n_bins), dtype=f64), ts_dev_qued=np.zeros((D, n_bins), dtype=f64),
-        dev_area_a=np.zeros(D, dtype=f64), dev_area_q=np.zeros(D, dtype=f64),
-        dev_n=np.zeros(D, dtype=i64), dev_kavg=np.zeros(D, dtype=f64), dev_davg=np.zeros(D, dtype=f64),
-        path_qfull=np.zeros(n_paths, dtype=i64), dev_qfull=np.zeros(D, dtype=i64), ts_qfull=np.zeros(n_bins, dtype=i64),
-        dev_dqlen=np.zeros(D, dtype=i64) if dqlen is None else np.asarray(dqlen, dtype=i64).copy(),
-        dev_dqlen_last=np.zeros(D, dtype=f64), ts_dev_dqlen=np.zeros((D, n_bins), dtype=f64),
-        dev_area_dqlen=np.zeros(D, dtype=f64),
-    ))
+    return RECORDER.pack(
+        dict(
+            ramp=window[0],
+            end=window[1],
+            interval=interval,
+            queues_on=1 if queues_on else 0,
+            rc=np.zeros(N_COUNTERS, dtype=i64),
+            rt=np.zeros(2, dtype=f64),
+            hist=np.zeros((H_PATH0, NBINS), dtype=i64),
+            phist=np.zeros((n_paths, PATH_NBINS), dtype=i64),
+            h_n=np.zeros(rows, dtype=i64),
+            h_total=np.zeros(rows, dtype=f64),
+            h_lo=np.full(rows, np.inf, dtype=f64),
+            h_hi=np.zeros(rows, dtype=f64),
+            bytes_op=np.zeros(2, dtype=i64),
+            path_bytes=np.zeros(n_paths, dtype=i64),
+            ts_ios=np.zeros(n_bins, dtype=i64),
+            ts_bytes=np.zeros(n_bins, dtype=i64),
+            ts_lat_sum=np.zeros(n_bins, dtype=f64),
+            ts_lat_max=np.zeros(n_bins, dtype=f64),
+            ts_path_ios=np.zeros((n_paths, n_bins), dtype=i64),
+            ts_failed=np.zeros(n_bins, dtype=i64),
+            path_area=np.zeros(n_paths, dtype=f64),
+            path_out=np.zeros(n_paths, dtype=i64),
+            path_last=np.zeros(n_paths, dtype=f64),
+            wire_busy=np.zeros((n_wires, 2), dtype=f64),
+            wire_wait=np.zeros((n_wires, 2), dtype=f64),
+            wire_frames=np.zeros((n_wires, 2), dtype=i64),
+            dev_actv=np.zeros(D, dtype=i64),
+            dev_qued=np.zeros(D, dtype=i64),
+            dev_last=np.zeros(D, dtype=f64),
+            ts_dev_actv=np.zeros((D, n_bins), dtype=f64),
+            ts_dev_qued=np.zeros((D, n_bins), dtype=f64),
+            dev_area_a=np.zeros(D, dtype=f64),
+            dev_area_q=np.zeros(D, dtype=f64),
+            dev_n=np.zeros(D, dtype=i64),
+            dev_kavg=np.zeros(D, dtype=f64),
+            dev_davg=np.zeros(D, dtype=f64),
+            path_qfull=np.zeros(n_paths, dtype=i64),
+            dev_qfull=np.zeros(D, dtype=i64),
+            ts_qfull=np.zeros(n_bins, dtype=i64),
+            dev_dqlen=np.zeros(D, dtype=i64) if dqlen is None else np.asarray(dqlen, dtype=i64).copy(),
+            dev_dqlen_last=np.zeros(D, dtype=f64),
+            ts_dev_dqlen=np.zeros((D, n_bins), dtype=f64),
+            dev_area_dqlen=np.zeros(D, dtype=f64),
+        )
+    )
 
 
 @hot
@@ -387,8 +450,17 @@ def close_record(record: Any, now: float) -> None:
 class Recorder:
     """The reference engine's handle on a record: the same compiled bookkeeping the fast engine inlines."""
 
-    def __init__(self, n_paths: int, n_bins: int, n_wires: int, window: tuple[float, float], interval: float,
-                 n_devices: int = 1, queues_on: bool = True, dqlen: Any = None) -> None:
+    def __init__(
+        self,
+        n_paths: int,
+        n_bins: int,
+        n_wires: int,
+        window: tuple[float, float],
+        interval: float,
+        n_devices: int = 1,
+        queues_on: bool = True,
+        dqlen: Any = None,
+    ) -> None:
         self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices, queues_on, dqlen)
         self._addr = self.record.address
 
@@ -401,8 +473,7 @@ class Recorder:
     def path_end(self, now: float, p: int) -> None:
         _path_at(self._addr, now, p, -1)
 
-    def complete(self, now: float, op: str, size: int, latency: float, p: int, path_latency: float, d: int,
-                 kavg: float) -> None:
+    def complete(self, now: float, op: str, size: int, latency: float, p: int, path_latency: float, d: int, kavg: float) -> None:
         _complete_at(self._addr, now, 0 if op == "read" else 1, size, latency, p, path_latency, d, kavg)
 
     def device(self, now: float, d: int, actv: int, qued: int) -> None:
@@ -439,8 +510,15 @@ def _hist(R: Any, row: int) -> LogHistogram:
 def to_metrics(R: Any, n_paths: int, slots: Sequence[int] | np.ndarray | None = None) -> RunMetrics:
     """The record as :class:`~pathsel.metrics.RunMetrics`: small arrays copied, the per-path ones shared with the record
     (which the engines never reuse)."""
-    m = RunMetrics(n_paths, R.ts_ios.shape[0], float(R.interval), (float(R.ramp), float(R.end)), n_wires=R.wire_busy.shape[0],
-                   path_hist=[_hist(R, H_PATH0 + p) for p in range(n_paths)], ts_path_ios=R.ts_path_ios.T)
+    m = RunMetrics(
+        n_paths,
+        R.ts_ios.shape[0],
+        float(R.interval),
+        (float(R.ramp), float(R.end)),
+        n_wires=R.wire_busy.shape[0],
+        path_hist=[_hist(R, H_PATH0 + p) for p in range(n_paths)],
+        ts_path_ios=R.ts_path_ios.T,
+    )
     m.overall = _hist(R, H_OVERALL)
     if R.queues_on:
         m.kavg, m.davg = _hist(R, H_KAVG), _hist(R, H_DAVG)

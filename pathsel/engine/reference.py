@@ -89,8 +89,15 @@ class PathLost(Exception):
 
 
 class _Simulation:
-    def __init__(self, model: Model, policy: Any, trace: bool, progress: Callable[[float], None] | None,
-                 live: Callable[[Live], None] | None = None, live_step: float = 0.0):
+    def __init__(
+        self,
+        model: Model,
+        policy: Any,
+        trace: bool,
+        progress: Callable[[float], None] | None,
+        live: Callable[[Live], None] | None = None,
+        live_step: float = 0.0,
+    ):
         self.model = model
         self.env = simpy.Environment()
         self.progress = progress
@@ -161,8 +168,9 @@ class _Simulation:
         self.taken = [0] * J  # I/Os each job has issued: a trace's k-th record is its k-th I/O (in arrival order)
 
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
-        self.rec = Recorder(len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval, len(model.devices),
-                            model.host_queues, self.dqlen)
+        self.rec = Recorder(
+            len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval, len(model.devices), model.host_queues, self.dqlen
+        )
         self.wires = self.rec.record  # busy time, queueing time and frames per wire and direction
         self.events: list[dict[str, Any]] = []
         self.trace: list[tuple[Any, ...]] | None = [] if trace else None
@@ -605,8 +613,14 @@ class _Simulation:
     def log_path(self, p: int, event: str) -> None:
         t = self.table
         self.events.append(
-            {"t": float(self.env.now), "device": self.model.devices[self.model.paths[p].device].name, "event": event,
-             "path": t.names[p], "alua": t.alua[p], "up": bool(t.up[p])}
+            {
+                "t": float(self.env.now),
+                "device": self.model.devices[self.model.paths[p].device].name,
+                "event": event,
+                "path": t.names[p],
+                "alua": t.alua[p],
+                "up": bool(t.up[p]),
+            }
         )
 
     def path_changed(self, p: int, event: str) -> None:
@@ -635,9 +649,7 @@ class _Simulation:
 
     def apply(self, f: Any) -> None:
         model = self.model
-        self.events.append(
-            {"t": float(self.env.now), "device": "", "event": "fault", "what": f.what, "fault": f.origin, "revert": f.revert}
-        )
+        self.events.append({"t": float(self.env.now), "device": "", "event": "fault", "what": f.what, "fault": f.origin, "revert": f.revert})
         if f.what in ("path_down", "path_up", "array_down", "array_up"):
             up = f.what.endswith("_up")
             if f.array is not None:
@@ -732,8 +744,13 @@ class _Simulation:
 
 
 def run_reference(
-    model: Model, policy: Any, *, trace: bool = False, progress: Callable[[float], None] | None = None,
-    live: Callable[[Live], None] | None = None, live_step: float = 0.0,
+    model: Model,
+    policy: Any,
+    *,
+    trace: bool = False,
+    progress: Callable[[float], None] | None = None,
+    live: Callable[[Live], None] | None = None,
+    live_step: float = 0.0,
 ) -> RunMetrics:
     """Simulate one run of ``model`` under ``policy`` (a spec, Policy class or instance).
 

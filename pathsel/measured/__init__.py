@@ -19,8 +19,15 @@ from .fio import fio_latency_table, fio_measurement, is_fio, load_fio
 from .iostat import is_iostat, read_iostat
 
 __all__ = [
-    "Figure", "Measurement", "MeasureError", "METRICS", "MEASUREMENT_KINDS", "read_measurements",
-    "fio_latency_table", "load_fio", "read_text",
+    "Figure",
+    "Measurement",
+    "MeasureError",
+    "METRICS",
+    "MEASUREMENT_KINDS",
+    "read_measurements",
+    "fio_latency_table",
+    "load_fio",
+    "read_text",
 ]
 
 MEASUREMENT_KINDS = ("auto", "fio", "esxtop", "iostat", "pathsel")
@@ -53,22 +60,36 @@ def _pathsel(text: str, source: str) -> list[Measurement]:
         place = f"runs[{i}]"
         try:
             lat = run["latency_us"]
-            figures = [Figure("iops", float(run["iops"]), where=f"{place}.iops"),
-                       Figure("mean", float(lat["mean"]) * 1e-6, where=f"{place}.latency_us.mean"),
-                       Figure("p99", float(lat["p99"]) * 1e-6, where=f"{place}.latency_us.p99")]
+            figures = [
+                Figure("iops", float(run["iops"]), where=f"{place}.iops"),
+                Figure("mean", float(lat["mean"]) * 1e-6, where=f"{place}.latency_us.mean"),
+                Figure("p99", float(lat["p99"]) * 1e-6, where=f"{place}.latency_us.p99"),
+            ]
             for p in run.get("paths", []):
                 if p.get("ios", 0) > 0:
                     figures.append(Figure("iops", float(p["iops"]), path=p["name"], where=f"{place}.paths"))
                     figures.append(Figure("mean", float(p["latency_us"]["mean"]) * 1e-6, path=p["name"], where=f"{place}.paths"))
         except (KeyError, TypeError, ValueError) as e:
             raise MeasureError(source, place, f"not a pathsel run ({e})") from None
-        out.append(Measurement(source, "pathsel", tuple(figures), policy=str(run.get("policy", "")),
-                               details={"spec": run.get("spec", ""), "scenario": doc.get("scenario", "")}))
+        out.append(
+            Measurement(
+                source,
+                "pathsel",
+                tuple(figures),
+                policy=str(run.get("policy", "")),
+                details={"spec": run.get("spec", ""), "scenario": doc.get("scenario", "")},
+            )
+        )
     return out
 
 
 def read_measurements(
-    path: str | Path, kind: str = "auto", *, device: str | None = None, op: str | None = None, source: str | None = None,
+    path: str | Path,
+    kind: str = "auto",
+    *,
+    device: str | None = None,
+    op: str | None = None,
+    source: str | None = None,
 ) -> list[Measurement]:
     """The measurements a file holds: one, or one per run for pathsel's JSON.
 
@@ -90,6 +111,7 @@ def read_measurements(
     if found == "pathsel":
         return _pathsel(text, source)
     raise MeasureError(
-        source, "line 1",
+        source,
+        "line 1",
         "not a measurement pathsel reads: fio --output-format=json, esxtop -b (batch CSV), iostat -x, or pathsel simulate --json",
     )

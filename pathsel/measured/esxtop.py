@@ -66,7 +66,7 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
     lines = text.splitlines()
     if not lines or not is_esxtop(lines[0]):
         first = next(iter(csv.reader([lines[0]])), [""])[0] if lines else ""
-        raise MeasureError(source, "line 1", f"not esxtop batch output: the first cell is {first[:40]!r}, not \"(PDH-CSV 4.0) ...\"")
+        raise MeasureError(source, "line 1", f'not esxtop batch output: the first cell is {first[:40]!r}, not "(PDH-CSV 4.0) ..."')
     header = next(csv.reader([lines[0]]))
     columns: dict[tuple[str, str, str], int] = {}  # (kind, name, short counter) -> column
     for c, cell in enumerate(header[1:], 1):
@@ -82,7 +82,8 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
     devices = sorted({name for kind, name, counter in columns if kind == "device" and counter == "CMDS/s"})
     if not devices:
         raise MeasureError(
-            source, "line 1",
+            source,
+            "line 1",
             f"no '{_DEVICE_OBJECT}(...)\\Commands/sec' columns: capture the disk device screen (esxtop -b with the u screen's counters)",
         )
     rows: list[list[str]] = []
@@ -92,7 +93,8 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
         cells = next(csv.reader(io.StringIO(line)))
         if len(cells) != len(header):
             raise MeasureError(
-                source, f"line {n}",
+                source,
+                f"line {n}",
                 f"{len(cells)} values, the header (line 1) has {len(header)}" + (" (the file is cut short?)" if len(cells) < len(header) else ""),
             )
         rows.append(cells)
@@ -126,9 +128,7 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
         raise MeasureError(source, "", f"device {chosen} completed no commands in the capture (Commands/sec is 0)")
     kavg, gavg = details.get("KAVG"), details.get("GAVG")
     if kavg is not None and gavg and kavg > 0.1 * gavg:
-        notes.append(
-            f"KAVG is {kavg / gavg:.0%} of GAVG: I/Os queue in the VMkernel (the device queue depth), which pathsel does not model"
-        )
+        notes.append(f"KAVG is {kavg / gavg:.0%} of GAVG: I/Os queue in the VMkernel (the device queue depth), which pathsel does not model")
     paths = sorted({name for kind, name, counter in columns if kind == "path" and counter == "CMDS/s"})
     mine = [p for p in paths if "|" not in p or p.split("|", 1)[0] == chosen]
     for p in mine:
@@ -137,8 +137,9 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
     return Measurement(source, "esxtop", tuple(figures), device=chosen, notes=tuple(notes), details={**details, "samples": len(rows)})
 
 
-def _figures(columns: dict[tuple[str, str, str], int], kind: str, name: str, series: Callable[[int], np.ndarray], source: str,
-             path: str | None = None) -> tuple[list[Figure], dict[str, float]]:
+def _figures(
+    columns: dict[tuple[str, str, str], int], kind: str, name: str, series: Callable[[int], np.ndarray], source: str, path: str | None = None
+) -> tuple[list[Figure], dict[str, float]]:
     cmds = series(columns[(kind, name, "CMDS/s")])
     details: dict[str, float] = {}
     for counter in ("DAVG", "KAVG", "GAVG", "ACTV", "QUED"):

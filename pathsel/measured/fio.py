@@ -84,15 +84,13 @@ def _choose_op(doc: dict[str, Any], source: str, op: str | None) -> str:
             raise MeasureError(source, "", f"op must be one of {', '.join(FIO_OPS)}, got {op!r}")
         if op not in _ops_with_io(doc):
             has = _ops_with_io(doc)
-            raise MeasureError(
-                source, f"jobs[0].{op}", f"no {op} I/Os (total_ios = 0)" + (f": the file has {' and '.join(has)}" if has else "")
-            )
+            raise MeasureError(source, f"jobs[0].{op}", f"no {op} I/Os (total_ios = 0)" + (f": the file has {' and '.join(has)}" if has else ""))
         return op
     has = _ops_with_io(doc)
     if not has:
         raise MeasureError(source, "jobs[0]", "no completed I/Os (total_ios = 0 for read, write and trim)")
     if len(has) > 1:
-        raise MeasureError(source, "jobs[0]", f"has both {' and '.join(has)} I/Os: choose one with op = \"{has[0]}\"")
+        raise MeasureError(source, "jobs[0]", f'has both {" and ".join(has)} I/Os: choose one with op = "{has[0]}"')
     return has[0]
 
 
@@ -161,7 +159,8 @@ def fio_latency_table(doc: dict[str, Any], source: str, op: str | None = None) -
         return probs, values, n, f"fio {op} completions (json+ bins)"
     if len(lats) > 1:
         raise MeasureError(
-            source, "jobs",
+            source,
+            "jobs",
             f"{len(lats)} jobs with {op} I/Os and no latency bins: their percentile tables cannot be merged "
             "(run fio with --group_reporting, or --output-format=json+)",
         )
@@ -253,7 +252,9 @@ def fio_measurement(doc: dict[str, Any], source: str, op: str | None = None) -> 
     job0 = doc["jobs"][0]
     opts = job0.get("job options", {}) if isinstance(job0.get("job options"), dict) else {}
     glob = doc.get("global options", {}) if isinstance(doc.get("global options"), dict) else {}
-    job_opts = {k: v for k, v in {**glob, **opts}.items() if k in ("rw", "bs", "iodepth", "numjobs", "rwmixread", "rwmixwrite", "runtime", "filename")}
+    job_opts = {
+        k: v for k, v in {**glob, **opts}.items() if k in ("rw", "bs", "iodepth", "numjobs", "rwmixread", "rwmixwrite", "runtime", "filename")
+    }
     return Measurement(
         source=source,
         kind="fio",

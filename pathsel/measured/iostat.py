@@ -62,7 +62,8 @@ def read_iostat(text: str, source: str, device: str | None = None) -> Measuremen
         cells = line.split()
         if len(cells) != len(header):
             raise MeasureError(
-                source, f"line {n}",
+                source,
+                f"line {n}",
                 f"{len(cells)} values, the Device header (line {header_line}) has {len(header)}"
                 + (" (the file is cut short?)" if len(cells) < len(header) else ""),
             )

@@ -22,6 +22,17 @@ from .compile import (
 )
 
 __all__ = [
-    "Model", "PathModel", "ArrayModel", "ReplicationModel", "JobModel", "FaultModel", "ControllerModel", "DeviceModel",
-    "LinkModel", "HostModel", "PortModel", "compile_model", "US_PER_KM",
+    "Model",
+    "PathModel",
+    "ArrayModel",
+    "ReplicationModel",
+    "JobModel",
+    "FaultModel",
+    "ControllerModel",
+    "DeviceModel",
+    "LinkModel",
+    "HostModel",
+    "PortModel",
+    "compile_model",
+    "US_PER_KM",
 ]

@@ -189,14 +189,14 @@ class Trace:
         if not isinstance(other, Trace):
             return NotImplemented
         return (self.source, self.no_stall, self.scale) == (other.source, other.no_stall, other.scale) and all(
-            np.array_equal(a, b) for a, b in ((self.times, other.times), (self.ops, other.ops), (self.sizes, other.sizes)))
+            np.array_equal(a, b) for a, b in ((self.times, other.times), (self.ops, other.ops), (self.sizes, other.sizes))
+        )
 
     def __hash__(self) -> int:
         return hash((self.source, len(self.times), self.times.tobytes()))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Trace, (self.times.copy(), self.ops.copy(), self.sizes.copy(), self.source, self.kind, self.no_stall,
-                        self.scale, self.skipped))
+        return (Trace, (self.times.copy(), self.ops.copy(), self.sizes.copy(), self.source, self.kind, self.no_stall, self.scale, self.skipped))
 
     def __len__(self) -> int:
         return len(self.times)
@@ -236,14 +236,17 @@ class _TraceGaps:
 
 
 def _read(name: str, path: Path) -> str:
-    return read_scenario_text(name, path, prefix="", directory="a trace", too_large="a trace",
-                              binary_hint=": blktrace's binary files are read as blkparse's text output "
-                                          "(blkparse -i trace > trace.txt)")
+    return read_scenario_text(
+        name,
+        path,
+        prefix="",
+        directory="a trace",
+        too_large="a trace",
+        binary_hint=": blktrace's binary files are read as blkparse's text output (blkparse -i trace > trace.txt)",
+    )
 
 
-_BLKPARSE = re.compile(
-    r"^\s*\d+,\d+\s+\d+\s+\d+\s+(\d+\.\d+)\s+\d+\s+([A-Za-z]{1,2})\s+([A-Z]+)\s+(\d+)\s+\+\s+(\d+)"
-)
+_BLKPARSE = re.compile(r"^\s*\d+,\d+\s+\d+\s+\d+\s+(\d+\.\d+)\s+\d+\s+([A-Za-z]{1,2})\s+([A-Z]+)\s+(\d+)\s+\+\s+(\d+)")
 _FIO_HEADER = re.compile(r"^fio version ([0-9]+) iolog\s*$")
 
 
@@ -282,8 +285,7 @@ def _parse_fio(name: str, text: str) -> tuple[list[float], list[int], list[int],
     start = next(i for i, ln in enumerate(lines) if ln.strip())
     m = _FIO_HEADER.match(lines[start].strip())
     if not m or m.group(1) not in ("2", "3"):
-        raise ValueError(f"{name!r} line {start + 1}: fio iolog versions 2 and 3 are read ('fio version 2 iolog'), "
-                         f"got {lines[start].strip()[:40]!r}")
+        raise ValueError(f"{name!r} line {start + 1}: fio iolog versions 2 and 3 are read ('fio version 2 iolog'), got {lines[start].strip()[:40]!r}")
     v3 = m.group(1) == "3"
     times: list[float] = []
     ops: list[int] = []
@@ -297,8 +299,9 @@ def _parse_fio(name: str, text: str) -> tuple[list[float], list[int], list[int],
             try:
                 stamp = float(parts[0]) * 1e-3  # v3: milliseconds since the job started
             except ValueError:
-                raise ValueError(f"{name!r} line {n}: {parts[0]!r} is not a timestamp in ms (fio iolog v3: "
-                                 "'timestamp filename action offset length')") from None
+                raise ValueError(
+                    f"{name!r} line {n}: {parts[0]!r} is not a timestamp in ms (fio iolog v3: 'timestamp filename action offset length')"
+                ) from None
             now = _check_time(name, n, stamp)
             parts = parts[1:]
         if len(parts) == 2:  # a file action: add, open, close
@@ -324,8 +327,7 @@ def _parse_fio(name: str, text: str) -> tuple[list[float], list[int], list[int],
         elif action in ("trim", "sync", "datasync"):
             skipped += 1
         else:
-            raise ValueError(f"{name!r} line {n}: unknown action {action!r} (read, write, trim, sync, datasync"
-                             f"{'' if v3 else ', wait'})")
+            raise ValueError(f"{name!r} line {n}: unknown action {action!r} (read, write, trim, sync, datasync{'' if v3 else ', wait'})")
     return times, ops, sizes, skipped
 
 
@@ -354,8 +356,9 @@ def _parse_blkparse(name: str, text: str) -> tuple[list[float], list[int], list[
     for action in ("Q", "D"):
         if found[action][0]:
             return (*found[action], skipped)
-    raise ValueError(f"{name!r} holds no Q (queued) or D (issued) read or write records "
-                     "(blkparse lines such as '8,0 3 1 0.000000000 697 Q W 223490 + 8 [proc]')")
+    raise ValueError(
+        f"{name!r} holds no Q (queued) or D (issued) read or write records (blkparse lines such as '8,0 3 1 0.000000000 697 Q W 223490 + 8 [proc]')"
+    )
 
 
 def _parse_csv(name: str, text: str) -> tuple[list[float], list[int], list[int], int]:
@@ -364,8 +367,9 @@ def _parse_csv(name: str, text: str) -> tuple[list[float], list[int], list[int],
     header = [h.strip().lower() for h in lines[start].split(",")]
     missing = [c for c in ("time", "op", "size") if c not in header]
     if missing:
-        raise ValueError(f"{name!r} line {start + 1}: the CSV header needs columns time, op and size (offset is "
-                         f"optional), got {lines[start].strip()[:60]!r}")
+        raise ValueError(
+            f"{name!r} line {start + 1}: the CSV header needs columns time, op and size (offset is optional), got {lines[start].strip()[:60]!r}"
+        )
     it, io, isz = header.index("time"), header.index("op"), header.index("size")
     times: list[float] = []
     ops: list[int] = []
@@ -396,11 +400,10 @@ def _parse_csv(name: str, text: str) -> tuple[list[float], list[int], list[int],
     return times, ops, sizes, 0
 
 
-def read_trace(file: str, fmt: str = "auto", scale: float = 100.0, no_stall: bool = False,
-               base_dir: str | Path | None = None) -> Trace:
+def read_trace(file: str, fmt: str = "auto", scale: float = 100.0, no_stall: bool = False, base_dir: str | Path | None = None) -> Trace:
     """Read a trace of arrivals; ``scale`` is fio's replay_time_scale (200: twice as fast). ValueError if bad."""
     if not isinstance(file, str) or not file.strip():
-        raise ValueError(f"must be a file name such as \"data/trace.log\", got {file!r}")
+        raise ValueError(f'must be a file name such as "data/trace.log", got {file!r}')
     if fmt not in IOLOG_FORMATS:
         raise ValueError(f"iolog_format must be one of {', '.join(IOLOG_FORMATS)}, got {fmt!r}")
     path = Path(file).expanduser()
@@ -419,5 +422,4 @@ def read_trace(file: str, fmt: str = "auto", scale: float = 100.0, no_stall: boo
     t = t[order] * (100.0 / scale)
     if no_stall:
         t = np.zeros_like(t)
-    return Trace(t, np.asarray(ops, dtype=np.int64)[order], np.asarray(sizes, dtype=np.int64)[order], file, kind,
-                 no_stall, scale, skipped)
+    return Trace(t, np.asarray(ops, dtype=np.int64)[order], np.asarray(sizes, dtype=np.int64)[order], file, kind, no_stall, scale, skipped)

@@ -23,8 +23,19 @@ from ..scenario.schema import VolumeConfig
 from .distributions import Distribution, Mixture
 
 __all__ = [
-    "Model", "PathModel", "ArrayModel", "ReplicationModel", "JobModel", "FaultModel", "ControllerModel", "DeviceModel",
-    "LinkModel", "HostModel", "PortModel", "compile_model", "US_PER_KM",
+    "Model",
+    "PathModel",
+    "ArrayModel",
+    "ReplicationModel",
+    "JobModel",
+    "FaultModel",
+    "ControllerModel",
+    "DeviceModel",
+    "LinkModel",
+    "HostModel",
+    "PortModel",
+    "compile_model",
+    "US_PER_KM",
 ]
 
 US_PER_KM = 5e-6  # light in fibre: about 5 us per km, one way (conventions.md)
@@ -255,8 +266,7 @@ class Model:
     def host_queues(self) -> bool:
         """Whether a host can hold I/Os back: a device or adapter queue depth, NVMe-oF controllers' tags, or an
         open-loop job (its backlog)."""
-        return (any(h.queue_depth or h.adapter_queue_depth or h.nvme_tags for h in self.host_params)
-                or any(j.rate_iops > 0 for j in self.jobs))
+        return any(h.queue_depth or h.adapter_queue_depth or h.nvme_tags for h in self.host_params) or any(j.rate_iops > 0 for j in self.jobs)
 
     def device_slots(self) -> list[int]:
         """Job slots per device: with no host queue, the I/Os each device always has active."""
@@ -278,17 +288,14 @@ class Model:
         return sum(j.iodepth for j in self.jobs)
 
 
-def compile_model(
-    scenario: Scenario, run: RunSpec, *, duration: float | None = None, seed: int | None = None
-) -> Model:
+def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = None, seed: int | None = None) -> Model:
     """Resolve a scenario for one run (its preferred-array setting) into a Model.
 
     Raises a located ScenarioError for a ``duration`` that is not a number of seconds in (0, 1e6], and for
     a time series (the run's duration in ``interval`` bins x paths) too large for memory.
     """
     m = scenario.model
-    if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float))
-                                 or not 0 < duration <= MAX_DURATION):
+    if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float)) or not 0 < duration <= MAX_DURATION):
         raise ScenarioError(scenario.source, "duration", f"must be a number of seconds in (0, 1e6], got {duration!r}")
     array_index = {a.name: i for i, a in enumerate(m.arrays)}
     host_index = {h.name: i for i, h in enumerate(m.hosts)}
@@ -302,19 +309,46 @@ def compile_model(
         a, b = (array_index[n] for n in r.arrays)
         peer = {a: b, b: a}
         replication = ReplicationModel(
-            (a, b), r.one_way_latency, r.bandwidth, r.distance_km * US_PER_KM, r.loss_ppm, r.loss_recovery,
+            (a, b),
+            r.one_way_latency,
+            r.bandwidth,
+            r.distance_km * US_PER_KM,
+            r.loss_ppm,
+            r.loss_recovery,
             array_index[r.preferred_site] if r.preferred_site else a,
         )
     arrays = tuple(
-        ArrayModel(i, a.name, a.concurrency, with_read_hits(a.service_time.read, a.read_hit_ratio, a.read_hit_service_time),
-                   a.service_time.write, peer.get(i), a.service_time_per_kib,
-                   a.port_queue_depth or 0)
+        ArrayModel(
+            i,
+            a.name,
+            a.concurrency,
+            with_read_hits(a.service_time.read, a.read_hit_ratio, a.read_hit_service_time),
+            a.service_time.write,
+            peer.get(i),
+            a.service_time_per_kib,
+            a.port_queue_depth or 0,
+        )
         for i, a in enumerate(m.arrays)
     )
-    hosts = tuple(HostModel(i, h.name, h.detection, h.apd_timeout, h.io_timeout, h.queue_depth or 0, h.qfull_retry_delay,
-                            h.qfull_sample_size, h.qfull_threshold, h.adapter_queue_depth or 0, h.numa_nodes,
-                            h.numa_distances or _default_slit(h.numa_nodes), h.numa_penalty,
-                            _nvme_tags(h.nvme_io_queues, h.nvme_queue_size)) for i, h in enumerate(m.hosts))
+    hosts = tuple(
+        HostModel(
+            i,
+            h.name,
+            h.detection,
+            h.apd_timeout,
+            h.io_timeout,
+            h.queue_depth or 0,
+            h.qfull_retry_delay,
+            h.qfull_sample_size,
+            h.qfull_threshold,
+            h.adapter_queue_depth or 0,
+            h.numa_nodes,
+            h.numa_distances or _default_slit(h.numa_nodes),
+            h.numa_penalty,
+            _nvme_tags(h.nvme_io_queues, h.nvme_queue_size),
+        )
+        for i, h in enumerate(m.hosts)
+    )
     links = tuple(LinkModel(i, ln.name, ln.bandwidth) for i, ln in enumerate(m.links))
 
     def preferred(host: str) -> str | None:
@@ -336,16 +370,26 @@ def compile_model(
             key = (arr, tport if tport is not None else f"\0{len(controllers)}")  # unnamed: a port of its own
             if key not in port_of:
                 port_of[key] = len(ports)
-                ports.append(PortModel(len(ports), tport if tport is not None else re.sub(r":?[LnN]?\{lun\}", "", name),
-                                       arr, arrays[arr].port_queue_depth))
+                ports.append(
+                    PortModel(len(ports), tport if tport is not None else re.sub(r":?[LnN]?\{lun\}", "", name), arr, arrays[arr].port_queue_depth)
+                )
             lk = tuple(link_index[n] for n in g.links)
             extra = (g.distance_km + sum(m.links[i].distance_km for i in lk)) * US_PER_KM
             extra += g.extra_latency + sum(m.links[i].extra_latency for i in lk)  # a slower path, as a condition
             ppm = g.loss_ppm + sum(m.links[i].loss_ppm for i in lk)
             c = ControllerModel(
-                len(controllers), re.sub(r":?[LnN]?\{lun\}", "", name),
-                host_index[host], array_index[g.array], g.one_way_latency, g.bandwidth, extra, min(ppm, 1e6),
-                g.loss_recovery, lk, port_of[key], g.numa_node,
+                len(controllers),
+                re.sub(r":?[LnN]?\{lun\}", "", name),
+                host_index[host],
+                array_index[g.array],
+                g.one_way_latency,
+                g.bandwidth,
+                extra,
+                min(ppm, 1e6),
+                g.loss_recovery,
+                lk,
+                port_of[key],
+                g.numa_node,
             )
             controllers.append(c)
             groups.append((c, g, name, host))
@@ -382,8 +426,18 @@ def compile_model(
                 members.append(len(paths))
                 paths.append(
                     PathModel(
-                        len(paths), pname, h, c.array, c.one_way_latency, c.bandwidth, alua, c.index, d, g.weight,
-                        peer.get(c.array) if stretched else None, c.numa_node,
+                        len(paths),
+                        pname,
+                        h,
+                        c.array,
+                        c.one_way_latency,
+                        c.bandwidth,
+                        alua,
+                        c.index,
+                        d,
+                        g.weight,
+                        peer.get(c.array) if stretched else None,
+                        c.numa_node,
                     )
                 )
             if not members and not any(w.volume in (None, vname) and (w.host or default_host) == hcfg.name for w in m.workloads):
@@ -406,9 +460,19 @@ def compile_model(
         for _ in range(w.numjobs):
             jobs.append(
                 JobModel(
-                    len(jobs), w.name, hi, read_fraction, sizes, weights, w.iodepth, device_of[(hi, vname)],
-                    _rate(w, spec) if spec is not None else (w.rate_iops or 0.0), w.rate_process == "poisson", spec,
-                    w.iodepth_full == "refuse", w.numa_node,
+                    len(jobs),
+                    w.name,
+                    hi,
+                    read_fraction,
+                    sizes,
+                    weights,
+                    w.iodepth,
+                    device_of[(hi, vname)],
+                    _rate(w, spec) if spec is not None else (w.rate_iops or 0.0),
+                    w.rate_process == "poisson",
+                    spec,
+                    w.iodepth_full == "refuse",
+                    w.numa_node,
                 )
             )
 
@@ -432,8 +496,16 @@ def compile_model(
         if fault_array is not None:
             cs = tuple(c.index for c in controllers if c.array == fault_array)
         base = FaultModel(
-            f.at, f.what, first_path(cs[0]) if (cs and f.path is not None) else None, f.state, cs, fault_array, repl_target,
-            f.add or 0.0, f.ppm if f.ppm is not None else 0.0, i,
+            f.at,
+            f.what,
+            first_path(cs[0]) if (cs and f.path is not None) else None,
+            f.state,
+            cs,
+            fault_array,
+            repl_target,
+            f.add or 0.0,
+            f.ppm if f.ppm is not None else 0.0,
+            i,
         )
         faults.append(base)
         if f.duration is not None:
@@ -452,9 +524,14 @@ def compile_model(
     if traced:
         cap = max(BACKLOG_CAP, 1 << (max(len(j.trace) for j in traced) - 1).bit_length())
         if len(jobs) * cap > MAX_BACKLOG_VALUES:
-            raise ScenarioError(scenario.source, "workloads", (
-                f"{len(jobs):,} job copies x {cap:,} arrivals each may wait in the host (the longest trace replayed) "
-                f"is more than the {MAX_BACKLOG_VALUES:,} places pathsel keeps: fewer numjobs or a shorter trace"))
+            raise ScenarioError(
+                scenario.source,
+                "workloads",
+                (
+                    f"{len(jobs):,} job copies x {cap:,} arrivals each may wait in the host (the longest trace replayed) "
+                    f"is more than the {MAX_BACKLOG_VALUES:,} places pathsel keeps: fewer numjobs or a shorter trace"
+                ),
+            )
     return Model(
         name=m.name,
         protocol=m.protocol,

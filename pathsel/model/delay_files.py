@@ -33,9 +33,7 @@ EMPIRICAL_FORMATS = ("auto", "plain", "ping", "sockperf", "latte", "fio")
 
 _NUM = r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # sockperf colours its summary lines
-_PING_REPLY = re.compile(
-    r"(?:bytes from|Reply from)\b.*?\btime\s*([=<])\s*(" + _NUM + r")\s*(ms|us|µs|usec|msec|s)?\b"
-)
+_PING_REPLY = re.compile(r"(?:bytes from|Reply from)\b.*?\btime\s*([=<])\s*(" + _NUM + r")\s*(ms|us|µs|usec|msec|s)?\b")
 _SOCKPERF_PCT = re.compile(r"--->\s*percentile\s+(" + _NUM + r")\s*=\s*(" + _NUM + r")")
 _SOCKPERF_END = re.compile(r"--->\s*<(MAX|MIN)>\s*observation\s*=\s*(" + _NUM + r")")
 _SOCKPERF_TOTAL = re.compile(r"Total\s+([0-9]+)\s+observations")
@@ -59,8 +57,7 @@ def delay_files_relative_to(directory: str | Path | None) -> Iterator[None]:
 
 
 def _read_text(name: str, path: Path) -> str:
-    text = read_scenario_text(name, path, prefix="empirical: ", directory="a file of samples",
-                              too_large="a file of delays")
+    text = read_scenario_text(name, path, prefix="empirical: ", directory="a file of samples", too_large="a file of delays")
     return _ANSI.sub("", text)
 
 
@@ -92,9 +89,7 @@ def _parse_plain(name: str, text: str, unit: str | None, auto: bool) -> np.ndarr
         number, u = m.group(1), m.group(2)
         if not u:
             if unit is None:
-                raise ValueError(
-                    f"empirical: {name!r} line {n}: {number!r} has no unit (write {number}us, or give unit = \"us\")"
-                )
+                raise ValueError(f'empirical: {name!r} line {n}: {number!r} has no unit (write {number}us, or give unit = "us")')
             u = unit
         try:
             out.append(parse_duration(number + u))
@@ -116,10 +111,7 @@ def _parse_ping(name: str, text: str) -> np.ndarray:
             )
         out.append(parse_duration(m.group(2) + (m.group(3) or "ms")))
     if not out:
-        raise ValueError(
-            f"empirical: {name!r} holds no ping replies "
-            "(lines such as '64 bytes from 10.0.0.1: icmp_seq=1 ttl=64 time=0.213 ms')"
-        )
+        raise ValueError(f"empirical: {name!r} holds no ping replies (lines such as '64 bytes from 10.0.0.1: icmp_seq=1 ttl=64 time=0.213 ms')")
     return np.array(out, dtype=np.float64)
 
 
@@ -131,16 +123,13 @@ def _parse_sockperf(name: str, text: str) -> tuple[np.ndarray | None, list[tuple
     ends = _SOCKPERF_END.findall(text)
     if sum(1 for kind, _ in ends if kind == "MAX") > 1:
         raise ValueError(
-            f"empirical: {name!r} holds {sum(1 for k, _ in ends if k == 'MAX')} sockperf percentile tables "
-            "(one per server or run); keep one"
+            f"empirical: {name!r} holds {sum(1 for k, _ in ends if k == 'MAX')} sockperf percentile tables (one per server or run); keep one"
         )
     points = {float(p) / 100.0: float(v) * 1e-6 for p, v in _SOCKPERF_PCT.findall(text)}
     for kind, v in ends:
         points[1.0 if kind == "MAX" else 0.0] = float(v) * 1e-6
     if not points:
-        raise ValueError(
-            f"empirical: {name!r} holds no sockperf percentile table (lines such as '---> percentile 99.000 = 48.123')"
-        )
+        raise ValueError(f"empirical: {name!r} holds no sockperf percentile table (lines such as '---> percentile 99.000 = 48.123')")
     if 0.0 not in points or 1.0 not in points:
         raise ValueError(f"empirical: {name!r}: the sockperf table needs its <MIN> and <MAX> observation lines")
     total = _SOCKPERF_TOTAL.search(text)
@@ -157,14 +146,14 @@ def _parse_latte(name: str, text: str) -> np.ndarray:
 def read_empirical(value: dict[str, Any], base_dir: str | Path | None) -> Empirical:
     name = value["file"]
     if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"empirical: file must be a file name such as \"data/ping.txt\", got {name!r}")
+        raise ValueError(f'empirical: file must be a file name such as "data/ping.txt", got {name!r}')
     fmt = value.get("format", "auto")
     if fmt not in EMPIRICAL_FORMATS:
         raise ValueError(f"empirical: format must be one of {', '.join(EMPIRICAL_FORMATS)}, got {fmt!r}")
     unit = value.get("unit")
     if unit is not None:
         if not isinstance(unit, str):
-            raise ValueError(f"empirical: unit must be a time unit such as \"us\", got {unit!r}")
+            raise ValueError(f'empirical: unit must be a time unit such as "us", got {unit!r}')
         try:
             parse_duration("1" + unit)
         except ValueError:
@@ -220,6 +209,4 @@ def _check_finite(name: str, seconds: np.ndarray) -> None:
     """Every delay of a file, once scaled, finite and at most MAX_DURATION (1e300 in a tool's output is a typo)."""
     bad = seconds[~np.isfinite(seconds) | (seconds > MAX_DURATION)]
     if len(bad):
-        raise ValueError(
-            f"empirical: {name!r} has a delay of {float(bad[0]):g}s once scaled, more than the 1e6s pathsel allows"
-        )
+        raise ValueError(f"empirical: {name!r} has a delay of {float(bad[0]):g}s once scaled, more than the 1e6s pathsel allows")

@@ -308,15 +308,9 @@ class LogNormal(_Delay):
         if shift < 0:
             raise ValueError(f"lognormal: shift must be >= 0, got {signed_duration(shift)}")
         if median <= shift:
-            raise ValueError(
-                f"lognormal: median must be above the shift (median {signed_duration(median)}, "
-                f"shift {signed_duration(shift)})"
-            )
+            raise ValueError(f"lognormal: median must be above the shift (median {signed_duration(median)}, shift {signed_duration(shift)})")
         if p99 <= median:
-            raise ValueError(
-                f"lognormal: p99 must be above the median (median {signed_duration(median)}, "
-                f"p99 {signed_duration(p99)})"
-            )
+            raise ValueError(f"lognormal: p99 must be above the median (median {signed_duration(median)}, p99 {signed_duration(p99)})")
         mu = math.log(median - shift)
         return cls(mu, (math.log(p99 - shift) - mu) / _Z99, shift)
 
@@ -327,9 +321,7 @@ class LogNormal(_Delay):
         if stddev <= 0:
             raise ValueError(f"lognormal: stddev must be > 0, got {signed_duration(stddev)}")
         if mean <= shift:
-            raise ValueError(
-                f"lognormal: mean must be above the shift (mean {signed_duration(mean)}, shift {signed_duration(shift)})"
-            )
+            raise ValueError(f"lognormal: mean must be above the shift (mean {signed_duration(mean)}, shift {signed_duration(shift)})")
         s2 = math.log1p((stddev / (mean - shift)) ** 2)
         return cls(math.log(mean - shift) - s2 / 2.0, math.sqrt(s2), shift)
 
@@ -504,11 +496,7 @@ class Empirical(_Delay):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Empirical):
             return NotImplemented
-        return (
-            self.source == other.source
-            and np.array_equal(self.probs, other.probs)
-            and np.array_equal(self.values, other.values)
-        )
+        return self.source == other.source and np.array_equal(self.probs, other.probs) and np.array_equal(self.values, other.values)
 
     def __hash__(self) -> int:
         return hash((self.source, len(self.values), self.values.tobytes()))
@@ -547,7 +535,4 @@ class Empirical(_Delay):
         name = Path(self.source).name if self.source else "samples"
         scaled = f" x {self.scale:g}" if self.scale != 1 else ""
         count = f"{self.count} {self.what}{scaled}, " if self.count else ""
-        return (
-            f"empirical({name}: {count}median {format_duration(self.quantile(0.5))}, "
-            f"p99 {format_duration(self.quantile(0.99))})"
-        )
+        return f"empirical({name}: {count}median {format_duration(self.quantile(0.5))}, p99 {format_duration(self.quantile(0.99))})"

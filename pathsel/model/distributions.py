@@ -97,9 +97,7 @@ def _mixture(value: dict[str, Any], base_dir: str | Path | None) -> Mixture:
     for i, comp in enumerate(comps):
         at = f"mixture components[{i}]"
         if not isinstance(comp, dict):
-            raise ValueError(
-                f"{at}: must be a table such as {{weight = 0.8, dist = \"normal\", mean = ..., stddev = ...}}"
-            )
+            raise ValueError(f'{at}: must be a table such as {{weight = 0.8, dist = "normal", mean = ..., stddev = ...}}')
         if "weight" not in comp:
             raise ValueError(f"{at} needs 'weight'")
         w = comp["weight"]

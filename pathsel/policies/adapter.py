@@ -32,8 +32,9 @@ _COMPLETE = ctypes.CFUNCTYPE(None, *([ctypes.c_int64] * 5), ctypes.c_double)
 _PATH = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
 
 
-def event_details(defn: PolicyDef, kind: int, a: int, b: int, k: int, mask: np.ndarray, val: np.ndarray,
-                  names: tuple[str, ...]) -> tuple[str, dict[str, Any]]:
+def event_details(
+    defn: PolicyDef, kind: int, a: int, b: int, k: int, mask: np.ndarray, val: np.ndarray, names: tuple[str, ...]
+) -> tuple[str, dict[str, Any]]:
     """A policy's log entry as the results show it: (event name, details). Both engines use this."""
     from .define import EventData
 
@@ -102,13 +103,30 @@ class CompiledPolicy(Policy):
         t = self._table
         if t is None:  # a device with no paths: nothing to read, select has nothing to return
             empty_i, empty_f = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.float64)
-            cols = dict(p_ctrl=empty_i, p_bw=empty_f, p_weight=empty_i, up=empty_i, alua=empty_i, out=empty_i,
-                        out_bytes=empty_i, c_out=empty_i, c_out_bytes=empty_i)
+            cols = dict(
+                p_ctrl=empty_i,
+                p_bw=empty_f,
+                p_weight=empty_i,
+                up=empty_i,
+                alua=empty_i,
+                out=empty_i,
+                out_bytes=empty_i,
+                c_out=empty_i,
+                c_out_bytes=empty_i,
+            )
             size = 1
         else:
-            cols = dict(p_ctrl=t.controller, p_bw=t.bandwidth_bps, p_weight=t.weight, up=t.up, alua=t.alua.codes,
-                        out=t.outstanding, out_bytes=t.outstanding_bytes, c_out=t.controller_outstanding,
-                        c_out_bytes=t.controller_outstanding_bytes)
+            cols = dict(
+                p_ctrl=t.controller,
+                p_bw=t.bandwidth_bps,
+                p_weight=t.weight,
+                up=t.up,
+                alua=t.alua.codes,
+                out=t.outstanding,
+                out_bytes=t.outstanding_bytes,
+                c_out=t.controller_outstanding,
+                c_out_bytes=t.controller_outstanding_bytes,
+            )
             size = len(t.names)
         if t is None:
             p_node, numa_dist = np.zeros(1, dtype=np.int64), np.full((1, 1, 1), 10, dtype=np.int64)
@@ -126,31 +144,33 @@ class CompiledPolicy(Policy):
             s_size[: self._slots] = self._view.s_size
             s_op[: self._slots] = self._view.s_op
             s_node[: self._slots] = self._view.s_node
-        self._view: Packed = VIEW.pack(dict(
-            d_paths=np.array([list(self._paths) or [-1]], dtype=np.int64).reshape(1, mp),
-            d_np=np.array([n], dtype=np.int64),
-            p_local=p_local,
-            p_dev=np.zeros(size, dtype=np.int64),
-            clock=np.zeros(1, dtype=np.float64),
-            s_size=s_size,
-            s_op=s_op,
-            s_node=s_node,
-            p_node=p_node,
-            numa_dist=numa_dist,
-            flags=np.zeros(N_FLAGS, dtype=np.int64),
-            ev_t=np.zeros(EVENT_ROWS, dtype=np.float64),
-            ev_dev=np.zeros(EVENT_ROWS, dtype=np.int64),
-            ev_kind=np.zeros(EVENT_ROWS, dtype=np.int64),
-            ev_path=np.zeros(EVENT_ROWS, dtype=np.int64),
-            ev_a=np.zeros(EVENT_ROWS, dtype=np.int64),
-            ev_b=np.zeros(EVENT_ROWS, dtype=np.int64),
-            ev_mask=np.zeros((EVENT_ROWS, mp), dtype=np.int8),
-            ev_val=np.zeros((EVENT_ROWS, mp), dtype=np.float64),
-            rnd=self._rows,
-            rq=self._rq,
-            d_stream=np.zeros(1, dtype=np.int64),
-            **cols,
-        ))
+        self._view: Packed = VIEW.pack(
+            dict(
+                d_paths=np.array([list(self._paths) or [-1]], dtype=np.int64).reshape(1, mp),
+                d_np=np.array([n], dtype=np.int64),
+                p_local=p_local,
+                p_dev=np.zeros(size, dtype=np.int64),
+                clock=np.zeros(1, dtype=np.float64),
+                s_size=s_size,
+                s_op=s_op,
+                s_node=s_node,
+                p_node=p_node,
+                numa_dist=numa_dist,
+                flags=np.zeros(N_FLAGS, dtype=np.int64),
+                ev_t=np.zeros(EVENT_ROWS, dtype=np.float64),
+                ev_dev=np.zeros(EVENT_ROWS, dtype=np.int64),
+                ev_kind=np.zeros(EVENT_ROWS, dtype=np.int64),
+                ev_path=np.zeros(EVENT_ROWS, dtype=np.int64),
+                ev_a=np.zeros(EVENT_ROWS, dtype=np.int64),
+                ev_b=np.zeros(EVENT_ROWS, dtype=np.int64),
+                ev_mask=np.zeros((EVENT_ROWS, mp), dtype=np.int8),
+                ev_val=np.zeros((EVENT_ROWS, mp), dtype=np.float64),
+                rnd=self._rows,
+                rq=self._rq,
+                d_stream=np.zeros(1, dtype=np.int64),
+                **cols,
+            )
+        )
         self._view.flags[FL_EV_ROOM] = EVENT_ROWS - 8
         state = self.definition.new_state(self.params, [self._info], slots)
         if old is not None:  # carry the learnt state over; per-I/O columns keep the slots they had
@@ -186,8 +206,11 @@ class CompiledPolicy(Policy):
             left = self._held - pos
             if left < need:
                 rest = self._rows[pos : self._held].copy()
-                fresh = (self.rng.random(len(self._rows) - left) if isinstance(self.rng, np.random.Generator)
-                         else np.array([self.rng.random() for _ in range(need - left)], dtype=np.float64))
+                fresh = (
+                    self.rng.random(len(self._rows) - left)
+                    if isinstance(self.rng, np.random.Generator)
+                    else np.array([self.rng.random() for _ in range(need - left)], dtype=np.float64)
+                )
                 self._rows[:left] = rest
                 self._rows[left : left + len(fresh)] = fresh
                 self._rq[0, 0] = 0
@@ -201,8 +224,14 @@ class CompiledPolicy(Policy):
         v.flags[FL_NEV] = 0
         for e in range(n):
             name, details = event_details(
-                self.definition, int(v.ev_kind[e]), int(v.ev_a[e]), int(v.ev_b[e]), int(v.ev_path[e]),
-                v.ev_mask[e], v.ev_val[e], self._names,
+                self.definition,
+                int(v.ev_kind[e]),
+                int(v.ev_a[e]),
+                int(v.ev_b[e]),
+                int(v.ev_path[e]),
+                v.ev_mask[e],
+                v.ev_val[e],
+                self._names,
             )
             self.device.record(name, **details)
 
@@ -257,5 +286,8 @@ class CompiledPolicy(Policy):
 
 def policy_class(defn: PolicyDef, class_name: str | None = None, doc: str | None = None) -> type[CompiledPolicy]:
     """A :class:`Policy` subclass that runs ``defn`` (its keyword arguments are the policy's parameters)."""
-    return type(class_name or f"{defn.ident.title().replace('_', '')}Policy", (CompiledPolicy,),
-                {"definition": defn, "name": defn.name, "__doc__": doc or defn.summary, "__module__": __name__})
+    return type(
+        class_name or f"{defn.ident.title().replace('_', '')}Policy",
+        (CompiledPolicy,),
+        {"definition": defn, "name": defn.name, "__doc__": doc or defn.summary, "__module__": __name__},
+    )

@@ -61,7 +61,7 @@ def _config(s: Snapshot) -> str:
 SHORTEST_QUEUE = PolicyDef(
     "aix:shortest_queue",
     "AIX MPIO algorithm=shortest_queue: the enabled path with the fewest pending I/Os, round robin among ties",
-    "AIX MPIO `algorithm=shortest_queue` (the default PCM); IBM, AIX Device management, \"Path control module attributes\"",
+    'AIX MPIO `algorithm=shortest_queue` (the default PCM); IBM, AIX Device management, "Path control module attributes"',
     select=shortest_queue_select,
     aliases=("aix:shortest-queue", "aix:sq"),
     state=(per_device("last", init=-1),),

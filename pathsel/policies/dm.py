@@ -97,8 +97,16 @@ from .define import (
 from .kernel import ALUA_NAMES, ANO, AO, EV_POLICY, log_event, usable
 
 __all__ = [
-    "ROUND_ROBIN", "QUEUE_LENGTH", "SERVICE_TIME", "HISTORICAL_SERVICE_TIME", "IO_AFFINITY", "ALUA_PRIO",
-    "fixed_power", "fixed_ema", "hst_weights", "HST_FIXED_1",
+    "ROUND_ROBIN",
+    "QUEUE_LENGTH",
+    "SERVICE_TIME",
+    "HISTORICAL_SERVICE_TIME",
+    "IO_AFFINITY",
+    "ALUA_PRIO",
+    "fixed_power",
+    "fixed_ema",
+    "hst_weights",
+    "HST_FIXED_1",
 ]
 
 # multipath-tools' alua prioritizer (getprio: default 0)
@@ -554,6 +562,8 @@ _STATE = (
     scratch("tmp2"),
 ) + _HST_STATE
 _SELECTOR_STATE = _STATE + (scalar("threshold_multiplier"),)  # read by the HST branch only
+
+
 def check_relative_throughput(values: Any) -> list[int]:
     """service-time's per-path relative throughput: whole numbers in 0..100."""
     out = [int(t) for t in values]
@@ -568,53 +578,93 @@ _SOURCE = "Linux drivers/md/dm-ps-{}.c ({}); multipath-tools"
 ROUND_ROBIN = PolicyDef(
     "dm:round-robin",
     "dm-multipath round-robin: one I/O per path in turn within the current path group",
-    'Linux dm-multipath `round-robin 0`; `drivers/md/dm-ps-round-robin.c` (`rr_select_path`, `rr_reinstate_path`); multipath-tools',
-    select=dm_select, path_change=dm_path_change, params=GROUPS, aliases=("dm:rr",), state=_SELECTOR_STATE,
-    setup=_setup(SEL_RR), config_string=_config("round-robin"), events=_EVENTS, class_name="DmRoundRobin",
-    counts='nothing: the list order',
-    notes='One I/O per path in turn over the current path group (`repeat_count` is forced to 1). A reinstated path goes to the *head* of the list, so it is next. Groups and failback: see [Linux dm-multipath](#linux-dm-multipath).',
+    "Linux dm-multipath `round-robin 0`; `drivers/md/dm-ps-round-robin.c` (`rr_select_path`, `rr_reinstate_path`); multipath-tools",
+    select=dm_select,
+    path_change=dm_path_change,
+    params=GROUPS,
+    aliases=("dm:rr",),
+    state=_SELECTOR_STATE,
+    setup=_setup(SEL_RR),
+    config_string=_config("round-robin"),
+    events=_EVENTS,
+    class_name="DmRoundRobin",
+    counts="nothing: the list order",
+    notes="One I/O per path in turn over the current path group (`repeat_count` is forced to 1). A reinstated path goes to the *head* of the list, so it is next. Groups and failback: see [Linux dm-multipath](#linux-dm-multipath).",
 )
 QUEUE_LENGTH = PolicyDef(
     "dm:queue-length",
     "dm-multipath queue-length: fewest I/Os in flight; the scan stops at an idle path",
-    '`queue-length 0`; `dm-ps-queue-length.c` (`ql_select_path`)',
-    select=dm_select, path_change=dm_path_change, params=GROUPS, aliases=("dm:ql",), state=_SELECTOR_STATE,
-    setup=_setup(SEL_QL), config_string=_config("queue-length"), events=_EVENTS, class_name="DmQueueLength",
+    "`queue-length 0`; `dm-ps-queue-length.c` (`ql_select_path`)",
+    select=dm_select,
+    path_change=dm_path_change,
+    params=GROUPS,
+    aliases=("dm:ql",),
+    state=_SELECTOR_STATE,
+    setup=_setup(SEL_QL),
+    config_string=_config("queue-length"),
+    events=_EVENTS,
+    class_name="DmQueueLength",
     counts="this device's I/Os in flight per path",
-    notes='The first path with the fewest in flight (strict `<`) in list order; the scan stops at a path with 0. The chosen path moves to the tail of the list, so ties go to the least recently selected path.',
+    notes="The first path with the fewest in flight (strict `<`) in list order; the scan stops at a path with 0. The chosen path moves to the tail of the list, so ties go to the least recently selected path.",
 )
 SERVICE_TIME = PolicyDef(
     "dm:service-time",
     "dm-multipath service-time (multipath-tools' default): fewest bytes in flight per relative throughput",
     "`service-time 0` (multipath-tools' default selector); `dm-ps-service-time.c` (`st_compare_load`, `st_select_path`)",
-    select=dm_select, path_change=dm_path_change, params=GROUPS, aliases=("dm:st",), state=_SELECTOR_STATE,
-    setup=_setup(SEL_ST), config_string=_config("service-time"), events=_EVENTS, class_name="DmServiceTime",
+    select=dm_select,
+    path_change=dm_path_change,
+    params=GROUPS,
+    aliases=("dm:st",),
+    state=_SELECTOR_STATE,
+    setup=_setup(SEL_ST),
+    config_string=_config("service-time"),
+    events=_EVENTS,
+    class_name="DmServiceTime",
     options=(("relative_throughput", check_relative_throughput),),
     counts="this device's bytes in flight per path, and the incoming I/O's size",
-    notes='(bytes in flight + this I/O) / relative throughput, compared cross-multiplied exactly as the kernel does: equal throughput compares bytes only; equal bytes or a throughput of 0 prefers the higher throughput; equal service time the higher throughput. multipath-tools never sets relative throughput, so every path has 1 (a Python argument sets it). The kernel returns the difference as an `int`: 2 GiB more in flight reads as negative. Ties: least recently selected.',
+    notes="(bytes in flight + this I/O) / relative throughput, compared cross-multiplied exactly as the kernel does: equal throughput compares bytes only; equal bytes or a throughput of 0 prefers the higher throughput; equal service time the higher throughput. multipath-tools never sets relative throughput, so every path has 1 (a Python argument sets it). The kernel returns the difference as an `int`: 2 GiB more in flight reads as negative. Ties: least recently selected.",
 )
 HISTORICAL_SERVICE_TIME = PolicyDef(
     "dm:historical-service-time",
     "dm-multipath historical-service-time (5.8+): EWMA of serialised service time x (1 + in flight), stale-path probes",
-    '`historical-service-time 0` (kernel 5.8+); `dm-ps-historical-service-time.c` (`hst_select_path`, `hst_compare`, `hst_end_io`, `path_service_time`, `fixed_power`, `fixed_ema`)',
-    select=dm_select, complete=hst_complete, path_change=dm_path_change,
+    "`historical-service-time 0` (kernel 5.8+); `dm-ps-historical-service-time.c` (`hst_select_path`, `hst_compare`, `hst_end_io`, `path_service_time`, `fixed_power`, `fixed_ema`)",
+    select=dm_select,
+    complete=hst_complete,
+    path_change=dm_path_change,
     params=(
         Param("base_weight", 972, int, "EWMA weight per ~16.8 ms bucket, 10-bit fixed point (972/1024 = 0.95)", 0, 1023),
-        Param("threshold_multiplier", 0, int, "paths whose estimates differ by less than this factor compare by in-flight count (0, 1: off)", 0, UINT32_MAX),
+        Param(
+            "threshold_multiplier",
+            0,
+            int,
+            "paths whose estimates differ by less than this factor compare by in-flight count (0, 1: off)",
+            0,
+            UINT32_MAX,
+        ),
         *GROUPS,
     ),
-    aliases=("dm:hst",), state=_STATE,
-    setup=_setup(SEL_HST), config_string=_config("historical-service-time"), events=_EVENTS,
+    aliases=("dm:hst",),
+    state=_STATE,
+    setup=_setup(SEL_HST),
+    config_string=_config("historical-service-time"),
+    events=_EVENTS,
     class_name="DmHistoricalServiceTime",
-    counts='per path: an EWMA of the serialised service time (10-bit fixed point), in flight, the last finish and a staleness deadline',
+    counts="per path: an EWMA of the serialised service time (10-bit fixed point), in flight, the last finish and a staleness deadline",
     notes="Sample = now − max(start, last finish). Weight `base_weight^(bucket+1)` in the kernel's fixed point (972, 923, 876, 832, …) with bucket = service time >> 24 ns (~16.8 ms), and 0 from bucket 63 (≥ 1.057 s) on, so such a sample replaces the history. Estimate (1 + in flight) × EWMA. A path that has not finished anything for (valid paths × EWMA) is stale: idle, it gets a probe; busy and winning, it only gets equal usage. Quirks: with `threshold_multiplier` 0, equal estimates and equal in-flight counts go to the *later* path in the list; only completed I/Os teach it (the kernel also learns from errors).",
 )
 IO_AFFINITY = PolicyDef(
     "dm:io-affinity",
     "dm-multipath io-affinity (5.11+): the path mapped to the submitting CPU, else one on its NUMA node, else any",
-    '`io-affinity 0` (kernel 5.11+); `dm-ps-io-affinity.c` (`ioa_add_path`, `ioa_select_path`); multipath-tools',
-    select=dm_select, path_change=dm_path_change, params=GROUPS, aliases=("dm:ioa",), state=_SELECTOR_STATE,
-    setup=_setup(SEL_IOA), config_string=_config("io-affinity"), events=_EVENTS, class_name="DmIoAffinity",
+    "`io-affinity 0` (kernel 5.11+); `dm-ps-io-affinity.c` (`ioa_add_path`, `ioa_select_path`); multipath-tools",
+    select=dm_select,
+    path_change=dm_path_change,
+    params=GROUPS,
+    aliases=("dm:ioa",),
+    state=_SELECTOR_STATE,
+    setup=_setup(SEL_IOA),
+    config_string=_config("io-affinity"),
+    events=_EVENTS,
+    class_name="DmIoAffinity",
     counts="nothing: a fixed map from CPUs to paths",
     notes="Coarse CPUs: the issuing workload's `numa_node` stands for its CPUs and each path's cpumask is the CPUs of its adapter's node (`[[paths]] numa_node`), so the first path (path order) of the current group on each node is that node's path and a later one on the same node is never mapped (the kernel ignores a CPU already mapped). An I/O takes its node's path while it has not failed, else the first node's (in node order) that has not; none: no path (the I/O waits). Without NUMA keys: the first path of the group, then nothing while it is down.",
 )

@@ -67,10 +67,24 @@ VARIANT = Param(
     choices=("min-set", "score", "lqd"),
     shown="lqd [lqd, min-set, score] *(pathsel)*",
 )
-TOLERANCE = Param("tolerance", 0.1, float, "pathsel assumption (min-set): keep paths whose latency is within this fraction of the best", 0.0, 100.0,
-                  shown="0.1 [0 … 100] *(pathsel)*")
-CUTOFF = Param("cutoff", 2.0, float, "pathsel assumption (lqd): exclude paths whose latency exceeds this multiple of the best", 1.0, 100.0,
-               shown="2 [1 … 100] *(pathsel)*")
+TOLERANCE = Param(
+    "tolerance",
+    0.1,
+    float,
+    "pathsel assumption (min-set): keep paths whose latency is within this fraction of the best",
+    0.0,
+    100.0,
+    shown="0.1 [0 … 100] *(pathsel)*",
+)
+CUTOFF = Param(
+    "cutoff",
+    2.0,
+    float,
+    "pathsel assumption (lqd): exclude paths whose latency exceeds this multiple of the best",
+    1.0,
+    100.0,
+    shown="2 [1 … 100] *(pathsel)*",
+)
 
 
 def fixed_preferred(paths, preferred: str = ""):
@@ -124,15 +138,22 @@ FIXED = PolicyDef(
     "VMW_PSP_FIXED: always the preferred path; another path only while it is down; returns to it",
     'VMW_PSP_FIXED; vSphere Storage, "Path Selection Plug-Ins and Policies"',
     select=fixed_select,
-    params=(Param("preferred", "", str, "runtime name of the preferred path (default: the first AO path)",
-                  shown="first AO path at the start [a path name of the scenario]"),),
+    params=(
+        Param(
+            "preferred",
+            "",
+            str,
+            "runtime name of the preferred path (default: the first AO path)",
+            shown="first AO path at the start [a path name of the scenario]",
+        ),
+    ),
     aliases=("VMW_PSP_FIXED",),
     state=(per_device("pref", init=0), per_device("cur", init=-1), scratch("tmp")),
     setup=fixed_setup,
     class_name="Fixed",
     config_string=lambda s: f"{{preferred={s.names[int(s.state.pref[s.d])]};current={_name(s, int(s.state.cur[s.d]))}}}",
-    counts='nothing: one path at a time',
-    notes='Uses the preferred path whenever it is up, AO or ANO (an explicit preference ignores ALUA). While it is down: the first path of the ALUA working set, kept until the preferred path returns (fails back) or the alternate fails.',
+    counts="nothing: one path at a time",
+    notes="Uses the preferred path whenever it is up, AO or ANO (an explicit preference ignores ALUA). While it is down: the first path of the ALUA working set, kept until the preferred path returns (fails back) or the alternate fails.",
 )
 
 
@@ -158,14 +179,14 @@ def mru_select(v, st, d, slot):
 MRU = PolicyDef(
     "mru",
     "VMW_PSP_MRU: keep the current path until it fails; never fails back",
-    'VMW_PSP_MRU; same source',
+    "VMW_PSP_MRU; same source",
     select=mru_select,
     aliases=("VMW_PSP_MRU",),
     state=(per_device("cur", init=-1), scratch("tmp")),
     class_name="MostRecentlyUsed",
     config_string=lambda s: f"{{Current Path={_name(s, int(s.state.cur[s.d]))}}}",
-    counts='nothing: one path at a time',
-    notes='Keeps its path until it fails; never fails back to the original path. Under ALUA it leaves an ANO path for the first usable AO path as soon as there is one. Starts on the first working path.',
+    counts="nothing: one path at a time",
+    notes="Keeps its path until it fails; never fails back to the original path. Under ALUA it leaves an ANO path for the first usable AO path as soon as there is one. Starts on the first working path.",
 )
 
 
@@ -214,7 +235,7 @@ def rr_config(s: Snapshot) -> str:
 RR = PolicyDef(
     "rr",
     "VMW_PSP_RR: rotate over the working paths, switching after N I/Os (type=iops) or N bytes (type=bytes)",
-    'VMW_PSP_RR `--type=iops` / `--type=bytes`; `esxcli storage nmp psp roundrobin deviceconfig set`',
+    "VMW_PSP_RR `--type=iops` / `--type=bytes`; `esxcli storage nmp psp roundrobin deviceconfig set`",
     select=rr_select,
     params=(
         Param("type", "iops", str, "switch after an I/O count (iops) or a byte count (bytes)", choices=("iops", "bytes")),
@@ -226,8 +247,8 @@ RR = PolicyDef(
     state=(per_device("cur", init=-1), per_device("count", init=0)),
     config_string=rr_config,
     class_name="RoundRobin",
-    counts='I/Os (or bytes) *issued* on the current path since it became current',
-    notes='One cursor per device over the working set (usable AO paths; ANO only when no AO path is usable, or always with `use_ano=1`). After `iops` I/Os, or once `bytes` bytes have been sent, the next I/O goes to the next working path in path order. Starts on the first working path; when the cursor path leaves the working set the next working path after it takes over and the count restarts. `rr:bytes=N` implies `type=bytes`.',
+    counts="I/Os (or bytes) *issued* on the current path since it became current",
+    notes="One cursor per device over the working set (usable AO paths; ANO only when no AO path is usable, or always with `use_ano=1`). After `iops` I/Os, or once `bytes` bytes have been sent, the next I/O goes to the next working path in path order. Starts on the first working path; when the cursor path leaves the working set the next working path after it takes over and the count restarts. `rr:bytes=N` implies `type=bytes`.",
 )
 
 
@@ -523,7 +544,7 @@ def latency_config(s: Snapshot) -> str:
 LATENCY = PolicyDef(
     "latency",
     "VMW_PSP_RR --type=latency (ESXi 6.7 U1+): sample every path, then use the low-latency ones",
-    'VMW_PSP_RR `--type=latency` (ESXi 6.7 U1+); esxcli; **algorithm is a pathsel reading**, see [model.md](model.md#esxi-latency-round-robin-how-pathsel-reads-it)',
+    "VMW_PSP_RR `--type=latency` (ESXi 6.7 U1+); esxcli; **algorithm is a pathsel reading**, see [model.md](model.md#esxi-latency-round-robin-how-pathsel-reads-it)",
     select=latency_select,
     complete=latency_complete,
     path_change=latency_path_change,
@@ -541,7 +562,7 @@ LATENCY = PolicyDef(
     events=latency_events(),
     class_name="LatencyRoundRobin",
     counts="Per sampling window: each candidate's mean latency over `num_sampling_cycles` sample I/Os, normalised to 4 KiB; then (lqd, score) I/Os in flight per path",
-    notes='Samples every candidate round robin (dropped paths too), then `lqd` keeps the paths within best × `cutoff` and sends each I/O to the lowest mean × (in flight + 1) among them; `min-set` rotates one I/O at a time over the paths within best × (1 + `tolerance`); `score` is `lqd` with no cutoff. Ties go to the earlier path. A dropped path is not tried again until the next window, `latency_eval_time` later. Why `lqd` and 2: [model.md](model.md#why-lqd-is-the-default).',
+    notes="Samples every candidate round robin (dropped paths too), then `lqd` keeps the paths within best × `cutoff` and sends each I/O to the lowest mean × (in flight + 1) among them; `min-set` rotates one I/O at a time over the paths within best × (1 + `tolerance`); `score` is `lqd` with no cutoff. Ties go to the earlier path. A dropped path is not tried again until the next window, `latency_eval_time` later. Why `lqd` and 2: [model.md](model.md#why-lqd-is-the-default).",
 )
 
 # The scalars latency's hooks read, for a policy that reuses them with other parameters (HPP).

@@ -102,7 +102,7 @@ def lost_now(v, st, d, k):
 @compiled
 def eject(v, st, d, k, now, why):
     strikes = st.strikes[d, k]
-    st.until[d, k] = now + st.hold * min(2.0 ** strikes, float(MAX_BACKOFF))
+    st.until[d, k] = now + st.hold * min(2.0**strikes, float(MAX_BACKOFF))
     st.strikes[d, k] = strikes + 1
     st.ramp[d, k] = st.slow_start
     st.samples[d, k] = 0  # judged afresh when it comes back
@@ -168,8 +168,13 @@ def guard_select(v, st, d, slot):
         if lost > st.lost[d, k]:  # a lost attempt ejects at once
             st.lost[d, k] = lost
             eject(v, st, d, k, now, WHY_LOST)
-        elif (st.until[d, k] <= now and v.out[v.d_paths[d, k]] > 0 and st.samples[d, k] > 0
-              and now - st.progress[d, k] > STALL * st.ewma[d, k] and now - st.progress[d, k] > STALL_FLOOR):
+        elif (
+            st.until[d, k] <= now
+            and v.out[v.d_paths[d, k]] > 0
+            and st.samples[d, k] > 0
+            and now - st.progress[d, k] > STALL * st.ewma[d, k]
+            and now - st.progress[d, k] > STALL_FLOOR
+        ):
             eject(v, st, d, k, now, WHY_STALL)  # busy, and nothing back for many times its usual latency
         if st.until[d, k] > now:
             ejected += 1
@@ -271,20 +276,28 @@ def guard_path_change(v, st, d, k):
 
 def _eject_event(e: EventData) -> dict:
     k = e.k
-    return {"path": e.names[k] if k >= 0 else None, "why": {WHY_LOST: "lost attempt", WHY_STALL: "stalled"}.get(e.a, "latency"),
-            "strikes": int(e.b), "latency_us": round(float(e.val[k]) * 1e6, 3) if k >= 0 and not math.isnan(e.val[k]) else None}
+    return {
+        "path": e.names[k] if k >= 0 else None,
+        "why": {WHY_LOST: "lost attempt", WHY_STALL: "stalled"}.get(e.a, "latency"),
+        "strikes": int(e.b),
+        "latency_us": round(float(e.val[k]) * 1e6, 3) if k >= 0 and not math.isnan(e.val[k]) else None,
+    }
 
 
 def _readmit_event(e: EventData) -> dict:
     k = e.k
-    return {"path": e.names[k] if k >= 0 else None, "strikes": int(e.a),
-            "latency_us": round(float(e.val[k]) * 1e6, 3) if k >= 0 and not math.isnan(e.val[k]) else None}
+    return {
+        "path": e.names[k] if k >= 0 else None,
+        "strikes": int(e.a),
+        "latency_us": round(float(e.val[k]) * 1e6, 3) if k >= 0 and not math.isnan(e.val[k]) else None,
+    }
 
 
 def _config(s: Snapshot) -> str:
     p = s.params
-    text = (f"{{policy=guard,decay={p['decay']:g}s,ejectRatio={p['eject_ratio']:g},hold={p['hold']:g}s,"
-            f"slowStart={p['slow_start']},useANO={p['use_ano']}")
+    text = (
+        f"{{policy=guard,decay={p['decay']:g}s,ejectRatio={p['eject_ratio']:g},hold={p['hold']:g}s,slowStart={p['slow_start']},useANO={p['use_ano']}"
+    )
     now = float(s.view.clock[0])
     out = [s.names[k] for k in range(len(s.names)) if float(s.state.until[s.d, k]) > now]
     k = int(s.state.last[s.d])
@@ -305,17 +318,39 @@ GUARD = PolicyDef(
     params=(
         Param("decay", 0.05, float, "seconds: the time constant of the service and latency averages", 0.001, 3600.0, shown="0.05 s [0.001 … 3600]"),
         Param("eject_ratio", 3.0, float, "eject a path whose latency average exceeds this multiple of the tier's median", 1.05, 1000.0),
-        Param("hold", 0.5, float, "seconds a path stays ejected the first time; doubles each time (x64 at most)", 0.001, 3600.0, shown="0.5 s [0.001 … 3600]"),
+        Param(
+            "hold",
+            0.5,
+            float,
+            "seconds a path stays ejected the first time; doubles each time (x64 at most)",
+            0.001,
+            3600.0,
+            shown="0.5 s [0.001 … 3600]",
+        ),
         Param("slow_start", 8, int, "I/Os a re-admitted path takes one at a time before it takes its full share", 0, 1_000_000),
         USE_ANO,
     ),
     state=(
-        per_path("ewma", "f8", 0.0), per_path("svc", "f8", 0.0), per_path("stamp", "f8", 0.0), per_path("samples"),
-        per_path("last_done", "f8", 0.0), per_path("progress", "f8", 0.0), per_io("t0", "f8", 0.0),
-        per_path("sent"), per_path("done"), per_path("lost"),
-        per_path("until", "f8", -math.inf), per_path("strikes"),
-        per_path("ramp"), per_path("was_down"),
-        per_device("last", init=-1), per_device("ref", "f8", 0.0), per_device("ref_at", "f8", -math.inf), scratch("tmp"), scratch("mask"), scratch("vals", "f8"),
+        per_path("ewma", "f8", 0.0),
+        per_path("svc", "f8", 0.0),
+        per_path("stamp", "f8", 0.0),
+        per_path("samples"),
+        per_path("last_done", "f8", 0.0),
+        per_path("progress", "f8", 0.0),
+        per_io("t0", "f8", 0.0),
+        per_path("sent"),
+        per_path("done"),
+        per_path("lost"),
+        per_path("until", "f8", -math.inf),
+        per_path("strikes"),
+        per_path("ramp"),
+        per_path("was_down"),
+        per_device("last", init=-1),
+        per_device("ref", "f8", 0.0),
+        per_device("ref_at", "f8", -math.inf),
+        scratch("tmp"),
+        scratch("mask"),
+        scratch("vals", "f8"),
     ),
     config_string=_config,
     events=(Event("ejection", _eject_event), Event("readmission", _readmit_event)),

@@ -74,17 +74,23 @@ HPP_FIXED = PolicyDef(
     "HPP FIXED: the preferred path whenever it is usable; returns to it",
     'ESXi HPP FIXED; vSphere Storage, "VMware High Performance Plug-In and Path Selection Schemes"',
     select=fixed_select,
-    params=(Param("preferred", "", str, "runtime name of the preferred path (default: the first AO path)",
-                  shown="first AO path at the start [a path name of the scenario]"),),
+    params=(
+        Param(
+            "preferred",
+            "",
+            str,
+            "runtime name of the preferred path (default: the first AO path)",
+            shown="first AO path at the start [a path name of the scenario]",
+        ),
+    ),
     state=(per_device("pref", init=0), per_device("cur", init=-1), scratch("tmp")),
     setup=fixed_setup,
     config_string=lambda s: (
-        f"{{pss=FIXED,preferred={s.names[int(s.state.pref[s.d])]}; "
-        f"current={s.names[int(s.state.cur[s.d])] if s.state.cur[s.d] >= 0 else 'none'}}}"
+        f"{{pss=FIXED,preferred={s.names[int(s.state.pref[s.d])]}; current={s.names[int(s.state.cur[s.d])] if s.state.cur[s.d] >= 0 else 'none'}}}"
     ),
     class_name="HppFixed",
-    counts='nothing: one path at a time',
-    notes='As `fixed`: the preferred path whenever it is usable, else the first working path, back to the preferred path when it returns. VMware\'s API text says ESXi picks a random path when none is set; pathsel takes the guide\'s "first working path".',
+    counts="nothing: one path at a time",
+    notes="As `fixed`: the preferred path whenever it is usable, else the first working path, back to the preferred path when it returns. VMware's API text says ESXi picks a random path when none is set; pathsel takes the guide's \"first working path\".",
 )
 
 
@@ -128,14 +134,14 @@ def lb_rr_select(v, st, d, slot):
 LB_RR = PolicyDef(
     "hpp:lb-rr",
     "HPP LB-RR (the default scheme): next working path after iops I/Os or bytes bytes, whichever comes first",
-    'HPP LB-RR (the default scheme); vSphere API `HostMultipathInfoHppLogicalUnitPolicy`',
+    "HPP LB-RR (the default scheme); vSphere API `HostMultipathInfoHppLogicalUnitPolicy`",
     select=lb_rr_select,
     params=(_IOPS, _BYTES),
     state=(per_device("cur", init=-1), per_device("count"), per_device("sent"), scratch("tmp")),
     config_string=lambda s: f"{{pss=LB-RR,iops={s.params['iops']},bytes={s.params['bytes']}; {_pending(s)}}}",
     class_name="HppRoundRobin",
-    counts='I/Os and bytes issued on the current path since it became current',
-    notes='The next working path once either count reaches its limit. Working set as ESXi RR (AO; ANO only when no AO path is usable).',
+    counts="I/Os and bytes issued on the current path since it became current",
+    notes="The next working path once either count reaches its limit. Working set as ESXi RR (AO; ANO only when no AO path is usable).",
 )
 
 
@@ -176,27 +182,27 @@ def lb_bytes_select(v, st, d, slot):
 LB_IOPS = PolicyDef(
     "hpp:lb-iops",
     "HPP LB-IOPS: after iops I/Os, the working path with the fewest I/Os outstanding",
-    'HPP LB-IOPS',
+    "HPP LB-IOPS",
     select=lb_iops_select,
     params=(_IOPS,),
     state=(per_device("cur", init=-1), per_device("count"), scratch("tmp")),
     config_string=lambda s: f"{{pss=LB-IOPS,iops={s.params['iops']}; {_pending(s)}}}",
     class_name="HppLoadBalanceIops",
     counts="I/Os issued on the current path; this device's I/Os outstanding per path",
-    notes='After `iops` I/Os, the working path with the fewest outstanding, which may be the current one. *Assumed:* ties to the first path; a current path that leaves the working set is replaced at once.',
+    notes="After `iops` I/Os, the working path with the fewest outstanding, which may be the current one. *Assumed:* ties to the first path; a current path that leaves the working set is replaced at once.",
 )
 
 LB_BYTES = PolicyDef(
     "hpp:lb-bytes",
     "HPP LB-BYTES: after bytes bytes, the working path with the fewest bytes outstanding",
-    'HPP LB-BYTES',
+    "HPP LB-BYTES",
     select=lb_bytes_select,
     params=(_BYTES,),
     state=(per_device("cur", init=-1), per_device("count"), scratch("tmp")),
     config_string=lambda s: f"{{pss=LB-BYTES,bytes={s.params['bytes']}; {_pending(s)}}}",
     class_name="HppLoadBalanceBytes",
     counts="bytes issued on the current path; this device's bytes outstanding per path",
-    notes='As `hpp:lb-iops`, with bytes.',
+    notes="As `hpp:lb-iops`, with bytes.",
 )
 
 
@@ -217,7 +223,7 @@ def _lb_latency_config(s: Snapshot) -> str:
 LB_LATENCY = PolicyDef(
     "hpp:lb-latency",
     "HPP LB-Latency: sample every path, then use the low-latency ones (latency RR's machinery)",
-    'HPP LB-Latency; vSphere API; **algorithm is a pathsel reading**',
+    "HPP LB-Latency; vSphere API; **algorithm is a pathsel reading**",
     select=latency_select,
     complete=latency_complete,
     path_change=latency_path_change,
@@ -233,6 +239,6 @@ LB_LATENCY = PolicyDef(
     config_string=_lb_latency_config,
     events=LATENCY.events,
     class_name="HppLatency",
-    counts='as `latency`',
+    counts="as `latency`",
     notes="`latency`'s machinery (sampling windows, size weighting, the `lqd`, `min-set` and `score` variants, `lqd` by default) with HPP's parameters and defaults, `useANO=0`.",
 )

@@ -24,9 +24,33 @@ from numba.experimental import structref
 from ..jit import Layout, address_of, hot, prefetch
 
 __all__ = [
-    "AO", "ANO", "STANDBY", "UNAVAILABLE", "TRANSITIONING", "ALUA_CODES", "ALUA_NAMES", "VIEW", "view_at",
-    "FL_STOP", "FL_REFILL", "FL_NEV", "FL_EV_ROOM", "N_FLAGS", "EV_POLICY",
-    "now", "npaths", "path", "local", "usable", "node_distance", "working_set", "ws_tier", "ws_member", "draw", "uniform", "log_event",
+    "AO",
+    "ANO",
+    "STANDBY",
+    "UNAVAILABLE",
+    "TRANSITIONING",
+    "ALUA_CODES",
+    "ALUA_NAMES",
+    "VIEW",
+    "view_at",
+    "FL_STOP",
+    "FL_REFILL",
+    "FL_NEV",
+    "FL_EV_ROOM",
+    "N_FLAGS",
+    "EV_POLICY",
+    "now",
+    "npaths",
+    "path",
+    "local",
+    "usable",
+    "node_distance",
+    "working_set",
+    "ws_tier",
+    "ws_member",
+    "draw",
+    "uniform",
+    "log_event",
 ]
 
 # ALUA / ANA states as the arrays hold them
@@ -48,46 +72,49 @@ class ViewType(types.StructRef):
     pass
 
 
-VIEW = Layout(ViewType, [
-    # topology: each device's paths (d_paths[d, k], -1 padded), each path's device, position, nexus
-    ("d_paths", "i8", 2),
-    ("d_np", "i8", 1),
-    ("p_local", "i8", 1),
-    ("p_dev", "i8", 1),
-    ("p_ctrl", "i8", 1),
-    ("p_bw", "f8", 1),  # bytes per second, 0: not modelled
-    ("p_weight", "i8", 1),  # the administrator's static weight (MPIO weighted paths)
-    # NUMA (issue 16): the node of each path's adapter, each device's host's SLIT distances numa_dist[d, a, b]
-    ("p_node", "i8", 1),
-    ("numa_dist", "i8", 3),
-    # the host's belief about each path, and the I/Os in flight (per path and per nexus)
-    ("up", "i8", 1),
-    ("alua", "i8", 1),
-    ("out", "i8", 1),
-    ("out_bytes", "i8", 1),
-    ("c_out", "i8", 1),
-    ("c_out_bytes", "i8", 1),
-    # the clock (clock[0], seconds) and the I/O in each slot (size in bytes, op 0 read / 1 write)
-    ("clock", "f8", 1),
-    ("s_size", "i8", 1),
-    ("s_op", "i8", 1),
-    ("s_node", "i8", 1),  # the NUMA node of the CPU that issued the I/O in the slot (its job's)
-    # flags (FL_*), the event log (ev_mask/ev_val: one row per event, one column per device path)
-    ("flags", "i8", 1),
-    ("ev_t", "f8", 1),
-    ("ev_dev", "i8", 1),
-    ("ev_kind", "i8", 1),
-    ("ev_path", "i8", 1),
-    ("ev_a", "i8", 1),
-    ("ev_b", "i8", 1),
-    ("ev_mask", "i1", 2),
-    ("ev_val", "f8", 2),
-    # pre-drawn random values: one row per stream, laid end to end in rnd, each as long as its stream's use;
-    # rq[stream] = (index in rnd of its next value, index past which the engine refills it); d_stream: each device's
-    ("rnd", "f8", 1),
-    ("rq", "i8", 2),
-    ("d_stream", "i8", 1),
-])
+VIEW = Layout(
+    ViewType,
+    [
+        # topology: each device's paths (d_paths[d, k], -1 padded), each path's device, position, nexus
+        ("d_paths", "i8", 2),
+        ("d_np", "i8", 1),
+        ("p_local", "i8", 1),
+        ("p_dev", "i8", 1),
+        ("p_ctrl", "i8", 1),
+        ("p_bw", "f8", 1),  # bytes per second, 0: not modelled
+        ("p_weight", "i8", 1),  # the administrator's static weight (MPIO weighted paths)
+        # NUMA (issue 16): the node of each path's adapter, each device's host's SLIT distances numa_dist[d, a, b]
+        ("p_node", "i8", 1),
+        ("numa_dist", "i8", 3),
+        # the host's belief about each path, and the I/Os in flight (per path and per nexus)
+        ("up", "i8", 1),
+        ("alua", "i8", 1),
+        ("out", "i8", 1),
+        ("out_bytes", "i8", 1),
+        ("c_out", "i8", 1),
+        ("c_out_bytes", "i8", 1),
+        # the clock (clock[0], seconds) and the I/O in each slot (size in bytes, op 0 read / 1 write)
+        ("clock", "f8", 1),
+        ("s_size", "i8", 1),
+        ("s_op", "i8", 1),
+        ("s_node", "i8", 1),  # the NUMA node of the CPU that issued the I/O in the slot (its job's)
+        # flags (FL_*), the event log (ev_mask/ev_val: one row per event, one column per device path)
+        ("flags", "i8", 1),
+        ("ev_t", "f8", 1),
+        ("ev_dev", "i8", 1),
+        ("ev_kind", "i8", 1),
+        ("ev_path", "i8", 1),
+        ("ev_a", "i8", 1),
+        ("ev_b", "i8", 1),
+        ("ev_mask", "i1", 2),
+        ("ev_val", "f8", 2),
+        # pre-drawn random values: one row per stream, laid end to end in rnd, each as long as its stream's use;
+        # rq[stream] = (index in rnd of its next value, index past which the engine refills it); d_stream: each device's
+        ("rnd", "f8", 1),
+        ("rq", "i8", 2),
+        ("d_stream", "i8", 1),
+    ],
+)
 
 view_at = address_of(VIEW.type)  # the view at an address (an int64): what a hook's entry point does first
 

@@ -77,14 +77,13 @@ FO = PolicyDef(
     setup=fixed_setup,  # the primary: the first AO path
     config_string=lambda s: f"LoadBalancePolicy=FOO active={_cur(s)} failback={s.params['failback']}",
     class_name="MpioFailoverOnly",
-    counts='nothing: one path at a time',
+    counts="nothing: one path at a time",
     notes='One active path; while it is down, the first path of the ALUA working set. *Assumed:* the active path is the first AO path; `failback=1` returns to it when it is back (the 2008 R2 text: "the standby path that was activated returns to standby"), `0` stays.',
 )
 
 # Round Robin and Round Robin with Subset are ESXi RR's cursor, one I/O a path, over every
 # usable path (useANO) or the working set.
-_RR_STATE = (per_device("cur", init=-1), per_device("count"), scalar("type", init=0), scalar("iops", init=1),
-             scalar("bytes", init=10485760))
+_RR_STATE = (per_device("cur", init=-1), per_device("count"), scalar("type", init=0), scalar("iops", init=1), scalar("bytes", init=10485760))
 
 RR = PolicyDef(
     "mpio:rr",
@@ -94,20 +93,20 @@ RR = PolicyDef(
     state=_RR_STATE + (scalar("use_ano", init=1),),
     config_string=lambda s: f"LoadBalancePolicy=RR last={_cur(s)}",
     class_name="MpioRoundRobin",
-    counts='nothing: the cursor',
+    counts="nothing: the cursor",
     notes='Every usable path, AO and ANO alike, one I/O each in path order ("all available paths").',
 )
 
 RRWS = PolicyDef(
     "mpio:rrws",
     "MSDSM Round Robin with Subset (the ALUA default): AO paths in turn, ANO only when no AO path is left",
-    'MSDSM Round Robin with Subset (the default for ALUA disks, mpclaim)',
+    "MSDSM Round Robin with Subset (the default for ALUA disks, mpclaim)",
     select=rr_select,
     state=_RR_STATE + (scalar("use_ano", init=0),),
     config_string=lambda s: f"LoadBalancePolicy=RRWS last={_cur(s)}",
     class_name="MpioRoundRobinWithSubset",
-    counts='nothing: the cursor',
-    notes='Primary paths in turn, standby paths only when every primary path has failed, back to the primaries when one returns. *Assumed:* primary = AO, standby = ANO.',
+    counts="nothing: the cursor",
+    notes="Primary paths in turn, standby paths only when every primary path has failed, back to the primaries when one returns. *Assumed:* primary = AO, standby = ANO.",
 )
 
 KEY_QUEUE, KEY_WEIGHT, KEY_BLOCKS = 0, 1, 2
@@ -156,16 +155,22 @@ LQD = PolicyDef(
     "mpio:lqd",
     "MSDSM Least Queue Depth: fewest outstanding requests on the path, counted across LUNs",
     'MSDSM Least Queue Depth; "MPIO Policies" (the LUN 1 / LUN 2 example)',
-    select=least_select, state=_s, config_string=_c, class_name="MpioLeastQueueDepth",
-    counts='outstanding requests per path from *every LUN* over it (the I_T nexus): `controller_outstanding`',
-    notes='The working-set path with the fewest. *Assumed:* ties to the first path; AO paths while any is usable.',
+    select=least_select,
+    state=_s,
+    config_string=_c,
+    class_name="MpioLeastQueueDepth",
+    counts="outstanding requests per path from *every LUN* over it (the I_T nexus): `controller_outstanding`",
+    notes="The working-set path with the fewest. *Assumed:* ties to the first path; AO paths while any is usable.",
 )
 _s, _c = _least("WP", KEY_WEIGHT)
 WP = PolicyDef(
     "mpio:wp",
     "MSDSM Weighted Paths: the available path with the least administrator weight",
     'MSDSM Weighted Paths; `VDS_LBP_WEIGHTED_PATHS` ("the path with the least weight")',
-    select=least_select, state=_s, config_string=_c, class_name="MpioWeightedPaths",
+    select=least_select,
+    state=_s,
+    config_string=_c,
+    class_name="MpioWeightedPaths",
     counts="nothing: a static priority (each path's `weight`, 0 when not set)",
     notes="The usable path with the least weight; load does not move it. *Assumed:* ties to the first path (Dell's DSM round-robins equal weights; Microsoft does not say); AO paths while any is usable.",
 )
@@ -174,8 +179,11 @@ LB = PolicyDef(
     "mpio:lb",
     "MSDSM Least Blocks: fewest bytes outstanding on the path",
     'MSDSM Least Blocks; "MPIO Policies" (10 + 20 bytes on Path 1)',
-    select=least_select, state=_s, config_string=_c, class_name="MpioLeastBlocks",
-    counts='bytes outstanding per path: `controller_outstanding_bytes`',
-    notes='The working-set path with the fewest bytes outstanding. *Assumed:* counted across LUNs like Least Queue Depth; ties to the first path; AO paths while any is usable.',
+    select=least_select,
+    state=_s,
+    config_string=_c,
+    class_name="MpioLeastBlocks",
+    counts="bytes outstanding per path: `controller_outstanding_bytes`",
+    notes="The working-set path with the fewest bytes outstanding. *Assumed:* counted across LUNs like Least Queue Depth; ties to the first path; AO paths while any is usable.",
 )
 del _s, _c

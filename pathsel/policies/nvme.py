@@ -204,39 +204,39 @@ def _qd_config(s: Snapshot) -> str:
 NUMA = PolicyDef(
     "nvme:numa",
     "NVMe iopolicy=numa (the default): the optimized path nearest the issuing CPU's node, kept per node while it stays optimized",
-    'Linux NVMe `iopolicy=numa` (the default); `drivers/nvme/host/multipath.c` (`nvme_numa_path`, `__nvme_find_path`, `nvme_mpath_set_live`)',
+    "Linux NVMe `iopolicy=numa` (the default); `drivers/nvme/host/multipath.c` (`nvme_numa_path`, `__nvme_find_path`, `nvme_mpath_set_live`)",
     select=numa_select,
     path_change=numa_path_change,
     state=(Field("cur", "i8", ("D", MAX_NUMA_NODES), -1),),  # current_path[node]
     config_string=lambda s: _current(s, "numa"),
     class_name="NvmeNuma",
-    counts='nothing: one path at a time',
-    notes='Per NUMA node of the issuing CPU (the workload\'s `numa_node`), the optimized (AO) path at the least `node_distance` to its controller\'s node (`[[paths]] numa_node`; the first of the nearest), kept while it stays live and optimized; non-optimized (ANO) only when no optimized path is live, found again on every I/O. When a path becomes live and optimized, every node\'s current path is found again. Without NUMA keys every path is at the same distance: the first optimized path.',
+    counts="nothing: one path at a time",
+    notes="Per NUMA node of the issuing CPU (the workload's `numa_node`), the optimized (AO) path at the least `node_distance` to its controller's node (`[[paths]] numa_node`; the first of the nearest), kept while it stays live and optimized; non-optimized (ANO) only when no optimized path is live, found again on every I/O. When a path becomes live and optimized, every node's current path is found again. Without NUMA keys every path is at the same distance: the first optimized path.",
 )
 
 ROUND_ROBIN = PolicyDef(
     "nvme:round-robin",
     "NVMe iopolicy=round-robin: the next optimized path after the current one",
-    '`iopolicy=round-robin`; `nvme_round_robin_path`',
+    "`iopolicy=round-robin`; `nvme_round_robin_path`",
     select=rr_select,
     path_change=rr_path_change,
     aliases=("nvme:rr",),
     state=(Field("cur", "i8", ("D", MAX_NUMA_NODES), -1),),  # current_path[node]
     config_string=lambda s: _current(s, "round-robin"),
     class_name="NvmeRoundRobin",
-    counts='nothing: the current path',
-    notes='The next live optimized path after the current one, wrapping; stays on the current path if it is the only optimized one. With only non-optimized paths it takes the *last* one met, so the rotation runs backwards (p0, p2, p1, …). A failed current path is forgotten (the next I/O starts from the first optimized path). The cursor is the issuing node\'s `current_path`, so workloads on different NUMA nodes rotate independently (no distance is compared).',
+    counts="nothing: the current path",
+    notes="The next live optimized path after the current one, wrapping; stays on the current path if it is the only optimized one. With only non-optimized paths it takes the *last* one met, so the rotation runs backwards (p0, p2, p1, …). A failed current path is forgotten (the next I/O starts from the first optimized path). The cursor is the issuing node's `current_path`, so workloads on different NUMA nodes rotate independently (no distance is compared).",
 )
 
 QUEUE_DEPTH = PolicyDef(
     "nvme:queue-depth",
     "NVMe iopolicy=queue-depth (6.11+): fewest I/Os in flight per controller, shared by all its namespaces",
-    '`iopolicy=queue-depth` (kernel 6.11+); `nvme_queue_depth_path`, `nvme_mpath_start_request`',
+    "`iopolicy=queue-depth` (kernel 6.11+); `nvme_queue_depth_path`, `nvme_mpath_start_request`",
     select=qd_select,
     aliases=("nvme:qd",),
     state=(per_device("last", init=-1),),
     config_string=_qd_config,
     class_name="NvmeQueueDepth",
-    counts='active requests per *controller* (`nr_active`), shared by every namespace on it: `PathView.controller_outstanding`',
+    counts="active requests per *controller* (`nr_active`), shared by every namespace on it: `PathView.controller_outstanding`",
     notes="The first path whose controller has the fewest active requests, optimized paths first, returning at once at an optimized path with depth 0. No rotation: ties go to the first path. Assumes every namespace on the controller uses queue-depth too (the kernel's iopolicy is per subsystem).",
 )

@@ -116,7 +116,7 @@ def _config(s: Snapshot) -> str:
 P2C_EWMA = PolicyDef(
     "p2c-ewma",
     "Finagle/Linkerd P2C + peak EWMA: two distinct random paths, the lower cost x (pending + 1)",
-    'Finagle/Linkerd P2C + peak EWMA; `PeakEwma.scala` (`observe`, `get`), `P2CPick.scala` (`pick`), `Balancers.p2cPeakEwma`',
+    "Finagle/Linkerd P2C + peak EWMA; `PeakEwma.scala` (`observe`, `get`), `P2CPick.scala` (`pick`), `Balancers.p2cPeakEwma`",
     select=p2c_select,
     complete=p2c_complete,
     params=(
@@ -129,5 +129,5 @@ P2C_EWMA = PolicyDef(
     draws=2,
     class_name="PeakEwmaP2C",
     counts="per path: a peak-sensitive EWMA of round-trip time (ns) and its time stamp; this device's I/Os in flight",
-    notes='Two *distinct* random working-set paths, the lower cost × (in flight + 1); a tie goes to the second. Cost jumps to a higher sample, else decays: cost × w + rtt × (1 − w), w = exp(−Δt / decay); reading a load decays an idle path toward 0. A busy path with no history costs 2^47 + in flight. *Assumed:* candidates are the ALUA working set; lost I/Os teach nothing.',
+    notes="Two *distinct* random working-set paths, the lower cost × (in flight + 1); a tie goes to the second. Cost jumps to a higher sample, else decays: cost × w + rtt × (1 − w), w = exp(−Δt / decay); reading a load decays an idle path toward 0. A busy path with no history costs 2^47 + in flight. *Assumed:* candidates are the ALUA working set; lost I/Os teach nothing.",
 )

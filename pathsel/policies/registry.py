@@ -86,10 +86,7 @@ def families() -> tuple[str, ...]:
     return tuple(sorted({n.partition(":")[0] for n in POLICY_DEFS if ":" in n}))
 
 
-TABLE_HEAD = (
-    "| spec | what it models, source | parameters: default [range] | what it counts | quirks and assumptions |\n"
-    "|---|---|---|---|---|\n"
-)
+TABLE_HEAD = "| spec | what it models, source | parameters: default [range] | what it counts | quirks and assumptions |\n|---|---|---|---|---|\n"
 
 
 def markdown_table(defs: tuple[PolicyDef, ...] | None = None) -> str:

@@ -119,7 +119,7 @@ def parse_spec(text: str, extra: dict[str, Any] | None = None) -> tuple[PolicySp
     SpecError (a ValueError) with a message that names the bad key or value.
     """
     if not isinstance(text, str) or not text.strip():
-        raise SpecError("a policy spec must be a non-empty string such as \"rr:iops=1\"")
+        raise SpecError('a policy spec must be a non-empty string such as "rr:iops=1"')
     if text.strip().lower().startswith(PRESET_PREFIX):  # a shipped default (pathsel.policies.presets)
         try:
             found, keys = resolve_preset(text)

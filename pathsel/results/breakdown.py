@@ -21,8 +21,7 @@ from ..metrics import PATH_SUB_BITS, LogHistogram
 __all__ = ["groups", "COLUMNS"]
 
 #: the DataFrame columns after policy and the group's names
-COLUMNS = ["paths", "paths_used", "ios", "share", "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us",
-           "in_flight_mean"]
+COLUMNS = ["paths", "paths_used", "ios", "share", "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "in_flight_mean"]
 _USED = 0.005  # the table's "paths used": at least 0.5 % of the run's I/Os
 
 
@@ -55,15 +54,17 @@ def groups(r: Any, by: str) -> list[dict[str, Any]]:
             row["host"] = model.hosts[d.host if d is not None else paths[0].host]
             row["device"] = d.name if d is not None else row["host"]
             row["volume"] = d.volume if d is not None else ""
-        row.update({
-            "paths": len(paths),
-            "paths_used": sum(1 for p in paths if m.path_hist[p.index].n / total >= _USED),
-            "ios": ios,
-            "share": ios / total,
-            "iops": ios / r.duration,
-            "mbps": float(sum(int(m.path_bytes[p.index]) for p in paths)) / r.duration / 1e6,
-            "latency_us": hist.summary_us(),
-            "in_flight_mean": float(sum(m.path_in_flight_area[p.index] for p in paths)) / r.duration,
-        })
+        row.update(
+            {
+                "paths": len(paths),
+                "paths_used": sum(1 for p in paths if m.path_hist[p.index].n / total >= _USED),
+                "ios": ios,
+                "share": ios / total,
+                "iops": ios / r.duration,
+                "mbps": float(sum(int(m.path_bytes[p.index]) for p in paths)) / r.duration / 1e6,
+                "latency_us": hist.summary_us(),
+                "in_flight_mean": float(sum(m.path_in_flight_area[p.index] for p in paths)) / r.duration,
+            }
+        )
         out.append(row)
     return out

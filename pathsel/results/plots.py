@@ -130,17 +130,19 @@ def timeline(result: Result | RunResult) -> go.Figure:
         ts = r.timeseries()
         x = ts.t_s + r.metrics.interval / 2
         iops_max = max(iops_max, float(ts.iops.max() or 0.0))
-        common = dict(mode="lines+markers" if len(x) <= _MARKERS_UP_TO else "lines", legendgroup=r.label,
-                      line=_line(i), marker=_marker(i))
-        fig.add_trace(
-            go.Scatter(x=x, y=ts.iops, name=r.label, hovertemplate="%{x:g} s: %{y:,.0f} IOPS", **common), row=1, col=1
-        )
+        common = dict(mode="lines+markers" if len(x) <= _MARKERS_UP_TO else "lines", legendgroup=r.label, line=_line(i), marker=_marker(i))
+        fig.add_trace(go.Scatter(x=x, y=ts.iops, name=r.label, hovertemplate="%{x:g} s: %{y:,.0f} IOPS", **common), row=1, col=1)
         fig.add_trace(
             go.Scatter(
-                x=x, y=ts.latency_mean_us / 1e3, name=r.label, showlegend=False,
-                hovertemplate="%{x:g} s: %{y:.3f} ms mean", **common,
+                x=x,
+                y=ts.latency_mean_us / 1e3,
+                name=r.label,
+                showlegend=False,
+                hovertemplate="%{x:g} s: %{y:.3f} ms mean",
+                **common,
             ),
-            row=2, col=1,
+            row=2,
+            col=1,
         )
         evals = [e for e in r.metrics.events if e["event"] == "evaluation"]
         if evals:
@@ -154,23 +156,25 @@ def timeline(result: Result | RunResult) -> go.Figure:
                     name=f"{r.label}: evaluations",
                     legendgroup=r.label,
                     hovertext=[
-                        f"evaluation at {e['t'] * 1e3:.1f} ms: kept {len(e.get('active', ()))}, "
-                        f"dropped {len(e.get('dropped', ()))}"
-                        for e in evals
+                        f"evaluation at {e['t'] * 1e3:.1f} ms: kept {len(e.get('active', ()))}, dropped {len(e.get('dropped', ()))}" for e in evals
                     ],
                     hoverinfo="text",
                 ),
-                row=1, col=1,
+                row=1,
+                col=1,
             )
     faults = _faults(runs)
     if faults:
         # One dashed line per fault in each panel, set in one go: fig.add_vline re-validates every shape
         # already there, so a flapping path's hundreds of faults cost quadratic time.
         line = dict(dash="dash", color="#d62728", width=1)
-        fig.update_layout(shapes=[
-            dict(type="line", x0=e["t"], x1=e["t"], xref=x, y0=0, y1=1, yref=f"{y} domain", line=line)
-            for e in faults for x, y in (("x", "y"), ("x2", "y2"))
-        ])
+        fig.update_layout(
+            shapes=[
+                dict(type="line", x0=e["t"], x1=e["t"], xref=x, y0=0, y1=1, yref=f"{y} domain", line=line)
+                for e in faults
+                for x, y in (("x", "y"), ("x2", "y2"))
+            ]
+        )
         fig.add_trace(
             go.Scatter(
                 x=[e["t"] for e in faults],
@@ -181,21 +185,27 @@ def timeline(result: Result | RunResult) -> go.Figure:
                 hovertext=[_fault_text(e) for e in faults],
                 hoverinfo="text",
             ),
-            row=1, col=1,
+            row=1,
+            col=1,
         )
     ramp = runs[0].model.ramp if runs else 0.0
     if ramp > 0:
         fig.add_vrect(x0=0, x1=ramp, fillcolor="#888", opacity=0.12, line_width=0)
         # named once, at the foot of the IOPS panel: evaluation markers sit at its top
-        fig.add_annotation(x=ramp / 2, y=0, xref="x", yref="y domain", yanchor="bottom", text="ramp", showarrow=False,
-                           font=dict(size=11, color="#555"))
+        fig.add_annotation(
+            x=ramp / 2, y=0, xref="x", yref="y domain", yanchor="bottom", text="ramp", showarrow=False, font=dict(size=11, color="#555")
+        )
     fig.update_yaxes(title_text="IOPS", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="mean latency (ms)", rangemode="tozero", row=2, col=1)
     # a time axis under each panel, so neither is read against the other's
     fig.update_xaxes(showticklabels=True, row=1, col=1)
     fig.update_xaxes(title_text="time (s)", row=2, col=1)
-    fig.update_layout(title=_title(result, "IOPS and latency over time"), hovermode="closest", height=600,
-                      legend=dict(orientation="h", y=-0.14, traceorder="grouped"))
+    fig.update_layout(
+        title=_title(result, "IOPS and latency over time"),
+        hovermode="closest",
+        height=600,
+        legend=dict(orientation="h", y=-0.14, traceorder="grouped"),
+    )
     return fig
 
 
@@ -210,12 +220,17 @@ def latency_percentiles(result: Result | RunResult) -> go.Figure:
     for key, name, color in (("p50", "p50", "#1f77b4"), ("p99", "p99", "#ff7f0e"), ("p999", "p99.9", "#d62728")):
         values = [r.latency_us[key] / 1e3 for r in runs]  # NaN (no bar) for a run where no I/O completed
         fig.add_trace(
-            go.Bar(x=labels, y=values, name=name, marker_color=color,
-                   text=[f"{v:.2f}" if math.isfinite(v) else "no I/O" for v in values],
-                   textposition="outside", hovertemplate="%{x}<br>" + name + ": %{y:.3f} ms<extra></extra>")
+            go.Bar(
+                x=labels,
+                y=values,
+                name=name,
+                marker_color=color,
+                text=[f"{v:.2f}" if math.isfinite(v) else "no I/O" for v in values],
+                textposition="outside",
+                hovertemplate="%{x}<br>" + name + ": %{y:.3f} ms<extra></extra>",
+            )
         )
-    fig.update_layout(title=_title(result, "Latency percentiles (measured window)"), barmode="group",
-                      yaxis_title="latency (ms)", height=440)
+    fig.update_layout(title=_title(result, "Latency percentiles (measured window)"), barmode="group", yaxis_title="latency (ms)", height=440)
     return fig
 
 
@@ -239,8 +254,14 @@ def latency_cdf(result: Result | RunResult, *, log_x: bool = True) -> go.Figure:
     for i, r in enumerate(runs):
         x, y = _cdf(r)
         fig.add_trace(
-            go.Scatter(x=x, y=y, mode="lines", line=dict(shape="hv", **_line(i)), name=r.label,
-                       hovertemplate="%{x:.3f} ms: %{y:.4f}<extra>" + r.label + "</extra>")
+            go.Scatter(
+                x=x,
+                y=y,
+                mode="lines",
+                line=dict(shape="hv", **_line(i)),
+                name=r.label,
+                hovertemplate="%{x:.3f} ms: %{y:.4f}<extra>" + r.label + "</extra>",
+            )
         )
     fig.update_layout(
         title=_title(result, "Latency distribution (CDF, measured window)"),
@@ -258,10 +279,7 @@ def latency_cdf(result: Result | RunResult, *, log_x: bool = True) -> go.Figure:
 def _path_labels(r: RunResult) -> list[str]:
     model = r.model
     several_hosts = len(model.hosts) > 1
-    return [
-        f"{model.hosts[p.host]}/{p.name}" if several_hosts else p.name
-        for p in model.paths
-    ]
+    return [f"{model.hosts[p.host]}/{p.name}" if several_hosts else p.name for p in model.paths]
 
 
 def path_states(r: RunResult) -> tuple[list[float], np.ndarray]:
@@ -342,10 +360,16 @@ def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None,
         heights += [max(150, 17 * n_rows), max(70, 9 * n_rows)]
     titles = []
     for r in runs:
-        titles += [f"{r.label}: share of I/Os per {'path' if by == 'path' else 'array and ALUA state'}",
-                   f"{r.label}: state ({'rows as above' if n_rows > 1 else 'as above'})"]
+        titles += [
+            f"{r.label}: share of I/Os per {'path' if by == 'path' else 'array and ALUA state'}",
+            f"{r.label}: state ({'rows as above' if n_rows > 1 else 'as above'})",
+        ]
     fig = make_subplots(
-        rows=2 * len(runs), cols=1, shared_xaxes=True, row_heights=heights, subplot_titles=titles,
+        rows=2 * len(runs),
+        cols=1,
+        shared_xaxes=True,
+        row_heights=heights,
+        subplot_titles=titles,
         vertical_spacing=min(0.3 / max(len(runs), 1), 90 / sum(heights)),
     )
     n_states = len(STATES)
@@ -367,35 +391,70 @@ def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None,
             gshare = np.array([share[idx].sum(axis=0) for idx in members])
             gios = np.array([m.ts_path_ios.T[idx].sum(axis=0) for idx in members])
             gcodes = np.array([codes[idx].max(axis=0) for idx in members])
-            gtext = [[", ".join(f"{int((codes[idx, k] == c).sum())} {STATES[c]}" for c in range(n_states)
-                                if (codes[idx, k] == c).any()) for k in range(codes.shape[1])] for idx in members]
+            gtext = [
+                [
+                    ", ".join(f"{int((codes[idx, k] == c).sum())} {STATES[c]}" for c in range(n_states) if (codes[idx, k] == c).any())
+                    for k in range(codes.shape[1])
+                ]
+                for idx in members
+            ]
             views.insert(0, ("group", glabels, gshare, gios, gcodes, np.array(gtext)))
         for view, ylabels, z, ios, zcodes, text in views:
             suffix = " by path" if by == "group" and view == "path" else ""
             visible = view == by
             fig.add_trace(
                 go.Heatmap(
-                    z=z, x=x_mid, y=ylabels, coloraxis="coloraxis", name=f"{r.label}: share{suffix}", visible=visible,
+                    z=z,
+                    x=x_mid,
+                    y=ylabels,
+                    coloraxis="coloraxis",
+                    name=f"{r.label}: share{suffix}",
+                    visible=visible,
                     customdata=ios,
                     hovertemplate="%{y}<br>%{x:g} s: %{z:.1%} of I/Os (%{customdata:,})<extra></extra>",
                 ),
-                row=2 * i + 1, col=1,
+                row=2 * i + 1,
+                col=1,
             )
             fig.add_trace(
                 go.Heatmap(
-                    z=zcodes, x=edges, y=ylabels, zmin=-0.5, zmax=n_states - 0.5, colorscale=state_scale,
-                    name=f"{r.label}: state{suffix}", text=text, showscale=(i == 0 and visible), visible=visible,
-                    colorbar=dict(title="state", tickvals=list(range(n_states)), ticktext=list(STATES),
-                                  lenmode="pixels", len=22 * n_states, y=0, yanchor="bottom", x=1.02),
+                    z=zcodes,
+                    x=edges,
+                    y=ylabels,
+                    zmin=-0.5,
+                    zmax=n_states - 0.5,
+                    colorscale=state_scale,
+                    name=f"{r.label}: state{suffix}",
+                    text=text,
+                    showscale=(i == 0 and visible),
+                    visible=visible,
+                    colorbar=dict(
+                        title="state",
+                        tickvals=list(range(n_states)),
+                        ticktext=list(STATES),
+                        lenmode="pixels",
+                        len=22 * n_states,
+                        y=0,
+                        yanchor="bottom",
+                        x=1.02,
+                    ),
                     hovertemplate="%{y}<br>%{x:g} s: %{text}<extra></extra>",
                 ),
-                row=2 * i + 2, col=1,
+                row=2 * i + 2,
+                col=1,
             )
             (group_traces if view == "group" else path_traces).extend([len(fig.data) - 2, len(fig.data) - 1])
         for row in (2 * i + 1, 2 * i + 2):
-            fig.update_yaxes(showticklabels=n_rows <= GROUP_ABOVE and row % 2 == 1,
-                             tickmode="linear" if by == "path" else None,
-                             tick0=0, dtick=1, tickfont=dict(size=11), autorange="reversed", row=row, col=1)
+            fig.update_yaxes(
+                showticklabels=n_rows <= GROUP_ABOVE and row % 2 == 1,
+                tickmode="linear" if by == "path" else None,
+                tick0=0,
+                dtick=1,
+                tickfont=dict(size=11),
+                autorange="reversed",
+                row=row,
+                col=1,
+            )
             # every panel has its own time axis: a stack of panels is not read against the bottom one
             fig.update_xaxes(showticklabels=True, tickfont=dict(size=11), row=row, col=1)
             if r.model.ramp > 0:
@@ -405,18 +464,27 @@ def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None,
     if by == "group":
         n = len(fig.data)
         # right-aligned 30 px above the plots (y is in plot heights), clear of the title on the left
-        fig.update_layout(updatemenus=[dict(
-            type="buttons", direction="right", x=1, xanchor="right", y=1 + 30 / (height - 180), yanchor="bottom",
-            buttons=[
-                dict(label="by array and ALUA state", method="restyle",
-                     args=[{"visible": [k in group_traces for k in range(n)]}]),
-                dict(label="every path", method="restyle", args=[{"visible": [k in path_traces for k in range(n)]}]),
-            ],
-        )])
+        fig.update_layout(
+            updatemenus=[
+                dict(
+                    type="buttons",
+                    direction="right",
+                    x=1,
+                    xanchor="right",
+                    y=1 + 30 / (height - 180),
+                    yanchor="bottom",
+                    buttons=[
+                        dict(label="by array and ALUA state", method="restyle", args=[{"visible": [k in group_traces for k in range(n)]}]),
+                        dict(label="every path", method="restyle", args=[{"visible": [k in path_traces for k in range(n)]}]),
+                    ],
+                )
+            ]
+        )
     fig.update_layout(
         title=_title(result, "Share of I/Os per path over time, and path state"),
-        coloraxis=dict(colorscale="Viridis", cmin=0, colorbar=dict(title="share", tickformat=".0%", lenmode="pixels",
-                                                                    len=160, y=1, yanchor="top", x=1.02)),
+        coloraxis=dict(
+            colorscale="Viridis", cmin=0, colorbar=dict(title="share", tickformat=".0%", lenmode="pixels", len=160, y=1, yanchor="top", x=1.02)
+        ),
         height=height,
         margin=dict(t=100, b=80),
     )
@@ -450,23 +518,36 @@ def compare_seeds(table: pd.DataFrame) -> go.Figure:
     n_seeds = table.seed.nunique()
     fig = make_subplots(rows=1, cols=2, subplot_titles=("IOPS", "p99 latency (ms)"), horizontal_spacing=0.12)
     fig.add_trace(
-        go.Bar(x=[s[0] for s in stats], y=[s[1] for s in stats], name="IOPS", marker_color="#1f77b4",
-               error_y=dict(type="data", array=[s[2] for s in stats], visible=True),
-               customdata=[[s[2], s[5]] for s in stats],
-               hovertemplate="%{x}<br>%{y:,.0f} ± %{customdata[0]:,.0f} IOPS (%{customdata[1]} seeds)<extra></extra>"),
-        row=1, col=1,
+        go.Bar(
+            x=[s[0] for s in stats],
+            y=[s[1] for s in stats],
+            name="IOPS",
+            marker_color="#1f77b4",
+            error_y=dict(type="data", array=[s[2] for s in stats], visible=True),
+            customdata=[[s[2], s[5]] for s in stats],
+            hovertemplate="%{x}<br>%{y:,.0f} ± %{customdata[0]:,.0f} IOPS (%{customdata[1]} seeds)<extra></extra>",
+        ),
+        row=1,
+        col=1,
     )
     fig.add_trace(
-        go.Bar(x=[s[0] for s in stats], y=[s[3] for s in stats], name="p99", marker_color="#ff7f0e",
-               error_y=dict(type="data", array=[s[4] for s in stats], visible=True),
-               customdata=[[s[4], s[5]] for s in stats],
-               hovertemplate="%{x}<br>%{y:.3f} ± %{customdata[0]:.3f} ms (%{customdata[1]} seeds)<extra></extra>"),
-        row=1, col=2,
+        go.Bar(
+            x=[s[0] for s in stats],
+            y=[s[3] for s in stats],
+            name="p99",
+            marker_color="#ff7f0e",
+            error_y=dict(type="data", array=[s[4] for s in stats], visible=True),
+            customdata=[[s[4], s[5]] for s in stats],
+            hovertemplate="%{x}<br>%{y:.3f} ± %{customdata[0]:.3f} ms (%{customdata[1]} seeds)<extra></extra>",
+        ),
+        row=1,
+        col=2,
     )
     fig.update_yaxes(rangemode="tozero")
     fig.update_layout(
         title=f"Policies across {n_seeds} seed(s): mean ± 95 % CI",
-        showlegend=False, height=460,
+        showlegend=False,
+        height=460,
         meta={"seed_table": table.to_dict(orient="records")},
     )
     return fig
@@ -504,9 +585,15 @@ def regret_heatmap(
     columns = [_condition_tick(c) for c in conditions]
     fig = go.Figure(
         go.Heatmap(
-            z=z, x=columns, y=labels, colorscale="Reds", zmin=0, colorbar=dict(title=f"regret ({unit})"),
+            z=z,
+            x=columns,
+            y=labels,
+            colorscale="Reds",
+            zmin=0,
+            colorbar=dict(title=f"regret ({unit})"),
             customdata=means.to_numpy(dtype=float),
-            text=[[f"{v:.2f}" for v in row] for row in z], texttemplate="%{text}",
+            text=[[f"{v:.2f}" for v in row] for row in z],
+            texttemplate="%{text}",
             hovertemplate="%{y}<br>%{x}<br>regret %{z:.3f} " + unit + "<br>mean %{customdata:,.4g}<extra></extra>",
         )
     )
@@ -515,8 +602,7 @@ def regret_heatmap(
     # past a few columns at a laptop's or a notebook's width, so they slant then.
     slant = len(columns) > 4 or sum(len(str(c)) for c in columns) > 60
     fig.update_xaxes(tickangle=-35 if slant else 0, automargin=True)
-    fig.update_layout(title=title, height=max(360, 200 + 30 * len(settings)) + (120 if slant else 0),
-                      xaxis_title="condition", yaxis_title="setting")
+    fig.update_layout(title=title, height=max(360, 200 + 30 * len(settings)) + (120 if slant else 0), xaxis_title="condition", yaxis_title="setting")
     return fig
 
 
@@ -548,15 +634,22 @@ def load_latency(table: pd.DataFrame, *, rate: str | None = None, log_y: bool = 
         pts = rows.groupby(rate, sort=True)[["iops", "p50_us", "p99_us"]].mean()
         color = _color(i)
         for q, dash in (("p50", "dash"), ("p99", "solid")):
-            fig.add_trace(go.Scatter(
-                x=pts.index, y=pts[f"{q}_us"] / 1e3, name=f"{label} {q}", mode="lines+markers",
-                line=dict(color=color, dash=dash, width=max(1.5, 4.0 - 0.8 * i)), legendgroup=str(label),
-                marker=_marker(i),  # a symbol per policy, earlier ones bigger: two policies on one curve both show
-                customdata=pts["iops"], hovertemplate="offered %{x:,.0f} IOPS, served %{customdata:,.0f}<br>"
-                + q + " %{y:.3f} ms<extra>" + str(label) + "</extra>",
-            ))
-    fig.update_layout(title="Latency against offered load", xaxis_title="offered IOPS", yaxis_title="latency (ms)",
-                      height=460, legend=dict(groupclick="toggleitem"))
+            fig.add_trace(
+                go.Scatter(
+                    x=pts.index,
+                    y=pts[f"{q}_us"] / 1e3,
+                    name=f"{label} {q}",
+                    mode="lines+markers",
+                    line=dict(color=color, dash=dash, width=max(1.5, 4.0 - 0.8 * i)),
+                    legendgroup=str(label),
+                    marker=_marker(i),  # a symbol per policy, earlier ones bigger: two policies on one curve both show
+                    customdata=pts["iops"],
+                    hovertemplate="offered %{x:,.0f} IOPS, served %{customdata:,.0f}<br>" + q + " %{y:.3f} ms<extra>" + str(label) + "</extra>",
+                )
+            )
+    fig.update_layout(
+        title="Latency against offered load", xaxis_title="offered IOPS", yaxis_title="latency (ms)", height=460, legend=dict(groupclick="toggleitem")
+    )
     if log_y:
         fig.update_yaxes(type="log")
     else:

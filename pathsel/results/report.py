@@ -90,8 +90,7 @@ def _latency_cells(lat: dict[str, float]) -> list[str]:
 
 
 def _comparison(result: Result) -> str:
-    head = ["policy", "spec", "IOPS", "MB/s", "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)", "paths used",
-            "measured IOPS"]
+    head = ["policy", "spec", "IOPS", "MB/s", "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)", "paths used", "measured IOPS"]
     rows = []
     for r in result.runs:
         lat = r.latency_us
@@ -106,34 +105,55 @@ def _comparison(result: Result) -> str:
                 f'{r.expect_iops:,.0f} <span class="{cls}">({err:+.1%}, {word} at ±{r.expect_tolerance:.0%})</span>'
                 + (f"<br><small>{_e(r.expect_source)}</small>" if r.expect_source else ""),
             )
-        rows.append(
-            [r.label, r.policy, f"{r.iops:,.0f}", f"{r.mbps:,.1f}", *_latency_cells(lat), f"{len(used)} ({arrays})", expected]
-        )
+        rows.append([r.label, r.policy, f"{r.iops:,.0f}", f"{r.mbps:,.1f}", *_latency_cells(lat), f"{len(used)} ({arrays})", expected])
         ops = r.ops()
         if len(ops) > 1:  # a mix: reads and writes apart, as fio prints them
             rows += [
-                [(f'<span class="op">{o["op"]}</span>',), "", f"{o['iops']:,.0f}", f"{o['mbps']:,.1f}",
-                 *_latency_cells(o["latency_us"]), "", ""]
+                [(f'<span class="op">{o["op"]}</span>',), "", f"{o['iops']:,.0f}", f"{o['mbps']:,.1f}", *_latency_cells(o["latency_us"]), "", ""]
                 for o in ops
             ]
-    notes = [f"<p class=\"note\">{_e(r.label)}: no I/O completed in the measured window, so no latency (–): "
-             f"{_e(r.no_io_reason())}</p>" for r in result.runs if not r.ios]
-    notes += [f"<p class=\"warning\">Warning: {_e(r.label)}: {_e(w)}</p>" for r in result.runs for w in r.warnings()]
+    notes = [
+        f'<p class="note">{_e(r.label)}: no I/O completed in the measured window, so no latency (–): {_e(r.no_io_reason())}</p>'
+        for r in result.runs
+        if not r.ios
+    ]
+    notes += [f'<p class="warning">Warning: {_e(r.label)}: {_e(w)}</p>' for r in result.runs for w in r.warnings()]
     return _table(head, rows, {2, 3, 4, 5, 6, 7, 8}) + "".join(notes)
 
 
 def _paths(result: Result) -> str:
     several_hosts = any(len(r.model.hosts) > 1 for r in result.runs)
-    head = ["policy", *(["host"] if several_hosts else []), "path", "array", "ALUA at end", "I/Os", "share", "IOPS",
-            "in flight (mean)", "mean (ms)", "p50 (ms)", "p99 (ms)"]
+    head = [
+        "policy",
+        *(["host"] if several_hosts else []),
+        "path",
+        "array",
+        "ALUA at end",
+        "I/Os",
+        "share",
+        "IOPS",
+        "in flight (mean)",
+        "mean (ms)",
+        "p50 (ms)",
+        "p99 (ms)",
+    ]
     rows = []
     for r in result.runs:
         for p in r.paths():
             lat = p["latency_us"]
             rows.append(
-                [r.label, *([p["host"]] if several_hosts else []), p["name"], p["array"], p["alua"], f"{p['ios']:,}",
-                 f"{p['share']:.1%}", f"{p['iops']:,.0f}", f"{p['in_flight_mean']:.2f}",
-                 *(_ms(lat[k]) if p["ios"] else "" for k in ("mean", "p50", "p99"))]
+                [
+                    r.label,
+                    *([p["host"]] if several_hosts else []),
+                    p["name"],
+                    p["array"],
+                    p["alua"],
+                    f"{p['ios']:,}",
+                    f"{p['share']:.1%}",
+                    f"{p['iops']:,.0f}",
+                    f"{p['in_flight_mean']:.2f}",
+                    *(_ms(lat[k]) if p["ios"] else "" for k in ("mean", "p50", "p99")),
+                ]
             )
     k = 1 if several_hosts else 0
     return _table(head, rows, set(range(4 + k, 11 + k)))
@@ -144,8 +164,20 @@ def _breakdowns(result: Result) -> str:
     several_hosts = any(len(r.model.hosts) > 1 for r in result.runs)
     several_devices = any(len(r.model.devices) > len(r.model.hosts) for r in result.runs)
     out = []
-    head = ["policy", "I/Os", "share", "IOPS", "MB/s", "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)",
-            "paths used", "in flight (mean)"]
+    head = [
+        "policy",
+        "I/Os",
+        "share",
+        "IOPS",
+        "MB/s",
+        "mean (ms)",
+        "p50 (ms)",
+        "p99 (ms)",
+        "p99.9 (ms)",
+        "max (ms)",
+        "paths used",
+        "in flight (mean)",
+    ]
     for by, show, names, note in (
         ("host", several_hosts, ["host"], "Latency here is the time on the host's paths."),
         ("device", several_devices, ["host", "device"], "A device is one host's view of one volume."),
@@ -154,19 +186,38 @@ def _breakdowns(result: Result) -> str:
             continue
         rows = []
         for r in result.runs:
-            for g in (r.hosts() if by == "host" else r.devices()):
+            for g in r.hosts() if by == "host" else r.devices():
                 lat = g["latency_us"]
-                rows.append([r.label, *(g[n] for n in names), f"{g['ios']:,}", f"{g['share']:.1%}", f"{g['iops']:,.0f}",
-                             f"{g['mbps']:,.1f}", *(_latency_cells(lat) if g["ios"] else [""] * 5),
-                             f"{g['paths_used']} of {g['paths']}", f"{g['in_flight_mean']:.2f}"])
+                rows.append(
+                    [
+                        r.label,
+                        *(g[n] for n in names),
+                        f"{g['ios']:,}",
+                        f"{g['share']:.1%}",
+                        f"{g['iops']:,.0f}",
+                        f"{g['mbps']:,.1f}",
+                        *(_latency_cells(lat) if g["ios"] else [""] * 5),
+                        f"{g['paths_used']} of {g['paths']}",
+                        f"{g['in_flight_mean']:.2f}",
+                    ]
+                )
         k = len(names)
-        out.append(f'<h3>Per {by}</h3><p class="meta">{_e(note)}</p>'
-                   + _table([head[0], *names, *head[1:]], rows, set(range(1 + k, len(head) + k))))
+        out.append(f'<h3>Per {by}</h3><p class="meta">{_e(note)}</p>' + _table([head[0], *names, *head[1:]], rows, set(range(1 + k, len(head) + k))))
     if any(len(r.ops()) > 1 for r in result.runs):
-        out.append("<h3>Per op</h3><p class=\"meta\">Reads and writes apart, as fio prints them; also under each policy in "
-                   "the comparison.</p>")
-        rows = [[r.label, o["op"], f"{o['ios']:,}", f"{o['ios'] / max(r.ios, 1):.1%}", f"{o['iops']:,.0f}", f"{o['mbps']:,.1f}",
-                 *_latency_cells(o["latency_us"])] for r in result.runs for o in r.ops()]
+        out.append('<h3>Per op</h3><p class="meta">Reads and writes apart, as fio prints them; also under each policy in the comparison.</p>')
+        rows = [
+            [
+                r.label,
+                o["op"],
+                f"{o['ios']:,}",
+                f"{o['ios'] / max(r.ios, 1):.1%}",
+                f"{o['iops']:,.0f}",
+                f"{o['mbps']:,.1f}",
+                *_latency_cells(o["latency_us"]),
+            ]
+            for r in result.runs
+            for o in r.ops()
+        ]
         out.append(_table(["policy", "op", *head[1:10]], rows, set(range(2, 11))))
     if not out:
         return ""
@@ -278,7 +329,7 @@ def render(
         _key_figures(result),
         '<h2 id="story">What happened</h2>',
         _story(result),
-        "<h2 id=\"comparison\">Comparison</h2>",
+        '<h2 id="comparison">Comparison</h2>',
         _comparison(result),
         _breakdowns(result),
         '<h2 id="events">Policy events and faults</h2>',

@@ -75,10 +75,15 @@ class RunResult:
         for op in ("read", "write"):
             h = self.metrics.by_op[op]
             if h.n:
-                out.append({
-                    "op": op, "ios": h.n, "iops": h.n / self.duration,
-                    "mbps": self.metrics.bytes_by_op[op] / self.duration / 1e6, "latency_us": h.summary_us(),
-                })
+                out.append(
+                    {
+                        "op": op,
+                        "ios": h.n,
+                        "iops": h.n / self.duration,
+                        "mbps": self.metrics.bytes_by_op[op] / self.duration / 1e6,
+                        "latency_us": h.summary_us(),
+                    }
+                )
         return out
 
     @property
@@ -109,15 +114,20 @@ class RunResult:
             kavg = m.dev_kavg_sum[d.index] / n * 1e6 if n else None
             davg = m.dev_davg_sum[d.index] / n * 1e6 if n else None
             row = {
-                "device": d.name, "host": model.hosts[d.host], "dqlen": model.host_params[d.host].queue_depth or None,
-                "ios": n, "iops": n / self.duration,
-                "actv": m.dev_area_actv[d.index] / self.duration, "qued": m.dev_area_qued[d.index] / self.duration,
-                "kavg_us": kavg, "davg_us": davg, "gavg_us": None if kavg is None else kavg + davg,
+                "device": d.name,
+                "host": model.hosts[d.host],
+                "dqlen": model.host_params[d.host].queue_depth or None,
+                "ios": n,
+                "iops": n / self.duration,
+                "actv": m.dev_area_actv[d.index] / self.duration,
+                "qued": m.dev_area_qued[d.index] / self.duration,
+                "kavg_us": kavg,
+                "davg_us": davg,
+                "gavg_us": None if kavg is None else kavg + davg,
             }
             if self.port_limited:
                 row["qfull"] = int(m.dev_qfull[d.index]) if m.dev_qfull is not None else 0
-                row["dqlen_mean"] = (float(m.dev_area_dqlen[d.index]) / self.duration if row["dqlen"] and m.dev_area_dqlen
-                                     is not None else None)
+                row["dqlen_mean"] = float(m.dev_area_dqlen[d.index]) / self.duration if row["dqlen"] and m.dev_area_dqlen is not None else None
             out.append(row)
         return out
 
@@ -128,10 +138,19 @@ class RunResult:
         m, w = self.metrics, self.metrics.interval
         dq = m.ts_dev_dqlen
         limited = [bool(self.model.host_params[d.host].queue_depth) for d in self.model.devices]
-        rows = [(self.label, b * w, d.name, m.ts_dev_actv[d.index, b] / w, m.ts_dev_qued[d.index, b] / w,
-                 (dq[d.index, b] / min(w, self.model.end - b * w)) if dq is not None and limited[d.index] else math.nan,
-                 int(m.ts_qfull[b]))
-                for d in self.model.devices for b in range(m.n_bins)]
+        rows = [
+            (
+                self.label,
+                b * w,
+                d.name,
+                m.ts_dev_actv[d.index, b] / w,
+                m.ts_dev_qued[d.index, b] / w,
+                (dq[d.index, b] / min(w, self.model.end - b * w)) if dq is not None and limited[d.index] else math.nan,
+                int(m.ts_qfull[b]),
+            )
+            for d in self.model.devices
+            for b in range(m.n_bins)
+        ]
         return pd.DataFrame(rows, columns=["policy", "t_s", "device", "actv", "qued", "dqlen", "qfull"])
 
     @property
@@ -148,8 +167,13 @@ class RunResult:
         m = self.metrics
         in_flight = m.in_flight
         return {
-            "issued": m.issued, "completed": m.completed, "failed": m.failed, "in_flight": in_flight,
-            "retried": m.retried, "timed_out": m.timed_out, "frames_lost": m.frames_lost,
+            "issued": m.issued,
+            "completed": m.completed,
+            "failed": m.failed,
+            "in_flight": in_flight,
+            "retried": m.retried,
+            "timed_out": m.timed_out,
+            "frames_lost": m.frames_lost,
             **({"refused": m.refused} if any(j.refuse for j in self.model.jobs) else {}),
             "balanced": m.issued == m.completed + m.failed + in_flight and in_flight >= 0,
             **({"qfull": int(m.ts_qfull.sum())} if self.port_limited else {}),
@@ -182,8 +206,9 @@ class RunResult:
         if f.what.startswith("replication"):
             return "replication"
         several_hosts = len(model.hosts) > 1  # path names are unique per host only
-        return ", ".join(model.controllers[c].name + (f" on {model.hosts[model.controllers[c].host]}" if several_hosts else "")
-                         for c in f.controllers)
+        return ", ".join(
+            model.controllers[c].name + (f" on {model.hosts[model.controllers[c].host]}" if several_hosts else "") for c in f.controllers
+        )
 
     def delays(self) -> list[dict[str, Any]]:
         """Each distinct input delay and its quantiles, so a user can check the fit of what they gave."""
@@ -202,8 +227,7 @@ class RunResult:
             q = d.input_quantiles() if hasattr(d, "input_quantiles") else {}
             # the figures given (input) beside the distribution the engines draw from (model)
             model_q = {f"model_{k}_us": d.quantile(INPUT_QUANTILES[k]) * 1e6 for k in q} if hasattr(d, "quantile") else {}
-            row = {"delay": d.describe(), "mean_us": d.mean * 1e6, **{f"input_{k}_us": v * 1e6 for k, v in q.items()},
-                   **model_q, "used_by": [where]}
+            row = {"delay": d.describe(), "mean_us": d.mean * 1e6, **{f"input_{k}_us": v * 1e6 for k, v in q.items()}, **model_q, "used_by": [where]}
             seen[d] = row
             out.append(row)
         return out
@@ -219,11 +243,16 @@ class RunResult:
                 frames = int(m.wire_frames[w, d])
                 if frames == 0:
                     continue
-                out.append({
-                    "name": names[w], "kind": kinds[w], "direction": direction, "frames": frames,
-                    "utilisation": float(m.wire_busy[w, d]) / model.end,
-                    "queue_wait_us": float(m.wire_wait[w, d]) / frames * 1e6,
-                })
+                out.append(
+                    {
+                        "name": names[w],
+                        "kind": kinds[w],
+                        "direction": direction,
+                        "frames": frames,
+                        "utilisation": float(m.wire_busy[w, d]) / model.end,
+                        "queue_wait_us": float(m.wire_wait[w, d]) / frames * 1e6,
+                    }
+                )
         return out
 
     def no_io_reason(self) -> str | None:
@@ -286,7 +315,8 @@ class RunResult:
             if m.frames_lost:
                 causes.append(f"{m.frames_lost:,} frames lost")
             out.append(
-                f"{m.retried:,} retries for {m.completed:,} completed I/Os" + (f" ({'; '.join(causes)})" if causes else "")
+                f"{m.retried:,} retries for {m.completed:,} completed I/Os"
+                + (f" ({'; '.join(causes)})" if causes else "")
                 + ": a retry storm, check io_timeout and loss_ppm"
             )
         if m.failed >= 1000 and m.failed > RETRY_WARNING * max(m.completed, 1):
@@ -445,7 +475,7 @@ def _recovery(m: RunMetrics, at: float, until: float, ramp: float, end: float = 
                 recovered = max(0.0, b * w - at) if b > b0 else 0.0
                 break
     last = b_end if recovered is None else min(b_end, int(math.ceil((at + recovered) / w - 1e-9)) + 1)
-    stall = float(m.ts_latency_max[b0:max(last, b0 + 1)].max()) if m.n_bins else 0.0
+    stall = float(m.ts_latency_max[b0 : max(last, b0 + 1)].max()) if m.n_bins else 0.0
     if recovered is None and until >= end and m.oldest_in_flight < end:
         stall = max(stall, end - m.oldest_in_flight)
     return {
@@ -514,11 +544,20 @@ class Result:
         for r in self.runs:
             for o in r.ops():
                 lat = o["latency_us"]
-                rows.append({
-                    "policy": r.label, "op": o["op"], "ios": o["ios"], "iops": o["iops"], "mbps": o["mbps"],
-                    "mean_us": lat["mean"], "p50_us": lat["p50"], "p99_us": lat["p99"], "p999_us": lat["p999"],
-                    "max_us": lat["max"],
-                })
+                rows.append(
+                    {
+                        "policy": r.label,
+                        "op": o["op"],
+                        "ios": o["ios"],
+                        "iops": o["iops"],
+                        "mbps": o["mbps"],
+                        "mean_us": lat["mean"],
+                        "p50_us": lat["p50"],
+                        "p99_us": lat["p99"],
+                        "p999_us": lat["p999"],
+                        "max_us": lat["max"],
+                    }
+                )
         return pd.DataFrame(rows, columns=["policy", "op", "ios", "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us"])
 
     def paths(self) -> pd.DataFrame:
@@ -575,11 +614,19 @@ class Result:
         rows = []
         for row in df.itertuples(index=False):
             lat = {k: getattr(row, f"{k}_us") for k in ("mean", "p50", "p99", "p999", "max")}
-            rows.append([row.policy, *(str(getattr(row, n)) for n in names), f"{row.ios:,}",
-                         *(_figures(row.iops, row.mbps, lat) if row.ios else [f"{row.iops:,.0f}", f"{row.mbps:,.1f}", *"-----"])])
-        what = {"op": "per op (reads and writes apart, as fio prints them)",
-                "host": "per host (latency: the time on its paths)",
-                "device": "per device: one host's view of one volume (latency: the time on its paths)"}[by]
+            rows.append(
+                [
+                    row.policy,
+                    *(str(getattr(row, n)) for n in names),
+                    f"{row.ios:,}",
+                    *(_figures(row.iops, row.mbps, lat) if row.ios else [f"{row.iops:,.0f}", f"{row.mbps:,.1f}", *"-----"]),
+                ]
+            )
+        what = {
+            "op": "per op (reads and writes apart, as fio prints them)",
+            "host": "per host (latency: the time on its paths)",
+            "device": "per device: one host's view of one volume (latency: the time on its paths)",
+        }[by]
         return what + "\n" + "\n".join(_render(cols, rows, right=set(range(1 + len(names), len(cols))))) + "\n"
 
     def timeseries(self) -> pd.DataFrame:
@@ -672,13 +719,14 @@ class Result:
             for r in self.runs:
                 for f in r.faults():
                     rec = "not recovered" if f["recovery_s"] is None else f"recovered in {f['recovery_s']:.3f}s"
-                    text += (f"  {r.label}: {f['at_s']:g}s {f['what']} {f['target']}: {rec}, "
-                             f"longest stall {f['max_stall_ms']:.1f} ms, {f['errors']} failed I/Os\n")
+                    text += (
+                        f"  {r.label}: {f['at_s']:g}s {f['what']} {f['target']}: {rec}, "
+                        f"longest stall {f['max_stall_ms']:.1f} ms, {f['errors']} failed I/Os\n"
+                    )
         if any(r.host_queued or r.port_limited for r in self.runs):
             text += "\nhost queues, as esxtop splits latency (KAVG: queued in the host; DAVG: device; GAVG = KAVG + DAVG; ms)\n"
             qfull = any(r.port_limited for r in self.runs)  # QUEUE FULL statuses, and DQLEN's mean under throttling
-            qcols = ["policy", "device", "DQLEN", "ACTV", "QUED", "KAVG", "DAVG", "GAVG", "KAVG p99",
-                     *(["QFULL", "DQLEN mean"] if qfull else [])]
+            qcols = ["policy", "device", "DQLEN", "ACTV", "QUED", "KAVG", "DAVG", "GAVG", "KAVG p99", *(["QFULL", "DQLEN mean"] if qfull else [])]
             qrows = []
             for r in self.runs:
                 k99 = r.metrics.kavg.summary_us()["p99"] / 1e3 if r.metrics.kavg.n else None
@@ -688,8 +736,18 @@ class Result:
                     if qfull:
                         mean = q.get("dqlen_mean")
                         extra = [f"{q.get('qfull', 0):,}", "-" if mean is None else f"{mean:.1f}"]
-                    qrows.append([r.label, q["device"], str(q["dqlen"] or "-"), f"{q['actv']:.1f}", f"{q['qued']:.1f}",
-                                  *ms, "-" if k99 is None else f"{k99:.3f}", *extra])
+                    qrows.append(
+                        [
+                            r.label,
+                            q["device"],
+                            str(q["dqlen"] or "-"),
+                            f"{q['actv']:.1f}",
+                            f"{q['qued']:.1f}",
+                            *ms,
+                            "-" if k99 is None else f"{k99:.3f}",
+                            *extra,
+                        ]
+                    )
             text += "\n".join(_render(qcols, qrows, right=set(range(2, len(qcols))))) + "\n"
         bad = [r.label for r in self.runs if not r.accounting["balanced"]]
         if bad:
@@ -700,24 +758,52 @@ class Result:
         """One row per policy and path: I/Os, share, IOPS, mean I/Os in flight, latency on the path (ms)."""
         several_hosts = any(len(r.model.hosts) > 1 for r in self.runs)
         qfull = any(r.port_limited for r in self.runs)
-        cols = ["policy", *(["host"] if several_hosts else []), "path", "array", "ALUA", "I/Os", "share", "IOPS",
-                "in flight", "mean (ms)", "p50 (ms)", "p99 (ms)", *(["QFULL"] if qfull else [])]
+        cols = [
+            "policy",
+            *(["host"] if several_hosts else []),
+            "path",
+            "array",
+            "ALUA",
+            "I/Os",
+            "share",
+            "IOPS",
+            "in flight",
+            "mean (ms)",
+            "p50 (ms)",
+            "p99 (ms)",
+            *(["QFULL"] if qfull else []),
+        ]
         rows = []
         for r in self.runs:
             for p in r.paths():
                 lat = p["latency_us"]
                 ms = [f"{lat[k] / 1e3:.3f}" if p["ios"] else "-" for k in ("mean", "p50", "p99")]
-                rows.append([r.label, *([p["host"]] if several_hosts else []), p["name"], p["array"], p["alua"],
-                             f"{p['ios']:,}", f"{p['share']:.3f}", f"{p['iops']:,.0f}", f"{p['in_flight_mean']:.2f}", *ms,
-                             *([f"{p.get('qfull', 0):,}"] if qfull else [])])
+                rows.append(
+                    [
+                        r.label,
+                        *([p["host"]] if several_hosts else []),
+                        p["name"],
+                        p["array"],
+                        p["alua"],
+                        f"{p['ios']:,}",
+                        f"{p['share']:.3f}",
+                        f"{p['iops']:,.0f}",
+                        f"{p['in_flight_mean']:.2f}",
+                        *ms,
+                        *([f"{p.get('qfull', 0):,}"] if qfull else []),
+                    ]
+                )
         first = 5 if several_hosts else 4
         return "\n".join(_render(cols, rows, right=set(range(first, len(cols))))) + "\n"
 
 
 def _figures(iops: float, mbps: float, latency_us: dict[str, float]) -> list[str]:
     """IOPS, MB/s and the latency columns (ms) of a comparison row; a dash for a latency no I/O gave."""
-    return [f"{iops:,.0f}", f"{mbps:,.1f}",
-            *(f"{latency_us[k] / 1e3:.3f}" if math.isfinite(latency_us[k]) else "–" for k in ("mean", "p50", "p99", "p999", "max"))]
+    return [
+        f"{iops:,.0f}",
+        f"{mbps:,.1f}",
+        *(f"{latency_us[k] / 1e3:.3f}" if math.isfinite(latency_us[k]) else "–" for k in ("mean", "p50", "p99", "p999", "max")),
+    ]
 
 
 def _render(cols: list[str], rows: list[list[str]], right: set[int]) -> list[str]:

@@ -182,8 +182,7 @@ def _expectation(r: RunResult) -> str | None:
     err = r.expectation_error or 0.0
     where = f" ({r.expect_source})" if r.expect_source else ""
     verdict = "within" if abs(err) <= r.expect_tolerance else "OUTSIDE"
-    return (f"That is {fmt_change(err)} from the measured {r.expect_iops:,.0f} IOPS{where}, {verdict} its "
-            f"±{r.expect_tolerance * 100:.0f} % tolerance.")
+    return f"That is {fmt_change(err)} from the measured {r.expect_iops:,.0f} IOPS{where}, {verdict} its ±{r.expect_tolerance * 100:.0f} % tolerance."
 
 
 def _evaluations(r: RunResult, paths: _Paths) -> list[tuple[float, str]]:
@@ -214,8 +213,10 @@ def _evaluations(r: RunResult, paths: _Paths) -> list[tuple[float, str]]:
             seen = f" (measured {measured})" if measured else ""
             lead = "evaluated" if k == 0 else "re-evaluated"
             if dropped:
-                s = (f"{on}at {fmt_time(e['t'])} it {lead} the paths{seen}, dropped {paths.describe(dropped, among, qualify=False)} "
-                     f"and kept {paths.describe(active, among, qualify=False)}.")
+                s = (
+                    f"{on}at {fmt_time(e['t'])} it {lead} the paths{seen}, dropped {paths.describe(dropped, among, qualify=False)} "
+                    f"and kept {paths.describe(active, among, qualify=False)}."
+                )
             else:
                 s = f"{on}at {fmt_time(e['t'])} it {lead} the paths{seen} and kept {paths.describe(active, among, qualify=False)}."
             out.append((e["t"], s[0].upper() + s[1:]))
@@ -230,8 +231,7 @@ def _evaluations(r: RunResult, paths: _Paths) -> list[tuple[float, str]]:
 
 
 def _other_policy_events(r: RunResult) -> list[str]:
-    counts = Counter(e["event"] for e in r.metrics.events
-                     if e["event"] not in ("evaluation", "sampling_started", "fault", *_PATH_EVENTS))
+    counts = Counter(e["event"] for e in r.metrics.events if e["event"] not in ("evaluation", "sampling_started", "fault", *_PATH_EVENTS))
     out = []
     for name, n in counts.items():
         first = next(e for e in r.metrics.events if e["event"] == name)
@@ -251,6 +251,7 @@ def _ejections(events: list[dict[str, Any]]) -> str:
     for e in events:
         by_path.setdefault(str(e["path"]), []).append(e)
     order = sorted(by_path, key=lambda p: (-len(by_path[p]), by_path[p][0]["t"]))
+
     def one(p: str) -> str:
         evs = by_path[p]
         first = f"for {evs[0]['why']} at {fmt_time(evs[0]['t'])}"
@@ -294,8 +295,9 @@ def _faults(r: RunResult, paths: _Paths) -> list[tuple[float, str]]:
         s = f"At {fmt_time(at)} " + _WHAT.get(what, what + " on {target}").format(target=target, state=states.get((at, what)))
         # when the host learnt of it: its first path event on a path the fault touched
         names = {(model.devices[p.device].name if model.devices else model.hosts[p.host], p.name) for p in hit}
-        noticed = next((e for e in r.metrics.events if e["event"] in _PATH_EVENTS and e["t"] >= at
-                        and (e.get("device"), e.get("path")) in names), None)
+        noticed = next(
+            (e for e in r.metrics.events if e["event"] in _PATH_EVENTS and e["t"] >= at and (e.get("device"), e.get("path")) in names), None
+        )
         if noticed is not None:
             delay = noticed["t"] - at
             detection = {model.host_params[h].detection for h in hosts} if model.host_params else set()
@@ -358,8 +360,10 @@ def _accounting(r: RunResult) -> str | None:
         parts.append(f"{_plural(a['frames_lost'], 'frame')} {'was' if a['frames_lost'] == 1 else 'were'} lost and resent")
     if a.get("refused"):
         offered = a["refused"] + a["issued"]
-        parts.append(f"{_plural(a['refused'], 'arrival')} of {offered:,} {'was' if a['refused'] == 1 else 'were'} refused "
-                     f"at a full iodepth ({a['refused'] / offered:.2%}, never issued)")
+        parts.append(
+            f"{_plural(a['refused'], 'arrival')} of {offered:,} {'was' if a['refused'] == 1 else 'were'} refused "
+            f"at a full iodepth ({a['refused'] / offered:.2%}, never issued)"
+        )
     if not parts and not a["failed"]:
         return None
     failed = "none failed" if not a["failed"] else f"{_plural(a['failed'], 'I/O')} failed"
@@ -410,6 +414,5 @@ def text(result: Result, width: int = 100) -> str:
     for label, sentences in story(result):
         body = _UNIT.sub("\\1\0\\2", " ".join(sentences))
         head = f"{label}: " if label else ""
-        lines += textwrap.wrap(head + body, width=width, initial_indent="  ", subsequent_indent="    ",
-                               break_on_hyphens=False)
+        lines += textwrap.wrap(head + body, width=width, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
     return "\n".join(lines).replace("\0", " ") + "\n"

@@ -140,8 +140,7 @@ def topology(result: Result | RunResult, *, policy: str | None = None) -> go.Fig
         hover.append(by_nexus)
 
     def path_text(n: Nexus) -> str:
-        lines = [f"<b>{n.name}</b>" + (f" ({n.host})" if several_hosts else ""),
-                 f"{n.adapter or n.host} → {n.target} → {n.array}, {n.alua} at start"]
+        lines = [f"<b>{n.name}</b>" + (f" ({n.host})" if several_hosts else ""), f"{n.adapter or n.host} → {n.target} → {n.array}, {n.alua} at start"]
         for r, by_nexus in zip(runs, hover):
             rows = by_nexus[n.index]
             ios = sum(x["ios"] for x in rows)
@@ -162,37 +161,61 @@ def topology(result: Result | RunResult, *, policy: str | None = None) -> go.Fig
     for array, target in targets:
         wx += [X_TARGET, X_ARRAY, None]
         wy += [y_target[(array, target)], y_array[(array,)], None]
-    fig.add_trace(go.Scatter(x=wx, y=wy, mode="lines", line=dict(color="#bbb", width=1.5), hoverinfo="skip",
-                             showlegend=False, name="wiring"))
+    fig.add_trace(go.Scatter(x=wx, y=wy, mode="lines", line=dict(color="#bbb", width=1.5), hoverinfo="skip", showlegend=False, name="wiring"))
     for n, share, color in zip(nx, shares[start], colors[start]):
         x0 = X_ADAPTER if n.adapter else X_HOST
         y0 = y_adapter[(n.host, n.adapter)] if n.adapter else y_host[(n.host,)]
-        fig.add_trace(go.Scatter(
-            x=[x0, X_TARGET], y=[y0, y_target[(n.array, n.target)]], mode="lines", name=f"path {n.name}",
-            line=dict(color=color, width=_width(share), dash="solid" if share > 0 else "dot"),
-            hovertemplate=path_text(n) + "<extra></extra>", showlegend=False, legendgroup=n.alua,
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[x0, X_TARGET],
+                y=[y0, y_target[(n.array, n.target)]],
+                mode="lines",
+                name=f"path {n.name}",
+                line=dict(color=color, width=_width(share), dash="solid" if share > 0 else "dot"),
+                hovertemplate=path_text(n) + "<extra></extra>",
+                showlegend=False,
+                legendgroup=n.alua,
+            )
+        )
     n_path_traces = len(nx)
     first_path_trace = 1
 
-    def nodes(name: str, xs: float, ys: dict[tuple[str, ...], float], labels: list[str], symbol: str, size: int,
-              color: str, position: str, show_text: bool) -> None:
-        fig.add_trace(go.Scatter(
-            x=[xs] * len(ys), y=list(ys.values()), mode="markers+text" if show_text else "markers", name=name,
-            text=labels, textposition=position, textfont=dict(size=12),
-            marker=dict(symbol=symbol, size=size, color=color, line=dict(width=1, color="#333")),
-            hovertext=labels, hoverinfo="text", showlegend=False,
-        ))
+    def nodes(
+        name: str, xs: float, ys: dict[tuple[str, ...], float], labels: list[str], symbol: str, size: int, color: str, position: str, show_text: bool
+    ) -> None:
+        fig.add_trace(
+            go.Scatter(
+                x=[xs] * len(ys),
+                y=list(ys.values()),
+                mode="markers+text" if show_text else "markers",
+                name=name,
+                text=labels,
+                textposition=position,
+                textfont=dict(size=12),
+                marker=dict(symbol=symbol, size=size, color=color, line=dict(width=1, color="#333")),
+                hovertext=labels,
+                hoverinfo="text",
+                showlegend=False,
+            )
+        )
 
     nodes("hosts", X_HOST, y_host, [h[0] for h in hosts], "square", 22, "#1f77b4", "middle left", True)
     if any(a for _, a in adapters):
-        nodes("adapters", X_ADAPTER, y_adapter, [a or h for h, a in adapters], "circle", 12, "#aec7e8", "top center",
-              len(adapters) <= _LABELS_UP_TO)
+        nodes("adapters", X_ADAPTER, y_adapter, [a or h for h, a in adapters], "circle", 12, "#aec7e8", "top center", len(adapters) <= _LABELS_UP_TO)
     nodes("target ports", X_TARGET, y_target, [t for _, t in targets], "diamond", 10, "#c7c7c7", "middle right", False)
     if len(targets) <= _LABELS_UP_TO:  # on a white ground, so the wiring does not run through the names
         for (array, target), y in y_target.items():
-            fig.add_annotation(x=X_TARGET, y=y, text=target, showarrow=False, xanchor="left", xshift=9,
-                               font=dict(size=11), bgcolor="rgba(255,255,255,0.85)", borderpad=1)
+            fig.add_annotation(
+                x=X_TARGET,
+                y=y,
+                text=target,
+                showarrow=False,
+                xanchor="left",
+                xshift=9,
+                font=dict(size=11),
+                bgcolor="rgba(255,255,255,0.85)",
+                borderpad=1,
+            )
     nodes("arrays", X_ARRAY, y_array, [a[0] for a in arrays], "square", 26, "#8c564b", "middle right", True)
 
     rep = model.replication
@@ -203,21 +226,43 @@ def topology(result: Result | RunResult, *, policy: str | None = None) -> go.Fig
         bow = [X_ARRAY + 0.45 * math.sin(math.pi * k / 20) for k in range(21)]
         ys = [ya + (yb - ya) * k / 20 for k in range(21)]
         km = rep.extra / US_PER_KM
-        label = (f"replication, one way {rep.one_way_latency.describe()}" + (f" + {km:g} km" if km else "")
-                 + (f", {_bandwidth(rep.bandwidth)}" if rep.bandwidth else ""))
-        shown = "<br>".join(["<b>replication</b>", _short(f"one way {rep.one_way_latency.describe()}", 30),
-                             *([f"+ {km:g} km"] if km else []), *([_bandwidth(rep.bandwidth)] if rep.bandwidth else [])])
-        fig.add_trace(go.Scatter(x=bow, y=ys, mode="lines", name="replication",
-                                 line=dict(color="#8c564b", width=3, dash="dash"), hovertext=label, hoverinfo="text",
-                                 showlegend=False))
-        fig.add_annotation(x=X_ARRAY + 0.47, y=(ya + yb) / 2, text=shown, showarrow=False, align="left",
-                           xanchor="left", font=dict(size=11, color="#8c564b"))
+        label = (
+            f"replication, one way {rep.one_way_latency.describe()}"
+            + (f" + {km:g} km" if km else "")
+            + (f", {_bandwidth(rep.bandwidth)}" if rep.bandwidth else "")
+        )
+        shown = "<br>".join(
+            [
+                "<b>replication</b>",
+                _short(f"one way {rep.one_way_latency.describe()}", 30),
+                *([f"+ {km:g} km"] if km else []),
+                *([_bandwidth(rep.bandwidth)] if rep.bandwidth else []),
+            ]
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=bow,
+                y=ys,
+                mode="lines",
+                name="replication",
+                line=dict(color="#8c564b", width=3, dash="dash"),
+                hovertext=label,
+                hoverinfo="text",
+                showlegend=False,
+            )
+        )
+        fig.add_annotation(
+            x=X_ARRAY + 0.47, y=(ya + yb) / 2, text=shown, showarrow=False, align="left", xanchor="left", font=dict(size=11, color="#8c564b")
+        )
 
     # the legend: one entry per ALUA state drawn, and what dotted means
     drawn = _in_order({r.model.paths[i].alua for r in runs for n in nx for i in n.paths[:1]})
     for state in drawn:
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"{state} path",
-                                 line=dict(color=ALUA_COLORS.get(state, "#7f7f7f"), width=4), legendgroup=state))
+        fig.add_trace(
+            go.Scatter(
+                x=[None], y=[None], mode="lines", name=f"{state} path", line=dict(color=ALUA_COLORS.get(state, "#7f7f7f"), width=4), legendgroup=state
+            )
+        )
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="no I/O", line=dict(color="#999", width=2, dash="dot")))
 
     for x, title in ((X_HOST, "host"), (X_ADAPTER, "adapter"), (X_TARGET, "target port"), (X_ARRAY, "array")):
@@ -231,24 +276,51 @@ def topology(result: Result | RunResult, *, policy: str | None = None) -> go.Fig
     if len(runs) > 1:
         indices = list(range(first_path_trace, first_path_trace + n_path_traces))
         buttons = [
-            dict(label=r.label, method="restyle",
-                 args=[{"line.width": [_width(s) for s in shares[i]], "line.color": colors[i],
-                        "line.dash": ["solid" if s > 0 else "dot" for s in shares[i]]}, indices])
+            dict(
+                label=r.label,
+                method="restyle",
+                args=[
+                    {
+                        "line.width": [_width(s) for s in shares[i]],
+                        "line.color": colors[i],
+                        "line.dash": ["solid" if s > 0 else "dot" for s in shares[i]],
+                    },
+                    indices,
+                ],
+            )
             for i, r in enumerate(runs)
         ]
         # 40 px above the plot, under the title, whatever the figure's height (y is in plot heights)
-        fig.update_layout(updatemenus=[dict(type="buttons", direction="right", buttons=buttons, active=start,
-                                            x=0, xanchor="left", y=1 + 40 / (height - top - bottom), yanchor="bottom",
-                                            showactive=True, font=dict(size=11))])
+        fig.update_layout(
+            updatemenus=[
+                dict(
+                    type="buttons",
+                    direction="right",
+                    buttons=buttons,
+                    active=start,
+                    x=0,
+                    xanchor="left",
+                    y=1 + 40 / (height - top - bottom),
+                    yanchor="bottom",
+                    showactive=True,
+                    font=dict(size=11),
+                )
+            ]
+        )
     name = result.scenario if isinstance(result, Result) else first.model.name
     fig.update_layout(
-        title=dict(text=f"The set-up: line width = share of I/Os{' (buttons: policy)' if len(runs) > 1 else ''}"
-                        f"<br><sup>{name}</sup>", y=1, yanchor="top", pad=dict(t=14)),
+        title=dict(
+            text=f"The set-up: line width = share of I/Os{' (buttons: policy)' if len(runs) > 1 else ''}<br><sup>{name}</sup>",
+            y=1,
+            yanchor="top",
+            pad=dict(t=14),
+        ),
         xaxis=dict(visible=False, range=[-0.75, X_ARRAY + 1.6]),
         yaxis=dict(visible=False, range=[-0.04, 1.1]),
         height=height,
         margin=dict(t=top, l=20, r=20, b=bottom),
-        plot_bgcolor="white", hovermode="closest",
+        plot_bgcolor="white",
+        hovermode="closest",
         legend=dict(orientation="h", y=-0.02, yanchor="top", x=0),
         meta={"start_policy": runs[start].label},
     )
@@ -303,17 +375,24 @@ def key_figures(result: Result | RunResult) -> list[tuple[str, str]]:
         for w in config.workloads:
             on = w.host or config.hosts[0].name
             mix = f" ({w.rwmixread} % reads)" if w.rw in ("rw", "readwrite", "randrw") else ""
-            rows.append((f"workload {w.name} on {on}" + (f", volume {w.volume}" if w.volume else ""),
-                         f"rw={w.rw}{mix}, bs={_bs(w.bs)}, iodepth={w.iodepth}, numjobs={w.numjobs}"
-                         + (f", ramp_time={format_duration(w.ramp_time)}" if w.ramp_time else "")))
+            rows.append(
+                (
+                    f"workload {w.name} on {on}" + (f", volume {w.volume}" if w.volume else ""),
+                    f"rw={w.rw}{mix}, bs={_bs(w.bs)}, iodepth={w.iodepth}, numjobs={w.numjobs}"
+                    + (f", ramp_time={format_duration(w.ramp_time)}" if w.ramp_time else ""),
+                )
+            )
     else:
         seen: dict[str, Any] = {}
         for j in model.jobs:
             seen.setdefault(j.workload, [j, 0])[1] += 1
         for name, (j, count) in seen.items():
-            rows.append((f"workload {name} on {model.hosts[j.host]}",
-                         f"{j.read_fraction:.0%} reads, bs={_bs(zip(j.sizes, (w * 100 for w in j.size_weights)))}, "
-                         f"iodepth={j.iodepth}, numjobs={count}"))
+            rows.append(
+                (
+                    f"workload {name} on {model.hosts[j.host]}",
+                    f"{j.read_fraction:.0%} reads, bs={_bs(zip(j.sizes, (w * 100 for w in j.size_weights)))}, iodepth={j.iodepth}, numjobs={count}",
+                )
+            )
     rows.append(("I/Os kept in flight", f"{model.outstanding:,} ({'NVMe' if model.protocol == 'nvme' else 'SCSI'})"))
     # paths: one row per host, array and kind of path
     groups: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
@@ -324,28 +403,35 @@ def key_figures(result: Result | RunResult) -> list[tuple[str, str]]:
     for (h, a, latency, bw, km, links), cs in groups.items():
         states = _in_order({alua.get(c.index, "AO") for c in cs})
         names = cs[0].name if len(cs) == 1 else f"{cs[0].name} {'and' if len(cs) == 2 else '…'} {cs[-1].name}"
-        value = (f"{len(cs)} path{'s' if len(cs) > 1 else ''} ({names}), one way {latency}"
-                 + (f" + {km:g} km" if km else "") + f", {_bandwidth(bw)}, {'/'.join(states)} at start"
-                 + (f", via {', '.join(model.links[i].name for i in links)}" if links else ""))
+        value = (
+            f"{len(cs)} path{'s' if len(cs) > 1 else ''} ({names}), one way {latency}"
+            + (f" + {km:g} km" if km else "")
+            + f", {_bandwidth(bw)}, {'/'.join(states)} at start"
+            + (f", via {', '.join(model.links[i].name for i in links)}" if links else "")
+        )
         rows.append((f"paths {model.hosts[h]} → {model.arrays[a].name}", value))
     for a in model.arrays:
-        rows.append((f"array {a.name}", f"service read {a.read_service.describe()}, write {a.write_service.describe()}, "
-                                        f"concurrency {a.concurrency}"))
+        rows.append((f"array {a.name}", f"service read {a.read_service.describe()}, write {a.write_service.describe()}, concurrency {a.concurrency}"))
     rep = model.replication
     if rep is not None:
         a, b = (model.arrays[i].name for i in rep.arrays)
         km = rep.extra / US_PER_KM
-        rows.append((f"replication {a} ↔ {b}", f"synchronous, one way {rep.one_way_latency.describe()}"
-                     + (f" + {km:g} km" if km else "") + f", {_bandwidth(rep.bandwidth)}"
-                     + (f", {rep.loss_ppm:g} ppm lost" if rep.loss_ppm else "")))
+        rows.append(
+            (
+                f"replication {a} ↔ {b}",
+                f"synchronous, one way {rep.one_way_latency.describe()}"
+                + (f" + {km:g} km" if km else "")
+                + f", {_bandwidth(rep.bandwidth)}"
+                + (f", {rep.loss_ppm:g} ppm lost" if rep.loss_ppm else ""),
+            )
+        )
     for h in model.host_params:
         pref = ""
         if config is not None:
             hc = next((x for x in config.hosts if x.name == h.name), None)
             if hc is not None and hc.preferred_array:
                 pref = f", preferred array {hc.preferred_array}"
-        rows.append((f"host {h.name}", f"detection {_t(h.detection)}, APD timeout {_t(h.apd_timeout)}, "
-                                       f"I/O timeout {_t(h.io_timeout)}{pref}"))
+        rows.append((f"host {h.name}", f"detection {_t(h.detection)}, APD timeout {_t(h.apd_timeout)}, I/O timeout {_t(h.io_timeout)}{pref}"))
     # a policy run with a preferred array of its own starts from other ALUA states: say so for each run
     if len({tuple(p.alua for p in r.model.paths) for r in runs}) > 1:
         for r in runs:
@@ -353,10 +439,12 @@ def key_figures(result: Result | RunResult) -> list[tuple[str, str]]:
             rows.append((f"paths for {r.label}", ", ".join(f"{sum(p.alua == s for p in r.model.paths)} {s}" for s in states)))
     faults = [f for f in model.faults if not f.revert]
     if faults:
-        when = (f"at {format_duration(faults[0].at)}" if faults[0].at == faults[-1].at
-                else f"from {format_duration(faults[0].at)} to {format_duration(faults[-1].at)}")
+        when = (
+            f"at {format_duration(faults[0].at)}"
+            if faults[0].at == faults[-1].at
+            else f"from {format_duration(faults[0].at)} to {format_duration(faults[-1].at)}"
+        )
         rows.append(("faults", f"{len(faults)}, {when}"))
     ramp = f"after a {format_duration(model.ramp)} ramp" if model.ramp > 0 else "from the start (no ramp)"
-    rows.append(("measured", f"{format_duration(model.duration)} {ramp}, "
-                             f"interval {format_duration(model.interval)}, seed {model.seed}"))
+    rows.append(("measured", f"{format_duration(model.duration)} {ramp}, interval {format_duration(model.interval)}, seed {model.seed}"))
     return rows

@@ -28,8 +28,20 @@ if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
 
 __all__ = [
-    "Scenario", "RunSpec", "load_scenario", "loads_scenario", "scenario_from_data", "build_scenario", "default_scenario",
-    "DEFAULT_SCENARIO_NAME", "read_text", "read_toml", "parse_toml", "path_count", "device_count", "unique_labels",
+    "Scenario",
+    "RunSpec",
+    "load_scenario",
+    "loads_scenario",
+    "scenario_from_data",
+    "build_scenario",
+    "default_scenario",
+    "DEFAULT_SCENARIO_NAME",
+    "read_text",
+    "read_toml",
+    "parse_toml",
+    "path_count",
+    "device_count",
+    "unique_labels",
 ]
 
 DEFAULT_SCENARIO_NAME = "esxi-latency-testdrive.toml"
@@ -132,8 +144,19 @@ def _problem(err: ErrorDetails) -> str:
     if kind == "finite_number":
         return f"must be a finite number, got {_short(err.get('input'))}"
     if kind in (
-        "literal_error", "int_type", "int_parsing", "int_from_float", "float_type", "float_parsing", "string_type",
-        "bool_type", "bool_parsing", "greater_than", "greater_than_equal", "less_than", "less_than_equal",
+        "literal_error",
+        "int_type",
+        "int_parsing",
+        "int_from_float",
+        "float_type",
+        "float_parsing",
+        "string_type",
+        "bool_type",
+        "bool_parsing",
+        "greater_than",
+        "greater_than_equal",
+        "less_than",
+        "less_than_equal",
     ):
         msg += f", got {_short(err.get('input'))}"
     return msg
@@ -142,10 +165,7 @@ def _problem(err: ErrorDetails) -> str:
 def _model_error(source: str, exc: ValidationError) -> ScenarioError:
     errors = exc.errors()
     # A list whose item is bad is also reported as too short (the bad item was dropped): not a second problem.
-    errors = [
-        e for e in errors
-        if not (e["type"] == "too_short" and any(o is not e and o["loc"][: len(e["loc"])] == e["loc"] for o in errors))
-    ]
+    errors = [e for e in errors if not (e["type"] == "too_short" and any(o is not e and o["loc"][: len(e["loc"])] == e["loc"] for o in errors))]
     # pydantic names its validator functions in the location: not a key the user wrote
     locs = [tuple(p for p in e["loc"] if not (isinstance(p, str) and re.fullmatch(r"function-\w+\[.*\]", p))) for e in errors]
     missing = {loc for e, loc in zip(errors, locs) if e["type"] == "missing"}
@@ -238,9 +258,7 @@ def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, sou
     if spec.name in ("fixed", "hpp:fixed") and spec["preferred"]:
         names = {n for group in model.paths for n in group.names()}
         if spec["preferred"] not in names:
-            raise ScenarioError(
-                src, at("preferred"), f"{spec.name}: preferred path {spec['preferred']!r} is not a path of this scenario"
-            )
+            raise ScenarioError(src, at("preferred"), f"{spec.name}: preferred path {spec['preferred']!r} is not a path of this scenario")
     if not label:
         label = spec.text + (f" (preferred array {preferred})" if preferred and preferred != "none" else "")
     expect = entry.get("expect")
@@ -310,9 +328,12 @@ def unique_labels(runs: list[RunSpec], places: list[tuple[str, str]], hint: str)
     first: dict[str, str] = {}
     for run, (place, name) in zip(runs, places):
         if run.label in first:
-            problems.append((
-                place, f"is labelled {run.label!r}, as {first[run.label]} is: two rows of one name; give one its own label ({hint}) or drop it",
-            ))
+            problems.append(
+                (
+                    place,
+                    f"is labelled {run.label!r}, as {first[run.label]} is: two rows of one name; give one its own label ({hint}) or drop it",
+                )
+            )
         else:
             first[run.label] = name
     return problems
@@ -365,20 +386,29 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
     n_paths = path_count(m)
     if n_paths > MAX_PATHS:
         # before any name is spelt out: a billion of them would take the rest of the day
-        fail("paths", f"{n_paths:,} paths (count over every [[paths]] table{', once per volume on its array' if m.volumes else ''}) "
-                      f"is more than the {MAX_PATHS:,} pathsel simulates in one run")
+        fail(
+            "paths",
+            f"{n_paths:,} paths (count over every [[paths]] table{', once per volume on its array' if m.volumes else ''}) "
+            f"is more than the {MAX_PATHS:,} pathsel simulates in one run",
+        )
         return problems
     wide_host, volume, widest = _widest_device(m)
     if widest > MAX_DEVICE_PATHS:
         seen = f"host {wide_host!r} sees volume {volume!r}" if volume is not None else f"host {wide_host!r} sees its volume"
-        fail("paths", f"{seen} over {widest:,} paths, more than the {MAX_DEVICE_PATHS:,} paths per device pathsel "
-                      "simulates (the engine's memory grows with their square; ESXi and Windows stop at 32)")
+        fail(
+            "paths",
+            f"{seen} over {widest:,} paths, more than the {MAX_DEVICE_PATHS:,} paths per device pathsel "
+            "simulates (the engine's memory grows with their square; ESXi and Windows stop at 32)",
+        )
         return problems
     outstanding = sum(w.numjobs * w.iodepth for w in m.workloads)
     if outstanding > MAX_OUTSTANDING:
         parts = " + ".join(f"{w.numjobs:,} x {w.iodepth:,}" for w in m.workloads)
-        fail("workloads", f"the workloads keep {outstanding:,} I/Os outstanding together ({parts}, numjobs x iodepth), "
-                          f"more than the {MAX_OUTSTANDING:,} pathsel simulates in one run")
+        fail(
+            "workloads",
+            f"the workloads keep {outstanding:,} I/Os outstanding together ({parts}, numjobs x iodepth), "
+            f"more than the {MAX_OUTSTANDING:,} pathsel simulates in one run",
+        )
     series = series_problem(max(w.ramp_time for w in m.workloads) + m.duration, m.interval, n_paths, device_count(m))
     if series is not None:
         fail("interval", series)
@@ -402,8 +432,11 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
         for i, h in enumerate(m.hosts):
             for key in ("nvme_io_queues", "nvme_queue_size"):
                 if getattr(h, key) is not None:
-                    fail(f"hosts[{i}].{key}", f"is for NVMe-oF only: the scenario's protocol is {m.protocol!r} "
-                         "(set protocol = \"nvme\", or use queue_depth / adapter_queue_depth)")
+                    fail(
+                        f"hosts[{i}].{key}",
+                        f"is for NVMe-oF only: the scenario's protocol is {m.protocol!r} "
+                        '(set protocol = "nvme", or use queue_depth / adapter_queue_depth)',
+                    )
 
     if m.replication is not None:
         for j, a in enumerate(m.replication.arrays):
@@ -440,8 +473,10 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
         """The entry's numa_node must be one of its host's nodes."""
         n = nodes_of.get(host or "", 1) if host is not None else None
         if n is not None and node >= n:
-            fail(f"{section}[{i}].numa_node", f"node {node} is out of range: host {host!r} has numa_nodes = {n} "
-                 f"(nodes 0{' ... ' + str(n - 1) if n > 1 else ''})")
+            fail(
+                f"{section}[{i}].numa_node",
+                f"node {node} is out of range: host {host!r} has numa_nodes = {n} (nodes 0{' ... ' + str(n - 1) if n > 1 else ''})",
+            )
 
     for i, g in enumerate(m.paths):
         if g.numa_node:
@@ -477,7 +512,10 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
             fail(f"workloads[{i}].volume", f"required when there is more than one volume ({', '.join(volumes)})")
             continue
         if w.volume is not None and w.volume not in (volumes or []):
-            fail(f"workloads[{i}].volume", f"no volume named {w.volume!r} ({'volumes: ' + ', '.join(volumes) if volumes else 'no [[volumes]] section'})")
+            fail(
+                f"workloads[{i}].volume",
+                f"no volume named {w.volume!r} ({'volumes: ' + ', '.join(volumes) if volumes else 'no [[volumes]] section'})",
+            )
             continue
         vol = next((v for v in m.volumes if v.name == w.volume), None) if w.volume is not None else (m.volumes[0] if m.volumes else None)
         if host is None or vol is None or not vol.arrays or not arrays_of_host[host]:
@@ -490,8 +528,15 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
                 "no path reaches the volume, so the workload would never complete an I/O",
             )
     needs = {
-        "path_down": "path", "path_up": "path", "alua": "path", "latency": "path or link", "loss": "path or link",
-        "array_down": "array", "array_up": "array", "replication_down": "", "replication_up": "",
+        "path_down": "path",
+        "path_up": "path",
+        "alua": "path",
+        "latency": "path or link",
+        "loss": "path or link",
+        "array_down": "array",
+        "array_up": "array",
+        "replication_down": "",
+        "replication_up": "",
     }
     for i, f in enumerate(m.faults):
         at = f"faults[{i}]"
@@ -499,7 +544,7 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
         if need == "path" and f.path is None:
             fail(f"{at}.path", f"{f.what} needs the path it happens to")
         if need == "path or link" and (f.path is None) == (f.link is None):
-            fail(f"{at}.path", f"{f.what} needs exactly one of path or link (a [[links]] name or \"replication\")")
+            fail(f"{at}.path", f'{f.what} needs exactly one of path or link (a [[links]] name or "replication")')
         if need == "array" and f.array is None:
             fail(f"{at}.array", f"{f.what} needs the array it happens to")
         if f.path is not None and need not in ("path", "path or link"):
@@ -525,7 +570,7 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
         if f.what != "alua" and f.state is not None:
             fail(f"{at}.state", f"only an alua change takes a state, not {f.what}")
         if f.what == "latency" and f.add is None:
-            fail(f"{at}.add", "a latency step needs add (the one-way delay to add, e.g. \"5ms\")")
+            fail(f"{at}.add", 'a latency step needs add (the one-way delay to add, e.g. "5ms")')
         if f.what != "latency" and f.add is not None:
             fail(f"{at}.add", f"only a latency step takes add, not {f.what}")
         if f.what == "loss" and f.ppm is None:
@@ -598,9 +643,7 @@ def parse_toml(text: str, source: str) -> dict[str, Any]:
         raise ScenarioError(source, place, f"not valid TOML: {msg}") from None
     except RecursionError:
         line = _deep_line(text)
-        raise ScenarioError(
-            source, f"line {line}" if line else "", "arrays or inline tables nested too deep to read (hundreds of levels)"
-        ) from None
+        raise ScenarioError(source, f"line {line}" if line else "", "arrays or inline tables nested too deep to read (hundreds of levels)") from None
 
 
 def loads_scenario(text: str, source: str = "<string>") -> Scenario:
@@ -616,13 +659,16 @@ def scenario_from_data(data: dict[str, Any], source: str = "<data>") -> Scenario
     """
     if not data:
         raise ScenarioError(
-            source, "", "holds no settings (only comments and blank lines): a scenario needs at least [[arrays]], "
+            source,
+            "",
+            "holds no settings (only comments and blank lines): a scenario needs at least [[arrays]], "
             "[[paths]] and [[workloads]] (pathsel schema lists every key)",
         )
     if "validation" in data:
         # a validation case's scenario may live in another file or run a Python policy: studies know how
         raise ScenarioError(
-            source, "validation",
+            source,
+            "validation",
             "a validation case file: from Python, run its scenario with pathsel.simulate(scenario_of(file)) "
             "(scenario_of from pathsel.studies.validate); pathsel simulate and pathsel validate take the file as it is",
         )

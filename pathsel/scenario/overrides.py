@@ -50,7 +50,6 @@ def cli_value(text: str) -> Any:
     return t
 
 
-
 _TOKEN = re.compile(r"(?P<key>[A-Za-z_][\w-]*)|\[(?P<sel>[^\]]*)\]|(?P<dot>\.)|(?P<bad>.)")
 
 
@@ -69,7 +68,8 @@ def path_tokens(name: str, source: str, place: str) -> list[tuple[str, str]]:
             expect_key = True
         else:
             raise ScenarioError(
-                source, place,
+                source,
+                place,
                 f"{name!r} is not a parameter name: use FAMILY.key for a policy parameter (families: {', '.join(POLICY_DEFS)}) "
                 "or a scenario key such as replication.one_way_latency, workloads[0].iodepth, arrays[local].concurrency",
             )
@@ -120,7 +120,6 @@ def assign(data: dict[str, Any], name: str, value: Any, source: str, place: str)
                 walk(node[j], i + 1, f"{where}[{j}]")
 
     walk(data, 0, "")
-
 
 
 def lookup(data: dict[str, Any] | None, name: str) -> Any:

@@ -61,13 +61,21 @@ __all__ = [
 
 ALUA_STATES = ("AO", "ANO", "standby", "unavailable", "transitioning")
 FAULT_KINDS = (
-    "path_down", "path_up", "alua", "latency", "loss", "array_down", "array_up", "replication_down", "replication_up",
+    "path_down",
+    "path_up",
+    "alua",
+    "latency",
+    "loss",
+    "array_down",
+    "array_up",
+    "replication_down",
+    "replication_up",
 )
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
 
 _DELAY_SCHEMA = {
     "anyOf": [
-        {"type": "string", "description": "a duration such as \"50us\" or \"1ms\" (constant)"},
+        {"type": "string", "description": 'a duration such as "50us" or "1ms" (constant)'},
         {
             "type": "object",
             "properties": {"dist": {"enum": list(DELAY_KINDS)}},
@@ -97,8 +105,7 @@ def _positive_bandwidth(value: Any) -> float:
         raise ValueError("must be > 0")
     if rate < MIN_BANDWIDTH:
         raise ValueError(
-            f"{value!r} is slower than the 1kbit/s (125 bytes per second) pathsel takes: "
-            "one 4 KiB frame would take more than half a minute"
+            f"{value!r} is slower than the 1kbit/s (125 bytes per second) pathsel takes: one 4 KiB frame would take more than half a minute"
         )
     return rate
 
@@ -117,7 +124,7 @@ def _block_sizes(value: Any) -> tuple[tuple[int, float], ...]:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):
-        raise ValueError(f"expected a block size such as \"4k\" or \"4k/50:64k/50\", got {value!r}")
+        raise ValueError(f'expected a block size such as "4k" or "4k/50:64k/50", got {value!r}')
     parts: list[tuple[int, float | None]] = []
     for item in value.split(":"):
         size_text, slash, pct_text = item.partition("/")
@@ -150,9 +157,7 @@ def _block_sizes(value: Any) -> tuple[tuple[int, float], ...]:
 
 
 Delay = Annotated[Distribution, PlainValidator(parse_delay), WithJsonSchema(_DELAY_SCHEMA)]
-ServiceDelay = Annotated[
-    Distribution, PlainValidator(lambda v: parse_delay(v, allow_zero=True)), WithJsonSchema(_DELAY_SCHEMA)
-]
+ServiceDelay = Annotated[Distribution, PlainValidator(lambda v: parse_delay(v, allow_zero=True)), WithJsonSchema(_DELAY_SCHEMA)]
 PositiveDuration = Annotated[float, BeforeValidator(_positive_duration), WithJsonSchema({"type": "string"})]
 NonNegativeDuration = Annotated[float, BeforeValidator(_non_negative_duration), WithJsonSchema({"type": "string"})]
 Bandwidth = Annotated[float, BeforeValidator(_positive_bandwidth), WithJsonSchema({"type": "string"})]
@@ -180,7 +185,8 @@ def _timeout(value: Any) -> float:
     if isinstance(value, str) and value.strip().lower() in ("never", "queue", "none"):
         return math.inf
     return _at_least_timeout(
-        _positive_duration(value), value,
+        _positive_duration(value),
+        value,
         "with no usable path each I/O fails after it and its job issues the next at once, so the host would fail "
         "more than 100,000 I/Os per simulated second (ESXi waits 140s; for dm's no_path_retry fail write 1ms)",
     )
@@ -189,7 +195,8 @@ def _timeout(value: Any) -> float:
 def _io_timeout(value: Any) -> float:
     """A duration of at least MIN_TIMEOUT (10 us): a retry storm otherwise."""
     return _at_least_timeout(
-        _positive_duration(value), value,
+        _positive_duration(value),
+        value,
         "an attempt slower than it is aborted and retried, so with loss or a slow path the host would retry "
         "each I/O more than 100,000 times per simulated second (SCSI and NVMe hosts wait 30s)",
     )
@@ -259,23 +266,29 @@ class ArrayConfig(_Strict):
     service_time: Annotated[ServiceTime, BeforeValidator(_service_time), WithJsonSchema(_SERVICE_TIME_SCHEMA)] = Field(
         ServiceTime(), description="time an I/O holds a slot: one delay for both ops, or { read = ..., write = ... }"
     )
-    concurrency: int = Field(
-        64, ge=1, le=MAX_INT32, strict=True, description="I/Os the array serves in parallel; more wait in a FIFO queue"
-    )
+    concurrency: int = Field(64, ge=1, le=MAX_INT32, strict=True, description="I/Os the array serves in parallel; more wait in a FIFO queue")
     service_time_per_kib: NonNegativeDuration = Field(
         0.0, description="added to each service time per KiB of the I/O: a fixed part plus a per-size part, so 1 MiB costs more than 4 KiB"
     )
     read_hit_ratio: float = Field(
-        0.0, ge=0, le=1, strict=True, allow_inf_nan=False,
+        0.0,
+        ge=0,
+        le=1,
+        strict=True,
+        allow_inf_nan=False,
         description="share of reads served from the array's cache (0 to 1): a hit takes read_hit_service_time instead "
         "of the read service_time (plus service_time_per_kib either way); drawn from the array's read service stream",
     )
     read_hit_service_time: ServiceDelay = Field(
-        Constant(20e-6), description="service time of a read cache hit (default 20us, an assumption: DRAM plus the "
+        Constant(20e-6),
+        description="service time of a read cache hit (default 20us, an assumption: DRAM plus the "
         "controller's command processing); used only with read_hit_ratio > 0",
     )
     port_queue_depth: int | None = Field(
-        None, ge=1, le=MAX_INT32, strict=True,
+        None,
+        ge=1,
+        le=MAX_INT32,
+        strict=True,
         description="commands each of its target ports holds at once (FC target ports: 2048-4096); one more is "
         "answered QUEUE FULL (SCSI status 0x28) and retried by the host. Default: no limit",
     )
@@ -290,9 +303,7 @@ class ReplicationConfig(_Strict):
     distance_km: Km = 0.0
     loss_ppm: Ppm = 0.0
     loss_recovery: PositiveDuration = Field(0.2, description="a lost frame is resent after this (TCP minimum RTO)")
-    preferred_site: str | None = Field(
-        None, description="the array the mediator keeps serving when the replication link fails (default: the first)"
-    )
+    preferred_site: str | None = Field(None, description="the array the mediator keeps serving when the replication link fails (default: the first)")
 
 
 class HostConfig(_Strict):
@@ -301,57 +312,77 @@ class HostConfig(_Strict):
         None,
         description="Pure ActiveCluster preferred array / NetApp host proximity: that array's paths are AO, the peer's ANO",
     )
-    detection: Detection = Field(
-        5.0, description="time for the host to notice a path going down or up (dm polling_interval, NVMe keep-alive: 5 s)"
-    )
+    detection: Detection = Field(5.0, description="time for the host to notice a path going down or up (dm polling_interval, NVMe keep-alive: 5 s)")
     apd_timeout: Timeout = Field(140.0, description="an I/O with no usable path fails after this (ESXi APD: 140 s; never = queue)")
     io_timeout: IoTimeout = Field(30.0, description="an attempt slower than this is aborted and retried (SCSI/NVMe: 30 s)")
     queue_depth: int | None = Field(
-        None, ge=1, le=65536, strict=True,
+        None,
+        ge=1,
+        le=65536,
+        strict=True,
         description="I/Os each of its devices takes at once (ESXi DQLEN, Linux queue_depth, NVMe queue_size); "
         "more wait in the host, in order (esxtop's KAVG, QUED). Default: no limit",
     )
     adapter_queue_depth: int | None = Field(
-        None, ge=1, le=65536, strict=True,
+        None,
+        ge=1,
+        le=65536,
+        strict=True,
         description="I/Os the host's adapter (HBA) takes at once over all its devices (lpfc_hba_queue_depth 8192); "
         "more wait in the host, in order, after their device took them (KAVG, QUED). Default: no limit",
     )
     nvme_io_queues: int | None = Field(
-        None, ge=1, le=1024, strict=True,
+        None,
+        ge=1,
+        le=1024,
+        strict=True,
         description="NVMe-oF only: I/O queues the host opens on each controller (nvme connect --nr-io-queues; "
         "Linux: the online CPUs); with nvme_queue_size, the controller's tags, shared by all its namespaces: "
         "nvme_io_queues x (nvme_queue_size - 1). An I/O whose path's controller has none free waits for one, "
         "in order (KAVG, QUED). Default: no limit",
     )
     nvme_queue_size: int | None = Field(
-        None, ge=16, le=1024, strict=True,
+        None,
+        ge=16,
+        le=1024,
+        strict=True,
         description="NVMe-oF only: entries of each I/O queue (nvme connect --queue-size; NVMF_DEF_QUEUE_SIZE 128, "
         "16 ... 1024); one is never used (a full queue's head and tail differ by one). Default: 128 when "
         "nvme_io_queues is set",
     )
     qfull_retry_delay: NonNegativeDuration = Field(
-        0.003, description="a command answered QUEUE FULL is sent again this long after the status came back "
+        0.003,
+        description="a command answered QUEUE FULL is sent again this long after the status came back "
         "(Linux SCSI_QUEUE_DELAY 3 ms); it keeps its place in the device queue meanwhile",
     )
     qfull_sample_size: int = Field(
-        0, ge=0, le=64, strict=True,
+        0,
+        ge=0,
+        le=64,
+        strict=True,
         description="ESXi Disk.QFullSampleSize: after this many QUEUE FULL statuses the device queue depth (DQLEN) "
         "is halved; 0 (the default) turns adaptive queue-depth throttling off (KB 1008113; NetApp: 32)",
     )
     qfull_threshold: int = Field(
-        8, ge=1, le=16, strict=True,
+        8,
+        ge=1,
+        le=16,
+        strict=True,
         description="ESXi Disk.QFullThreshold: after this many good statuses a throttled DQLEN grows back by one "
         "(KB 1008113; NetApp: 4); at most qfull_sample_size",
     )
     # NUMA (issue 16): the host's nodes, their SLIT distances and what a cross-node I/O costs
-    numa_nodes: int = Field(1, ge=1, le=MAX_NUMA_NODES, strict=True,
-                            description="NUMA nodes (sockets) of the host, as numactl --hardware counts them")
+    numa_nodes: int = Field(
+        1, ge=1, le=MAX_NUMA_NODES, strict=True, description="NUMA nodes (sockets) of the host, as numactl --hardware counts them"
+    )
     numa_distances: tuple[tuple[StrictInt, ...], ...] | None = Field(
-        None, description="the SLIT distance matrix as numactl --hardware prints it, one row per node "
+        None,
+        description="the SLIT distance matrix as numactl --hardware prints it, one row per node "
         "(10 on the diagonal, e.g. 20 or 21 remote). Default: 10 local, 20 remote",
     )
     numa_penalty: NonNegativeDuration = Field(
-        0.5e-6, description="host latency an I/O pays when the path's adapter sits on another node than the issuing "
+        0.5e-6,
+        description="host latency an I/O pays when the path's adapter sits on another node than the issuing "
         "CPU: this much per 10 distance units above local (an assumption; docs/model.md)",
     )
 
@@ -369,23 +400,27 @@ class HostConfig(_Strict):
                 if not 1 <= x <= 255:
                     raise ValueError(f"[{a}][{b}] = {x}: a SLIT distance is 1 ... 255 (10 is local)")
             if any(row[b] <= row[a] for b in range(n) if b != a):
-                raise ValueError(f"row {a}: the diagonal ({row[a]}) must be the smallest in its row, "
-                                 f"a node being nearest itself (got {list(row)})")
+                raise ValueError(f"row {a}: the diagonal ({row[a]}) must be the smallest in its row, a node being nearest itself (got {list(row)})")
         return d
 
     @model_validator(mode="after")
     def _throttling(self) -> HostConfig:
         if self.nvme_queue_size is not None and self.nvme_io_queues is None:
-            raise ValueError("nvme_queue_size needs nvme_io_queues: the controller's tags are nvme_io_queues x "
-                             "(nvme_queue_size - 1) (Linux's default, one queue per online CPU, is not modelled; "
-                             "e.g. nvme_io_queues = 8)")
+            raise ValueError(
+                "nvme_queue_size needs nvme_io_queues: the controller's tags are nvme_io_queues x "
+                "(nvme_queue_size - 1) (Linux's default, one queue per online CPU, is not modelled; "
+                "e.g. nvme_io_queues = 8)"
+            )
         if self.qfull_sample_size > 0:
             if self.queue_depth is None:
-                raise ValueError("qfull_sample_size needs queue_depth: throttling halves the device queue depth, "
-                                 "so the host must have one (ESXi's DQLEN, e.g. queue_depth = 64)")
+                raise ValueError(
+                    "qfull_sample_size needs queue_depth: throttling halves the device queue depth, "
+                    "so the host must have one (ESXi's DQLEN, e.g. queue_depth = 64)"
+                )
             if self.qfull_threshold > self.qfull_sample_size:
-                raise ValueError(f"qfull_threshold ({self.qfull_threshold}) must be at most qfull_sample_size "
-                                 f"({self.qfull_sample_size}), as KB 1008113 asks")
+                raise ValueError(
+                    f"qfull_threshold ({self.qfull_threshold}) must be at most qfull_sample_size ({self.qfull_sample_size}), as KB 1008113 asks"
+                )
         return self
 
 
@@ -415,11 +450,11 @@ class PathGroup(_Strict):
     links: tuple[Name, ...] = Field((), description="shared [[links]] this path crosses (an HBA port, an ISL)")
     weight: int = Field(0, ge=0, le=MAX_INT32, strict=True, description="static path weight (Windows MPIO weighted paths)")
     target_port: Name | None = Field(
-        None, description="the array's target port this nexus lands on ({i} as in name): nexuses naming one port of "
+        None,
+        description="the array's target port this nexus lands on ({i} as in name): nexuses naming one port of "
         "an array share its port_queue_depth. Default: a port of its own",
     )
-    numa_node: int = Field(0, ge=0, strict=True,
-                           description="the NUMA node of the HBA/NIC the path's nexus (controller) sits on")
+    numa_node: int = Field(0, ge=0, strict=True, description="the NUMA node of the HBA/NIC the path's nexus (controller) sits on")
 
     def names(self) -> list[str]:
         return [self.name.replace("{i}", str(self.start + k)) for k in range(self.count)]
@@ -474,40 +509,36 @@ class WorkloadConfig(_Strict):
     volume: str | None = None
     rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"] = "randread"
     rwmixread: int = Field(50, ge=0, le=100, strict=True, description="% reads in a mixed workload")
-    rwmixwrite: int | None = Field(
-        None, ge=0, le=100, strict=True, description="% writes in a mixed workload (fio); 100 - rwmixread when not given"
-    )
+    rwmixwrite: int | None = Field(None, ge=0, le=100, strict=True, description="% writes in a mixed workload (fio); 100 - rwmixread when not given")
     bs: BlockSizes = ((4096, 100.0),)
     iodepth: int = Field(1, ge=1, le=65536, strict=True)
     numjobs: int = Field(1, ge=1, le=4096, strict=True)
     ramp_time: NonNegativeDuration = 0.0
     rate_iops: float | None = Field(
-        None, gt=0, le=1e9, allow_inf_nan=False,
+        None,
+        gt=0,
+        le=1e9,
+        allow_inf_nan=False,
         description="offered load, I/Os per second per job copy (open loop; iodepth caps those issued and not done)",
     )
     rate: Bandwidth | None = Field(None, description="offered load in bytes per second (fio's rate): rate_iops = rate / mean bs")
-    rate_process: Literal["linear", "poisson"] = Field(
-        "linear", description="fio's rate_process: evenly spaced arrivals, or a Poisson process"
-    )
+    rate_process: Literal["linear", "poisson"] = Field("linear", description="fio's rate_process: evenly spaced arrivals, or a Poisson process")
     # offered load that changes (issue 16): a schedule of rates, or fio's thinktime on/off
     rate_schedule: tuple[RateStep, ...] | None = Field(
-        None, min_length=1, max_length=MAX_RATE_STEPS,
-        description="steps [{at = \"500ms\", rate_iops = 80000}, ...]: the offered rate from each at on (rate_iops before the first)",
+        None,
+        min_length=1,
+        max_length=MAX_RATE_STEPS,
+        description='steps [{at = "500ms", rate_iops = 80000}, ...]: the offered rate from each at on (rate_iops before the first)',
     )
-    rate_schedule_period: PositiveDuration | None = Field(
-        None, description="the schedule repeats every period (each step's at within it)"
-    )
-    thinktime: PositiveDuration | None = Field(
-        None, description="fio's thinktime for an open loop: arrivals pause this long after each burst"
-    )
+    rate_schedule_period: PositiveDuration | None = Field(None, description="the schedule repeats every period (each step's at within it)")
+    thinktime: PositiveDuration | None = Field(None, description="fio's thinktime for an open loop: arrivals pause this long after each burst")
     thinktime_blocks: int | None = Field(
         None, ge=1, le=MAX_INT32, strict=True, description="fio's thinktime_blocks: a burst is this many arrivals (default 1)"
     )
     thinktime_iotime: PositiveDuration | None = Field(
         None, description="fio's thinktime_iotime: a burst lasts this long (arrivals at rate_iops), then thinktime off"
     )
-    numa_node: int = Field(0, ge=0, strict=True,
-                           description="the NUMA node the job's CPUs run on (fio's numa_cpu_nodes)")
+    numa_node: int = Field(0, ge=0, strict=True, description="the NUMA node the job's CPUs run on (fio's numa_cpu_nodes)")
     iodepth_full: Literal["wait", "refuse"] = Field(
         "wait", description="an open loop's arrival finding iodepth issued and not done: waits in the host, or is refused"
     )
@@ -516,12 +547,13 @@ class WorkloadConfig(_Strict):
         "auto", description="read_iolog's format: fio iolog v2/v3, blkparse text, CSV time,op,offset,size"
     )
     replay_time_scale: float = Field(
-        100.0, gt=0, le=1e6, allow_inf_nan=False,
+        100.0,
+        gt=0,
+        le=1e6,
+        allow_inf_nan=False,
         description="fio's replay_time_scale, %: 200 replays twice as fast, 50 at half the trace's rate",
     )
-    replay_no_stall: bool = Field(
-        False, strict=True, description="fio's replay_no_stall: ignore the timestamps, issue as fast as iodepth lets"
-    )
+    replay_no_stall: bool = Field(False, strict=True, description="fio's replay_no_stall: ignore the timestamps, issue as fast as iodepth lets")
     read_iolog: Annotated[Any, WithJsonSchema({"type": "string"})] = Field(
         None, description="a trace to replay: its arrival times, ops and sizes (relative to the scenario file)"
     )
@@ -532,11 +564,10 @@ class WorkloadConfig(_Strict):
         if value is None or isinstance(value, Trace):
             return value
         if not isinstance(value, str):
-            raise ValueError(f"must be a file name such as \"data/trace.log\", got {value!r}")
+            raise ValueError(f'must be a file name such as "data/trace.log", got {value!r}')
         if "iolog_format" not in info.data or "replay_time_scale" not in info.data or "replay_no_stall" not in info.data:
             return None  # a bad sibling key is reported on its own
-        return read_trace(value, info.data["iolog_format"], info.data["replay_time_scale"], info.data["replay_no_stall"],
-                          delay_base_dir.get())
+        return read_trace(value, info.data["iolog_format"], info.data["replay_time_scale"], info.data["replay_no_stall"], delay_base_dir.get())
 
     @model_validator(mode="after")
     def _rate(self) -> WorkloadConfig:
@@ -545,8 +576,12 @@ class WorkloadConfig(_Strict):
         if self.rate is not None:
             mean_bs = sum(s * w for s, w in self.bs) / sum(w for _, w in self.bs)
             object.__setattr__(self, "rate_iops", self.rate / mean_bs)
-        if ("rate_process" in self.model_fields_set and self.rate_iops is None and self.rate_schedule is None
-                and "read_iolog" not in self.model_fields_set):  # a trace: _arrivals says what to drop
+        if (
+            "rate_process" in self.model_fields_set
+            and self.rate_iops is None
+            and self.rate_schedule is None
+            and "read_iolog" not in self.model_fields_set
+        ):  # a trace: _arrivals says what to drop
             raise ValueError("rate_process needs rate_iops, rate or rate_schedule (without them the job is a closed loop)")
         return self
 
@@ -555,15 +590,17 @@ class WorkloadConfig(_Strict):
         given = self.model_fields_set
         replay = [k for k in ("iolog_format", "replay_time_scale", "replay_no_stall") if k in given]
         if "read_iolog" in given:
-            clash = [k for k in ("rate_iops", "rate", "rate_process", "rate_schedule", "thinktime", "rw", "rwmixread",
-                                 "rwmixwrite", "bs") if k in given]
+            clash = [
+                k for k in ("rate_iops", "rate", "rate_process", "rate_schedule", "thinktime", "rw", "rwmixread", "rwmixwrite", "bs") if k in given
+            ]
             if clash:
                 raise ValueError(f"read_iolog gives each I/O's arrival time, op and size: drop {', '.join(clash)}")
         elif replay:
             raise ValueError(f"{replay[0]} needs read_iolog (a trace to replay)")
         if "iodepth_full" in given and self.rate_iops is None and self.rate_schedule is None and "read_iolog" not in given:
-            raise ValueError("iodepth_full applies to an open loop (rate_iops, rate, rate_schedule or read_iolog): a closed "
-                             "loop never has an arrival to refuse")
+            raise ValueError(
+                "iodepth_full applies to an open loop (rate_iops, rate, rate_schedule or read_iolog): a closed loop never has an arrival to refuse"
+            )
         if self.rate_schedule_period is not None and self.rate_schedule is None:
             raise ValueError("rate_schedule_period needs rate_schedule")
         think = [k for k in ("thinktime_blocks", "thinktime_iotime") if k in given]
@@ -571,8 +608,10 @@ class WorkloadConfig(_Strict):
             raise ValueError(f"{think[0]} needs thinktime (the pause after each burst)")
         if self.thinktime is not None:
             if self.rate_iops is None or self.rate_schedule is not None:
-                raise ValueError("thinktime pauses an open loop's arrivals: give rate_iops or rate, and no rate_schedule "
-                                 "(pathsel does not model thinktime in a closed loop)")
+                raise ValueError(
+                    "thinktime pauses an open loop's arrivals: give rate_iops or rate, and no rate_schedule "
+                    "(pathsel does not model thinktime in a closed loop)"
+                )
             if len(think) == 2:
                 raise ValueError("give thinktime_blocks or thinktime_iotime, not both")
         if self.rate_schedule is not None:
@@ -581,12 +620,13 @@ class WorkloadConfig(_Strict):
             if any(b <= a for a, b in zip(ats, ats[1:])):
                 raise ValueError("rate_schedule: each step's at must come after the one before")
             if self.rate_iops is None and ats[0] != 0:
-                raise ValueError(f"rate_schedule: the first step is at {format_duration(ats[0])}: start it at \"0s\", or "
-                                 "give rate_iops (or rate) for the time before it")
+                raise ValueError(
+                    f'rate_schedule: the first step is at {format_duration(ats[0])}: start it at "0s", or '
+                    "give rate_iops (or rate) for the time before it"
+                )
             period = self.rate_schedule_period
             if period is not None and ats[-1] >= period:
-                raise ValueError(f"rate_schedule: a step at {format_duration(ats[-1])} is not within rate_schedule_period "
-                                 f"{format_duration(period)}")
+                raise ValueError(f"rate_schedule: a step at {format_duration(ats[-1])} is not within rate_schedule_period {format_duration(period)}")
             try:
                 self.arrival_spec()
             except ValueError as e:
@@ -612,8 +652,7 @@ class WorkloadConfig(_Strict):
             return Schedule(tuple(starts), tuple(rates), self.rate_schedule_period or 0.0, poisson)
         if self.thinktime is not None and self.rate_iops is not None:
             if self.thinktime_iotime is not None:
-                return Schedule((0.0, self.thinktime_iotime), (self.rate_iops, 0.0),
-                                self.thinktime_iotime + self.thinktime, poisson)
+                return Schedule((0.0, self.thinktime_iotime), (self.rate_iops, 0.0), self.thinktime_iotime + self.thinktime, poisson)
             return BlockThink(self.rate_iops, self.thinktime_blocks or 1, self.thinktime, poisson)
         return None
 
@@ -668,7 +707,7 @@ def _policy_entry(value: Any) -> Any:
     if isinstance(value, str):
         return {"spec": value}
     if not isinstance(value, (dict, PolicyEntry)):
-        raise ValueError(f"must be a spec string such as \"rr:iops=1\" or a table with a spec key, got {value!r}")
+        raise ValueError(f'must be a spec string such as "rr:iops=1" or a table with a spec key, got {value!r}')
     return value
 
 
@@ -691,11 +730,9 @@ class FaultConfig(_Strict):
     """A change at a given time. ``path`` names a nexus (every volume's path over it changes)."""
 
     at: NonNegativeDuration
-    what: Literal[
-        "path_down", "path_up", "alua", "latency", "loss", "array_down", "array_up", "replication_down", "replication_up"
-    ]
+    what: Literal["path_down", "path_up", "alua", "latency", "loss", "array_down", "array_up", "replication_down", "replication_up"]
     path: Name | None = None
-    link: Name | None = Field(None, description="a [[links]] name, or \"replication\", for latency and loss")
+    link: Name | None = Field(None, description='a [[links]] name, or "replication", for latency and loss')
     array: Name | None = None
     host: str | None = None
     state: AluaState | None = None
@@ -719,7 +756,5 @@ class ScenarioModel(_Strict):
     links: tuple[LinkConfig, ...] = ()
     paths: tuple[PathGroup, ...] = Field(min_length=1)
     workloads: tuple[WorkloadConfig, ...] = Field(min_length=1)
-    policies: tuple[Annotated[PolicyEntry, BeforeValidator(_policy_entry)], ...] = Field(
-        (PolicyEntry(spec="rr"),), min_length=1
-    )
+    policies: tuple[Annotated[PolicyEntry, BeforeValidator(_policy_entry)], ...] = Field((PolicyEntry(spec="rr"),), min_length=1)
     faults: tuple[FaultConfig, ...] = ()

@@ -449,9 +449,15 @@ class Prediction:
         d: dict[str, Any] = {
             "policy": self.label,
             "split": (
-                {self.model.paths[p].name if _unique_names(self.model) else f"{self.model.hosts[self.model.paths[p].host]}/{self.model.paths[p].name}": s
-                 for p, s in enumerate(self.split.shares) if s > 0}
-                if self.split.shares is not None else None
+                {
+                    self.model.paths[p].name
+                    if _unique_names(self.model)
+                    else f"{self.model.hosts[self.model.paths[p].host]}/{self.model.paths[p].name}": s
+                    for p, s in enumerate(self.split.shares)
+                    if s > 0
+                }
+                if self.split.shares is not None
+                else None
             ),
             "split_basis": self.split.basis,
             "bounds": {
@@ -554,10 +560,7 @@ def predict_scenario(scenario: Any, *, duration: float | None = None, seed: int 
     """One :class:`Prediction` per run of a loaded :class:`~pathsel.scenario.Scenario`."""
     from ..model import compile_model
 
-    return [
-        predict(compile_model(scenario, run, duration=duration, seed=seed), run.policy, run.label)
-        for run in scenario.runs
-    ]
+    return [predict(compile_model(scenario, run, duration=duration, seed=seed), run.policy, run.label) for run in scenario.runs]
 
 
 def _table(cols: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
@@ -587,10 +590,17 @@ def format_predictions(name: str, preds: list[Prediction], *, paths: bool = Fals
     rows = []
     for p in preds:
         b = p.bounds
-        rows.append([
-            p.label, _iops(b.lower), _iops(b.upper), _iops(p.iops), _ms(p.mva.response if p.mva else None),
-            _ms(b.latency_min), p.kind,
-        ])
+        rows.append(
+            [
+                p.label,
+                _iops(b.lower),
+                _iops(b.upper),
+                _iops(p.iops),
+                _ms(p.mva.response if p.mva else None),
+                _ms(b.latency_min),
+                p.kind,
+            ]
+        )
     cols = ["policy", "IOPS >=", "IOPS <=", "MVA IOPS", "MVA mean (ms)", "unloaded (ms)", "MVA figure"]
     out = [head] + _table(cols, rows, {1, 2, 3, 4, 5}) + [""]
     for p in preds:
@@ -604,7 +614,8 @@ def format_predictions(name: str, preds: list[Prediction], *, paths: bool = Fals
             lat = p.per_path_latency()
             prow = [
                 [p.model.paths[i].name, p.model.arrays[p.model.paths[i].array].name, f"{s:.4f}", _ms(lat.get(i))]
-                for i, s in enumerate(p.split.shares) if s > 0
+                for i, s in enumerate(p.split.shares)
+                if s > 0
             ]
             out.extend("  " + line for line in _table(["path", "array", "share", "MVA mean (ms)"], prow, {2, 3}))
     return "\n".join(out) + "\n"

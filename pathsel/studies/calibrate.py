@@ -189,24 +189,49 @@ class Calibration:
         return {
             "scenario": self.source,
             "unknowns": [
-                {"name": u.text, "where": u.where, "start": u.start, "fitted": v, "low": u.low, "high": u.high,
-                 "range95": list(r) if r else None, "sensitivity": {t.name: float(self.sensitivity[i, j]) for i, t in enumerate(self.targets)}}
+                {
+                    "name": u.text,
+                    "where": u.where,
+                    "start": u.start,
+                    "fitted": v,
+                    "low": u.low,
+                    "high": u.high,
+                    "range95": list(r) if r else None,
+                    "sensitivity": {t.name: float(self.sensitivity[i, j]) for i, t in enumerate(self.targets)},
+                }
                 for j, (u, v, r) in enumerate(zip(self.unknowns, self.fitted, self.ranges))
             ],
             "targets": [
-                {"run": t.run, "metric": t.metric, "path": t.path, "op": t.op, "measured": t.value, "simulated": s,
-                 "start": s0, "residual": self.residuals[i], "noise": self.total_noise(i), "within_noise": self.within(i),
-                 "source": t.source}
+                {
+                    "run": t.run,
+                    "metric": t.metric,
+                    "path": t.path,
+                    "op": t.op,
+                    "measured": t.value,
+                    "simulated": s,
+                    "start": s0,
+                    "residual": self.residuals[i],
+                    "noise": self.total_noise(i),
+                    "within_noise": self.within(i),
+                    "source": t.source,
+                }
                 for i, (t, s, s0) in enumerate(zip(self.targets, self.simulated, self.start_sim))
             ],
-            "evaluations": self.evaluations, "loss": self.loss, "seeds": list(self.seeds), "duration_s": self.duration,
-            "seconds": self.seconds, "notes": self.notes,
+            "evaluations": self.evaluations,
+            "loss": self.loss,
+            "seeds": list(self.seeds),
+            "duration_s": self.duration,
+            "seconds": self.seconds,
+            "notes": self.notes,
         }
 
     def report(self) -> str:
-        lines = [f"calibration of {self.source}: {len(self.unknowns)} unknown(s) fitted to {len(self.targets)} figure(s); "
-                 f"{self.evaluations} evaluations on {len(self.seeds)} seed(s) (common random numbers), "
-                 f"{'the file' + chr(39) + 's duration' if self.duration is None else format_duration(self.duration)} each, {self.seconds:.1f} s", ""]
+        lines = [
+            f"calibration of {self.source}: {len(self.unknowns)} unknown(s) fitted to {len(self.targets)} figure(s); "
+            f"{self.evaluations} evaluations on {len(self.seeds)} seed(s) (common random numbers), "
+            f"{'the file' + chr(39) + 's duration' if self.duration is None else format_duration(self.duration)} each, {self.seconds:.1f} s",
+            "",
+        ]
         rows = [["unknown", "where", "start", "fitted", "95% range", "range searched"]]
         for u, v, span in zip(self.unknowns, self.fitted, self.ranges):
             rng = f"{u.show(span[0])} .. {u.show(span[1])}" if span else "not identifiable"
@@ -215,10 +240,17 @@ class Calibration:
         rows = [["figure", "measured", "start", "fitted", "residual", "noise (1σ)", "within noise"]]
         for i, t in enumerate(self.targets):
             r = self.residuals[i]
-            rows.append([t.name, t.show(t.value), t.show(self.start_sim[i]) if math.isfinite(self.start_sim[i]) else "-",
-                         t.show(self.simulated[i]) if math.isfinite(self.simulated[i]) else "-",
-                         f"{r:+.1%}" if math.isfinite(r) else "-", f"{self.total_noise(i):.1%}",
-                         "yes" if self.within(i) else f"no ({abs(r) / self.total_noise(i):.1f}σ)" if math.isfinite(r) else "no"])
+            rows.append(
+                [
+                    t.name,
+                    t.show(t.value),
+                    t.show(self.start_sim[i]) if math.isfinite(self.start_sim[i]) else "-",
+                    t.show(self.simulated[i]) if math.isfinite(self.simulated[i]) else "-",
+                    f"{r:+.1%}" if math.isfinite(r) else "-",
+                    f"{self.total_noise(i):.1%}",
+                    "yes" if self.within(i) else f"no ({abs(r) / self.total_noise(i):.1f}σ)" if math.isfinite(r) else "no",
+                ]
+            )
         lines += _table(rows)
         if len(self.unknowns):
             lines += ["", "sensitivity (d ln simulated / d ln unknown):"]
@@ -301,7 +333,9 @@ def calibrate(
             raise ScenarioError(e.source, e.place, e.problem) from None
     targets, notes = targets_from(sc, measurements, sc.runs[0].label if policy is not None else None)
     if not targets:
-        raise ScenarioError(source, "policies", "nothing to fit to: give --measured FILE, or expect = { iops = ... } figures in the scenario's policies")
+        raise ScenarioError(
+            source, "policies", "nothing to fit to: give --measured FILE, or expect = { iops = ... } figures in the scenario's policies"
+        )
     notes += _workload_notes(data, measurements)
     unknowns = [parse_unknown(name, data, source) for name in fit]
     seen: set[tuple[Any, ...]] = set()
@@ -360,11 +394,16 @@ def calibrate(
 
     start = [u.start for u in unknowns]
     start_sim = evaluate(start)
-    known_paths = {p["name"] for r in simulate(_at(data, unknowns, start, base, source, policy, runs), duration=0.01,
-                                                  seed=seeds[0], engine=engine).runs for p in r.paths()}
+    known_paths = {
+        p["name"]
+        for r in simulate(_at(data, unknowns, start, base, source, policy, runs), duration=0.01, seed=seeds[0], engine=engine).runs
+        for p in r.paths()
+    }
     dropped = [t for t in targets if t.path is not None and t.path not in known_paths]
     if dropped:
-        notes.append(f"{len(dropped)} per-path figure(s) left out: no path {', '.join(sorted({t.path for t in dropped if t.path is not None})[:6])} in the scenario")
+        notes.append(
+            f"{len(dropped)} per-path figure(s) left out: no path {', '.join(sorted({t.path for t in dropped if t.path is not None})[:6])} in the scenario"
+        )
         keep = [i for i, t in enumerate(targets) if t not in dropped]
         targets = [targets[i] for i in keep]
         meas, noise = meas[keep], noise[keep]
@@ -377,7 +416,7 @@ def calibrate(
     for j, u in enumerate(unknowns):  # whole numbers: the neighbours of the rounded fit
         if u.integer:
             cands = sorted({max(int(u.low), min(int(u.high), n)) for n in (math.floor(best[j]), math.ceil(best[j]))})
-            best[j] = float(min(cands, key=lambda n: f(np.log([*best[:j], n, *best[j + 1:]]))))
+            best[j] = float(min(cands, key=lambda n: f(np.log([*best[:j], n, *best[j + 1 :]]))))
     sim = evaluate(best)
     # simulation noise at the fit, on fresh seeds
     if fresh:
@@ -395,7 +434,7 @@ def calibrate(
             continue
         s_up, s_down = evaluate(up), evaluate(down)
         J[:, j] = (np.log(np.maximum(s_up, 1e-300)) - np.log(np.maximum(s_down, 1e-300))) / (math.log(up[j]) - math.log(down[j]))
-    total = np.sqrt(noise ** 2 + (np.array(sim_noise) ** 2) / len(seeds))
+    total = np.sqrt(noise**2 + (np.array(sim_noise) ** 2) / len(seeds))
     ranges = _ranges(J, total, sim / meas - 1.0, best, unknowns, notes)
     changes: list[tuple[str, int | None, str, Any, str]] = []
     text_out = text
@@ -413,14 +452,34 @@ def calibrate(
         notes.append(f"the file's text could not be edited in place ({e}): written afresh, without its comments")
         text_out = dump_toml(fitted_data)
     return Calibration(
-        source=source, unknowns=unknowns, fitted=best, ranges=ranges, targets=targets, start_sim=list(start_sim),
-        simulated=list(sim), sim_noise=sim_noise, sensitivity=J, evaluations=count[0], loss=_loss(sim), text=text_out,
-        duration=duration, seeds=seeds, seconds=time.perf_counter() - t0, notes=notes,
+        source=source,
+        unknowns=unknowns,
+        fitted=best,
+        ranges=ranges,
+        targets=targets,
+        start_sim=list(start_sim),
+        simulated=list(sim),
+        sim_noise=sim_noise,
+        sensitivity=J,
+        evaluations=count[0],
+        loss=_loss(sim),
+        text=text_out,
+        duration=duration,
+        seeds=seeds,
+        seconds=time.perf_counter() - t0,
+        notes=notes,
     )
 
 
-def _at(data: dict[str, Any], unknowns: Sequence[Unknown], values: Sequence[float], base: Path | None, source: str,
-        policy: str | None, runs: Sequence[RunSpec]) -> Scenario:
+def _at(
+    data: dict[str, Any],
+    unknowns: Sequence[Unknown],
+    values: Sequence[float],
+    base: Path | None,
+    source: str,
+    policy: str | None,
+    runs: Sequence[RunSpec],
+) -> Scenario:
     d = copy.deepcopy(data)
     for u, v in zip(unknowns, values):
         u.apply(d, v)
@@ -441,8 +500,9 @@ def _search(f: Callable[[np.ndarray], float], x0: np.ndarray, lo: np.ndarray, hi
         vals = [f(np.array([g])) for g in grid]
         i = int(np.argmin(vals))
         a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-        res = minimize_scalar(lambda x: f(np.array([x])), bounds=(a, b), method="bounded",
-                              options={"xatol": 0.003, "maxiter": max(budget - len(grid), 5)})
+        res = minimize_scalar(
+            lambda x: f(np.array([x])), bounds=(a, b), method="bounded", options={"xatol": 0.003, "maxiter": max(budget - len(grid), 5)}
+        )
         best = np.array([res.x]) if res.fun <= vals[i] else np.array([grid[i]])
         return best
     from scipy.stats import qmc  # seconds to import: only when there is more than one unknown
@@ -454,21 +514,29 @@ def _search(f: Callable[[np.ndarray], float], x0: np.ndarray, lo: np.ndarray, hi
     i = int(np.argmin(vals))
     step = (hi - lo) / 8
     simplex = np.vstack([pts[i]] + [np.clip(pts[i] + np.eye(k)[j] * step[j] * (1 if pts[i][j] + step[j] <= hi[j] else -1), lo, hi) for j in range(k)])
-    res = minimize(f, pts[i], method="Nelder-Mead", bounds=list(zip(lo, hi)),
-                   options={"initial_simplex": simplex, "xatol": 0.003, "fatol": 1e-3, "maxfev": max(budget - n, 10 * k)})
+    res = minimize(
+        f,
+        pts[i],
+        method="Nelder-Mead",
+        bounds=list(zip(lo, hi)),
+        options={"initial_simplex": simplex, "xatol": 0.003, "fatol": 1e-3, "maxfev": max(budget - n, 10 * k)},
+    )
     found: np.ndarray = res.x if res.fun <= vals[i] else pts[i]
     return found
 
 
-def _ranges(J: np.ndarray, total: np.ndarray, resid: np.ndarray, best: Sequence[float], unknowns: Sequence[Unknown],
-            notes: list[str]) -> list[tuple[float, float] | None]:
+def _ranges(
+    J: np.ndarray, total: np.ndarray, resid: np.ndarray, best: Sequence[float], unknowns: Sequence[Unknown], notes: list[str]
+) -> list[tuple[float, float] | None]:
     k = len(unknowns)
     W = np.diag(1.0 / np.maximum(total, 1e-6) ** 2)
     F = J.T @ W @ J
     weak = [j for j in range(k) if np.sum(np.abs(J[:, j])) < 0.02]
     for j in weak:
-        notes.append(f"{unknowns[j].text} is not identifiable from these figures: they barely change with it "
-                     f"(sensitivity {np.sum(np.abs(J[:, j])):.3f}); its value is where the search stopped")
+        notes.append(
+            f"{unknowns[j].text} is not identifiable from these figures: they barely change with it "
+            f"(sensitivity {np.sum(np.abs(J[:, j])):.3f}); its value is where the search stopped"
+        )
     ok = [j for j in range(k) if j not in weak]
     out: list[tuple[float, float] | None] = [None] * k
     if not ok:

@@ -73,9 +73,14 @@ def _one(rng: np.random.Generator, index: int, seed: int) -> tuple[str, str]:
         "",
     ]
     for a in arrays:
-        lines += ["[[arrays]]", f'name = "{a}"', f"concurrency = {conc}",
-                  f'service_time = {{ read = {{ dist = "exponential", mean = "{_us(read_us)}" }}, '
-                  f'write = {{ dist = "exponential", mean = "{_us(write_us)}" }} }}', ""]
+        lines += [
+            "[[arrays]]",
+            f'name = "{a}"',
+            f"concurrency = {conc}",
+            f'service_time = {{ read = {{ dist = "exponential", mean = "{_us(read_us)}" }}, '
+            f'write = {{ dist = "exponential", mean = "{_us(write_us)}" }} }}',
+            "",
+        ]
     if metro:
         lines += ["[replication]", 'arrays = ["site-a", "site-b"]', f'one_way_latency = "{_us(km * 5)}"', 'bandwidth = "25GbE"', ""]
     for h in range(hosts):
@@ -91,12 +96,28 @@ def _one(rng: np.random.Generator, index: int, seed: int) -> tuple[str, str]:
             for i in range(per):
                 pname = f"nvme{h}c{ai * per + i}n1" if nvme else f"vmhba{h}:C0:T{ai * per + i}:L1"
                 paths.append((h, pname))
-                lines += ["[[paths]]", f'name = "{pname}"', f'host = "host{h}"', f'array = "{a}"',
-                          f'one_way_latency = {{ dist = "uniform", low = "{_us(lat * 0.9)}", high = "{_us(lat * 1.1)}" }}',
-                          f'bandwidth = "{bw}"', ""]
+                lines += [
+                    "[[paths]]",
+                    f'name = "{pname}"',
+                    f'host = "host{h}"',
+                    f'array = "{a}"',
+                    f'one_way_latency = {{ dist = "uniform", low = "{_us(lat * 0.9)}", high = "{_us(lat * 1.1)}" }}',
+                    f'bandwidth = "{bw}"',
+                    "",
+                ]
     for h in range(hosts):
-        lines += ["[[workloads]]", f'name = "app{h}"', f'host = "host{h}"', 'rw = "randrw"', f"rwmixread = {mix}",
-                  f'bs = "{bs}"', f"iodepth = {iodepth}", f"numjobs = {numjobs}", f'ramp_time = "{_ms(RAMP)}"', ""]
+        lines += [
+            "[[workloads]]",
+            f'name = "app{h}"',
+            f'host = "host{h}"',
+            'rw = "randrw"',
+            f"rwmixread = {mix}",
+            f'bs = "{bs}"',
+            f"iodepth = {iodepth}",
+            f"numjobs = {numjobs}",
+            f'ramp_time = "{_ms(RAMP)}"',
+            "",
+        ]
     h, victim = paths[int(rng.integers(len(paths)))]
     t0 = RAMP + float(rng.uniform(0.1, 0.6))
 

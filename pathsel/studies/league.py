@@ -40,8 +40,20 @@ from .table import read_table
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-__all__ = ["League", "league", "standings", "sensitivity", "library_files", "contenders", "category", "CATEGORIES", "OURS",
-           "TARGET_IOPS_GAP", "SENSITIVITY_GRID", "sensitivity_markdown"]
+__all__ = [
+    "League",
+    "league",
+    "standings",
+    "sensitivity",
+    "library_files",
+    "contenders",
+    "category",
+    "CATEGORIES",
+    "OURS",
+    "TARGET_IOPS_GAP",
+    "SENSITIVITY_GRID",
+    "sensitivity_markdown",
+]
 
 OURS = "guard"  # pathsel's own selector (pathsel/policies/guard.py)
 TARGET_IOPS_GAP = 0.05  # the design target: never more than 5 % behind the best shipped policy on IOPS
@@ -103,15 +115,24 @@ def standings(table: pd.DataFrame | str | Path) -> tuple[pd.DataFrame, pd.DataFr
         if col not in table:
             raise ScenarioError(source, "", f"not a league table (no column {col!r})")
     if "point" in table and (table.groupby("scenario").point.nunique() > 1).any():
-        raise ScenarioError(source, "", "holds a sweep over parameters (several points per scenario): rank settings with "
-                                        "pathsel recommend; a league runs every policy at its defaults")
+        raise ScenarioError(
+            source,
+            "",
+            "holds a sweep over parameters (several points per scenario): rank settings with "
+            "pathsel recommend; a league runs every policy at its defaults",
+        )
     t = table.copy()
     if "failed" not in t:
         t["failed"] = 0
     g = t.groupby(["scenario", "policy"], sort=False)
-    scores = g.agg(iops=("iops", "mean"), p99_us=("p99_us", "mean"), p999_us=("p999_us", "mean"),
-                   failed=("failed", "mean"), convergence_s=("convergence_s", "mean"),
-                   replications=("replication", "nunique")).reset_index()
+    scores = g.agg(
+        iops=("iops", "mean"),
+        p99_us=("p99_us", "mean"),
+        p999_us=("p999_us", "mean"),
+        failed=("failed", "mean"),
+        convergence_s=("convergence_s", "mean"),
+        replications=("replication", "nunique"),
+    ).reset_index()
     # A scenario counts only where every policy ran in it.
     policies = list(dict.fromkeys(t.policy))
     full = scores.groupby("scenario").policy.nunique() == len(policies)
@@ -126,21 +147,23 @@ def standings(table: pd.DataFrame | str | Path) -> tuple[pd.DataFrame, pd.DataFr
     rows = []
     for pol, s in scores.groupby("policy", sort=False):
         i_iops, i_p99 = s.regret_iops.idxmax(), s.regret_p99.idxmax()
-        rows.append({
-            "policy": pol,
-            "worst_iops_regret": float(s.regret_iops.max()),
-            "worst_iops_scenario": str(s.scenario[i_iops]),
-            "worst_p99_regret": float(s.regret_p99.max()),
-            "worst_p99_scenario": str(s.scenario[i_p99]),
-            "mean_iops_regret": float(s.regret_iops.mean()),
-            "mean_p99_regret": float(s.regret_p99.mean()),
-            "worst_p999_regret": float(s.regret_p999.max()),
-            "behind_5pct": int((s.regret_iops > TARGET_IOPS_GAP + 1e-12).sum()),
-            "failed": float(s.failed.sum()),
-            "max_recovery_s": float(s.convergence_s.max()) if s.convergence_s.notna().any() else math.nan,
-            "mean_recovery_s": float(s.convergence_s.mean()) if s.convergence_s.notna().any() else math.nan,
-            "scenarios": int(len(s)),
-        })
+        rows.append(
+            {
+                "policy": pol,
+                "worst_iops_regret": float(s.regret_iops.max()),
+                "worst_iops_scenario": str(s.scenario[i_iops]),
+                "worst_p99_regret": float(s.regret_p99.max()),
+                "worst_p99_scenario": str(s.scenario[i_p99]),
+                "mean_iops_regret": float(s.regret_iops.mean()),
+                "mean_p99_regret": float(s.regret_p99.mean()),
+                "worst_p999_regret": float(s.regret_p999.max()),
+                "behind_5pct": int((s.regret_iops > TARGET_IOPS_GAP + 1e-12).sum()),
+                "failed": float(s.failed.sum()),
+                "max_recovery_s": float(s.convergence_s.max()) if s.convergence_s.notna().any() else math.nan,
+                "mean_recovery_s": float(s.convergence_s.mean()) if s.convergence_s.notna().any() else math.nan,
+                "scenarios": int(len(s)),
+            }
+        )
     st = pd.DataFrame(rows)
     st["minimax"] = st[["worst_iops_regret", "worst_p99_regret"]].max(axis=1)
     st["_mean"] = st[["mean_iops_regret", "mean_p99_regret"]].mean(axis=1)
@@ -180,8 +203,10 @@ class League:
             best_other = shipped[col].idxmin()
             mine, theirs = float(me[col]), float(shipped[col].min())
             word = "lower than" if mine < theirs else ("equal to" if mine == theirs else "higher than")
-            out.append(f"{ours}: worst-case {metric} regret {_pct(mine)} ({me[col.replace('regret', 'scenario')]}), "
-                       f"{word} the best shipped policy's, {best_other} {_pct(theirs)} ({shipped.loc[best_other, col.replace('regret', 'scenario')]})")
+            out.append(
+                f"{ours}: worst-case {metric} regret {_pct(mine)} ({me[col.replace('regret', 'scenario')]}), "
+                f"{word} the best shipped policy's, {best_other} {_pct(theirs)} ({shipped.loc[best_other, col.replace('regret', 'scenario')]})"
+            )
         # IOPS against the best *shipped* policy, scenario by scenario
         sc = self.scores
         others = sc[sc.policy != ours].groupby("scenario").iops.max()
@@ -190,22 +215,31 @@ class League:
         worst = gap.idxmax() if len(gap) else None
         behind = gap[gap > TARGET_IOPS_GAP + 1e-12]
         if worst is not None:
-            out.append(f"{ours}: at most {_pct(max(float(gap.max()), 0.0))} behind the best shipped policy on IOPS ({worst}); "
-                       + (f"more than 5 % behind in {len(behind)} scenario(s): {', '.join(behind.index)}" if len(behind)
-                          else "never more than 5 % behind"))
+            out.append(
+                f"{ours}: at most {_pct(max(float(gap.max()), 0.0))} behind the best shipped policy on IOPS ({worst}); "
+                + (f"more than 5 % behind in {len(behind)} scenario(s): {', '.join(behind.index)}" if len(behind) else "never more than 5 % behind")
+            )
         return out
 
     def text(self, top: int | None = None) -> str:
         """The league table as a person reads it, then the verdict on ``guard``."""
         st = self.standings if top is None else self.standings.head(top)
-        head = (f"{'#':>2}  {'policy':<28} {'worst IOPS regret':>18}  {'worst p99 regret':>17}  {'mean IOPS':>9}  {'mean p99':>8}  "
-                f"{'>5% behind':>10}  {'failed':>8}  {'mean recovery':>13}")
-        lines = [f"league: {len(self.standings)} policies x {len(self.scenarios)} scenarios"
-                 f" x {int(self.scores.replications.max())} replication(s)", "", head, "-" * len(head)]
+        head = (
+            f"{'#':>2}  {'policy':<28} {'worst IOPS regret':>18}  {'worst p99 regret':>17}  {'mean IOPS':>9}  {'mean p99':>8}  "
+            f"{'>5% behind':>10}  {'failed':>8}  {'mean recovery':>13}"
+        )
+        lines = [
+            f"league: {len(self.standings)} policies x {len(self.scenarios)} scenarios x {int(self.scores.replications.max())} replication(s)",
+            "",
+            head,
+            "-" * len(head),
+        ]
         for r in st.itertuples():
-            lines.append(f"{r.rank:>2}  {r.policy:<28} {_pct(r.worst_iops_regret):>18}  {_pct(r.worst_p99_regret):>17}  "
-                         f"{_pct(r.mean_iops_regret):>9}  {_pct(r.mean_p99_regret):>8}  {r.behind_5pct:>10}  {r.failed:>8,.0f}  "
-                         f"{_secs(r.mean_recovery_s):>13}")
+            lines.append(
+                f"{r.rank:>2}  {r.policy:<28} {_pct(r.worst_iops_regret):>18}  {_pct(r.worst_p99_regret):>17}  "
+                f"{_pct(r.mean_iops_regret):>9}  {_pct(r.mean_p99_regret):>8}  {r.behind_5pct:>10}  {r.failed:>8,.0f}  "
+                f"{_secs(r.mean_recovery_s):>13}"
+            )
         lines.append("")
         lines.append("worst cases (IOPS; p99):")
         lines.extend(f"  {r.policy}: {r.worst_iops_scenario}; {r.worst_p99_scenario}" for r in st.head(5).itertuples())
@@ -214,13 +248,17 @@ class League:
 
     def markdown(self) -> str:
         """The league table in Markdown (docs/league.md)."""
-        rows = ["| # | policy | worst IOPS regret (scenario) | worst p99 regret (scenario) | mean IOPS regret | mean p99 regret | worst p99.9 regret | > 5 % behind on IOPS | failed I/Os | mean recovery |",
-                "|---:|---|---|---|---:|---:|---:|---:|---:|---:|"]
+        rows = [
+            "| # | policy | worst IOPS regret (scenario) | worst p99 regret (scenario) | mean IOPS regret | mean p99 regret | worst p99.9 regret | > 5 % behind on IOPS | failed I/Os | mean recovery |",
+            "|---:|---|---|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for r in self.standings.itertuples():
-            rows.append(f"| {r.rank} | `{r.policy}` | {_pct(r.worst_iops_regret)} ({r.worst_iops_scenario}) | "
-                        f"{_pct(r.worst_p99_regret)} ({r.worst_p99_scenario}) | {_pct(r.mean_iops_regret)} | "
-                        f"{_pct(r.mean_p99_regret)} | {_pct(r.worst_p999_regret)} | {r.behind_5pct} | {r.failed:,.0f} | "
-                        f"{_secs(r.mean_recovery_s)} |")
+            rows.append(
+                f"| {r.rank} | `{r.policy}` | {_pct(r.worst_iops_regret)} ({r.worst_iops_scenario}) | "
+                f"{_pct(r.worst_p99_regret)} ({r.worst_p99_scenario}) | {_pct(r.mean_iops_regret)} | "
+                f"{_pct(r.mean_p99_regret)} | {_pct(r.worst_p999_regret)} | {r.behind_5pct} | {r.failed:,.0f} | "
+                f"{_secs(r.mean_recovery_s)} |"
+            )
         return "\n".join(rows) + "\n"
 
     def heatmap(self, metric: str = "iops") -> go.Figure:
@@ -234,19 +272,34 @@ class League:
         z = grid.to_numpy(dtype=float) * 100
         shown = [[("inf" if not math.isfinite(v) else f"{v:.0f}") for v in row] for row in z]
         capped = [[min(v, 100.0) if math.isfinite(v) else 100.0 for v in row] for row in z]
-        title = {"iops": "IOPS regret: % fewer IOPS than the best policy",
-                 "p99": "p99 regret: % longer p99 than the best policy",
-                 "p999": "p99.9 regret: % longer p99.9 than the best policy"}[metric]
-        fig = go.Figure(go.Heatmap(
-            z=capped, x=cols, y=order, text=shown, texttemplate="%{text}", textfont={"size": 9},
-            colorscale=[[0, "#f7fbff"], [0.05, "#c6dbef"], [0.25, "#fdae6b"], [1, "#a50f15"]], zmin=0, zmax=100,
-            colorbar={"title": {"text": "% (100+ capped)"}},
-            hovertemplate="%{y}<br>%{x}<br>regret %{text} %<extra></extra>",
-        ))
+        title = {
+            "iops": "IOPS regret: % fewer IOPS than the best policy",
+            "p99": "p99 regret: % longer p99 than the best policy",
+            "p999": "p99.9 regret: % longer p99.9 than the best policy",
+        }[metric]
+        fig = go.Figure(
+            go.Heatmap(
+                z=capped,
+                x=cols,
+                y=order,
+                text=shown,
+                texttemplate="%{text}",
+                textfont={"size": 9},
+                colorscale=[[0, "#f7fbff"], [0.05, "#c6dbef"], [0.25, "#fdae6b"], [1, "#a50f15"]],
+                zmin=0,
+                zmax=100,
+                colorbar={"title": {"text": "% (100+ capped)"}},
+                hovertemplate="%{y}<br>%{x}<br>regret %{text} %<extra></extra>",
+            )
+        )
         # No fixed width: the figure fills its page (a laptop's 1366 px holds 40 scenarios); height grows with the rows.
-        fig.update_layout(title=title + " (0 = the best; rows ranked by worst case)", height=220 + 22 * len(order),
-                          margin={"l": 200, "r": 20, "b": 210, "t": 60}, yaxis={"autorange": "reversed"},
-                          xaxis={"tickangle": -60})
+        fig.update_layout(
+            title=title + " (0 = the best; rows ranked by worst case)",
+            height=220 + 22 * len(order),
+            margin={"l": 200, "r": 20, "b": 210, "t": 60},
+            yaxis={"autorange": "reversed"},
+            xaxis={"tickangle": -60},
+        )
         return fig
 
     def write_html(self, path: str | Path) -> Path:
@@ -256,9 +309,12 @@ class League:
         import plotly.io as pio
 
         parts = [pio.to_html(self.heatmap(m), include_plotlyjs=(i == 0), full_html=False) for i, m in enumerate(("iops", "p99"))]
-        text = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pathsel league</title></head>\n<body>\n"
-                f"<h1>pathsel league</h1>\n<pre>{html.escape(self.text())}</pre>\n"
-                + "\n".join(f"<section>{p}</section>" for p in parts) + "\n</body></html>\n")
+        text = (
+            '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>pathsel league</title></head>\n<body>\n'
+            f"<h1>pathsel league</h1>\n<pre>{html.escape(self.text())}</pre>\n"
+            + "\n".join(f"<section>{p}</section>" for p in parts)
+            + "\n</body></html>\n"
+        )
         p = Path(path)
         p.write_text(text, encoding="utf-8")
         return p
@@ -304,8 +360,20 @@ def league(
         scenarios = library_files()
     elif isinstance(scenarios, (str, Path)) and Path(scenarios).is_dir():
         scenarios = library_files(scenarios)
-    res = sweep(scenarios, {}, replications=replications, seed=seed, policies=pols, duration=duration, engine=engine,
-                out=out, executor=executor, workers=workers, progress=progress, _origin=_origin)
+    res = sweep(
+        scenarios,
+        {},
+        replications=replications,
+        seed=seed,
+        policies=pols,
+        duration=duration,
+        engine=engine,
+        out=out,
+        executor=executor,
+        workers=workers,
+        progress=progress,
+        _origin=_origin,
+    )
     scores, st = standings(res.table)
     return League(res.table, scores, st, out=res.out, wall_s=res.wall_s, ran=res.ran, reused=res.reused)
 
@@ -358,8 +426,19 @@ def sensitivity(
     elif isinstance(scenarios, (str, Path)) and Path(scenarios).is_dir():
         scenarios = library_files(scenarios)
     reps = replications if replications is not None else int(base.scores.replications.max())
-    res = sweep(scenarios, {}, replications=reps, seed=seed, policies=list(dict.fromkeys(specs)), duration=duration,
-                engine="fast", executor=executor, workers=workers, progress=progress, _origin="sensitivity()")
+    res = sweep(
+        scenarios,
+        {},
+        replications=reps,
+        seed=seed,
+        policies=list(dict.fromkeys(specs)),
+        duration=duration,
+        engine="fast",
+        executor=executor,
+        workers=workers,
+        progress=progress,
+        _origin="sensitivity()",
+    )
     mine = res.table.groupby(["scenario", "policy"], sort=False).agg(iops=("iops", "mean"), p99_us=("p99_us", "mean")).reset_index()
     shipped = base.scores[base.scores.policy != OURS]
     best_iops = shipped.groupby("scenario").iops.max()
@@ -370,21 +449,35 @@ def sensitivity(
         common = m.index.intersection(best_iops.index)
         r_iops = ((best_iops[common] - m.iops[common]) / best_iops[common]).clip(lower=0.0)
         r_p99 = (m.p99_us[common] / best_p99[common] - 1.0).clip(lower=0.0).fillna(math.inf)
-        rows.append({"parameter": name, "value": value, "default": value == defaults[name],
-                     "worst_iops_regret": float(r_iops.max()), "worst_iops_scenario": str(r_iops.idxmax()),
-                     "worst_p99_regret": float(r_p99.max()), "worst_p99_scenario": str(r_p99.idxmax()),
-                     "mean_iops_regret": float(r_iops.mean()), "mean_p99_regret": float(r_p99.mean()),
-                     "behind_5pct": int((r_iops > TARGET_IOPS_GAP + 1e-12).sum()), "scenarios": int(len(common))})
+        rows.append(
+            {
+                "parameter": name,
+                "value": value,
+                "default": value == defaults[name],
+                "worst_iops_regret": float(r_iops.max()),
+                "worst_iops_scenario": str(r_iops.idxmax()),
+                "worst_p99_regret": float(r_p99.max()),
+                "worst_p99_scenario": str(r_p99.idxmax()),
+                "mean_iops_regret": float(r_iops.mean()),
+                "mean_p99_regret": float(r_p99.mean()),
+                "behind_5pct": int((r_iops > TARGET_IOPS_GAP + 1e-12).sum()),
+                "scenarios": int(len(common)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def sensitivity_markdown(table: pd.DataFrame) -> str:
     """:func:`sensitivity`'s table in Markdown: regrets against the best shipped policy per scenario."""
-    rows = ["| parameter | value | worst IOPS regret (scenario) | worst p99 regret (scenario) | mean IOPS regret | mean p99 regret | > 5 % behind |",
-            "|---|---:|---|---|---:|---:|---:|"]
+    rows = [
+        "| parameter | value | worst IOPS regret (scenario) | worst p99 regret (scenario) | mean IOPS regret | mean p99 regret | > 5 % behind |",
+        "|---|---:|---|---|---:|---:|---:|",
+    ]
     for r in table.itertuples():
         v = f"**{r.value:g}** (default)" if r.default else f"{r.value:g}"
-        rows.append(f"| `{r.parameter}` | {v} | {_pct(r.worst_iops_regret)} ({r.worst_iops_scenario}) | "
-                    f"{_pct(r.worst_p99_regret)} ({r.worst_p99_scenario}) | {_pct(r.mean_iops_regret)} | "
-                    f"{_pct(r.mean_p99_regret)} | {r.behind_5pct} |")
+        rows.append(
+            f"| `{r.parameter}` | {v} | {_pct(r.worst_iops_regret)} ({r.worst_iops_scenario}) | "
+            f"{_pct(r.worst_p99_regret)} ({r.worst_p99_scenario}) | {_pct(r.mean_iops_regret)} | "
+            f"{_pct(r.mean_p99_regret)} | {r.behind_5pct} |"
+        )
     return "\n".join(rows) + "\n"

@@ -213,9 +213,7 @@ def mva(net: Network) -> MVAResult:
     Q = [0.0] * K
     U = [0.0] * K  # per-server utilisation at n - 1
     # marginal probabilities p_k(j | n - 1) for multi-server queues
-    P: dict[int, list[float]] = {
-        k: [1.0] + [0.0] * N for k, s in enumerate(st) if s.kind == "queue" and 1 < s.servers < N
-    }
+    P: dict[int, list[float]] = {k: [1.0] + [0.0] * N for k, s in enumerate(st) if s.kind == "queue" and 1 < s.servers < N}
     curve = []
     X = 0.0
     exact = net.exact

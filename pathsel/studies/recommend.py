@@ -144,8 +144,7 @@ class Recommendation:
 
         m = self.metrics[metric]
         unit = "%" if m.regret_kind == "relative" else METRICS[metric][3]
-        return regret_heatmap(m.cells, title=f"{_TITLES[metric]}: regret by setting and condition", unit=unit,
-                              recommended=m.recommended)
+        return regret_heatmap(m.cells, title=f"{_TITLES[metric]}: regret by setting and condition", unit=unit, recommended=m.recommended)
 
     def text(self, top: int = 10) -> str:
         return format_recommendation(self, top=top)
@@ -200,9 +199,9 @@ def recommend(
         for p in policies:
             if p not in known and p not in families:
                 raise ScenarioError(
-                    source, "--policy",
-                    f"no policy labelled {p!r} and no {p!r} family (families: {', '.join(families) or 'none'}; "
-                    f"policies: {', '.join(known)})",
+                    source,
+                    "--policy",
+                    f"no policy labelled {p!r} and no {p!r} family (families: {', '.join(families) or 'none'}; policies: {', '.join(known)})",
                 )
         chosen = list(dict.fromkeys(table.policy[table.policy.isin(policies) | family.isin(policies)]))
     else:
@@ -247,8 +246,9 @@ def _listing(items: list[str], noun: str) -> str:
     return (f"{noun} " if len(items) == 1 else f"{len(items)} {noun}s: ") + ", ".join(items)
 
 
-def _one_metric(df: pd.DataFrame, metric: str, col: str, higher: bool, kind: str, settings: list[str],
-                source: str = "sweep table") -> MetricRecommendation:
+def _one_metric(
+    df: pd.DataFrame, metric: str, col: str, higher: bool, kind: str, settings: list[str], source: str = "sweep table"
+) -> MetricRecommendation:
     d = df[["_setting", "_condition", "replication", col]].dropna(subset=[col])
     # A setting repeats at points that differ only in another family's parameters: the same runs, one sample.
     per_rep = d.groupby(["_setting", "_condition", "replication"], sort=False)[col].mean()
@@ -264,7 +264,8 @@ def _one_metric(df: pd.DataFrame, metric: str, col: str, higher: bool, kind: str
                 missing.setdefault(s, []).append(c)
         what = "; ".join(f"setting {s} was not run in {_listing(missing[s], 'condition')}" for s in settings if s in missing)
         raise ScenarioError(
-            source, "",
+            source,
+            "",
             f"{metric}: cannot rank, no condition has every setting: {what} "
             "(choose settings with --policy, or sweep the same grid in every condition)",
         )
@@ -297,8 +298,17 @@ def _one_metric(df: pd.DataFrame, metric: str, col: str, higher: bool, kind: str
             st = stats.loc[(s, c)]
             n = int(st["count"])
             half = t975(n - 1) * float(st["std"]) / math.sqrt(n) if n > 1 else math.nan
-            rows.append({"setting": s, "condition": c, "mean": float(st["mean"]), "ci95": half, "n": n,
-                         "best": float(best[c]), "regret": float(regret.loc[s, c])})
+            rows.append(
+                {
+                    "setting": s,
+                    "condition": c,
+                    "mean": float(st["mean"]),
+                    "ci95": half,
+                    "n": n,
+                    "best": float(best[c]),
+                    "regret": float(regret.loc[s, c]),
+                }
+            )
     cells = pd.DataFrame(rows)
 
     paired_rows = []
@@ -341,9 +351,7 @@ def format_recommendation(r: Recommendation, top: int = 10) -> str:
             worse = int((p.diff_mean < 0).sum())
             sig_b = int(((p.diff_mean - p.diff_ci95) > 0).sum())
             sig_w = int(((p.diff_mean + p.diff_ci95) < 0).sum())
-            lines.append(
-                f"  runner-up: {m.runner_up}, worst-case regret {_fmt_regret(ru.max_regret, m.regret_kind, unit)}"
-            )
+            lines.append(f"  runner-up: {m.runner_up}, worst-case regret {_fmt_regret(ru.max_regret, m.regret_kind, unit)}")
             lines.append(
                 f"  against it, replication by replication: better in {better} of {len(p)} condition(s) "
                 f"({sig_b} beyond the 95 % CI), worse in {worse} ({sig_w} beyond), equal in {len(p) - better - worse}"
@@ -370,8 +378,7 @@ def format_recommendation(r: Recommendation, top: int = 10) -> str:
             {
                 "condition": cells.condition,
                 "recommended (mean ± 95 % CI)": [
-                    f"{_fmt_value(v, metric)} ± {_fmt_value(h, metric) if math.isfinite(h) else 'n/a'}"
-                    for v, h in zip(cells["mean"], cells.ci95)
+                    f"{_fmt_value(v, metric)} ± {_fmt_value(h, metric) if math.isfinite(h) else 'n/a'}" for v, h in zip(cells["mean"], cells.ci95)
                 ],
                 "best there": [f"{_fmt_value(v, metric)}" for v in cells.best],
                 "by": [best_setting.get(c, "") for c in cells.condition],
@@ -396,7 +403,7 @@ def write_html(r: Recommendation, path: str | Path) -> Path:
         parts.append(pio.to_html(fig, include_plotlyjs=(i == 0), full_html=False))
     body = "\n".join(f"<section>{p}</section>" for p in parts)
     text = (
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pathsel recommend</title></head>\n"
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>pathsel recommend</title></head>\n'
         f"<body>\n<h1>pathsel recommend</h1>\n<pre>{_escape(format_recommendation(r))}</pre>\n{body}\n</body></html>\n"
     )
     p = Path(path)

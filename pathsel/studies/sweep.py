@@ -216,8 +216,7 @@ def sweep(
     if duration is not None:  # the files' own durations passed the loader's check; this one is the sweep's
         for point in plan.points:
             m = point.sc.model
-            problem = series_problem(max(w.ramp_time for w in m.workloads) + duration, m.interval, path_count(m),
-                                     device_count(m))
+            problem = series_problem(max(w.ramp_time for w in m.workloads) + duration, m.interval, path_count(m), device_count(m))
             if problem is not None:
                 raise ScenarioError(point.sc.source, "interval", problem)
     if _notify is not None:  # the command line prints them before the runs start
@@ -225,7 +224,11 @@ def sweep(
             _notify(note)
     custom = sorted({r.label for p in plan.points for r in p.sc.runs if not supports(r.policy)})
     if custom and engine == "fast":
-        raise ScenarioError(_origin, "engine", f"the fast engine runs built-in and compiled-style policies only; {custom[0]!r} is a Python policy: use engine='reference'")
+        raise ScenarioError(
+            _origin,
+            "engine",
+            f"the fast engine runs built-in and compiled-style policies only; {custom[0]!r} is a Python policy: use engine='reference'",
+        )
     if custom and engine == "auto":
         warnings.warn(f"pathsel: {', '.join(map(repr, custom))}: Python policies run on the reference engine", stacklevel=2)
     if engine != "reference":  # compile (or load) the fast engine once here, not in every worker at once
@@ -242,9 +245,7 @@ def sweep(
             run = planned.get((key[0], key[1], int(key[2])))
             if run is None or int(g.seed.iloc[0]) != run.seed or g.config.iloc[0] != run.point.config:
                 what = f"{key[0]} {key[1]} replication {key[2]}"
-                raise ScenarioError(
-                    str(store.path), "", f"holds runs this sweep does not plan ({what}): use another --out, or delete it"
-                )
+                raise ScenarioError(str(store.path), "", f"holds runs this sweep does not plan ({what}): use another --out, or delete it")
             if len(g) == len(run.point.sc.runs):
                 done_keys.add(run.key)
             else:  # cut short by a kill mid-write: run it again
@@ -262,8 +263,15 @@ def sweep(
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(plan.runs), initial=len(plan.runs) - len(todo), unit="run", desc="sweep",
-                   file=sys.stderr, dynamic_ncols=True, mininterval=0.2 if sys.stderr.isatty() else 5.0)
+        bar = tqdm(
+            total=len(plan.runs),
+            initial=len(plan.runs) - len(todo),
+            unit="run",
+            desc="sweep",
+            file=sys.stderr,
+            dynamic_ncols=True,
+            mininterval=0.2 if sys.stderr.isatty() else 5.0,
+        )
         bar.set_postfix_str(f"points {points_done}/{len(plan.points)}", refresh=False)
 
     def finished(run: SweepRun, metrics: list[dict[str, Any]]) -> None:
@@ -374,8 +382,9 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, name="pathsel-sweep-parent-watch", daemon=True).start()
 
 
-def _drive(pool: Executor, todo: list[SweepRun], window: int, duration: float | None, engine: str,
-           finished: Callable[[SweepRun, list[dict[str, Any]]], None]) -> None:
+def _drive(
+    pool: Executor, todo: list[SweepRun], window: int, duration: float | None, engine: str, finished: Callable[[SweepRun, list[dict[str, Any]]], None]
+) -> None:
     """Keep at most ``window`` runs in flight (memory stays flat on long sweeps); record each as it ends."""
     it = iter(todo)
     pending: dict[Any, SweepRun] = {}

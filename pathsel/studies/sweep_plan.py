@@ -114,8 +114,9 @@ def _refuse_repeats(grid: list[SweepParam]) -> None:
         ident = (p.family, p.key)
         if ident in seen:
             first = seen[ident].name
-            raise ScenarioError(p.source, p.place, f"is {first!r} again (hyphens, underscores and case are the same): "
-                                                   "list all its values under one name")
+            raise ScenarioError(
+                p.source, p.place, f"is {first!r} again (hyphens, underscores and case are the same): list all its values under one name"
+            )
         seen[ident] = p
 
 
@@ -266,8 +267,7 @@ def _set_policy_params(run: RunSpec, changes: dict[str, Any], p_of: dict[str, Sw
     if spec == pol:
         return dataclasses.replace(run, label=_swept_label(spec, run.preferred_array))
     # The file's expectation was measured for its own parameters, not these.
-    return dataclasses.replace(run, label=_swept_label(spec, run.preferred_array), policy=spec,
-                               expect_iops=None, expect_source="")
+    return dataclasses.replace(run, label=_swept_label(spec, run.preferred_array), policy=spec, expect_iops=None, expect_source="")
 
 
 def _family(run: RunSpec) -> str | None:
@@ -318,10 +318,7 @@ def plan_sweep(
         if given:  # the caller's grid replaces the files' (one grid for every scenario, so they compare)
             grid = given
         else:
-            grid = [
-                _resolve_param(name, values, base.source, f"sweep.params.{name}")
-                for name, values in table.get("params", {}).items()
-            ]
+            grid = [_resolve_param(name, values, base.source, f"sweep.params.{name}") for name, values in table.get("params", {}).items()]
             _refuse_repeats(grid)
         raw_of[label] = data
         for p in grid:
@@ -468,6 +465,12 @@ def plan_sweep(
             point.cells[run.label] = cell
     dtypes = {n: _dtype(column_values[n]) for n in names}
     return SweepPlan(
-        names, dtypes, points, runs, {label: i for i, (label, _, _) in enumerate(inputs)}, policy_order,
-        skipped={n: [label for label, _ in skipped[n]] for n in names if skipped[n]}, notes=notes,
+        names,
+        dtypes,
+        points,
+        runs,
+        {label: i for i, (label, _, _) in enumerate(inputs)},
+        policy_order,
+        skipped={n: [label for label, _ in skipped[n]] for n in names if skipped[n]},
+        notes=notes,
     )

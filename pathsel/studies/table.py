@@ -18,8 +18,17 @@ from ..results import RunResult
 from ..stats import t975
 
 __all__ = [
-    "METRIC_COLUMNS", "SUMMARY_METRICS", "INT_METRICS", "KEY_COLUMNS", "NO_PARAMS", "CONVERGENCE_BAND", "DEFAULT_REPLICATIONS",
-    "read_table", "param_columns", "summarize", "convergence_time",
+    "METRIC_COLUMNS",
+    "SUMMARY_METRICS",
+    "INT_METRICS",
+    "KEY_COLUMNS",
+    "NO_PARAMS",
+    "CONVERGENCE_BAND",
+    "DEFAULT_REPLICATIONS",
+    "read_table",
+    "param_columns",
+    "summarize",
+    "convergence_time",
 ]
 
 DEFAULT_REPLICATIONS = 3
@@ -27,15 +36,24 @@ CONVERGENCE_BAND = 0.10  # IOPS within +-10 % of the level it settles at counts 
 
 # Every metric of Result.summary(), then what a sweep adds: simulated I/Os, convergence after faults, failed I/Os.
 METRIC_COLUMNS = (
-    "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used", "expected_iops", "ios",
-    "convergence_s", "failed",
+    "iops",
+    "mbps",
+    "mean_us",
+    "p50_us",
+    "p99_us",
+    "p999_us",
+    "max_us",
+    "paths_used",
+    "expected_iops",
+    "ios",
+    "convergence_s",
+    "failed",
 )
 INT_METRICS = {"paths_used", "ios", "failed"}
 # Summaries and recommendations read these; expected_iops is the file's figure, not a measurement.
 SUMMARY_METRICS = ("iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used", "convergence_s")
 KEY_COLUMNS = ("scenario", "point", "replication", "seed", "policy", "spec")
 NO_PARAMS = "defaults"  # the point text of a sweep without parameters
-
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
@@ -67,7 +85,6 @@ def read_table(path: str | Path) -> pd.DataFrame:
     return df
 
 
-
 def param_columns(table: pd.DataFrame) -> list[str]:
     """The swept parameters' columns of a results table (between ``point`` and ``replication``)."""
     cols = list(table.columns)
@@ -95,10 +112,19 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
             mean = float(v.mean())
             std = float(v.std(ddof=1)) if n > 1 else math.nan
             half = t975(n - 1) * std / math.sqrt(n) if n > 1 else math.nan
-            rows.append({**dict(zip(keys, key)), "metric": metric, "n": n, "mean": mean, "std": std,
-                         "ci95": half, "ci95_low": mean - half, "ci95_high": mean + half})
+            rows.append(
+                {
+                    **dict(zip(keys, key)),
+                    "metric": metric,
+                    "n": n,
+                    "mean": mean,
+                    "std": std,
+                    "ci95": half,
+                    "ci95_low": mean - half,
+                    "ci95_high": mean + half,
+                }
+            )
     return pd.DataFrame(rows, columns=[*keys, "metric", "n", "mean", "std", "ci95", "ci95_low", "ci95_high"])
-
 
 
 def convergence_time(run: RunResult, band: float = CONVERGENCE_BAND) -> float:

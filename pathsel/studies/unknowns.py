@@ -56,12 +56,27 @@ def _path_or_array(entry: dict[str, Any], x: str) -> bool:
 UNKNOWNS: dict[str, UnknownKind] = {
     k.name: k
     for k in (
-        UnknownKind("service_time", "arrays", "service_time", "delay", "an array's time per I/O (its mean; the shape stays)",
-                    "100us", low=1e-7, select=_by_name),
-        UnknownKind("concurrency", "arrays", "concurrency", "int", "I/Os an array serves at once", 64, low=1, high=4096,
-                    select=_by_name),
-        UnknownKind("one_way_latency", "paths", "one_way_latency", "delay",
-                    "host to array, one way (@ARRAY: the paths to it; @PATH: one path)", None, low=1e-7, select=_path_or_array),
+        UnknownKind(
+            "service_time",
+            "arrays",
+            "service_time",
+            "delay",
+            "an array's time per I/O (its mean; the shape stays)",
+            "100us",
+            low=1e-7,
+            select=_by_name,
+        ),
+        UnknownKind("concurrency", "arrays", "concurrency", "int", "I/Os an array serves at once", 64, low=1, high=4096, select=_by_name),
+        UnknownKind(
+            "one_way_latency",
+            "paths",
+            "one_way_latency",
+            "delay",
+            "host to array, one way (@ARRAY: the paths to it; @PATH: one path)",
+            None,
+            low=1e-7,
+            select=_path_or_array,
+        ),
         UnknownKind("replication_latency", "replication", "one_way_latency", "delay", "array to array, one way", None, low=1e-7),
     )
 }
@@ -123,8 +138,7 @@ def scale_delay(value: Any, factor: float) -> Any:
     if dist == "empirical":
         out["scale"] = float(out.get("scale", 1.0)) * factor
     elif dist == "mixture":
-        out["components"] = [{**scale_delay({k: v for k, v in c.items() if k != "weight"}, factor), "weight": c["weight"]}
-                             for c in out["components"]]
+        out["components"] = [{**scale_delay({k: v for k, v in c.items() if k != "weight"}, factor), "weight": c["weight"]} for c in out["components"]]
     else:
         for key in ("value", "mean", "low", "high", "stddev", "median", "p99", "shift"):
             if key in out:
@@ -167,9 +181,12 @@ def parse_unknown(text: str, data: dict[str, Any], source: str) -> Unknown:
                 groups = [i for i, e in enumerate(entries) if target in _names(e)]
                 if groups:
                     i = groups[0]
-                    raise ScenarioError(source, f"paths[{i}]",
-                                        f"names {entries[i].get('count')} paths (count = {entries[i].get('count')}): give {target} its own "
-                                        f"[[paths]] entry to fit it alone, or fit {name}@{entries[i].get('array')}")
+                    raise ScenarioError(
+                        source,
+                        f"paths[{i}]",
+                        f"names {entries[i].get('count')} paths (count = {entries[i].get('count')}): give {target} its own "
+                        f"[[paths]] entry to fit it alone, or fit {name}@{entries[i].get('array')}",
+                    )
             if not places:
                 names = sorted({str(e.get("name")) for e in entries} | ({str(e.get("array")) for e in entries} if kind.section == "paths" else set()))
                 guess = closest(target, names)
@@ -266,8 +283,11 @@ def patch_text(text: str, changes: list[tuple[str, int | None, str, Any, str]]) 
 
 def dump_toml(data: dict[str, Any]) -> str:
     """A scenario's TOML data as text (when its own text cannot be patched): tables and arrays of tables."""
-    out = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, (dict, list)) or
-           (isinstance(v, list) and not all(isinstance(x, dict) for x in v)) or (isinstance(v, list) and not v)]
+    out = [
+        f"{k} = {_toml_value(v)}"
+        for k, v in data.items()
+        if not isinstance(v, (dict, list)) or (isinstance(v, list) and not all(isinstance(x, dict) for x in v)) or (isinstance(v, list) and not v)
+    ]
     for k, v in data.items():
         if isinstance(v, dict):
             out += ["", f"[{k}]"] + [f"{kk} = {_toml_value(vv)}" for kk, vv in v.items()]

@@ -50,7 +50,20 @@ from ..scenario.load import RunSpec, Scenario, build_scenario, read_toml
 from ..units import parse_duration
 from .analytic import RandomSplit
 
-__all__ = ["Case", "Check", "Row", "METRICS", "load_case", "case_of", "scenario_of", "case_files", "run_case", "validate", "format_table", "default_dir"]
+__all__ = [
+    "Case",
+    "Check",
+    "Row",
+    "METRICS",
+    "load_case",
+    "case_of",
+    "scenario_of",
+    "case_files",
+    "run_case",
+    "validate",
+    "format_table",
+    "default_dir",
+]
 
 # metric -> (unit, default error kind, needs a trace)
 METRICS: dict[str, tuple[str, str, bool]] = {
@@ -70,8 +83,15 @@ METRICS: dict[str, tuple[str, str, bool]] = {
 }
 _CHECK_KEYS = {"metric", "run", "expected", "tolerance", "compare", "error", "path", "paths", "array", "note"}
 _CASE_KEYS = {
-    "case", "source", "duration", "quick_duration", "random_split", "every_builtin_policy", "scenario",
-    "checks", "engines",
+    "case",
+    "source",
+    "duration",
+    "quick_duration",
+    "random_split",
+    "every_builtin_policy",
+    "scenario",
+    "checks",
+    "engines",
 }
 
 
@@ -204,7 +224,7 @@ def load_case(path: str | Path) -> Case:
             raise fail(key, "required: a non-empty string")
     if "scenario" in meta:
         if not isinstance(meta["scenario"], str) or not meta["scenario"].strip():
-            raise fail("scenario", f"must be the name of a scenario file, such as \"../metro.toml\", got {meta['scenario']!r}")
+            raise fail("scenario", f'must be the name of a scenario file, such as "../metro.toml", got {meta["scenario"]!r}')
         if data:
             raise fail("scenario", "names a scenario file, so the case file holds no scenario keys of its own")
         target = path.parent / meta["scenario"]
@@ -305,7 +325,7 @@ def load_case(path: str | Path) -> Case:
         raise fail("checks", "a case needs at least one [[validation.checks]] table")
     engines = meta.get("engines")
     if engines is not None and (not isinstance(engines, list) or not all(isinstance(e, str) for e in engines)):
-        raise fail("engines", f"must be a list such as [\"fast\", \"reference\"], got {engines!r}")
+        raise fail("engines", f'must be a list such as ["fast", "reference"], got {engines!r}')
     case = Case(
         name=meta["case"],
         source=meta["source"],
@@ -392,10 +412,16 @@ def _fixed_exchange(run: RunResult, path_name: str, op: str) -> float:
     p = next(p for p in model.paths if p.name == path_name)
     a = model.arrays[p.array]
     service = a.read_service if op == "read" else a.write_service
-    if not (isinstance(p.one_way_latency, Constant) and isinstance(service, Constant) and a.concurrency >= model.outstanding
-            and p.bandwidth is None and (op == "read" or a.peer is None)):
+    if not (
+        isinstance(p.one_way_latency, Constant)
+        and isinstance(service, Constant)
+        and a.concurrency >= model.outstanding
+        and p.bandwidth is None
+        and (op == "read" or a.peer is None)
+    ):
         raise ScenarioError(
-            model.name, "validation",
+            model.name,
+            "validation",
             f"failover timing needs constant legs and service, no bandwidth, no replication and no queue on {path_name}",
         )
     legs = 2 if op == "read" or model.protocol == "nvme" else 4
@@ -561,11 +587,20 @@ def format_table(rows: list[Row]) -> str:
     cols = ["case", "check", "run", "engine", "source", "expected", "simulated", "error", "tolerance", "result"]
     body = []
     for r in rows:
-        body.append([
-            r.case, r.check, r.run, r.engine, r.source,
-            _fmt_value(r.expected, r.unit), _fmt_value(r.simulated, r.unit), _fmt_error(r), _fmt_tol(r),
-            "pass" if r.passed else "FAIL",
-        ])
+        body.append(
+            [
+                r.case,
+                r.check,
+                r.run,
+                r.engine,
+                r.source,
+                _fmt_value(r.expected, r.unit),
+                _fmt_value(r.simulated, r.unit),
+                _fmt_error(r),
+                _fmt_tol(r),
+                "pass" if r.passed else "FAIL",
+            ]
+        )
     widths = [max(len(c), *(len(b[i]) for b in body)) if body else len(c) for i, c in enumerate(cols)]
     right = {5, 6, 7}
 

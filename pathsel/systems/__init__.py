@@ -41,8 +41,14 @@ EMIT_KINDS = ("esxcli", "satp-rule", "multipath.conf", "nvme-udev", "powershell"
 
 
 def import_outputs(
-    kind: str, files: Sequence[str | Path], *, host: str | None = None, devices: Sequence[str] | None = None,
-    output: str | Path | None = None, command: str | None = None, workload: str | Path | None = None,
+    kind: str,
+    files: Sequence[str | Path],
+    *,
+    host: str | None = None,
+    devices: Sequence[str] | None = None,
+    output: str | Path | None = None,
+    command: str | None = None,
+    workload: str | Path | None = None,
 ) -> Imported:
     """A scenario skeleton from a host's multipath listings (see :data:`IMPORT_KINDS`).
 
@@ -105,7 +111,12 @@ def _spec(spec: PolicySpec | str) -> PolicySpec:
 
 
 def emit(
-    spec: PolicySpec | str, kind: str, *, device: str | None = None, vendor: str | None = None, model: str | None = None,
+    spec: PolicySpec | str,
+    kind: str,
+    *,
+    device: str | None = None,
+    vendor: str | None = None,
+    model: str | None = None,
     satp: str = "VMW_SATP_ALUA",
 ) -> str:
     """The text that applies ``spec`` on a system: for ``device``, for a ``vendor``/``model``, or as the default.
@@ -133,8 +144,13 @@ def emit(
 def read_emitted(kind: str, text: str, source: str = "<emitted>") -> EsxcliSetting | DmSetting | NvmeSetting | MpioSetting:
     """The setting an emitted text makes (its ``.spec`` and what it applies to), read back."""
     src = Source(source, text)
-    readers: dict[str, Callable[[Source], EsxcliSetting | DmSetting | NvmeSetting | MpioSetting]] = {"esxcli": read_esxcli_commands, "satp-rule": read_esxcli_commands, "multipath.conf": read_multipath_conf,
-               "nvme-udev": read_nvme_udev, "powershell": read_powershell}
+    readers: dict[str, Callable[[Source], EsxcliSetting | DmSetting | NvmeSetting | MpioSetting]] = {
+        "esxcli": read_esxcli_commands,
+        "satp-rule": read_esxcli_commands,
+        "multipath.conf": read_multipath_conf,
+        "nvme-udev": read_nvme_udev,
+        "powershell": read_powershell,
+    }
     if kind not in readers:
         raise ScenarioError("command line", "--emit", f"unknown kind {kind!r} (kinds: {', '.join(EMIT_KINDS)})")
     return readers[kind](src)

@@ -70,8 +70,15 @@ _KEY = re.compile(r"^\s+([A-Za-z][A-Za-z0-9 /()_.-]*?):(?:\s+(.*))?$")
 _RUNTIME = re.compile(r"^(vmhba\d+):C(\d+):T(\d+):L(\d+)$")
 _TPG = re.compile(r"TPG_id=(\d+),TPG_state=(\w+)")
 PSPS = {"VMW_PSP_RR": "rr", "VMW_PSP_FIXED": "fixed", "VMW_PSP_MRU": "mru"}
-_GROUP_STATE = {"active": "AO", "active unoptimized": "ANO", "standby": "standby", "unavailable": "unavailable",
-                "dead": None, "disabled": None, "permanently lost": None}
+_GROUP_STATE = {
+    "active": "AO",
+    "active unoptimized": "ANO",
+    "standby": "standby",
+    "unavailable": "unavailable",
+    "dead": None,
+    "disabled": None,
+    "permanently lost": None,
+}
 
 
 @dataclass
@@ -182,7 +189,7 @@ def _target_node(ident: str) -> str:
 
 
 def _wwn(hexstr: str) -> str:
-    return ":".join(hexstr[i:i + 2] for i in range(0, len(hexstr), 2)) if re.fullmatch(r"[0-9a-fA-F]{16}", hexstr) else hexstr
+    return ":".join(hexstr[i : i + 2] for i in range(0, len(hexstr), 2)) if re.fullmatch(r"[0-9a-fA-F]{16}", hexstr) else hexstr
 
 
 def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str] | None = None) -> Skeleton:
@@ -283,22 +290,29 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
     for (dev, rt), f in sorted(paths.items(), key=lambda kv: runtime_key(kv[0][1])):
         state, why = alua(dev, rt, f)
         key = tuple(f["nexus"])
-        entry = nexus_of.setdefault(key, {"array": arrays[f.get("node", "")], "state": state, "why": why, "devs": {},
-                                          "target": f.get("target", ""), "rt": rt})
+        entry = nexus_of.setdefault(
+            key, {"array": arrays[f.get("node", "")], "state": state, "why": why, "devs": {}, "target": f.get("target", ""), "rt": rt}
+        )
         if entry["state"] != state:
             src, line = f["line"]
             other = next(iter(entry["devs"]))
-            raise src.fail(line, f"{rt} is {state} for {dev} but {entry['state']} for {other}: pathsel keeps one ALUA "
-                                 "state per nexus; import the devices one at a time with --device")
+            raise src.fail(
+                line,
+                f"{rt} is {state} for {dev} but {entry['state']} for {other}: pathsel keeps one ALUA "
+                "state per nexus; import the devices one at a time with --device",
+            )
         entry["devs"][dev] = f["lun"]
     for dev in chosen:
         mine = {k for k, e in nexus_of.items() if dev in e["devs"]}
         my_arrays = {nexus_of[k]["array"] for k in mine}
         for k, e in nexus_of.items():
             if e["array"] in my_arrays and k not in mine:
-                raise dsrc.fail(devs[dev].line, f"device {dev} is not seen over {k[0]}:C{k[1]}:T{k[2]}, which leads to "
-                                                f"{e['array']}: pathsel gives a volume a path over every nexus to its arrays; "
-                                                "import the devices one at a time with --device")
+                raise dsrc.fail(
+                    devs[dev].line,
+                    f"device {dev} is not seen over {k[0]}:C{k[1]}:T{k[2]}, which leads to "
+                    f"{e['array']}: pathsel gives a volume a path over every nexus to its arrays; "
+                    "import the devices one at a time with --device",
+                )
     several = len(chosen) > 1
     sk = Skeleton("esxcli", [s.name for s in sources], host, "scsi")
     for node, name in arrays.items():
@@ -313,16 +327,20 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
         comment = ", ".join(x for x in (e["target"], e["why"]) if x)
         sk.paths.append(SkPath(name, e["array"], e["state"], comment=comment))
         if e["why"]:
-            notes.append(f"{e['rt']} is {e['why']}: written alua = \"unavailable\" (pathsel has no path that starts down)")
+            notes.append(f'{e["rt"]} is {e["why"]}: written alua = "unavailable" (pathsel has no path that starts down)')
     for spec in dict.fromkeys(specs.values()):
         who = [d for d, s in specs.items() if s == spec]
         sk.policies.append((spec, f"as imported: {spec}" + (f" ({len(who)} devices)" if several and len(who) > 1 else "")))
     satps = sorted({devs[d].get("Storage Array Type") or "" for d in chosen})
-    sk.told = [f"host {host}: {len(chosen)} device(s) ({', '.join(chosen)}), {len(nexus_of)} path(s), "
-               f"{len(arrays)} target node(s); SATP {', '.join(satps)}; PSP config {', '.join(dict.fromkeys(specs.values()))}"]
+    sk.told = [
+        f"host {host}: {len(chosen)} device(s) ({', '.join(chosen)}), {len(nexus_of)} path(s), "
+        f"{len(arrays)} target node(s); SATP {', '.join(satps)}; PSP config {', '.join(dict.fromkeys(specs.values()))}"
+    ]
     if len(arrays) == 2:
-        notes.append("two target node names read as the two arrays of a metro cluster (replicated); "
-                     "if they are one array's controllers, merge the [[arrays]] and drop [replication]")
+        notes.append(
+            "two target node names read as the two arrays of a metro cluster (replicated); "
+            "if they are one array's controllers, merge the [[arrays]] and drop [replication]"
+        )
     sk.detection = "5s"
     sk.detection_note = "FILL IN: time to notice a path going down (ESXi FC sees an RSCN in well under a second)"
     sk.notes = notes
@@ -382,15 +400,16 @@ def emit_esxcli(spec: PolicySpec, device: str | None = None, satp: str = "VMW_SA
         defaults = parse_spec(spec.name)[0]
         if spec.name in ("rr", "latency") and spec.params != defaults.params and spec.text != "latency":
             raise ScenarioError(
-                "command line", "--emit esxcli",
-                f"{spec.text}: a SATP's default PSP takes no PSP options; use --emit satp-rule (with --vendor and --model) "
-                "or give --device",
+                "command line",
+                "--emit esxcli",
+                f"{spec.text}: a SATP's default PSP takes no PSP options; use --emit satp-rule (with --vendor and --model) or give --device",
             )
         if spec.name == "fixed" and spec["preferred"]:
             raise ScenarioError("command line", "--emit esxcli", "fixed:preferred=... names a path of one device: give --device")
         if spec.name == "latency":
-            raise ScenarioError("command line", "--emit esxcli",
-                                "latency round robin is a round robin option, not a PSP: use --emit satp-rule or give --device")
+            raise ScenarioError(
+                "command line", "--emit esxcli", "latency round robin is a round robin option, not a PSP: use --emit satp-rule or give --device"
+            )
         lines.append(f"esxcli storage nmp satp set --satp={satp} --default-psp={psp}")
         return "\n".join(lines) + "\n"
     lines.append(f"esxcli storage nmp device set --device={device} --psp={psp}")
@@ -401,29 +420,43 @@ def emit_esxcli(spec: PolicySpec, device: str | None = None, satp: str = "VMW_SA
     return "\n".join(lines) + "\n"
 
 
-def emit_satp_rule(spec: PolicySpec, device: str | None = None, vendor: str | None = None, model: str | None = None,
-                   satp: str = "VMW_SATP_ALUA") -> str:
+def emit_satp_rule(
+    spec: PolicySpec, device: str | None = None, vendor: str | None = None, model: str | None = None, satp: str = "VMW_SATP_ALUA"
+) -> str:
     """``esxcli storage nmp satp rule add``: ``spec`` as the PSP for a vendor/model (or one device)."""
     if spec.name not in ("rr", "latency", "fixed", "mru"):
         raise _refuse(spec, "satp-rule")
     if device is None and not (vendor and model):
-        raise ScenarioError("command line", "--emit satp-rule",
-                            "a SATP rule matches a vendor and model: give --vendor and --model (as esxcli storage core device list shows them), or --device")
+        raise ScenarioError(
+            "command line",
+            "--emit satp-rule",
+            "a SATP rule matches a vendor and model: give --vendor and --model (as esxcli storage core device list shows them), or --device",
+        )
     if spec.name == "fixed" and satp == "VMW_SATP_ALUA":
-        raise ScenarioError("command line", "--emit satp-rule", "VMW_PSP_FIXED is not a valid PSP in a VMW_SATP_ALUA rule: use --satp VMW_SATP_DEFAULT_AA or --emit esxcli --device")
+        raise ScenarioError(
+            "command line",
+            "--emit satp-rule",
+            "VMW_PSP_FIXED is not a valid PSP in a VMW_SATP_ALUA rule: use --satp VMW_SATP_DEFAULT_AA or --emit esxcli --device",
+        )
     if spec.name == "fixed" and spec["preferred"]:
         raise ScenarioError("command line", "--emit satp-rule", "a SATP rule cannot name a preferred path: use --emit esxcli --device")
     option = None
     if spec.name == "rr":
         if spec["type"] == "bytes" or spec["use_ano"]:
-            raise ScenarioError("command line", "--emit satp-rule",
-                                f"{spec.text}: pathsel writes SATP rules with iops= or policy=latency PSP options; set bytes and useANO per device with --emit esxcli --device")
+            raise ScenarioError(
+                "command line",
+                "--emit satp-rule",
+                f"{spec.text}: pathsel writes SATP rules with iops= or policy=latency PSP options; set bytes and useANO per device with --emit esxcli --device",
+            )
         option = f"iops={spec['iops']}"
     elif spec.name == "latency":
         default = parse_spec("latency")[0]
         if any(spec[k] != default[k] for k in ("num_sampling_cycles", "latency_eval_time", "use_ano")):
-            raise ScenarioError("command line", "--emit satp-rule",
-                                f"{spec.text}: a SATP rule's PSP option is policy=latency with ESXi's defaults; set the sampling cycles and evaluation time per device with --emit esxcli --device")
+            raise ScenarioError(
+                "command line",
+                "--emit satp-rule",
+                f"{spec.text}: a SATP rule's PSP option is policy=latency with ESXi's defaults; set the sampling cycles and evaluation time per device with --emit esxcli --device",
+            )
         option = "policy=latency"
     psp = {"rr": "VMW_PSP_RR", "latency": "VMW_PSP_RR", "fixed": "VMW_PSP_FIXED", "mru": "VMW_PSP_MRU"}[spec.name]
     parts = ["esxcli storage nmp satp rule add", f"-s {satp}"]
@@ -434,16 +467,30 @@ def emit_satp_rule(spec: PolicySpec, device: str | None = None, vendor: str | No
         parts += [f"-V {shlex.quote(vendor)}", f"-M {shlex.quote(model)}"]
     parts.append(f"-P {psp}")
     if option:
-        parts.append(f"-O \"{option}\"")
+        parts.append(f'-O "{option}"')
     if satp == "VMW_SATP_ALUA":
         parts.append("-c tpgs_on")
-    parts.append(f"-e \"pathsel {spec.text}\"")
+    parts.append(f'-e "pathsel {spec.text}"')
     return "\n".join([f"# pathsel: {spec.text}", *_pathsel_only(spec), " ".join(parts)]) + "\n"
 
 
-_LONG = {"-d": "--device", "-P": "--psp", "-s": "--satp", "-V": "--vendor", "-M": "--model", "-O": "--psp-option",
-         "-c": "--claim-option", "-e": "--description", "-t": "--type", "-I": "--iops", "-B": "--bytes",
-         "-S": "--num-sampling-cycles", "-T": "--latency-eval-time", "-U": "--useano", "-p": "--path"}
+_LONG = {
+    "-d": "--device",
+    "-P": "--psp",
+    "-s": "--satp",
+    "-V": "--vendor",
+    "-M": "--model",
+    "-O": "--psp-option",
+    "-c": "--claim-option",
+    "-e": "--description",
+    "-t": "--type",
+    "-I": "--iops",
+    "-B": "--bytes",
+    "-S": "--num-sampling-cycles",
+    "-T": "--latency-eval-time",
+    "-U": "--useano",
+    "-p": "--path",
+}
 
 
 def _options(words: list[str]) -> dict[str, str]:

@@ -54,9 +54,7 @@ __all__ = ["import_multipath", "parse_multipath_conf", "ConfSection", "emit_mult
 
 _MAP = re.compile(r"^(?:(?P<action>[a-z]+): )?(?P<name>\S+)(?: \((?P<wwid>[^)]+)\))? (?P<dm>dm-\d+|undef) ?(?P<vp>.*)$")
 _GROUP = re.compile(r"^[\s|`]*[|`]-\+- ?policy='(?P<sel>[^']*)' prio=(?P<prio>-?\d+) status=(?P<status>\w+)")
-_PATH = re.compile(
-    r"^[\s|`]*[|`]- (?P<hctl>\d+:\d+:\d+:\d+) (?P<dev>\S+) +(?P<devt>\d+:\d+) +(?P<dm>\w+) +(?P<chk>.+?) +(?P<online>\w+)\s*$"
-)
+_PATH = re.compile(r"^[\s|`]*[|`]- (?P<hctl>\d+:\d+:\d+:\d+) (?P<dev>\S+) +(?P<devt>\d+:\d+) +(?P<dm>\w+) +(?P<chk>.+?) +(?P<online>\w+)\s*$")
 SELECTORS = ("round-robin", "queue-length", "service-time", "historical-service-time")
 _DOWN = ("faulty", "shaky", "i/o timeout", "removed", "disconnected")
 
@@ -254,8 +252,13 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
     confs = [s for s in sources if s not in ll]
     if len(ll) != 1:
         name = (sources[1] if len(ll) > 1 else sources[0]).name
-        raise ScenarioError(name, "", "give one multipath -ll output (and optionally one multipath.conf)" if ll else
-                            "no multipath -ll output among the files (lines such as \"|-+- policy='service-time 0' prio=50\")")
+        raise ScenarioError(
+            name,
+            "",
+            "give one multipath -ll output (and optionally one multipath.conf)"
+            if ll
+            else "no multipath -ll output among the files (lines such as \"|-+- policy='service-time 0' prio=50\")",
+        )
     if len(confs) > 1:
         raise ScenarioError(confs[1].name, "", "give one multipath.conf")
     src = ll[0]
@@ -285,8 +288,10 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
         if "path_selector" in settings and conf_src is not None:
             value, line, where = settings["path_selector"]
             if _selector_spec(conf_src, value, line)[0] != spec_name:
-                notes.append(f"{mp.name}: multipath.conf ({where}, line {line}) sets path_selector \"{value}\" but the map runs "
-                             f"'{mp.groups[0]['selector']}' (multipathd reconfigure applies it): imported as running")
+                notes.append(
+                    f'{mp.name}: multipath.conf ({where}, line {line}) sets path_selector "{value}" but the map runs '
+                    f"'{mp.groups[0]['selector']}' (multipathd reconfigure applies it): imported as running"
+                )
         text = spec_name + ":" + ",".join(x for x in (f"path_grouping_policy={grouping}", f"failback={failback}", extra) if x)
         try:
             specs[mp.name] = parse_spec(text)[0].text
@@ -306,15 +311,21 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
                 key = (h, c, t)
                 nx = nexus.setdefault(key, {"state": state, "why": why, "maps": {}, "dev": p["dev"], "hctl": p["hctl"], "line": p["line"]})
                 if nx["state"] != state:
-                    raise src.fail(p["line"], f"{p['hctl']} is {state} for {mp.name} but {nx['state']} for {next(iter(nx['maps']))}: "
-                                              "pathsel keeps one ALUA state per nexus; import the maps one at a time")
+                    raise src.fail(
+                        p["line"],
+                        f"{p['hctl']} is {state} for {mp.name} but {nx['state']} for {next(iter(nx['maps']))}: "
+                        "pathsel keeps one ALUA state per nexus; import the maps one at a time",
+                    )
                 nx["maps"][mp.name] = int(lun)
     for mp in maps:
         missing = [k for k, e in nexus.items() if mp.name not in e["maps"]]
         if missing:
             h, c, t = missing[0]
-            raise src.fail(mp.line, f"map {mp.name} has no path over {h}:{c}:{t}, which other maps use: pathsel gives every "
-                                    "volume a path over every nexus; import the maps one at a time")
+            raise src.fail(
+                mp.line,
+                f"map {mp.name} has no path over {h}:{c}:{t}, which other maps use: pathsel gives every "
+                "volume a path over every nexus; import the maps one at a time",
+            )
     vp = f"{maps[0].vendor},{maps[0].product}"
     sk = Skeleton("multipath", [s.name for s in sources], host, "scsi")
     sk.arrays.append(SkArray("array1", vp))
@@ -326,14 +337,18 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
         comment = nx["hctl"] if not several else ""
         sk.paths.append(SkPath(name, "array1", nx["state"], comment=", ".join(x for x in (comment, nx["why"]) if x)))
         if nx["why"]:
-            notes.append(f"{nx['hctl']} ({nx['dev']}) is {nx['why']}: written alua = \"unavailable\"")
+            notes.append(f'{nx["hctl"]} ({nx["dev"]}) is {nx["why"]}: written alua = "unavailable"')
     for spec in dict.fromkeys(specs.values()):
         sk.policies.append((spec, f"as imported: {spec}"))
     if any(e["state"] == "ANO" for e in nexus.values()):
-        notes.append("ANO paths may lead to the partner controller or to a second array (a metro cluster): "
-                     "multipath -ll does not say; for a metro cluster add an [[arrays]] entry, [replication] and set those paths' array")
-    sk.told = [f"host {host}: {len(maps)} map(s) ({', '.join(m.name for m in maps)}), {vp}, {len(nexus)} path(s); "
-               f"policy {', '.join(dict.fromkeys(specs.values()))}"]
+        notes.append(
+            "ANO paths may lead to the partner controller or to a second array (a metro cluster): "
+            "multipath -ll does not say; for a metro cluster add an [[arrays]] entry, [replication] and set those paths' array"
+        )
+    sk.told = [
+        f"host {host}: {len(maps)} map(s) ({', '.join(m.name for m in maps)}), {vp}, {len(nexus)} path(s); "
+        f"policy {', '.join(dict.fromkeys(specs.values()))}"
+    ]
     sk.detection = "dm"
     sk.detection_note = "multipathd's polling_interval (5 s)"
     first = _conf_for(conf, maps[0].wwid, maps[0].vendor, maps[0].product)
@@ -365,15 +380,21 @@ def emit_multipath_conf(spec: PolicySpec, wwid: str | None = None, vendor: str |
     """The multipath.conf section that sets ``spec``: for one map (``wwid``), a vendor/product, or as the default."""
     if not spec.name.startswith("dm:"):
         other = {"nvme": "nvme-udev", "mpio": "powershell"}.get(spec.name.split(":")[0], "esxcli")
-        raise ScenarioError("command line", "--emit multipath.conf",
-                            f"{spec.text} is not a dm-multipath selector (dm:round-robin, dm:queue-length, dm:service-time, "
-                            f"dm:historical-service-time); emit it with --emit {other}")
+        raise ScenarioError(
+            "command line",
+            "--emit multipath.conf",
+            f"{spec.text} is not a dm-multipath selector (dm:round-robin, dm:queue-length, dm:service-time, "
+            f"dm:historical-service-time); emit it with --emit {other}",
+        )
     selector = spec.name[3:]
     if selector == "io-affinity":  # its table takes a CPU mask per path: a dmsetup table, not multipath.conf
-        raise ScenarioError("command line", "--emit multipath.conf",
-                            f"{spec.text}: io-affinity takes a CPU mask per path in the device-mapper table "
-                            "(dmsetup create/reload: 'io-affinity 0 <paths> 1 <dev> <cpumask> ...'), "
-                            "which multipath.conf cannot set")
+        raise ScenarioError(
+            "command line",
+            "--emit multipath.conf",
+            f"{spec.text}: io-affinity takes a CPU mask per path in the device-mapper table "
+            "(dmsetup create/reload: 'io-affinity 0 <paths> 1 <dev> <cpumask> ...'), "
+            "which multipath.conf cannot set",
+        )
     args = "0"
     if selector == "historical-service-time" and (spec["base_weight"] != 972 or spec["threshold_multiplier"] != 0):
         args = f"2 {spec['base_weight']} {spec['threshold_multiplier']}"
@@ -382,7 +403,9 @@ def emit_multipath_conf(spec: PolicySpec, wwid: str | None = None, vendor: str |
         head, inner, match = "multipaths", "multipath", [f"wwid {wwid}"]
     elif vendor or product:
         if not (vendor and product):
-            raise ScenarioError("command line", "--emit multipath.conf", "a devices entry needs both --vendor and --model (the SCSI vendor and product)")
+            raise ScenarioError(
+                "command line", "--emit multipath.conf", "a devices entry needs both --vendor and --model (the SCSI vendor and product)"
+            )
         head, inner, match = "devices", "device", [f'vendor "{vendor}"', f'product "{product}"']
     else:
         lines = [f"# pathsel: {spec.text}", "defaults {", *(f"\t{b}" for b in body), "}"]

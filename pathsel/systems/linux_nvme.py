@@ -44,8 +44,7 @@ from .text import Source
 __all__ = ["import_nvme", "emit_nvme_udev", "read_nvme_udev", "NvmeSetting", "IOPOLICIES"]
 
 IOPOLICIES = ("numa", "round-robin", "queue-depth")
-_ANA = {"optimized": "AO", "non-optimized": "ANO", "inaccessible": "unavailable", "persistent-loss": "unavailable",
-        "change": "transitioning"}
+_ANA = {"optimized": "AO", "non-optimized": "ANO", "inaccessible": "unavailable", "persistent-loss": "unavailable", "change": "transitioning"}
 _SUBSYS = re.compile(r"^(?P<name>nvme-subsys\d+) - NQN=(?P<nqn>\S+)\s*$")
 _ATTR = re.compile(r"^\s+(?P<key>[a-z_]+)=(?P<value>.*)$")
 _CTRL = re.compile(r"^ \+- (?P<name>nvme\d+) (?P<transport>\S+) (?P<addr>\S*) ?(?P<state>[a-z-]+)(?: (?P<ana>[a-z-]+))?\s*$")
@@ -107,9 +106,13 @@ def import_nvme(sources: list[Source], host: str = "linux01") -> Skeleton:
     lists = [s for s in sources if "NQN=" in s.text]
     others = [s for s in sources if s not in lists]
     if len(lists) != 1:
-        raise ScenarioError((lists[1] if lists else sources[0]).name, "",
-                            "give one nvme list-subsys output (and optionally the iopolicy file)" if lists else
-                            "no nvme list-subsys output among the files (a line such as 'nvme-subsys0 - NQN=...')")
+        raise ScenarioError(
+            (lists[1] if lists else sources[0]).name,
+            "",
+            "give one nvme list-subsys output (and optionally the iopolicy file)"
+            if lists
+            else "no nvme list-subsys output among the files (a line such as 'nvme-subsys0 - NQN=...')",
+        )
     if len(others) > 1:
         raise ScenarioError(others[1].name, "", "give one iopolicy file")
     src = lists[0]
@@ -131,8 +134,10 @@ def import_nvme(sources: list[Source], host: str = "linux01") -> Skeleton:
             iop = policy_file
         else:
             iop = "numa"
-            notes.append(f"{s.name}: iopolicy numa (the kernel's default): the output does not show it; "
-                         "run nvme list-subsys -v or give the content of /sys/class/nvme-subsystem/nvme-subsysN/iopolicy")
+            notes.append(
+                f"{s.name}: iopolicy numa (the kernel's default): the output does not show it; "
+                "run nvme list-subsys -v or give the content of /sys/class/nvme-subsystem/nvme-subsysN/iopolicy"
+            )
         spec = f"nvme:{iop}"
         if (spec, f"as imported: {spec}") not in sk.policies:
             sk.policies.append((spec, f"as imported: {spec}"))
@@ -142,7 +147,7 @@ def import_nvme(sources: list[Source], host: str = "linux01") -> Skeleton:
                 state = _ANA[c["ana"]]
             if c["state"] != "live":
                 state, why = "unavailable", f"{c['state']} in the capture"
-                notes.append(f"{c['name']} is {c['state']}: written alua = \"unavailable\"")
+                notes.append(f'{c["name"]} is {c["state"]}: written alua = "unavailable"')
             sk.paths.append(SkPath(c["name"], array, state, comment=", ".join(x for x in (f"{c['transport']} {c['addr']}", why) if x)))
         if all(c["ana"] is None for c in s.ctrls):
             notes.append(f"{s.name}: no ANA states (run nvme list-subsys /dev/nvmeXnY to see them): every live controller written optimized (AO)")
@@ -150,8 +155,7 @@ def import_nvme(sources: list[Source], host: str = "linux01") -> Skeleton:
             notes.append(f"{s.name}: non-optimized controllers may be on a second array (a metro cluster): the output does not say")
     if several and len({spec for spec, _ in sk.policies}) > 1:
         notes.append("subsystems with different iopolicies: each is a run of the whole scenario")
-    sk.told = [f"host {host}: {len(subs)} subsystem(s), {len(sk.paths)} controller(s); policy "
-               f"{', '.join(spec for spec, _ in sk.policies)}"]
+    sk.told = [f"host {host}: {len(subs)} subsystem(s), {len(sk.paths)} controller(s); policy {', '.join(spec for spec, _ in sk.policies)}"]
     sk.detection = "nvme"
     sk.detection_note = "NVMe-oF keep-alive timeout (5 s)"
     sk.notes = notes
@@ -172,8 +176,11 @@ def emit_nvme_udev(spec: PolicySpec, nqn: str | None = None, model: str | None =
     """A udev rule in nvme-cli's style that sets the subsystems' ``iopolicy`` to ``spec``'s."""
     if not spec.name.startswith("nvme:"):
         other = {"dm": "multipath.conf", "mpio": "powershell"}.get(spec.name.split(":")[0], "esxcli")
-        raise ScenarioError("command line", "--emit nvme-udev",
-                            f"{spec.text} is not an NVMe iopolicy (nvme:numa, nvme:round-robin, nvme:queue-depth); emit it with --emit {other}")
+        raise ScenarioError(
+            "command line",
+            "--emit nvme-udev",
+            f"{spec.text} is not an NVMe iopolicy (nvme:numa, nvme:round-robin, nvme:queue-depth); emit it with --emit {other}",
+        )
     iopolicy = spec.name[5:]
     match = ['ACTION=="add"', 'SUBSYSTEM=="nvme-subsystem"', 'ATTR{subsystype}=="nvm"']
     if nqn:
@@ -202,12 +209,12 @@ def read_nvme_udev(src: Source) -> NvmeSetting:
         keys = {m.group("key"): (m.group("op"), m.group("value")) for m in _RULE_KEY.finditer(line)}
         left = _RULE_KEY.sub("", line).replace(",", "").strip()
         if left or not keys:
-            raise src.fail(n, f"not a udev rule of KEY==\"value\" and KEY=\"value\" pairs: {(left or line)[:40]!r}")
+            raise src.fail(n, f'not a udev rule of KEY=="value" and KEY="value" pairs: {(left or line)[:40]!r}')
         if "ATTR{iopolicy}" not in keys:
             continue
         op, iopolicy = keys["ATTR{iopolicy}"]
         if op != "=" or iopolicy not in IOPOLICIES:
-            raise src.fail(n, f"ATTR{{iopolicy}}{op}\"{iopolicy}\" does not set one of {', '.join(IOPOLICIES)}")
+            raise src.fail(n, f'ATTR{{iopolicy}}{op}"{iopolicy}" does not set one of {", ".join(IOPOLICIES)}')
         found.append(NvmeSetting(f"nvme:{iopolicy}", keys.get("ATTR{model}", (None, None))[1], keys.get("ATTR{subsysnqn}", (None, None))[1]))
     if len(found) != 1:
         raise src.fail(None, f"sets ATTR{{iopolicy}} in {len(found)} rules; pathsel reads one")

@@ -75,9 +75,7 @@ class Skeleton:
 
     @property
     def stretched(self) -> bool:
-        return any(v.arrays is not None and len(v.arrays) == 2 for v in self.volumes) or (
-            not self.volumes and len(self.arrays) == 2
-        )
+        return any(v.arrays is not None and len(v.arrays) == 2 for v in self.volumes) or (not self.volumes and len(self.arrays) == 2)
 
     @property
     def to_fill(self) -> list[tuple[str, str, str]]:
@@ -91,8 +89,13 @@ class Skeleton:
             place, value, what = PLACEHOLDERS["replication_latency"]
             rows.append((place, value, f"{what}: measure, or --fit replication_latency"))
         if self.workload is None:
-            rows.append(("workloads[*]" if len(self.volumes) > 1 else "workloads[0]", f"{WORKLOAD['rw']} {WORKLOAD['bs']} iodepth={WORKLOAD['iodepth']}",
-                         "your fio job: rw, bs, iodepth, numjobs (or import with --workload fio.json)"))
+            rows.append(
+                (
+                    "workloads[*]" if len(self.volumes) > 1 else "workloads[0]",
+                    f"{WORKLOAD['rw']} {WORKLOAD['bs']} iodepth={WORKLOAD['iodepth']}",
+                    "your fio job: rw, bs, iodepth, numjobs (or import with --workload fio.json)",
+                )
+            )
         if self.detection_note:
             rows.append(("hosts[0].detection", self.detection or "5s", self.detection_note))
         return rows
@@ -118,8 +121,10 @@ class Skeleton:
             w("[[arrays]]")
             w(f"name = {toml_str(a.name)}" + (f"  # {a.comment}" if a.comment else ""))
             w(f"concurrency = {PLACEHOLDERS['concurrency'][1]}  # FILL IN: {PLACEHOLDERS['concurrency'][2]} (--fit concurrency)")
-            w(f"service_time = {{ dist = \"exponential\", mean = {toml_str(PLACEHOLDERS['service_time'][1])} }}  "
-              f"# FILL IN: {PLACEHOLDERS['service_time'][2]} (--fit service_time)")
+            w(
+                f'service_time = {{ dist = "exponential", mean = {toml_str(PLACEHOLDERS["service_time"][1])} }}  '
+                f"# FILL IN: {PLACEHOLDERS['service_time'][2]} (--fit service_time)"
+            )
         if self.stretched:
             pair = next((v.arrays for v in self.volumes if v.arrays and len(v.arrays) == 2), [a.name for a in self.arrays])
             w("")
@@ -154,7 +159,7 @@ class Skeleton:
             if p.weight:
                 w(f"weight = {p.weight}")
             w(f"one_way_latency = {toml_str(value)}  # FILL IN: {what} (--fit one_way_latency)")
-            w(f"# bandwidth = \"16Gbit\"  # FILL IN: {BANDWIDTH}")
+            w(f'# bandwidth = "16Gbit"  # FILL IN: {BANDWIDTH}')
         job = self.workload if self.workload is not None else WORKLOAD
         volumes: list[SkVolume | None] = [*self.volumes] if len(self.volumes) > 1 else [None]
         for i, vol in enumerate(volumes):

@@ -40,13 +40,23 @@ __all__ = ["import_mpclaim", "emit_powershell", "read_powershell", "MpioSetting"
 
 # mpclaim's long names and short names -> pathsel spec
 POLICY_NAMES = {
-    "Fail Over Only": "mpio:fo", "Round Robin": "mpio:rr", "Round Robin with Subset": "mpio:rrws",
-    "Least Queue Depth": "mpio:lqd", "Weighted Paths": "mpio:wp", "Least Blocks": "mpio:lb",
+    "Fail Over Only": "mpio:fo",
+    "Round Robin": "mpio:rr",
+    "Round Robin with Subset": "mpio:rrws",
+    "Least Queue Depth": "mpio:lqd",
+    "Weighted Paths": "mpio:wp",
+    "Least Blocks": "mpio:lb",
 }
 SHORT = {"FOO": "mpio:fo", "RR": "mpio:rr", "RRWS": "mpio:rrws", "LQD": "mpio:lqd", "WP": "mpio:wp", "LB": "mpio:lb"}
 POLICY_NUMBERS = {"mpio:fo": 1, "mpio:rr": 2, "mpio:rrws": 3, "mpio:lqd": 4, "mpio:wp": 5, "mpio:lb": 6}
-_STATES = {"Active/Optimized": "AO", "Active/Unoptimized": "ANO", "Standby": "standby", "Unavailable": "unavailable",
-           "Failed": None, "Transitioning": "transitioning"}
+_STATES = {
+    "Active/Optimized": "AO",
+    "Active/Unoptimized": "ANO",
+    "Standby": "standby",
+    "Unavailable": "unavailable",
+    "Failed": None,
+    "Transitioning": "transitioning",
+}
 _DISK = re.compile(r"^MPIO Disk(?P<n>\d+): (?P<paths>\d+) Paths?, (?P<policy>[^,]+)(?:, (?P<alua>.*))?$")
 _PATH = re.compile(r"^\s*(?P<id>[0-9a-fA-F]{16})\s+(?P<state>\S+)\s+(?P<addr>\d+\|\d+\|\d+\|\d+)\s+(?P<weight>\d+)\s*$")
 _SUMMARY = re.compile(r"^MPIO Disk(?P<n>\d+)\s+(?P<system>Disk \d+)\s+(?P<lb>\S+)\s+(?P<dsm>.+?)\s*$")
@@ -60,8 +70,17 @@ def _details(src: Source) -> list[dict[str, Any]]:
             policy = m.group("policy").strip()
             if policy not in POLICY_NAMES:
                 raise src.fail(n, f"load balance policy {policy!r} is not one pathsel models ({', '.join(POLICY_NAMES)})")
-            disks.append({"n": int(m.group("n")), "count": int(m.group("paths")), "policy": POLICY_NAMES[policy],
-                          "alua": (m.group("alua") or "").strip(), "line": n, "paths": [], "sn": ""})
+            disks.append(
+                {
+                    "n": int(m.group("n")),
+                    "count": int(m.group("paths")),
+                    "policy": POLICY_NAMES[policy],
+                    "alua": (m.group("alua") or "").strip(),
+                    "line": n,
+                    "paths": [],
+                    "sn": "",
+                }
+            )
             continue
         if p := _PATH.match(line):
             if not disks:
@@ -131,8 +150,11 @@ def import_mpclaim(sources: list[Source], host: str = "windows01") -> Skeleton:
             key = f"{port}|{bus}|{target}"
             e = nexus.setdefault(key, {"id": p["id"], "state": state, "weight": int(p["weight"]), "why": why, "disks": {}})
             if e["state"] != state:
-                raise src.fail(p["line"], f"path {p['id']} is {state} for MPIO Disk{d['n']} but {e['state']} for "
-                                          f"MPIO Disk{next(iter(e['disks']))}: pathsel keeps one state per nexus; import the disks one at a time")
+                raise src.fail(
+                    p["line"],
+                    f"path {p['id']} is {state} for MPIO Disk{d['n']} but {e['state']} for "
+                    f"MPIO Disk{next(iter(e['disks']))}: pathsel keeps one state per nexus; import the disks one at a time",
+                )
             e["disks"][d["n"]] = int(lun)
     for src, d in disks:
         missing = [e["id"] for e in nexus.values() if d["n"] not in e["disks"]]
@@ -143,12 +165,18 @@ def import_mpclaim(sources: list[Source], host: str = "windows01") -> Skeleton:
     for src, d in disks:
         row = summary.get(d["n"])
         lun = next(iter(e["disks"][d["n"]] for e in nexus.values()))
-        sk.volumes.append(SkVolume(f"MPIO Disk{d['n']}", lun if several else None, None,
-                                   ", ".join(x for x in (row["system"] if row else "", f"SN {d['sn']}" if d["sn"] else "", d["alua"]) if x)))
+        sk.volumes.append(
+            SkVolume(
+                f"MPIO Disk{d['n']}",
+                lun if several else None,
+                None,
+                ", ".join(x for x in (row["system"] if row else "", f"SN {d['sn']}" if d["sn"] else "", d["alua"]) if x),
+            )
+        )
     for e in nexus.values():
         sk.paths.append(SkPath(e["id"], "array1", e["state"], e["weight"], comment=e["why"]))
         if e["why"]:
-            notes.append(f"path {e['id']} is {e['why']}: written alua = \"unavailable\"")
+            notes.append(f'path {e["id"]} is {e["why"]}: written alua = "unavailable"')
     for spec in dict.fromkeys(d["policy"] for _, d in disks):
         sk.policies.append((parse_spec(spec)[0].text, f"as imported: {spec}"))
     sk.told = [f"host {host}: {len(disks)} MPIO disk(s), {len(nexus)} path(s); policy {', '.join(dict.fromkeys(d['policy'] for _, d in disks))}"]
@@ -178,11 +206,17 @@ def emit_powershell(spec: PolicySpec, device: str | None = None) -> str:
     """MSDSM's default load-balance policy (PowerShell), or one MPIO disk's (``mpclaim -l -d N P``)."""
     if not spec.name.startswith("mpio:"):
         other = {"dm": "multipath.conf", "nvme": "nvme-udev"}.get(spec.name.split(":")[0], "esxcli")
-        raise ScenarioError("command line", "--emit powershell",
-                            f"{spec.text} is not a Microsoft DSM policy (mpio:fo, rr, rrws, lqd, wp, lb); emit it with --emit {other}")
+        raise ScenarioError(
+            "command line",
+            "--emit powershell",
+            f"{spec.text} is not a Microsoft DSM policy (mpio:fo, rr, rrws, lqd, wp, lb); emit it with --emit {other}",
+        )
     if spec.name == "mpio:wp":
-        raise ScenarioError("command line", "--emit powershell",
-                            "Weighted Paths needs a weight on every path: pathsel does not write them; set it in the disk's MPIO properties")
+        raise ScenarioError(
+            "command line",
+            "--emit powershell",
+            "Weighted Paths needs a weight on every path: pathsel does not write them; set it in the disk's MPIO properties",
+        )
     short = {v: k for k, v in SHORT.items()}[spec.name]
     lines = [f"# pathsel: {spec.text}"]
     if spec.name == "mpio:fo" and spec["failback"] == 0:

@@ -454,8 +454,17 @@ def complete(P, S, V, R, s):
     d = P.j_dev[S.slot[s, K_JOB]]
     if P.pol_complete != 0:
         call_v_6f(P.pol_complete, P.pol_view, P.pol_state, d, V.p_local[p], s, on_path)
-    rec_complete(R, now, V.s_op[s], V.s_size[s], now - S.slotf[s, K_ISSUED], p, on_path, d,
-                 (S.slotf[s, K_ADMITTED] - S.slotf[s, K_ISSUED]) + S.slotf[s, K_TAGW])
+    rec_complete(
+        R,
+        now,
+        V.s_op[s],
+        V.s_size[s],
+        now - S.slotf[s, K_ISSUED],
+        p,
+        on_path,
+        d,
+        (S.slotf[s, K_ADMITTED] - S.slotf[s, K_ISSUED]) + S.slotf[s, K_TAGW],
+    )
     if P.trace_on != 0:
         t = S.si[I_NTRACE]
         S.si[I_NTRACE] = t + 1

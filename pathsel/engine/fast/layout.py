@@ -68,8 +68,15 @@ M_NONE, M_RUNNING, M_END_SCHEDULED, M_PROCESSED = 0, 1, 2, 3
 # fault kinds (model.FaultModel.what)
 F_PATH_DOWN, F_PATH_UP, F_ALUA, F_LATENCY, F_LOSS, F_ARRAY_DOWN, F_ARRAY_UP, F_REPL_DOWN, F_REPL_UP = range(9)
 FAULT_CODES = {
-    "path_down": F_PATH_DOWN, "path_up": F_PATH_UP, "alua": F_ALUA, "latency": F_LATENCY, "loss": F_LOSS,
-    "array_down": F_ARRAY_DOWN, "array_up": F_ARRAY_UP, "replication_down": F_REPL_DOWN, "replication_up": F_REPL_UP,
+    "path_down": F_PATH_DOWN,
+    "path_up": F_PATH_UP,
+    "alua": F_ALUA,
+    "latency": F_LATENCY,
+    "loss": F_LOSS,
+    "array_down": F_ARRAY_DOWN,
+    "array_up": F_ARRAY_UP,
+    "replication_down": F_REPL_DOWN,
+    "replication_up": F_REPL_UP,
 }
 
 # the engine's own log entries (a policy's are kernel.EV_POLICY and above)
@@ -100,176 +107,182 @@ class StateType(types.StructRef):
     pass
 
 
-PARAMS = Layout(ParamsType, [
-    ("protocol", "i8", 0),  # 0 scsi, 1 nvme
-    ("ramp", "f8", 0),
-    ("end", "f8", 0),
-    ("interval", "f8", 0),
-    # paths: array, peer array a write through it is mirrored to (-1), value stream of its nexus
-    ("p_array", "i8", 1),
-    ("p_mirror", "i8", 1),
-    ("p_str", "i8", 1),
-    # nexuses (controllers): host, own wire, distance, loss, shared links crossed, device paths over it
-    ("c_host", "i8", 1),
-    ("c_bw", "f8", 1),
-    ("c_extra", "f8", 1),
-    ("c_loss", "f8", 1),
-    ("c_recov", "f8", 1),
-    ("c_links", "i8", 2),
-    ("c_nlinks", "i8", 1),
-    ("c_paths", "i8", 2),
-    ("c_npaths", "i8", 1),
-    ("l_bw", "f8", 1),
-    ("a_conc", "i8", 1),
-    ("a_perkib", "f8", 1),  # service seconds added per KiB
-    # the replication link: its two arrays, bandwidth, added latency, loss, the mediator's preferred site and loser
-    ("r_a0", "i8", 0),
-    ("r_bw", "f8", 0),
-    ("r_extra", "f8", 0),
-    ("r_loss", "f8", 0),
-    ("r_recov", "f8", 0),
-    ("r_loser", "i8", 0),
-    # hosts: detection delay, APD timeout (inf: queue), io_timeout
-    ("hp_det", "f8", 1),
-    ("hp_apd", "f8", 1),
-    ("hp_iot", "f8", 1),
-    # jobs and their slots
-    ("j_dev", "i8", 1),
-    # NUMA: whether any attempt pays a cross-node hop, and the seconds it pays: numa_pen[host, cpu node, adapter node]
-    ("numa", "i8", 0),
-    ("numa_pen", "f8", 3),
-    ("j_readfrac", "f8", 1),
-    ("j_nsizes", "i8", 1),
-    ("j_sizes", "i8", 2),
-    ("j_cumw", "f8", 2),
-    ("d_host", "i8", 1),
-    # the host's queues: each device's queue depth (0: none); per job, open loop or not and its arrivals' stream
-    ("d_qd", "i8", 1),
-    ("j_open", "i8", 1),
-    ("str_arr", "i8", 1),
-    # the arrays' target ports: each path's (-1: no port_queue_depth), each port's limit; per host the QUEUE FULL
-    # retry delay and ESXi's throttling (Disk.QFullSampleSize, 0: off; Disk.QFullThreshold)
-    ("p_port", "i8", 1),
-    ("t_qd", "i8", 1),
-    ("hp_qfr", "f8", 1),
-    ("hp_qfs", "i8", 1),
-    ("hp_qft", "i8", 1),
-    ("hp_aqd", "i8", 1),  # per host, its adapter's queue depth (0: none)
-    ("tags_on", "i8", 0),  # NVMe-oF: whether any controller has a tag limit
-    ("c_tags", "i8", 1),  # per controller, its tags (nvme_io_queues x (nvme_queue_size - 1); 0: no limit)
-    # traces replayed (read_iolog): per job the offset of its records in rp_op/rp_size and their count (-1, 0: none)
-    ("j_rp_off", "i8", 1),
-    ("j_rp_len", "i8", 1),
-    ("rp_op", "i8", 1),
-    ("rp_size", "i8", 1),
-    # per job: 1 when an arrival finding iodepth issued and not done is refused (iodepth_full = "refuse")
-    ("j_refuse", "i8", 1),
-    # the fault timeline
-    ("f_time", "f8", 1),
-    ("f_what", "i8", 1),
-    ("f_cs", "i8", 2),
-    ("f_nc", "i8", 1),
-    ("f_array", "i8", 1),
-    ("f_repl", "i8", 1),
-    ("f_add", "f8", 1),
-    ("f_ppm", "f8", 1),
-    ("f_state", "i8", 1),
-    ("f_origin", "i8", 1),
-    ("f_revert", "i8", 1),
-    ("p_alua0", "i8", 1),
-    # value streams (rows of V.rnd): per job, per (array, op) service, replication, per nexus loss then replication loss
-    ("str_job", "i8", 1),
-    ("str_svc", "i8", 2),
-    ("str_repl", "i8", 0),
-    ("str_loss", "i8", 1),
-    ("trace_on", "i8", 0),
-    # the policy: its entry points (C functions, 0 for none) and its record's address; the view's address
-    ("pol_select", "i8", 0),
-    ("pol_start", "i8", 0),
-    ("pol_complete", "i8", 0),
-    ("pol_path", "i8", 0),
-    ("pol_state", "i8", 0),
-    ("pol_view", "i8", 0),
-])
+PARAMS = Layout(
+    ParamsType,
+    [
+        ("protocol", "i8", 0),  # 0 scsi, 1 nvme
+        ("ramp", "f8", 0),
+        ("end", "f8", 0),
+        ("interval", "f8", 0),
+        # paths: array, peer array a write through it is mirrored to (-1), value stream of its nexus
+        ("p_array", "i8", 1),
+        ("p_mirror", "i8", 1),
+        ("p_str", "i8", 1),
+        # nexuses (controllers): host, own wire, distance, loss, shared links crossed, device paths over it
+        ("c_host", "i8", 1),
+        ("c_bw", "f8", 1),
+        ("c_extra", "f8", 1),
+        ("c_loss", "f8", 1),
+        ("c_recov", "f8", 1),
+        ("c_links", "i8", 2),
+        ("c_nlinks", "i8", 1),
+        ("c_paths", "i8", 2),
+        ("c_npaths", "i8", 1),
+        ("l_bw", "f8", 1),
+        ("a_conc", "i8", 1),
+        ("a_perkib", "f8", 1),  # service seconds added per KiB
+        # the replication link: its two arrays, bandwidth, added latency, loss, the mediator's preferred site and loser
+        ("r_a0", "i8", 0),
+        ("r_bw", "f8", 0),
+        ("r_extra", "f8", 0),
+        ("r_loss", "f8", 0),
+        ("r_recov", "f8", 0),
+        ("r_loser", "i8", 0),
+        # hosts: detection delay, APD timeout (inf: queue), io_timeout
+        ("hp_det", "f8", 1),
+        ("hp_apd", "f8", 1),
+        ("hp_iot", "f8", 1),
+        # jobs and their slots
+        ("j_dev", "i8", 1),
+        # NUMA: whether any attempt pays a cross-node hop, and the seconds it pays: numa_pen[host, cpu node, adapter node]
+        ("numa", "i8", 0),
+        ("numa_pen", "f8", 3),
+        ("j_readfrac", "f8", 1),
+        ("j_nsizes", "i8", 1),
+        ("j_sizes", "i8", 2),
+        ("j_cumw", "f8", 2),
+        ("d_host", "i8", 1),
+        # the host's queues: each device's queue depth (0: none); per job, open loop or not and its arrivals' stream
+        ("d_qd", "i8", 1),
+        ("j_open", "i8", 1),
+        ("str_arr", "i8", 1),
+        # the arrays' target ports: each path's (-1: no port_queue_depth), each port's limit; per host the QUEUE FULL
+        # retry delay and ESXi's throttling (Disk.QFullSampleSize, 0: off; Disk.QFullThreshold)
+        ("p_port", "i8", 1),
+        ("t_qd", "i8", 1),
+        ("hp_qfr", "f8", 1),
+        ("hp_qfs", "i8", 1),
+        ("hp_qft", "i8", 1),
+        ("hp_aqd", "i8", 1),  # per host, its adapter's queue depth (0: none)
+        ("tags_on", "i8", 0),  # NVMe-oF: whether any controller has a tag limit
+        ("c_tags", "i8", 1),  # per controller, its tags (nvme_io_queues x (nvme_queue_size - 1); 0: no limit)
+        # traces replayed (read_iolog): per job the offset of its records in rp_op/rp_size and their count (-1, 0: none)
+        ("j_rp_off", "i8", 1),
+        ("j_rp_len", "i8", 1),
+        ("rp_op", "i8", 1),
+        ("rp_size", "i8", 1),
+        # per job: 1 when an arrival finding iodepth issued and not done is refused (iodepth_full = "refuse")
+        ("j_refuse", "i8", 1),
+        # the fault timeline
+        ("f_time", "f8", 1),
+        ("f_what", "i8", 1),
+        ("f_cs", "i8", 2),
+        ("f_nc", "i8", 1),
+        ("f_array", "i8", 1),
+        ("f_repl", "i8", 1),
+        ("f_add", "f8", 1),
+        ("f_ppm", "f8", 1),
+        ("f_state", "i8", 1),
+        ("f_origin", "i8", 1),
+        ("f_revert", "i8", 1),
+        ("p_alua0", "i8", 1),
+        # value streams (rows of V.rnd): per job, per (array, op) service, replication, per nexus loss then replication loss
+        ("str_job", "i8", 1),
+        ("str_svc", "i8", 2),
+        ("str_repl", "i8", 0),
+        ("str_loss", "i8", 1),
+        ("trace_on", "i8", 0),
+        # the policy: its entry points (C functions, 0 for none) and its record's address; the view's address
+        ("pol_select", "i8", 0),
+        ("pol_start", "i8", 0),
+        ("pol_complete", "i8", 0),
+        ("pol_path", "i8", 0),
+        ("pol_state", "i8", 0),
+        ("pol_view", "i8", 0),
+    ],
+)
 
-STATE = Layout(StateType, [
-    ("si", "i8", 1),
-    ("sf", "f8", 1),
-    # the heap (time, key = id << 8 | kind, arg) and the urgent and normal FIFOs of zero-delay events
-    ("h_time", "f8", 1),
-    ("h_key", "i8", 1),
-    ("h_arg", "i8", 1),
-    ("uf_kind", "i8", 1),
-    ("uf_arg", "i8", 1),
-    ("nf_kind", "i8", 1),
-    ("nf_arg", "i8", 1),
-    # each job slot's I/O: one row of SLOT_COLS words per slot, read as integers (slot) or floats (slotf, the
-    # same memory): the K_* columns. An event touches one slot; with thousands of slots in flight a slot's
-    # fields in one row cost one or two cache misses, in a dozen arrays a dozen.
-    ("slot", "i8", 2),
-    ("slotf", "f8", 2),
-    # the wire's truth per nexus (the host learns it after its detection delay), arrays alive
-    ("phys_up", "i8", 1),
-    ("epoch", "i8", 1),
-    ("extra", "f8", 1),
-    ("loss", "f8", 1),
-    ("alive", "i8", 1),
-    ("wire_free", "f8", 2),
-    # array slots (simpy.Resource): users and a FIFO of requests per array
-    ("users", "i8", 1),
-    ("aq_slot", "i8", 2),
-    ("aq_mirror", "i8", 2),
-    ("aq_head", "i8", 1),
-    ("aq_tail", "i8", 1),
-    # the host's queues: per device the I/Os active and a FIFO of slots waiting; per open-loop job a FIFO of
-    # arrival times waiting for a slot (backlog) and one of its slots waiting for an arrival (idle)
-    ("dq_act", "i8", 1),
-    ("dq_slot", "i8", 2),
-    ("dq_head", "i8", 1),
-    ("dq_tail", "i8", 1),
-    ("jb_time", "f8", 2),
-    ("jb_head", "i8", 1),
-    ("jb_tail", "i8", 1),
-    ("ji_slot", "i8", 2),
-    ("ji_head", "i8", 1),
-    ("ji_tail", "i8", 1),
-    # the arrays' target ports: commands each holds; per device its queue depth now (DQLEN: throttling changes it)
-    # and the QUEUE FULL and good statuses counted towards its next change
-    ("t_busy", "i8", 1),
-    ("dq_len", "i8", 1),
-    ("dq_qf", "i8", 1),
-    ("dq_good", "i8", 1),
-    # per host, its adapter's I/Os taken and a FIFO of slots waiting for one
-    ("ad_act", "i8", 1),
-    ("ad_slot", "i8", 2),
-    ("ad_head", "i8", 1),
-    ("ad_tail", "i8", 1),
-    # NVMe-oF: per controller, its tags in use and a FIFO of slots waiting for one
-    ("tg_act", "i8", 1),
-    ("tg_slot", "i8", 2),
-    ("tg_head", "i8", 1),
-    ("tg_tail", "i8", 1),
-    # per job: I/Os it has issued (a trace's k-th record is its k-th I/O)
-    ("j_rp_taken", "i8", 1),
-    # per host: its attempts in flight by deadline (a list through the slots' K_DPREV/K_DNEXT), and whether
-    # an EV_DEADLINE of it is in the heap
-    ("dl_head", "i8", 1),
-    ("dl_tail", "i8", 1),
-    ("dl_armed", "i8", 1),
-    # I/Os waiting for the host to see a path change
-    ("wt_slot", "i8", 1),
-    ("wt_id", "i8", 1),
-    ("tmp_wt", "i8", 1),
-    # per-I/O trace (when asked for)
-    ("tr_seq", "i8", 1),
-    ("tr_job", "i8", 1),
-    ("tr_op", "i8", 1),
-    ("tr_size", "i8", 1),
-    ("tr_issued", "f8", 1),
-    ("tr_done", "f8", 1),
-    ("tr_path", "i8", 1),
-    ("tr_attempts", "i8", 1),
-])
+STATE = Layout(
+    StateType,
+    [
+        ("si", "i8", 1),
+        ("sf", "f8", 1),
+        # the heap (time, key = id << 8 | kind, arg) and the urgent and normal FIFOs of zero-delay events
+        ("h_time", "f8", 1),
+        ("h_key", "i8", 1),
+        ("h_arg", "i8", 1),
+        ("uf_kind", "i8", 1),
+        ("uf_arg", "i8", 1),
+        ("nf_kind", "i8", 1),
+        ("nf_arg", "i8", 1),
+        # each job slot's I/O: one row of SLOT_COLS words per slot, read as integers (slot) or floats (slotf, the
+        # same memory): the K_* columns. An event touches one slot; with thousands of slots in flight a slot's
+        # fields in one row cost one or two cache misses, in a dozen arrays a dozen.
+        ("slot", "i8", 2),
+        ("slotf", "f8", 2),
+        # the wire's truth per nexus (the host learns it after its detection delay), arrays alive
+        ("phys_up", "i8", 1),
+        ("epoch", "i8", 1),
+        ("extra", "f8", 1),
+        ("loss", "f8", 1),
+        ("alive", "i8", 1),
+        ("wire_free", "f8", 2),
+        # array slots (simpy.Resource): users and a FIFO of requests per array
+        ("users", "i8", 1),
+        ("aq_slot", "i8", 2),
+        ("aq_mirror", "i8", 2),
+        ("aq_head", "i8", 1),
+        ("aq_tail", "i8", 1),
+        # the host's queues: per device the I/Os active and a FIFO of slots waiting; per open-loop job a FIFO of
+        # arrival times waiting for a slot (backlog) and one of its slots waiting for an arrival (idle)
+        ("dq_act", "i8", 1),
+        ("dq_slot", "i8", 2),
+        ("dq_head", "i8", 1),
+        ("dq_tail", "i8", 1),
+        ("jb_time", "f8", 2),
+        ("jb_head", "i8", 1),
+        ("jb_tail", "i8", 1),
+        ("ji_slot", "i8", 2),
+        ("ji_head", "i8", 1),
+        ("ji_tail", "i8", 1),
+        # the arrays' target ports: commands each holds; per device its queue depth now (DQLEN: throttling changes it)
+        # and the QUEUE FULL and good statuses counted towards its next change
+        ("t_busy", "i8", 1),
+        ("dq_len", "i8", 1),
+        ("dq_qf", "i8", 1),
+        ("dq_good", "i8", 1),
+        # per host, its adapter's I/Os taken and a FIFO of slots waiting for one
+        ("ad_act", "i8", 1),
+        ("ad_slot", "i8", 2),
+        ("ad_head", "i8", 1),
+        ("ad_tail", "i8", 1),
+        # NVMe-oF: per controller, its tags in use and a FIFO of slots waiting for one
+        ("tg_act", "i8", 1),
+        ("tg_slot", "i8", 2),
+        ("tg_head", "i8", 1),
+        ("tg_tail", "i8", 1),
+        # per job: I/Os it has issued (a trace's k-th record is its k-th I/O)
+        ("j_rp_taken", "i8", 1),
+        # per host: its attempts in flight by deadline (a list through the slots' K_DPREV/K_DNEXT), and whether
+        # an EV_DEADLINE of it is in the heap
+        ("dl_head", "i8", 1),
+        ("dl_tail", "i8", 1),
+        ("dl_armed", "i8", 1),
+        # I/Os waiting for the host to see a path change
+        ("wt_slot", "i8", 1),
+        ("wt_id", "i8", 1),
+        ("tmp_wt", "i8", 1),
+        # per-I/O trace (when asked for)
+        ("tr_seq", "i8", 1),
+        ("tr_job", "i8", 1),
+        ("tr_op", "i8", 1),
+        ("tr_size", "i8", 1),
+        ("tr_issued", "f8", 1),
+        ("tr_done", "f8", 1),
+        ("tr_path", "i8", 1),
+        ("tr_attempts", "i8", 1),
+    ],
+)
 
 params_at = address_of(PARAMS.type)
 state_at = address_of(STATE.type)

@@ -100,8 +100,7 @@ class _Run:
         trap = int(used.sum())
         row = np.full(len(draws), trap, dtype=i64)  # the trap row is the last
         row[used] = np.arange(trap)
-        str_job, str_path, str_svc, str_repl, str_loss, str_arr = (
-            row[x] for x in (str_job, str_path, str_svc, str_repl, str_loss, str_arr))
+        str_job, str_path, str_svc, str_repl, str_loss, str_arr = (row[x] for x in (str_job, str_path, str_svc, str_repl, str_loss, str_arr))
         d_stream = row[str_pol] if defn.draws else np.full(D, trap, dtype=i64)  # a policy that draws undeclared hits the trap
         feeds = [d for d, u in zip(draws, used) if u]
         # The most values one event can draw from each stream (the loop stops for a refill between events,
@@ -156,33 +155,46 @@ class _Run:
             numa_dist[dv.index, : hp.numa_nodes, : hp.numa_nodes] = np.array(hp.numa_distances, dtype=i64)
         j_node = np.array([j.numa_node for j in model.jobs], dtype=i64)
         c_tags = [model.host_params[c.host].nvme_tags for c in model.controllers]
-        self.view = VIEW.pack(dict(
-            d_paths=d_paths, d_np=d_np, p_local=p_local,
-            p_dev=np.array([p.device for p in model.paths], dtype=i64),
-            p_ctrl=np.array([p.controller for p in model.paths], dtype=i64),
-            p_bw=np.array([p.bandwidth or 0.0 for p in model.paths], dtype=f64),
-            p_weight=np.array([p.weight for p in model.paths], dtype=i64),
-            p_node=np.array([p.numa_node for p in model.paths], dtype=i64), numa_dist=numa_dist,
-            up=np.ones(P, dtype=i64),
-            alua=np.array([ALUA_CODES[p.alua] for p in model.paths], dtype=i64),
-            out=np.zeros(P, dtype=i64), out_bytes=np.zeros(P, dtype=i64),
-            c_out=np.zeros(C, dtype=i64), c_out_bytes=np.zeros(C, dtype=i64),
-            clock=np.zeros(1, dtype=f64),
-            s_size=np.zeros(N, dtype=i64), s_op=np.zeros(N, dtype=i64),
-            s_node=np.ascontiguousarray(j_node[np.array(slots, dtype=i64)]) if N else np.zeros(1, dtype=i64),
-            flags=np.zeros(N_FLAGS, dtype=i64),
-            ev_t=np.zeros(ev_cap, dtype=f64), ev_dev=np.zeros(ev_cap, dtype=i64), ev_kind=np.zeros(ev_cap, dtype=i64),
-            ev_path=np.zeros(ev_cap, dtype=i64), ev_a=np.zeros(ev_cap, dtype=i64), ev_b=np.zeros(ev_cap, dtype=i64),
-            ev_mask=np.zeros((ev_cap, MP), dtype=np.int8), ev_val=np.zeros((ev_cap, MP), dtype=f64),
-            rnd=np.zeros(1, dtype=f64), rq=np.zeros((len(feeds) + 1, 2), dtype=i64),  # laid out by _Feed
-            d_stream=d_stream,
-        ))
+        self.view = VIEW.pack(
+            dict(
+                d_paths=d_paths,
+                d_np=d_np,
+                p_local=p_local,
+                p_dev=np.array([p.device for p in model.paths], dtype=i64),
+                p_ctrl=np.array([p.controller for p in model.paths], dtype=i64),
+                p_bw=np.array([p.bandwidth or 0.0 for p in model.paths], dtype=f64),
+                p_weight=np.array([p.weight for p in model.paths], dtype=i64),
+                p_node=np.array([p.numa_node for p in model.paths], dtype=i64),
+                numa_dist=numa_dist,
+                up=np.ones(P, dtype=i64),
+                alua=np.array([ALUA_CODES[p.alua] for p in model.paths], dtype=i64),
+                out=np.zeros(P, dtype=i64),
+                out_bytes=np.zeros(P, dtype=i64),
+                c_out=np.zeros(C, dtype=i64),
+                c_out_bytes=np.zeros(C, dtype=i64),
+                clock=np.zeros(1, dtype=f64),
+                s_size=np.zeros(N, dtype=i64),
+                s_op=np.zeros(N, dtype=i64),
+                s_node=np.ascontiguousarray(j_node[np.array(slots, dtype=i64)]) if N else np.zeros(1, dtype=i64),
+                flags=np.zeros(N_FLAGS, dtype=i64),
+                ev_t=np.zeros(ev_cap, dtype=f64),
+                ev_dev=np.zeros(ev_cap, dtype=i64),
+                ev_kind=np.zeros(ev_cap, dtype=i64),
+                ev_path=np.zeros(ev_cap, dtype=i64),
+                ev_a=np.zeros(ev_cap, dtype=i64),
+                ev_b=np.zeros(ev_cap, dtype=i64),
+                ev_mask=np.zeros((ev_cap, MP), dtype=np.int8),
+                ev_val=np.zeros((ev_cap, MP), dtype=f64),
+                rnd=np.zeros(1, dtype=f64),
+                rq=np.zeros((len(feeds) + 1, 2), dtype=i64),  # laid out by _Feed
+                d_stream=d_stream,
+            )
+        )
         # room for one event's worth of log entries: a fault may log one per path, an evaluation one per device
         self.ev_room = ev_cap - 8 - 4 * D - 2 * P
 
         # -- the policy ---------------------------------------------------------------------------
-        self.devices = [DeviceInfo(tuple(p.name for p in dp), tuple(p.alua for p in dp), tuple(p.index for p in dp))
-                        for dp in dev_paths]
+        self.devices = [DeviceInfo(tuple(p.name for p in dp), tuple(p.alua for p in dp), tuple(p.index for p in dp)) for dp in dev_paths]
         self.pstate = defn.new_state(params, self.devices, N)
         hooks = defn.hooks()
         self.hooks = hooks
@@ -206,69 +218,85 @@ class _Run:
         loser = (repl.arrays[1] if repl.preferred_site == repl.arrays[0] else repl.arrays[0]) if repl else -1
         ctrls = model.controllers
         ports = [t.index if t.queue_depth > 0 else -1 for t in model.ports]  # a port without a limit counts nothing
-        self.params_rec = L.PARAMS.pack(dict(
-            protocol=0 if model.protocol == "scsi" else 1,
-            ramp=model.ramp, end=model.end, interval=model.interval,
-            p_array=np.array([p.array for p in model.paths], dtype=i64),
-            p_mirror=np.array([-1 if p.mirror is None else p.mirror for p in model.paths], dtype=i64),
-            p_str=np.array([str_path[p.controller] for p in model.paths], dtype=i64),
-            c_host=np.array([c.host for c in ctrls], dtype=i64),
-            c_bw=np.array([c.bandwidth or 0.0 for c in ctrls], dtype=f64),
-            c_extra=np.array([c.extra for c in ctrls], dtype=f64),
-            c_loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
-            c_recov=np.array([c.loss_recovery for c in ctrls], dtype=f64),
-            c_links=c_links,
-            c_nlinks=np.array([len(c.links) for c in ctrls], dtype=i64),
-            c_paths=c_paths,
-            c_npaths=np.array([len(x) for x in cpaths], dtype=i64),
-            l_bw=np.array([ln.bandwidth for ln in model.links] or [0.0], dtype=f64),
-            a_conc=np.array([a.concurrency for a in model.arrays], dtype=i64),
-            a_perkib=np.array([a.per_kib for a in model.arrays], dtype=f64),
-            r_a0=repl.arrays[0] if repl else -1,
-            r_bw=(repl.bandwidth or 0.0) if repl else 0.0,
-            r_extra=repl.extra if repl else 0.0,
-            r_loss=repl.loss_ppm if repl else 0.0,
-            r_recov=repl.loss_recovery if repl else 0.0,
-            r_loser=loser,
-            hp_det=np.array([h.detection for h in model.host_params], dtype=f64),
-            hp_apd=np.array([h.apd_timeout for h in model.host_params], dtype=f64),
-            hp_iot=np.array([h.io_timeout for h in model.host_params], dtype=f64),
-            j_dev=np.array([j.device for j in model.jobs], dtype=i64),
-            numa=1 if model.numa else 0, numa_pen=numa_pen,
-            j_readfrac=np.array([j.read_fraction for j in model.jobs], dtype=f64),
-            j_nsizes=np.array([len(j.sizes) for j in model.jobs], dtype=i64),
-            j_sizes=np.array([list(j.sizes) + [0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=i64),
-            j_cumw=np.array([list(j.size_weights) + [0.0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=f64),
-            d_host=np.array([d.host for d in model.devices], dtype=i64),
-            d_qd=np.array([model.host_params[d.host].queue_depth for d in model.devices], dtype=i64),
-            j_open=np.array([1 if j.rate_iops > 0 else 0 for j in model.jobs], dtype=i64), str_arr=str_arr,
-            p_port=np.array([ports[c.port] if (c := ctrls[p.controller]).port >= 0 else -1 for p in model.paths], dtype=i64),
-            t_qd=np.array([t.queue_depth for t in model.ports] or [0], dtype=i64),
-            hp_qfr=np.array([h.qfull_retry_delay for h in model.host_params], dtype=f64),
-            hp_qfs=np.array([h.qfull_sample_size for h in model.host_params], dtype=i64),
-            hp_qft=np.array([h.qfull_threshold for h in model.host_params], dtype=i64),
-            hp_aqd=np.array([h.adapter_queue_depth for h in model.host_params], dtype=i64),
-            tags_on=int(any(c_tags)),
-            c_tags=np.array(c_tags if c_tags else [0], dtype=i64),
-            j_rp_off=rp_off, j_rp_len=rp_len, rp_op=rp_op, rp_size=rp_size,
-            j_refuse=np.array([1 if j.refuse else 0 for j in model.jobs], dtype=i64),
-            f_time=np.array([f.at for f in faults], dtype=f64),
-            f_what=np.array([L.FAULT_CODES[f.what] for f in faults], dtype=i64),
-            f_cs=f_cs,
-            f_nc=np.array([len(f.controllers) for f in faults], dtype=i64),
-            f_array=np.array([-1 if f.array is None else f.array for f in faults], dtype=i64),
-            f_repl=np.array([1 if f.replication else 0 for f in faults], dtype=i64),
-            f_add=np.array([f.add for f in faults], dtype=f64),
-            f_ppm=np.array([f.ppm for f in faults], dtype=f64),
-            f_state=np.array([ALUA_CODES.get(f.state or "AO", 0) for f in faults], dtype=i64),
-            f_origin=np.array([f.origin for f in faults], dtype=i64),
-            f_revert=np.array([1 if f.revert else 0 for f in faults], dtype=i64),
-            p_alua0=np.array([ALUA_CODES[p.alua] for p in model.paths], dtype=i64),
-            str_job=str_job, str_svc=str_svc, str_repl=int(str_repl[0]), str_loss=str_loss,
-            trace_on=1 if trace else 0,
-            pol_select=hooks.select, pol_start=hooks.start, pol_complete=hooks.complete, pol_path=hooks.path_change,
-            pol_state=self.pstate.address, pol_view=self.view.address,
-        ))
+        self.params_rec = L.PARAMS.pack(
+            dict(
+                protocol=0 if model.protocol == "scsi" else 1,
+                ramp=model.ramp,
+                end=model.end,
+                interval=model.interval,
+                p_array=np.array([p.array for p in model.paths], dtype=i64),
+                p_mirror=np.array([-1 if p.mirror is None else p.mirror for p in model.paths], dtype=i64),
+                p_str=np.array([str_path[p.controller] for p in model.paths], dtype=i64),
+                c_host=np.array([c.host for c in ctrls], dtype=i64),
+                c_bw=np.array([c.bandwidth or 0.0 for c in ctrls], dtype=f64),
+                c_extra=np.array([c.extra for c in ctrls], dtype=f64),
+                c_loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
+                c_recov=np.array([c.loss_recovery for c in ctrls], dtype=f64),
+                c_links=c_links,
+                c_nlinks=np.array([len(c.links) for c in ctrls], dtype=i64),
+                c_paths=c_paths,
+                c_npaths=np.array([len(x) for x in cpaths], dtype=i64),
+                l_bw=np.array([ln.bandwidth for ln in model.links] or [0.0], dtype=f64),
+                a_conc=np.array([a.concurrency for a in model.arrays], dtype=i64),
+                a_perkib=np.array([a.per_kib for a in model.arrays], dtype=f64),
+                r_a0=repl.arrays[0] if repl else -1,
+                r_bw=(repl.bandwidth or 0.0) if repl else 0.0,
+                r_extra=repl.extra if repl else 0.0,
+                r_loss=repl.loss_ppm if repl else 0.0,
+                r_recov=repl.loss_recovery if repl else 0.0,
+                r_loser=loser,
+                hp_det=np.array([h.detection for h in model.host_params], dtype=f64),
+                hp_apd=np.array([h.apd_timeout for h in model.host_params], dtype=f64),
+                hp_iot=np.array([h.io_timeout for h in model.host_params], dtype=f64),
+                j_dev=np.array([j.device for j in model.jobs], dtype=i64),
+                numa=1 if model.numa else 0,
+                numa_pen=numa_pen,
+                j_readfrac=np.array([j.read_fraction for j in model.jobs], dtype=f64),
+                j_nsizes=np.array([len(j.sizes) for j in model.jobs], dtype=i64),
+                j_sizes=np.array([list(j.sizes) + [0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=i64),
+                j_cumw=np.array([list(j.size_weights) + [0.0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=f64),
+                d_host=np.array([d.host for d in model.devices], dtype=i64),
+                d_qd=np.array([model.host_params[d.host].queue_depth for d in model.devices], dtype=i64),
+                j_open=np.array([1 if j.rate_iops > 0 else 0 for j in model.jobs], dtype=i64),
+                str_arr=str_arr,
+                p_port=np.array([ports[c.port] if (c := ctrls[p.controller]).port >= 0 else -1 for p in model.paths], dtype=i64),
+                t_qd=np.array([t.queue_depth for t in model.ports] or [0], dtype=i64),
+                hp_qfr=np.array([h.qfull_retry_delay for h in model.host_params], dtype=f64),
+                hp_qfs=np.array([h.qfull_sample_size for h in model.host_params], dtype=i64),
+                hp_qft=np.array([h.qfull_threshold for h in model.host_params], dtype=i64),
+                hp_aqd=np.array([h.adapter_queue_depth for h in model.host_params], dtype=i64),
+                tags_on=int(any(c_tags)),
+                c_tags=np.array(c_tags if c_tags else [0], dtype=i64),
+                j_rp_off=rp_off,
+                j_rp_len=rp_len,
+                rp_op=rp_op,
+                rp_size=rp_size,
+                j_refuse=np.array([1 if j.refuse else 0 for j in model.jobs], dtype=i64),
+                f_time=np.array([f.at for f in faults], dtype=f64),
+                f_what=np.array([L.FAULT_CODES[f.what] for f in faults], dtype=i64),
+                f_cs=f_cs,
+                f_nc=np.array([len(f.controllers) for f in faults], dtype=i64),
+                f_array=np.array([-1 if f.array is None else f.array for f in faults], dtype=i64),
+                f_repl=np.array([1 if f.replication else 0 for f in faults], dtype=i64),
+                f_add=np.array([f.add for f in faults], dtype=f64),
+                f_ppm=np.array([f.ppm for f in faults], dtype=f64),
+                f_state=np.array([ALUA_CODES.get(f.state or "AO", 0) for f in faults], dtype=i64),
+                f_origin=np.array([f.origin for f in faults], dtype=i64),
+                f_revert=np.array([1 if f.revert else 0 for f in faults], dtype=i64),
+                p_alua0=np.array([ALUA_CODES[p.alua] for p in model.paths], dtype=i64),
+                str_job=str_job,
+                str_svc=str_svc,
+                str_repl=int(str_repl[0]),
+                str_loss=str_loss,
+                trace_on=1 if trace else 0,
+                pol_select=hooks.select,
+                pol_start=hooks.start,
+                pol_complete=hooks.complete,
+                pol_path=hooks.path_change,
+                pol_state=self.pstate.address,
+                pol_view=self.view.address,
+            )
+        )
 
         # -- the engine's own state ----------------------------------------------------------------------
         # Live timers: per slot two (an I/O's leg or service and its mirror's) or one APD timer, a notice per
@@ -304,37 +332,69 @@ class _Run:
         slot = _aligned_rows(N, L.SLOT_COLS)
         slot[:, L.K_JOB] = slots
         slot[:, L.K_DLEID] = -1  # in no host's list of attempts by deadline
-        self.state = L.STATE.pack(dict(
-            si=si, sf=sf,
-            h_time=np.full(heap_cap + 3, np.inf, dtype=f64),  # +inf past the last entry: a pop reads 4 children
-            h_key=np.zeros(heap_cap + 3, dtype=i64), h_arg=np.zeros(heap_cap + 3, dtype=i64),
-            uf_kind=np.zeros(fifo_cap, dtype=i64), uf_arg=np.zeros(fifo_cap, dtype=i64),
-            nf_kind=np.zeros(fifo_cap, dtype=i64), nf_arg=np.zeros(fifo_cap, dtype=i64),
-            slot=slot, slotf=slot.view(f64),
-            phys_up=np.ones(C, dtype=i64), epoch=np.zeros(C, dtype=i64),
-            extra=np.array([c.extra for c in ctrls], dtype=f64), loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
-            alive=np.ones(A, dtype=i64),
-            wire_free=np.zeros((W, 2), dtype=f64),
-            users=np.zeros(A, dtype=i64),
-            aq_slot=np.zeros((A, pow2(2 * N + 4)), dtype=i64), aq_mirror=np.zeros((A, pow2(2 * N + 4)), dtype=i64),
-            aq_head=np.zeros(A, dtype=i64), aq_tail=np.zeros(A, dtype=i64),
-            dq_act=np.zeros(D, dtype=i64), dq_slot=np.zeros((D, dq_cap), dtype=i64),
-            dq_head=np.zeros(D, dtype=i64), dq_tail=np.zeros(D, dtype=i64),
-            jb_time=np.zeros((J, jb_cap), dtype=f64), jb_head=np.zeros(J, dtype=i64), jb_tail=np.zeros(J, dtype=i64),
-            ji_slot=np.zeros((J, ji_cap), dtype=i64), ji_head=np.zeros(J, dtype=i64), ji_tail=np.zeros(J, dtype=i64),
-            t_busy=np.zeros(max(1, len(model.ports)), dtype=i64), dq_len=dqlen.copy(),
-            dq_qf=np.zeros(D, dtype=i64), dq_good=np.zeros(D, dtype=i64),
-            ad_act=np.zeros(H, dtype=i64), ad_slot=np.zeros((H, ad_cap), dtype=i64),
-            ad_head=np.zeros(H, dtype=i64), ad_tail=np.zeros(H, dtype=i64),
-            tg_act=np.zeros(C_, dtype=i64), tg_slot=np.zeros((C_, tg_cap), dtype=i64),
-            tg_head=np.zeros(C_, dtype=i64), tg_tail=np.zeros(C_, dtype=i64),
-            j_rp_taken=np.zeros(J, dtype=i64),
-            dl_head=np.full(H, -1, dtype=i64), dl_tail=np.full(H, -1, dtype=i64), dl_armed=np.zeros(H, dtype=i64),
-            wt_slot=np.zeros(wt_cap, dtype=i64), wt_id=np.zeros(wt_cap, dtype=i64), tmp_wt=np.zeros(wt_cap, dtype=i64),
-            tr_seq=np.zeros(tcap, dtype=i64), tr_job=np.zeros(tcap, dtype=i64), tr_op=np.zeros(tcap, dtype=i64),
-            tr_size=np.zeros(tcap, dtype=i64), tr_issued=np.zeros(tcap, dtype=f64), tr_done=np.zeros(tcap, dtype=f64),
-            tr_path=np.zeros(tcap, dtype=i64), tr_attempts=np.zeros(tcap, dtype=i64),
-        ))
+        self.state = L.STATE.pack(
+            dict(
+                si=si,
+                sf=sf,
+                h_time=np.full(heap_cap + 3, np.inf, dtype=f64),  # +inf past the last entry: a pop reads 4 children
+                h_key=np.zeros(heap_cap + 3, dtype=i64),
+                h_arg=np.zeros(heap_cap + 3, dtype=i64),
+                uf_kind=np.zeros(fifo_cap, dtype=i64),
+                uf_arg=np.zeros(fifo_cap, dtype=i64),
+                nf_kind=np.zeros(fifo_cap, dtype=i64),
+                nf_arg=np.zeros(fifo_cap, dtype=i64),
+                slot=slot,
+                slotf=slot.view(f64),
+                phys_up=np.ones(C, dtype=i64),
+                epoch=np.zeros(C, dtype=i64),
+                extra=np.array([c.extra for c in ctrls], dtype=f64),
+                loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
+                alive=np.ones(A, dtype=i64),
+                wire_free=np.zeros((W, 2), dtype=f64),
+                users=np.zeros(A, dtype=i64),
+                aq_slot=np.zeros((A, pow2(2 * N + 4)), dtype=i64),
+                aq_mirror=np.zeros((A, pow2(2 * N + 4)), dtype=i64),
+                aq_head=np.zeros(A, dtype=i64),
+                aq_tail=np.zeros(A, dtype=i64),
+                dq_act=np.zeros(D, dtype=i64),
+                dq_slot=np.zeros((D, dq_cap), dtype=i64),
+                dq_head=np.zeros(D, dtype=i64),
+                dq_tail=np.zeros(D, dtype=i64),
+                jb_time=np.zeros((J, jb_cap), dtype=f64),
+                jb_head=np.zeros(J, dtype=i64),
+                jb_tail=np.zeros(J, dtype=i64),
+                ji_slot=np.zeros((J, ji_cap), dtype=i64),
+                ji_head=np.zeros(J, dtype=i64),
+                ji_tail=np.zeros(J, dtype=i64),
+                t_busy=np.zeros(max(1, len(model.ports)), dtype=i64),
+                dq_len=dqlen.copy(),
+                dq_qf=np.zeros(D, dtype=i64),
+                dq_good=np.zeros(D, dtype=i64),
+                ad_act=np.zeros(H, dtype=i64),
+                ad_slot=np.zeros((H, ad_cap), dtype=i64),
+                ad_head=np.zeros(H, dtype=i64),
+                ad_tail=np.zeros(H, dtype=i64),
+                tg_act=np.zeros(C_, dtype=i64),
+                tg_slot=np.zeros((C_, tg_cap), dtype=i64),
+                tg_head=np.zeros(C_, dtype=i64),
+                tg_tail=np.zeros(C_, dtype=i64),
+                j_rp_taken=np.zeros(J, dtype=i64),
+                dl_head=np.full(H, -1, dtype=i64),
+                dl_tail=np.full(H, -1, dtype=i64),
+                dl_armed=np.zeros(H, dtype=i64),
+                wt_slot=np.zeros(wt_cap, dtype=i64),
+                wt_id=np.zeros(wt_cap, dtype=i64),
+                tmp_wt=np.zeros(wt_cap, dtype=i64),
+                tr_seq=np.zeros(tcap, dtype=i64),
+                tr_job=np.zeros(tcap, dtype=i64),
+                tr_op=np.zeros(tcap, dtype=i64),
+                tr_size=np.zeros(tcap, dtype=i64),
+                tr_issued=np.zeros(tcap, dtype=f64),
+                tr_done=np.zeros(tcap, dtype=f64),
+                tr_path=np.zeros(tcap, dtype=i64),
+                tr_attempts=np.zeros(tcap, dtype=i64),
+            )
+        )
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
         self.rec = new_record(P, n_bins, W, (model.ramp, model.end), model.interval, D, model.host_queues, dqlen)
         # The processes SimPy starts first: every job slot, then the fault timeline.
@@ -356,26 +416,46 @@ class _Run:
             t = float(v.ev_t[e])
             kind = int(v.ev_kind[e])
             if kind == L.LOG_FAULT:
-                out.append({"t": t, "device": "", "event": "fault", "what": _FAULT_NAMES[int(v.ev_path[e])],
-                            "fault": int(v.ev_a[e]), "revert": bool(v.ev_b[e])})
+                out.append(
+                    {
+                        "t": t,
+                        "device": "",
+                        "event": "fault",
+                        "what": _FAULT_NAMES[int(v.ev_path[e])],
+                        "fault": int(v.ev_a[e]),
+                        "revert": bool(v.ev_b[e]),
+                    }
+                )
                 continue
             d = int(v.ev_dev[e])
             device = model.devices[d].name
             if kind >= EV_POLICY:
-                name, details = event_details(self.defn, kind, int(v.ev_a[e]), int(v.ev_b[e]), int(v.ev_path[e]),
-                                              v.ev_mask[e], v.ev_val[e], self.devices[d].names)
+                name, details = event_details(
+                    self.defn, kind, int(v.ev_a[e]), int(v.ev_b[e]), int(v.ev_path[e]), v.ev_mask[e], v.ev_val[e], self.devices[d].names
+                )
                 out.append({"t": t, "device": device, "event": name, **details})
             else:
                 p = int(v.ev_path[e])
-                out.append({"t": t, "device": device, "event": _LOG_NAMES[kind], "path": names[p],
-                            "alua": ALUA_NAMES[int(v.ev_a[e])], "up": bool(v.ev_b[e])})
+                out.append(
+                    {"t": t, "device": device, "event": _LOG_NAMES[kind], "path": names[p], "alua": ALUA_NAMES[int(v.ev_a[e])], "up": bool(v.ev_b[e])}
+                )
         v.flags[FL_NEV] = 0
 
     def drain_trace(self, out: list[tuple]) -> None:
         s, names = self.state, [p.name for p in self.model.paths]
         for t in range(int(s.si[L.I_NTRACE])):
-            out.append((int(s.tr_seq[t]), int(s.tr_job[t]), "read" if s.tr_op[t] == 0 else "write", int(s.tr_size[t]),
-                        float(s.tr_issued[t]), float(s.tr_done[t]), names[int(s.tr_path[t])], int(s.tr_attempts[t])))
+            out.append(
+                (
+                    int(s.tr_seq[t]),
+                    int(s.tr_job[t]),
+                    "read" if s.tr_op[t] == 0 else "write",
+                    int(s.tr_size[t]),
+                    float(s.tr_issued[t]),
+                    float(s.tr_done[t]),
+                    names[int(s.tr_path[t])],
+                    int(s.tr_attempts[t]),
+                )
+            )
         s.si[L.I_NTRACE] = 0
 
     def config_strings(self) -> dict[str, str]:
@@ -501,8 +581,13 @@ def resolve(policy: Any) -> tuple[PolicyDef, dict[str, Any]]:
 
 
 def run_fast(
-    model: Model, policy: Any, *, trace: bool = False, progress: Callable[[float], None] | None = None,
-    live: Callable[[Live], None] | None = None, live_step: float = 0.0,
+    model: Model,
+    policy: Any,
+    *,
+    trace: bool = False,
+    progress: Callable[[float], None] | None = None,
+    live: Callable[[Live], None] | None = None,
+    live_step: float = 0.0,
 ) -> RunMetrics:
     """Simulate one run of ``model`` under ``policy``: a spec, a PolicyDef, or an instance of its Python class.
 
@@ -554,8 +639,7 @@ def run_fast(
     close_record(run.rec, model.end)
     m = to_metrics(run.rec, len(model.paths), model.device_slots())
     st = run.state
-    waiting = [float(st.jb_time[j, st.jb_head[j] & (st.jb_time.shape[1] - 1)])
-               for j in range(len(model.jobs)) if st.jb_head[j] < st.jb_tail[j]]
+    waiting = [float(st.jb_time[j, st.jb_head[j] & (st.jb_time.shape[1] - 1)]) for j in range(len(model.jobs)) if st.jb_head[j] < st.jb_tail[j]]
     m.oldest_in_flight = min([float(st.slotf[:, L.K_ISSUED].min(initial=np.inf))] + waiting)
     m.events = events
     m.config_strings = run.config_strings()

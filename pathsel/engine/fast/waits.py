@@ -173,7 +173,6 @@ def send_mirror(P, S, V, R, s):
     timeout(S, V, repl_trip(P, S, V, R, s, True), EV_M_FWD, tag(S, s))
 
 
-
 # -- the arrays' target ports ----------------------------------------------------------------------
 @hot
 def port_accept(P, S, V, R, s, p):
@@ -197,7 +196,6 @@ def port_done(S, s):
     if t != 0:
         S.t_busy[t - 1] -= 1
         S.slot[s, K_TPORT] = 0
-
 
 
 # -- the host's queues: the device's (DQLEN, ESXi's throttling), the adapter's, NVMe-oF tags -------
@@ -300,7 +298,6 @@ def throttle(P, S, V, R, d, qfull):
             rec_dqlen(R, V.clock[0], d, S.dq_len[d])
 
 
-
 # -- waiting for the host to see a path change -----------------------------------------------------
 @jit
 def start_wait(P, S, V, s, limit):
@@ -342,4 +339,3 @@ def wake_waiters(S):
             S.slot[w, K_WAKEVAL] = 1
             push_normal(S, EV_WAKE, w)
     S.si[I_WT_HEAD] = S.si[I_WT_TAIL]
-

@@ -85,7 +85,9 @@ def prepare(defs: Sequence[PolicyDef], *, notify: Callable[[str], None] | None =
         if cold_engine and cold:  # the policies in a second process, while this one does the engine
             helper = subprocess.Popen(
                 [sys.executable, "-m", __name__, *(d.name for d in cold)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=os.environ.copy(),
             )
         bar = None
         if progress:

@@ -44,7 +44,6 @@ def value(V, stream):
     return draw(V.rnd, V.rq, V.flags, stream)
 
 
-
 # -- the wire --------------------------------------------------------------------------------------
 @hot
 def serialise(S, R, w, direction, t, nbytes, bw):
@@ -115,4 +114,3 @@ def repl_trip(P, S, V, R, s, first):
     if S.sf[F_REPL_LOSS] > 0:
         delay = lose(V, R, P.str_loss[P.str_loss.shape[0] - 1], S.sf[F_REPL_LOSS], P.r_recov, delay, np.inf)
     return delay
-
