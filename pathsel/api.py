@@ -90,7 +90,7 @@ def simulate(
     ``"fast"`` or ``"reference"``; both give the same numbers for the same seed.
     ``progress`` shows tqdm bars (the first compile of the fast engine, then
     simulated time); ``notify`` gets one line when the fast engine must compile
-    first (about 20 s, once per machine).
+    first (about 35 s on 2 cores, once per machine).
     """
     sc = with_policies(resolve_scenario(scenario), policies)
     if engine not in ("auto", *ENGINES):

@@ -30,7 +30,7 @@ from .loop import run_kernel
 __all__ = ["prepare", "is_warm", "ENGINE_FUNCTIONS", "USUAL_SECONDS"]
 
 ENGINE_FUNCTIONS = 46  # compiled functions in a cold engine build (for the progress bar; measured)
-USUAL_SECONDS = 20  # a cold compile of the engine and the default scenario's policies, on a 2-core machine
+USUAL_SECONDS = 35  # a cold compile of the engine and the default scenario's policies, on a 2-core machine
 _SIGNATURE = (types.int64,) * 4 + (types.float64, types.int64, types.int64)
 _lock = threading.Lock()
 _ready = False
