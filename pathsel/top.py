@@ -44,7 +44,7 @@ from typing import Any, TextIO, TypedDict
 import numpy as np
 
 from .engine import run_fast, run_reference, supports
-from .engine.recorder import C_FAILED, C_RETRIED, H_PATH0, Live
+from .engine.recorder import C_FAILED, C_RETRIED, H_PATH0, S_N, S_TOTAL, Live
 from .model import Model, compile_model
 from .scenario import RunSpec, Scenario
 
@@ -149,8 +149,8 @@ class Top:
         R, model = live.record, self.model
         step = max(live.now - self.t, 1e-12)
         path_ios = R.ts_path_ios.sum(axis=1)
-        path_n = R.h_n[H_PATH0:].copy()
-        path_total = R.h_total[H_PATH0:].copy()
+        path_n = R.h_stat[H_PATH0:, S_N].astype(np.int64)
+        path_total = R.h_stat[H_PATH0:, S_TOTAL].copy()
         ios, lat_sum, nbytes = int(R.ts_ios.sum()), float(R.ts_lat_sum.sum()), int(R.ts_bytes.sum())
         d_ios = path_ios - self.path_ios
         d_n = path_n - self.path_n

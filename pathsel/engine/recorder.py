@@ -102,21 +102,22 @@ RECORDER = Layout(
         ("rt", "f8", 1),
         ("hist", "i8", 2),  # overall, read, write, KAVG, DAVG
         ("phist", "i8", 2),  # per path, coarser (metrics.PATH_SUB_BITS)
-        ("h_n", "i8", 1),
-        ("h_total", "f8", 1),
-        ("h_lo", "f8", 1),
-        ("h_hi", "f8", 1),
+        # Completions not yet counted in phist, as flat indices (path * PATH_NBINS + bin), and how many (pbuf_n[0]).
+        # With thousands of paths each count is a cache miss that stalls the loop; counted PBUF at a time, in a
+        # loop of nothing else, the misses overlap.
+        ("pbuf", "i8", 1),
+        ("pbuf_n", "i8", 1),
+        # One 64-byte line per histogram row: its count, sum, minimum and maximum and, on a path's row, the path's
+        # in-flight integral, attempts in flight, when that integral was brought up to date, and bytes (S_* columns).
+        # An attempt's start and end and a completion each touch their path's line, not eight arrays.
+        ("h_stat", "f8", 2),
         ("bytes_op", "i8", 1),
-        ("path_bytes", "i8", 1),
         ("ts_ios", "i8", 1),
         ("ts_bytes", "i8", 1),
         ("ts_lat_sum", "f8", 1),
         ("ts_lat_max", "f8", 1),
         ("ts_path_ios", "i8", 2),  # path x interval: an idle path's row is never written, so never in memory
         ("ts_failed", "i8", 1),
-        ("path_area", "f8", 1),
-        ("path_out", "i8", 1),  # attempts in flight per path, and when path_area was last brought up to date
-        ("path_last", "f8", 1),
         ("wire_busy", "f8", 2),  # wires (each nexus's own, the shared links, the replication link) x direction
         ("wire_wait", "f8", 2),
         ("wire_frames", "i8", 2),
@@ -146,6 +147,21 @@ RECORDER = Layout(
 recorder_at = address_of(RECORDER.type)
 
 
+# the columns of h_stat; counts and bytes are exact in a float below 2**53 (9 PB)
+S_N, S_TOTAL, S_LO, S_HI, S_AREA, S_OUT, S_LAST, S_BYTES = range(8)
+S_COLS = 8
+PBUF = 4096  # completions per phist_flush: 32 KiB of indices, in L1 and L2 while they wait
+
+
+def _h_stat(rows: int) -> np.ndarray:
+    """A zeroed (rows, S_COLS) array whose rows start on 64-byte lines (minima +inf)."""
+    raw = np.zeros(rows * S_COLS + 8)
+    skip = (-raw.ctypes.data % 64) // 8
+    h = raw[skip : skip + rows * S_COLS].reshape(rows, S_COLS)
+    h[:, S_LO] = np.inf
+    return h
+
+
 def new_record(
     n_paths: int,
     n_bins: int,
@@ -171,21 +187,16 @@ def new_record(
             rt=np.zeros(2, dtype=f64),
             hist=np.zeros((H_PATH0, NBINS), dtype=i64),
             phist=np.zeros((n_paths, PATH_NBINS), dtype=i64),
-            h_n=np.zeros(rows, dtype=i64),
-            h_total=np.zeros(rows, dtype=f64),
-            h_lo=np.full(rows, np.inf, dtype=f64),
-            h_hi=np.zeros(rows, dtype=f64),
+            pbuf=np.zeros(PBUF, dtype=i64),
+            pbuf_n=np.zeros(1, dtype=i64),
+            h_stat=_h_stat(rows),
             bytes_op=np.zeros(2, dtype=i64),
-            path_bytes=np.zeros(n_paths, dtype=i64),
             ts_ios=np.zeros(n_bins, dtype=i64),
             ts_bytes=np.zeros(n_bins, dtype=i64),
             ts_lat_sum=np.zeros(n_bins, dtype=f64),
             ts_lat_max=np.zeros(n_bins, dtype=f64),
             ts_path_ios=np.zeros((n_paths, n_bins), dtype=i64),
             ts_failed=np.zeros(n_bins, dtype=i64),
-            path_area=np.zeros(n_paths, dtype=f64),
-            path_out=np.zeros(n_paths, dtype=i64),
-            path_last=np.zeros(n_paths, dtype=f64),
             wire_busy=np.zeros((n_wires, 2), dtype=f64),
             wire_wait=np.zeros((n_wires, 2), dtype=f64),
             wire_frames=np.zeros((n_wires, 2), dtype=i64),
@@ -225,12 +236,14 @@ def bin_index(ns, sub_bits):
 @hot
 def tally(R, row, seconds):
     """Count, sum, minimum and maximum of histogram row ``row``."""
-    R.h_n[row] += 1
-    R.h_total[row] += seconds
-    if seconds < R.h_lo[row]:
-        R.h_lo[row] = seconds
-    if seconds > R.h_hi[row]:
-        R.h_hi[row] = seconds
+    h = R.h_stat
+    r = np.uint64(row)
+    h[r, S_N] += 1.0
+    h[r, S_TOTAL] += seconds
+    if seconds < h[r, S_LO]:
+        h[r, S_LO] = seconds
+    if seconds > h[r, S_HI]:
+        h[r, S_HI] = seconds
 
 
 @hot
@@ -239,9 +252,23 @@ def hist_add(R, row, seconds):
     tally(R, row, seconds)
 
 
+@jit
+def phist_flush(R):
+    """Count the completions waiting in pbuf into phist."""
+    flat = R.phist.reshape(R.phist.size)
+    buf = R.pbuf
+    for i in range(R.pbuf_n[0]):
+        flat[np.uint64(buf[i])] += 1
+    R.pbuf_n[0] = 0
+
+
 @hot
 def path_hist_add(R, p, seconds):
-    R.phist[p, bin_index(np.int64(seconds * 1e9), PATH_SUB_BITS)] += 1
+    n = R.pbuf_n[0]
+    R.pbuf[np.uint64(n)] = p * PATH_NBINS + bin_index(np.int64(seconds * 1e9), PATH_SUB_BITS)
+    R.pbuf_n[0] = n + 1
+    if n + 1 == PBUF:
+        phist_flush(R)
     tally(R, H_PATH0 + p, seconds)
 
 
@@ -262,9 +289,11 @@ def rec_issue(R, now):
 @hot
 def rec_path(R, now, p, delta):
     """An attempt starts (+1) or ends (-1) on path ``p``."""
-    R.path_area[p] += R.path_out[p] * clip(R, R.path_last[p], now)
-    R.path_out[p] += delta
-    R.path_last[p] = now
+    h = R.h_stat
+    r = np.uint64(H_PATH0 + p)
+    h[r, S_AREA] += h[r, S_OUT] * clip(R, h[r, S_LAST], now)
+    h[r, S_OUT] += delta
+    h[r, S_LAST] = now
 
 
 @hot
@@ -355,7 +384,7 @@ def rec_complete(R, now, op, size, latency, p, path_latency, d, kavg):
         hist_add(R, H_READ + op, latency)
         R.bytes_op[op] += size
         path_hist_add(R, p, path_latency)
-        R.path_bytes[p] += size
+        R.h_stat[H_PATH0 + p, S_BYTES] += size
         if R.queues_on != 0:
             hist_add(R, H_KAVG, kavg)
             hist_add(R, H_DAVG, latency - kavg)
@@ -377,8 +406,9 @@ def rec_fail(R, now):
 def rec_close(R, now):
     """Bring the time integrals up to the end of the run."""
     R.rt[T_AREA] += R.rc[C_INFLIGHT] * clip(R, R.rt[T_LAST], now)
-    for p in range(R.path_area.shape[0]):
-        R.path_area[p] += R.path_out[p] * clip(R, R.path_last[p], now)
+    h = R.h_stat
+    for r in range(H_PATH0, h.shape[0]):
+        h[r, S_AREA] += h[r, S_OUT] * clip(R, h[r, S_LAST], now)
     if R.queues_on != 0:
         for d in range(R.dev_actv.shape[0]):
             dev_advance(R, d, now)
@@ -500,16 +530,20 @@ def _hist(R: Any, row: int) -> LogHistogram:
     bring bins no latency fell in into memory)."""
     p = row - H_PATH0
     h = LogHistogram(counts=R.phist[p], sub_bits=PATH_SUB_BITS) if p >= 0 else LogHistogram(counts=R.hist[row])
-    h.n = int(R.h_n[row])
-    h.total = float(R.h_total[row])
-    h.lo = float(R.h_lo[row]) if R.h_n[row] else math.inf
-    h.hi = float(R.h_hi[row])
+    st = R.h_stat[row]
+    h.n = int(st[S_N])
+    h.total = float(st[S_TOTAL])
+    h.lo = float(st[S_LO]) if st[S_N] else math.inf
+    h.hi = float(st[S_HI])
     return h
 
 
 def to_metrics(R: Any, n_paths: int, slots: Sequence[int] | np.ndarray | None = None) -> RunMetrics:
     """The record as :class:`~pathsel.metrics.RunMetrics`: small arrays copied, the per-path ones shared with the record
     (which the engines never reuse)."""
+    pending = int(R.pbuf_n[0])
+    np.add.at(R.phist.reshape(-1), R.pbuf[:pending], 1)  # completions not yet counted (phist_flush, in Python)
+    R.pbuf_n[0] = 0
     m = RunMetrics(
         n_paths,
         R.ts_ios.shape[0],
@@ -541,12 +575,12 @@ def to_metrics(R: Any, n_paths: int, slots: Sequence[int] | np.ndarray | None = 
     m.dev_completed, m.dev_kavg_sum, m.dev_davg_sum = R.dev_n.copy(), R.dev_kavg.copy(), R.dev_davg.copy()
     m.by_op = {"read": _hist(R, H_READ), "write": _hist(R, H_WRITE)}
     m.bytes_by_op = {"read": int(R.bytes_op[0]), "write": int(R.bytes_op[1])}
-    m.path_bytes = R.path_bytes.copy()
+    m.path_bytes = R.h_stat[H_PATH0:, S_BYTES].astype(np.int64)
     m.ts_ios, m.ts_bytes = R.ts_ios.copy(), R.ts_bytes.copy()
     m.ts_latency_sum, m.ts_latency_max = R.ts_lat_sum.copy(), R.ts_lat_max.copy()
     m.ts_failed = R.ts_failed.copy()
     m.in_flight_area = float(R.rt[T_AREA])
-    m.path_in_flight_area = R.path_area.copy()
+    m.path_in_flight_area = R.h_stat[H_PATH0:, S_AREA].copy()
     m.issued = int(R.rc[C_ISSUED])
     m.completed = int(R.rc[C_COMPLETED])
     m.failed = int(R.rc[C_FAILED])

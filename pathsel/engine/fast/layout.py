@@ -118,6 +118,7 @@ PARAMS = Layout(
         ("p_array", "i8", 1),
         ("p_mirror", "i8", 1),
         ("p_str", "i8", 1),
+        ("p_lat", "f8", 1),  # its nexus's one-way latency when that is a constant, else -1 (drawn from p_str)
         # nexuses (controllers): host, own wire, distance, loss, shared links crossed, device paths over it
         ("c_host", "i8", 1),
         ("c_bw", "f8", 1),
@@ -209,8 +210,7 @@ STATE = Layout(
         ("sf", "f8", 1),
         # the heap (time, key = id << 8 | kind, arg) and the urgent and normal FIFOs of zero-delay events
         ("h_time", "f8", 1),
-        ("h_key", "i8", 1),
-        ("h_arg", "i8", 1),
+        ("h_ka", "i8", 2),  # each entry's key and argument side by side: moving an entry moves one line
         ("uf_kind", "i8", 1),
         ("uf_arg", "i8", 1),
         ("nf_kind", "i8", 1),

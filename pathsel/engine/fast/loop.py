@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import entry
+from ...jit import entry, prefetch
 from ...policies.kernel import FL_EV_ROOM, FL_NEV, FL_REFILL, FL_STOP, view_at
 from ..recorder import rec_fail, recorder_at
 from .faults import apply_fault, fault_loop, notice
@@ -85,12 +85,13 @@ from .layout import (
     MS_NONE,
     PAUSED,
     REFILL,
+    SLOT_COLS,
     SLOT_MASK,
     TAG_SHIFT,
     params_at,
     state_at,
 )
-from .scheduler import KIND_BITS, KIND_MASK, heap_settle, push_normal, timeout
+from .scheduler import KIND_BITS, KIND_MASK, heap_min4, heap_settle, push_normal, timeout
 from .waits import (
     adapter_release,
     dev_release,
@@ -115,6 +116,7 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
     end = P.end
     umask = S.uf_kind.shape[0] - 1
     nmask = S.nf_kind.shape[0] - 1
+    n_slots = S.slot.shape[0]
     # Whatever needs Python (a stream running low, a log or trace buffer nearly full)
     # raises flags[FL_STOP] where it happens (draw, log_event, complete): the loop
     # tests that one word per event.
@@ -155,9 +157,20 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
                     V.clock[0] = t
                     from_heap = True
             if from_heap:  # taken from the root, removed after (or replaced by the first timeout it schedules)
-                kind = S.h_key[0] & KIND_MASK
-                arg = S.h_arg[0]
+                kind = S.h_ka[0, 0] & KIND_MASK
+                arg = S.h_ka[0, 1]
                 S.si[I_HTOP] = 1
+                # The next event is nearly always the root's smallest child (what this one schedules comes later):
+                # ask for its slot's row now, so the miss overlaps this event's work instead of starting the next.
+                m, tm = heap_min4(S.h_time, S.h_ka, 1, S.si[I_HEAPN])
+                nxt = S.h_ka[np.uint64(m), 1] & SLOT_MASK
+                if tm < np.inf and nxt < n_slots:
+                    row = nxt * SLOT_COLS
+                    prefetch(S.slot, np.uint64(row))
+                    prefetch(S.slot, np.uint64(row + 8))
+                    prefetch(S.slot, np.uint64(row + 16))
+                    prefetch(V.s_op, np.uint64(nxt))
+                    prefetch(V.s_size, np.uint64(nxt))
         # -- the handlers --
         if kind <= EV_M_END and kind != EV_INIT and kind != EV_RELEASE:  # an attempt's event: is it still current?
             s = arg & SLOT_MASK
@@ -206,7 +219,7 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
         elif kind == EV_NOTICE:
             notice(P, S, V, arg)
         elif kind == EV_DEADLINE:
-            on_deadline(P, S, V, arg, S.h_key[0] >> KIND_BITS)  # the root is still this event
+            on_deadline(P, S, V, arg, S.h_ka[0, 0] >> KIND_BITS)  # the root is still this event
         elif kind == EV_ABORT:
             s = arg & SLOT_MASK
             if (arg >> TAG_SHIFT) == S.slot[s, K_GEN]:

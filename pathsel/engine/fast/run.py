@@ -97,6 +97,10 @@ class _Run:
         for op, possible in ((0, any(j.read_fraction > 0 for j in model.jobs)), (1, any(j.read_fraction < 1 for j in model.jobs))):
             if not possible:
                 used[str_svc[:, op]] = False
+        # A nexus whose one-way latency is a constant gets no row: its frames read the number (p_lat, else -1)
+        # instead of pre-drawn copies of it (16 k nexuses: 16 k rows, and a cache miss or two per frame).
+        c_lat = np.array([d.dist.value if isinstance(d.dist, Constant) else -1.0 for d in draws[J : J + C]], dtype=f64)
+        used[str_path[c_lat >= 0]] = False
         trap = int(used.sum())
         row = np.full(len(draws), trap, dtype=i64)  # the trap row is the last
         row[used] = np.arange(trap)
@@ -227,6 +231,7 @@ class _Run:
                 p_array=np.array([p.array for p in model.paths], dtype=i64),
                 p_mirror=np.array([-1 if p.mirror is None else p.mirror for p in model.paths], dtype=i64),
                 p_str=np.array([str_path[p.controller] for p in model.paths], dtype=i64),
+                p_lat=np.array([c_lat[p.controller] for p in model.paths], dtype=f64),
                 c_host=np.array([c.host for c in ctrls], dtype=i64),
                 c_bw=np.array([c.bandwidth or 0.0 for c in ctrls], dtype=f64),
                 c_extra=np.array([c.extra for c in ctrls], dtype=f64),
@@ -336,9 +341,10 @@ class _Run:
             dict(
                 si=si,
                 sf=sf,
-                h_time=np.full(heap_cap + 3, np.inf, dtype=f64),  # +inf past the last entry: a pop reads 4 children
-                h_key=np.zeros(heap_cap + 3, dtype=i64),
-                h_arg=np.zeros(heap_cap + 3, dtype=i64),
+                # +inf past the last entry: a pop reads 4 children. Both start 3 entries past a 64-byte line, so
+                # the children of every entry (4i + 1 .. 4i + 4) share one line of times and one of keys.
+                h_time=_lead3(np.full(heap_cap + 3 + 11, np.inf, dtype=f64), 1),
+                h_ka=_lead3(np.zeros(2 * (heap_cap + 3 + 11), dtype=i64), 2),
                 uf_kind=np.zeros(fifo_cap, dtype=i64),
                 uf_arg=np.zeros(fifo_cap, dtype=i64),
                 nf_kind=np.zeros(fifo_cap, dtype=i64),
@@ -476,15 +482,17 @@ class _Feed:
     run low, up to ``MAX_ROW`` values while all rows fit in ``BUDGET``: a
     stream's row is as long as its use, so thousands of jobs that each issue
     a few I/Os cost a few values each, not a block each. A refill also tops
-    up every row more than half read, so rows that run at one pace come due
-    together. A row of a Constant delay (every value the same number) is
-    filled with that number and reread from its start. The last row is the
-    trap shared by streams the model cannot use: drawing from it is an
-    error, reported at once.
+    up, and grows, every row with less than half a row left, so rows that
+    run at one pace come due together and grow in one new layout (2,048
+    like jobs: 60 layouts in a run, not 4,000). A row of a Constant delay
+    (every value the same number) is filled with that number and reread
+    from its start; a nexus whose latency is a constant has no row at all
+    (its frames read ``p_lat``). The last row is the trap shared by streams
+    the model cannot use: drawing from it is an error, reported at once.
     """
 
     FIRST = 256
-    MAX_ROW = 1 << 14
+    MAX_ROW = 1 << 18  # a few streams (an array's service times) serve millions of draws a second: a refill each 16 k cost 2 s in 10
     BUDGET = 1 << 22  # values in all rows together (32 MiB) before rows stop growing
 
     def __init__(self, draws: list[Draws], margins: list[int], view: Any) -> None:
@@ -503,13 +511,13 @@ class _Feed:
         off[1:] = np.cumsum(self.cap[:-1])
         # a spare margin past the last row: an event reading past the trap's end reads zeros, and is reported
         rnd = np.zeros(int(off[-1] + self.cap[-1] + self.margin.max()), dtype=np.float64)
-        if not first:
-            old, old_off = v.rnd, self.off
-            for s in range(n):
-                pos = int(v.rq[s, 0] - old_off[s])
-                rest = int(self.held[s]) - pos
-                rnd[off[s] : off[s] + rest] = old[old_off[s] + pos : old_off[s] + self.held[s]]
-                self.held[s] = rest
+        if not first:  # every row's unread values to its new start, in one gather (thousands of rows: no loop)
+            old, old_off = v.rnd, self.off[:n]
+            pos = v.rq[:n, 0] - old_off
+            rest = self.held[:n] - pos
+            within = np.arange(int(rest.sum())) - np.repeat(np.cumsum(rest) - rest, rest)
+            rnd[np.repeat(off[:n], rest) + within] = old[np.repeat(old_off + pos, rest) + within]
+            self.held[:n] = rest
         self.off = off
         v.set_array("rnd", rnd)
         v.rq[:, 0] = off
@@ -528,12 +536,18 @@ class _Feed:
             s = int(np.flatnonzero(pos[:n] > held[:n])[0])
             raise RuntimeError(f"fast engine: an event drew more than {int(self.margin[s])} values from stream {s}")
         due = v.rq[:n, 0] > v.rq[:n, 1]
-        grow = due & (cap[:n] < self.MAX_ROW) & (held[:n] > 0)
+        # A new layout moves every row: rows with less than half a row left grow with the due ones, so rows
+        # that run at one pace (thousands of like jobs) grow in one layout, not one layout each.
+        low = 2 * (held[:n] - pos[:n]) < cap[:n]
+        can = (cap[:n] < self.MAX_ROW) & (held[:n] > 0)
+        grow = (due | low) & can
+        if grow.any() and cap.sum() + cap[:n][grow].sum() > self.BUDGET:
+            grow = due & can
         if grow.any() and cap.sum() + cap[:n][grow].sum() <= self.BUDGET:
             cap[:n][grow] *= 2
             self._layout()
             off, pos = self.off, v.rq[:, 0] - self.off
-        topup = np.flatnonzero(due | (2 * pos[:n] > cap[:n]) | (held[:n] == 0))
+        topup = np.flatnonzero(due | (2 * (held[:n] - pos[:n]) < cap[:n]) | (held[:n] == 0))
         rnd = v.rnd
         for s in topup.tolist():
             o, size, d = int(off[s]), int(cap[s]), self.draws[s]
@@ -549,6 +563,14 @@ class _Feed:
             v.rq[s, 1] = o + size - int(self.margin[s]) - 1
             held[s] = size
         v.flags[FL_REFILL] = 0
+
+
+def _lead3(raw: np.ndarray, cols: int) -> np.ndarray:
+    """Rows of ``cols`` words from ``raw`` (11 rows to spare) whose row 3 starts a 64-byte cache line."""
+    skip = (-raw.ctypes.data % 64) // raw.itemsize + 3 * cols
+    rows = raw.shape[0] // cols - 11
+    out = raw[skip : skip + rows * cols]
+    return out if cols == 1 else out.reshape(rows, cols)
 
 
 def _aligned_rows(n: int, cols: int) -> np.ndarray:

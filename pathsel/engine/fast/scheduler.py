@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import hot, jit
+from ...jit import hot, jit, prefetch
 from .layout import (
     EV_APD_TIMER,
     EV_LEG,
@@ -52,8 +52,7 @@ _u = np.uint64
 def heap_push(S, t, kind, arg):
     si = S.si
     ht = S.h_time
-    hk = S.h_key
-    ha = S.h_arg
+    ka = S.h_ka
     eid = si[I_EID]
     si[I_EID] = eid + 1
     if si[I_HTOP] != 0:  # the root is the event being processed: the new entry takes its place
@@ -68,12 +67,12 @@ def heap_push(S, t, kind, arg):
         if pt <= t:  # equal times: the parent's id is smaller
             break
         ht[_u(i)] = pt
-        hk[_u(i)] = hk[_u(parent)]
-        ha[_u(i)] = ha[_u(parent)]
+        ka[_u(i), 0] = ka[_u(parent), 0]
+        ka[_u(i), 1] = ka[_u(parent), 1]
         i = parent
     ht[_u(i)] = t
-    hk[_u(i)] = (eid << KIND_BITS) | kind
-    ha[_u(i)] = arg
+    ka[_u(i), 0] = (eid << KIND_BITS) | kind
+    ka[_u(i), 1] = arg
 
 
 @jit
@@ -81,36 +80,35 @@ def heap_push_keyed(S, t, key, arg):
     """Push an entry whose id was taken earlier (a host's io_timeout timer): it may sort before newer entries."""
     heap_settle(S)
     ht = S.h_time
-    hk = S.h_key
-    ha = S.h_arg
+    ka = S.h_ka
     i = S.si[I_HEAPN]
     S.si[I_HEAPN] = i + 1
     while i > 0:
         parent = (i - 1) >> 2
         pt = ht[parent]
-        if pt < t or (pt == t and hk[parent] < key):
+        if pt < t or (pt == t and ka[parent, 0] < key):
             break
         ht[i] = pt
-        hk[i] = hk[parent]
-        ha[i] = ha[parent]
+        ka[i, 0] = ka[parent, 0]
+        ka[i, 1] = ka[parent, 1]
         i = parent
     ht[i] = t
-    hk[i] = key
-    ha[i] = arg
+    ka[i, 0] = key
+    ka[i, 1] = arg
 
 
 @jit
-def heap_min_child(ht, hk, c, n):
+def heap_min_child(ht, ka, c, n):
     """The child in c .. c + 3 (below n) with the smallest (time, key): for ties on time."""
     m = c
     for j in range(c + 1, min(c + 4, n)):
-        if ht[j] < ht[m] or (ht[j] == ht[m] and hk[j] < hk[m]):
+        if ht[j] < ht[m] or (ht[j] == ht[m] and ka[j, 0] < ka[m, 0]):
             m = j
     return m
 
 
 @hot
-def heap_min4(ht, hk, c, n):
+def heap_min4(ht, ka, c, n):
     """The smallest child in c .. c + 3 and its time, without branches (which child wins is a coin toss for the predictor)."""
     t0 = ht[_u(c)]
     t1 = ht[_u(c + 1)]
@@ -125,7 +123,7 @@ def heap_min4(ht, hk, c, n):
     m = m23 if tm23 < tm01 else m01
     tm = min(tm01, tm23)
     if (t0 == tm) + (t1 == tm) + (t2 == tm) + (t3 == tm) > 1:  # a tie on time (rare): compare keys
-        m = heap_min_child(ht, hk, c, n)
+        m = heap_min_child(ht, ka, c, n)
     return m, tm
 
 
@@ -138,23 +136,23 @@ def heap_replace_top(S, t, k, a):
     child due at the same time goes first.
     """
     ht = S.h_time
-    hk = S.h_key
-    ha = S.h_arg
+    ka = S.h_ka
     n = S.si[I_HEAPN]
     i = 0
     c = 1
     while c < n:
-        m, tm = heap_min4(ht, hk, c, n)
+        prefetch(ka, _u(2 * c))  # the children's keys (one line): fetched while their times are compared
+        m, tm = heap_min4(ht, ka, c, n)
         if tm > t:
             break
         ht[_u(i)] = tm
-        hk[_u(i)] = hk[_u(m)]
-        ha[_u(i)] = ha[_u(m)]
+        ka[_u(i), 0] = ka[_u(m), 0]
+        ka[_u(i), 1] = ka[_u(m), 1]
         i = m
         c = 4 * i + 1
     ht[_u(i)] = t
-    hk[_u(i)] = k
-    ha[_u(i)] = a
+    ka[_u(i), 0] = k
+    ka[_u(i), 1] = a
 
 
 @hot
@@ -179,36 +177,36 @@ def heap_pop(S):
     """Floyd's pop: the hole sinks along the smallest children to a leaf, then the last entry rises into it."""
     si = S.si
     ht = S.h_time
-    hk = S.h_key
-    ha = S.h_arg
+    ka = S.h_ka
     n = si[I_HEAPN] - 1
     si[I_HEAPN] = n
     if n > 0:
         t = ht[_u(n)]
-        k = hk[_u(n)]
-        a = ha[_u(n)]
+        k = ka[_u(n), 0]
+        a = ka[_u(n), 1]
         ht[_u(n)] = np.inf
         i = 0
         c = 1
         while c < n:
-            m, tm = heap_min4(ht, hk, c, n)
+            prefetch(ka, _u(2 * c))
+            m, tm = heap_min4(ht, ka, c, n)
             ht[_u(i)] = tm
-            hk[_u(i)] = hk[_u(m)]
-            ha[_u(i)] = ha[_u(m)]
+            ka[_u(i), 0] = ka[_u(m), 0]
+            ka[_u(i), 1] = ka[_u(m), 1]
             i = m
             c = 4 * i + 1
         while i > 0:
             parent = (i - 1) >> 2
             pt = ht[_u(parent)]
-            if pt < t or (pt == t and hk[_u(parent)] < k):
+            if pt < t or (pt == t and ka[_u(parent), 0] < k):
                 break
             ht[_u(i)] = pt
-            hk[_u(i)] = hk[_u(parent)]
-            ha[_u(i)] = ha[_u(parent)]
+            ka[_u(i), 0] = ka[_u(parent), 0]
+            ka[_u(i), 1] = ka[_u(parent), 1]
             i = parent
         ht[_u(i)] = t
-        hk[_u(i)] = k
-        ha[_u(i)] = a
+        ka[_u(i), 0] = k
+        ka[_u(i), 1] = a
 
 
 @jit
@@ -224,45 +222,44 @@ def heap_drop_stale_timers(S):
     heap_settle(S)
     n_slots = S.slot.shape[0]
     ht = S.h_time
-    hk = S.h_key
-    ha = S.h_arg
+    ka = S.h_ka
     n = S.si[I_HEAPN]
     m = 0
     for i in range(n):
-        kind = hk[i] & KIND_MASK
+        kind = ka[i, 0] & KIND_MASK
         if kind == EV_APD_TIMER:
-            a = ha[i]
+            a = ka[i, 1]
             w = a % n_slots
             if S.slot[w, K_WAITID] != a // n_slots or S.slot[w, K_WOKEN] != 0:
                 continue
         elif kind == EV_LEG or kind == EV_SVC_MAIN or kind == EV_M_FWD or kind == EV_M_SVC or kind == EV_M_ACK:
-            if (ha[i] >> TAG_SHIFT) != S.slot[ha[i] & SLOT_MASK, K_GEN]:
+            if (ka[i, 1] >> TAG_SHIFT) != S.slot[ka[i, 1] & SLOT_MASK, K_GEN]:
                 continue
         ht[m] = ht[i]
-        hk[m] = hk[i]
-        ha[m] = ha[i]
+        ka[m, 0] = ka[i, 0]
+        ka[m, 1] = ka[i, 1]
         m += 1
     for i in range(m, n):
         ht[i] = np.inf  # heap_pop reads up to three entries past the last: they must be +inf
     S.si[I_HEAPN] = 0
     for i in range(m):  # re-insert in place: entry i is read before the heap (size i) can write at i
         t = ht[i]
-        k = hk[i]
-        a = ha[i]
+        k = ka[i, 0]
+        a = ka[i, 1]
         j = S.si[I_HEAPN]
         S.si[I_HEAPN] = j + 1
         while j > 0:
             parent = (j - 1) >> 2
             pt = ht[parent]
-            if pt < t or (pt == t and hk[parent] < k):
+            if pt < t or (pt == t and ka[parent, 0] < k):
                 break
             ht[j] = pt
-            hk[j] = hk[parent]
-            ha[j] = ha[parent]
+            ka[j, 0] = ka[parent, 0]
+            ka[j, 1] = ka[parent, 1]
             j = parent
         ht[j] = t
-        hk[j] = k
-        ha[j] = a
+        ka[j, 0] = k
+        ka[j, 1] = a
 
 
 @hot

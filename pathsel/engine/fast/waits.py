@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import hot, jit
+from ...jit import hot, jit, prefetch
 from ..recorder import (
     rec_dev,
     rec_dqlen,
@@ -41,6 +41,7 @@ from .layout import (
     I_WT_HEAD,
     I_WT_TAIL,
     K_ASUB,
+    K_GEN,
     K_JOB,
     K_MSUB,
     K_PATH,
@@ -55,6 +56,7 @@ from .layout import (
     MS_GRANTED,
     MS_QUEUED,
     MS_SERVING,
+    SLOT_COLS,
     ST_QFULL,
     ST_TAG,
 )
@@ -77,6 +79,9 @@ def trigger_put(S, a, conc):
         mirror = S.aq_mirror[a, i]
         S.aq_head[a] = head + 1
         S.users[a] += 1
+        if head + 1 < S.aq_tail[a]:  # the next in line is granted at a coming release: fetch its row's abort line
+            nxt = S.aq_slot[a, (head + 1) & (S.aq_slot.shape[1] - 1)]
+            prefetch(S.slot, np.uint64(nxt * SLOT_COLS + K_GEN))
         if mirror:
             S.slot[slot, K_MSUB] = MS_GRANTED
             push_normal(S, EV_GRANT_MIRROR, tag(S, slot))

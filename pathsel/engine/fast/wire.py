@@ -81,7 +81,8 @@ def leg(P, S, V, R, s, p, direction, nbytes, add=0.0):
     ``add``: host seconds added before the frame leaves (the NUMA hop of an attempt's first frame)."""
     now = V.clock[0]
     c = V.p_ctrl[p]
-    delay = value(V, P.p_str[p]) + S.extra[c]
+    lat = P.p_lat[p]
+    delay = (lat if lat >= 0.0 else value(V, P.p_str[p])) + S.extra[c]
     if add != 0.0:
         delay += add
     if nbytes != 0:
