@@ -323,13 +323,7 @@ def call_v_6f(typingctx, addr, a, b, c, d, e, x):
 
 
 # -- layouts ---------------------------------------------------------------------------
-_DTYPES = {
-    "i8": (types.int64, np.int64),
-    "i4": (types.int32, np.int32),
-    "f8": (types.float64, np.float64),
-    "u8": (types.uint64, np.uint64),
-    "i1": (types.int8, np.int8),
-}
+_DTYPES = {"i8": (types.int64, np.int64), "f8": (types.float64, np.float64), "u8": (types.uint64, np.uint64), "i1": (types.int8, np.int8)}
 
 
 def _numba_type(dtype: str, ndim: int) -> types.Type:
@@ -352,7 +346,7 @@ class Layout:
         if len(set(names)) != len(names):
             raise ValueError(f"{struct_class.__name__}: a field is declared twice")
         for name, dtype, ndim in self.fields:
-            if dtype not in _DTYPES or (dtype in ("i1", "i4") and ndim == 0) or ndim not in (0, 1, 2, 3):
+            if dtype not in _DTYPES or (dtype == "i1" and ndim == 0) or ndim not in (0, 1, 2, 3):
                 raise ValueError(f"{struct_class.__name__}.{name}: unsupported {dtype} with {ndim} dimensions")
         self.type = struct_class([(name, _numba_type(dtype, ndim)) for name, dtype, ndim in self.fields])
         self.borrowed = Borrowed(self.type)

@@ -11,12 +11,16 @@ The FIFOs are rings whose sizes are powers of two (build.py), indexed with a
 mask: an integer division per push and pop cost more than the push. The heap
 is 4-ary (half the levels of a binary heap: a pop is a chain of dependent
 loads and compares, level after level) and holds (time, key = event id << 8
-| kind, arg) in three arrays. Ids are unique, so every valid heap pops in the
-same order, and a new event's id is larger than every id already in the
-heap: a push compares times only. Every time slot past the last entry holds
-+inf (build.py leaves three spare slots): a pop reads four children without
-bounds tests. Indices are cast to uint64, so numba skips its
-negative-index wraparound.
+| kind, arg): the times in one array, each entry's key and arg side by side
+in another (moving an entry moves one line). Both arrays start three entries
+past a 64-byte line (run.py), so the four children of any entry share one
+line of times and one line of keys, and a sift fetches the keys while it
+compares the times. Ids are unique, so every valid heap pops in the same
+order, and a new event's id is larger than every id already in the heap: a
+push compares times only. Every time slot past the last entry holds +inf
+(run.py leaves three spare slots): a pop reads four children without bounds
+tests. Indices are cast to uint64, so numba skips its negative-index
+wraparound.
 """
 
 from __future__ import annotations
