@@ -18,6 +18,14 @@
   Compiled code receives a record as its address (an int64), so compiled
   functions have signatures of plain numbers: they cache by value, and a
   policy compiled on its own can be called by an engine compiled before it.
+* **Helpers are only linked.** numba compiles every jitted function into
+  its own library: it optimises it, generates machine code for it, and then
+  links its IR into each caller, which it optimises and code-generates
+  again. The engine's helpers are never called on their own, so their
+  libraries are *link-only* (:class:`Dispatcher` with no wrappers): their IR
+  is kept for the caller and cached as bitcode, and only the entry point
+  that links them is optimised and code-generated. That took a cold engine
+  compile from about 35 s to about 23 s, with the same machine code speed.
 * **Calls through pointers.** A policy's hooks are C functions
   (``numba.cfunc``); the engine calls them by address (:func:`call_select`
   and friends), so adding a policy never recompiles the engine.
@@ -28,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +44,8 @@ from typing import TYPE_CHECKING, Any
 import numba as nb
 import numpy as np
 from llvmlite import ir
-from numba.core import caching, cgutils, imputils, types
+from numba import _dynfunc
+from numba.core import caching, cgutils, codegen, cpu, imputils, types
 from numba.core.datamodel import models
 from numba.core.extending import (
     infer_getattr,
@@ -166,6 +176,84 @@ if _Locator not in caching.CacheImpl._locator_classes:
     caching.CacheImpl._locator_classes.insert(0, _Locator)
 
 
+# -- link-only libraries -----------------------------------------------------------
+# A helper's library is named after its function (numba's NativeLowering), and it is
+# created while that helper's Dispatcher.compile is the innermost one running: that is
+# how a library is known to be link-only. Loading a helper from the cache goes through
+# the same compile call, so a cached helper is link-only too.
+_compiling = threading.local()
+
+
+def _stack() -> list[str]:
+    stack = getattr(_compiling, "stack", None)
+    if stack is None:
+        stack = _compiling.stack = []
+    return stack
+
+
+def _link_only(library: Any) -> bool:
+    return getattr(library, "_pathsel_link_only", False)
+
+
+def _patch_codegen() -> bool:
+    """Teach numba's JIT libraries to be link-only (False, and nothing patched, if numba's internals moved)."""
+    lib, gen, ctx = codegen.JITCodeLibrary, codegen.JITCPUCodegen, cpu.CPUContext
+    needed = [(gen, "create_library"), (lib, "_finalize_final_module"), (lib, "_optimize_final_module")]
+    needed += [(lib, "serialize_using_object_code"), (lib, "_finalize_dynamic_globals"), (lib, "_verify_declare_only_symbols")]
+    needed += [(ctx, "get_executable"), (gen, "set_env")]
+    if not all(hasattr(owner, name) for owner, name in needed):  # pragma: no cover - a numba change
+        return False
+    create, finalize, optimize = gen.create_library, lib._finalize_final_module, lib._optimize_final_module
+    serialize, executable, set_env = lib.serialize_using_object_code, ctx.get_executable, gen.set_env
+
+    def create_library(self, name, **kwargs):
+        library = create(self, name, **kwargs)
+        stack = _stack()
+        if stack and stack[-1] == name:
+            library._pathsel_link_only = True
+        return library
+
+    def optimize_final_module(self):
+        if not _link_only(self):  # a link-only module is optimised once, inside the entry point that links it
+            optimize(self)
+
+    def finalize_final_module(self):
+        if not _link_only(self):
+            return finalize(self)
+        # no machine code: the module is never added to the JIT engine, only linked into callers
+        self._finalize_dynamic_globals()
+        self._verify_declare_only_symbols()
+        self._finalized = True
+
+    def serialize_using_object_code(self):
+        if not _link_only(self):
+            return serialize(self)
+        self._ensure_finalized()
+        return (self.name, "bitcode", self._final_module.as_bitcode())  # numba's own bitcode kind
+
+    def get_executable(self, library, fndesc, env):
+        if not _link_only(library):
+            return executable(self, library, fndesc, env)
+        # no wrapper to point at (as for any helper without a CPython wrapper) and no environment to set
+        return _dynfunc.make_function(fndesc.lookup_module(), fndesc.qualname.split(".")[-1], "link-only", 0, env, (library,))
+
+    def set_env_if_loaded(self, env_name, env):
+        # a helper loaded from the cache has its environment's global in no JIT module: nothing to set
+        if self._engine.get_global_value_address(env_name):
+            set_env(self, env_name, env)
+
+    gen.create_library = create_library
+    gen.set_env = set_env_if_loaded
+    lib._optimize_final_module = optimize_final_module
+    lib._finalize_final_module = finalize_final_module
+    lib.serialize_using_object_code = serialize_using_object_code
+    ctx.get_executable = get_executable
+    return True
+
+
+LINK_ONLY = _patch_codegen()
+
+
 # -- decorators -------------------------------------------------------------------
 class Dispatcher(CPUDispatcher):
     """numba's dispatcher, compiling one version of a function for all constant arguments.
@@ -175,6 +263,18 @@ class Dispatcher(CPUDispatcher):
     value: the engine's helpers were compiled 5 to 13 times each. Calls
     between compiled functions here drop the literal types first.
     """
+
+    link_only = False  # set by njit for functions without wrappers (only ever called from compiled code)
+
+    def compile(self, sig):
+        if not (self.link_only and LINK_ONLY):
+            return super().compile(sig)
+        stack = _stack()
+        stack.append(self.py_func.__qualname__)
+        try:
+            return super().compile(sig)
+        finally:
+            stack.pop()
 
     def get_call_template(self, args, kws):
         args = tuple(types.unliteral(a) for a in args)
@@ -189,6 +289,7 @@ def njit(**options: Any):
 
     def wrap(func):
         disp = Dispatcher(py_func=func, locals={}, targetoptions=targetoptions)
+        disp.link_only = bool(options.get("no_cpython_wrapper") and options.get("no_cfunc_wrapper"))
         if cache:
             disp.enable_caching()
         return disp
