@@ -314,12 +314,19 @@ def dev_advance(R, d, now):
             R.ts_dev_actv[d, b0] += a * (now - t)
             R.ts_dev_qued[d, b0] += q * (now - t)
         else:
-            for b in range(b0, b1 + 1):
-                lo = t if b == b0 else b * iv
-                hi = now if b == b1 else (b + 1) * iv
-                R.ts_dev_actv[d, b] += a * (hi - lo)
-                R.ts_dev_qued[d, b] += q * (hi - lo)
+            dev_span(R, d, t, now, a, q, b0, b1)
     R.dev_last[d] = now
+
+
+@jit
+def dev_span(R, d, t, now, a, q, b0, b1):
+    """dev_advance over more than one interval (rare; not inlined: dev_advance is inlined at ~50 places)."""
+    iv = R.interval
+    for b in range(b0, b1 + 1):
+        lo = t if b == b0 else b * iv
+        hi = now if b == b1 else (b + 1) * iv
+        R.ts_dev_actv[d, b] += a * (hi - lo)
+        R.ts_dev_qued[d, b] += q * (hi - lo)
 
 
 @hot

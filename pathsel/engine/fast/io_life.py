@@ -194,15 +194,16 @@ def send_attempt(P, S, V, R, s, d, k, p):
     add = 0.0
     if P.numa != 0:  # the attempt's first frame carries the cross-node hop (docs/model.md, NUMA)
         add = P.numa_pen[h, V.s_node[s], V.p_node[p]]
+    # one call of leg, not one per branch: it is inlined, and this function is inlined at every attempt's start
+    nbytes = 0
     if V.s_op[s] == 0:
         S.slot[s, K_STAGE] = ST_R_CMD
-        leg(P, S, V, R, s, p, 0, 0, add)
     elif P.protocol == 0:
         S.slot[s, K_STAGE] = ST_W_CMD
-        leg(P, S, V, R, s, p, 0, 0, add)
     else:
         S.slot[s, K_STAGE] = ST_W_DATA
-        leg(P, S, V, R, s, p, 0, size, add)
+        nbytes = size
+    leg(P, S, V, R, s, p, 0, nbytes, add)
 
 
 @hot

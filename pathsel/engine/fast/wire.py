@@ -86,14 +86,19 @@ def leg(P, S, V, R, s, p, direction, nbytes, add=0.0):
     if add != 0.0:
         delay += add
     if nbytes != 0:
+        # the path's own wire (if it has a bandwidth), then each shared link: one call of serialise
+        # (inlined: leg is inlined at every frame's send)
         t = now
-        bw = P.c_bw[c]
-        if bw > 0.0:
-            t = serialise(S, R, c, direction, t, nbytes, bw)
         nc = P.c_bw.shape[0]
-        for i in range(P.c_nlinks[c]):
-            li = P.c_links[c, i]
-            t = serialise(S, R, nc + li, direction, t, nbytes, P.l_bw[li])
+        for i in range(0 if P.c_bw[c] > 0.0 else 1, P.c_nlinks[c] + 1):
+            if i == 0:
+                w = c
+                bw = P.c_bw[c]
+            else:
+                li = P.c_links[c, i - 1]
+                w = nc + li
+                bw = P.l_bw[li]
+            t = serialise(S, R, w, direction, t, nbytes, bw)
         delay += t - now
     if S.loss[c] > 0:
         delay = lose(V, R, P.str_loss[c], S.loss[c], P.c_recov[c], delay, S.slotf[s, K_DEADLINE] - now)
