@@ -1068,3 +1068,31 @@ def test_engines_agree_with_numa_nodes(protocol):
     assert _json(fast) == _json(ref)
     for f, r in zip(fast.runs, ref.runs):
         assert f.metrics.trace == r.metrics.trace
+
+
+def test_the_late_handlers_are_typed_as_the_loop_calls_them():
+    """A cold compile's second process types the handlers the loop reaches last (warm.late_handlers).
+
+    Typed with other argument types than run_kernel's calls, a handler would be
+    compiled a second time instead of being found in the cache: after the loop is
+    compiled (or loaded), compiling late_handlers must compile nothing but itself.
+    """
+    import subprocess
+    import sys
+
+    code = """
+from numba.core import event
+from pathsel.engine.fast import warm
+warm.run_kernel.compile(warm._SIGNATURE)
+compiled = []
+class Listen(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+    def on_end(self, ev):
+        pass
+with event.install_listener("numba:compile", Listen()):
+    warm.late_handlers.compile(warm._LATE_SIGNATURE)
+print(",".join(compiled))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600)
+    assert out.stdout.strip() == "late_handlers", out.stdout
