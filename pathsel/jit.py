@@ -71,6 +71,7 @@ __all__ = [
     "Layout",
     "Packed",
     "prefetch",
+    "on_lines",
     "address_of",
     "call_i_4",
     "call_v_4",
@@ -381,6 +382,21 @@ def prefetch(typingctx, arr, i):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+def on_lines(rows: int, cols: int, dtype: Any, fill: Any = 0, lead: int = 0) -> np.ndarray:
+    """A (rows, cols) array of ``fill`` (shape (rows,) when ``cols`` is 0) laid out for the cache.
+
+    Row ``-lead`` (row 0 with the default) starts on a 64-byte line: rows of 64
+    bytes each take one line, and with ``lead=3`` the rows 4i + 1 .. 4i + 4 (a
+    4-ary heap entry's children) share one. numpy aligns only to 16 bytes.
+    """
+    width = max(cols, 1)
+    item = np.dtype(dtype).itemsize
+    raw = np.full((rows + lead) * width + 64 // item, fill, dtype=dtype)
+    skip = (-raw.ctypes.data % 64) // item + lead * width
+    out = raw[skip : skip + rows * width]
+    return out if cols == 0 else out.reshape(rows, cols)
 
 
 # -- calls through function pointers ------------------------------------------------

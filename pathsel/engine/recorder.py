@@ -32,7 +32,7 @@ from numba.core import types
 from numba.cpython.unsafe.numbers import leading_zeros
 from numba.experimental import structref
 
-from ..jit import Layout, address_of, entry, hot, jit
+from ..jit import Layout, address_of, entry, hot, jit, on_lines
 from ..metrics import (
     MAX_EXP,
     NBINS,
@@ -155,9 +155,7 @@ PBUF = 4096  # completions per phist_flush: 32 KiB of indices, in L1 and L2 whil
 
 def _h_stat(rows: int) -> np.ndarray:
     """A zeroed (rows, S_COLS) array whose rows start on 64-byte lines (minima +inf)."""
-    raw = np.zeros(rows * S_COLS + 8)
-    skip = (-raw.ctypes.data % 64) // 8
-    h = raw[skip : skip + rows * S_COLS].reshape(rows, S_COLS)
+    h = on_lines(rows, S_COLS, np.float64)
     h[:, S_LO] = np.inf
     return h
 

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ...jit import on_lines
 from ...metrics import RunMetrics
 from ...model import Model
 from ...model.distributions import Constant
@@ -334,7 +335,7 @@ class _Run:
         jb_cap = model.backlog_cap if is_open else 1
         ji_cap = pow2(max(j.iodepth for j in model.jobs) + 1) if is_open else 1
         dqlen = np.array([model.host_params[d.host].queue_depth for d in model.devices], dtype=i64)
-        slot = _aligned_rows(N, L.SLOT_COLS)
+        slot = on_lines(N, L.SLOT_COLS, i64)
         slot[:, L.K_JOB] = slots
         slot[:, L.K_DLEID] = -1  # in no host's list of attempts by deadline
         self.state = L.STATE.pack(
@@ -343,8 +344,8 @@ class _Run:
                 sf=sf,
                 # +inf past the last entry: a pop reads 4 children. Both start 3 entries past a 64-byte line, so
                 # the children of every entry (4i + 1 .. 4i + 4) share one line of times and one of keys.
-                h_time=_lead3(np.full(heap_cap + 3 + 11, np.inf, dtype=f64), 1),
-                h_ka=_lead3(np.zeros(2 * (heap_cap + 3 + 11), dtype=i64), 2),
+                h_time=on_lines(heap_cap + 3, 0, f64, fill=np.inf, lead=3),
+                h_ka=on_lines(heap_cap + 3, 2, i64, lead=3),
                 uf_kind=np.zeros(fifo_cap, dtype=i64),
                 uf_arg=np.zeros(fifo_cap, dtype=i64),
                 nf_kind=np.zeros(fifo_cap, dtype=i64),
@@ -569,22 +570,6 @@ class _Feed:
             v.rq[s, 1] = o + size - int(self.margin[s]) - 1
             held[s] = size
         v.flags[FL_REFILL] = 0
-
-
-def _lead3(raw: np.ndarray, cols: int) -> np.ndarray:
-    """Rows of ``cols`` words from ``raw`` (11 rows to spare), row 0 three rows past a 64-byte line: rows
-    4i + 1 .. 4i + 4 (a heap entry's children) then fill half a line of 8-byte words, or a line of 16-byte rows."""
-    skip = (-raw.ctypes.data % 64) // raw.itemsize + 3 * cols
-    rows = raw.shape[0] // cols - 11
-    out = raw[skip : skip + rows * cols]
-    return out if cols == 1 else out.reshape(rows, cols)
-
-
-def _aligned_rows(n: int, cols: int) -> np.ndarray:
-    """A zeroed (n, cols) int64 array whose rows start on 64-byte cache lines."""
-    raw = np.zeros(n * cols + 8, dtype=np.int64)
-    skip = (-raw.ctypes.data % 64) // 8
-    return raw[skip : skip + n * cols].reshape(n, cols)
 
 
 def _pow2(n: int) -> int:
