@@ -312,19 +312,19 @@ def dev_advance(R, d, now):
             R.ts_dev_actv[d, b0] += a * (now - t)
             R.ts_dev_qued[d, b0] += q * (now - t)
         else:
-            dev_span(R, d, t, now, a, q, b0, b1)
+            # over more than one interval (rare): out of line, as dev_advance is inlined at ~50 places
+            spread(R.ts_dev_actv, d, t, now, a, b0, b1, iv)
+            spread(R.ts_dev_qued, d, t, now, q, b0, b1, iv)
     R.dev_last[d] = now
 
 
 @jit
-def dev_span(R, d, t, now, a, q, b0, b1):
-    """dev_advance over more than one interval (rare; not inlined: dev_advance is inlined at ~50 places)."""
-    iv = R.interval
+def spread(ts, d, t, now, x, b0, b1, iv):
+    """Add ``x`` times the part of [t, now) in each interval b0 .. b1 (of ``iv`` seconds) to ``ts[d, b]``."""
     for b in range(b0, b1 + 1):
         lo = t if b == b0 else b * iv
         hi = now if b == b1 else (b + 1) * iv
-        R.ts_dev_actv[d, b] += a * (hi - lo)
-        R.ts_dev_qued[d, b] += q * (hi - lo)
+        ts[d, b] += x * (hi - lo)
 
 
 @hot
@@ -357,10 +357,7 @@ def dqlen_advance(R, d, now):
         last = R.ts_dev_dqlen.shape[1] - 1
         b0 = min(np.int64(t / iv), last)
         b1 = min(np.int64(now / iv), last)
-        for b in range(b0, b1 + 1):
-            lo = t if b == b0 else b * iv
-            hi = now if b == b1 else (b + 1) * iv
-            R.ts_dev_dqlen[d, b] += q * (hi - lo)
+        spread(R.ts_dev_dqlen, d, t, now, q, b0, b1, iv)
     R.dev_dqlen_last[d] = now
 
 
