@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import entry, prefetch
+from ...jit import entry, hot, prefetch
 from ...policies.kernel import FL_EV_ROOM, FL_NEV, FL_REFILL, FL_STOP, view_at
 from ..recorder import rec_fail, recorder_at
 from .faults import apply_fault, fault_loop, notice
@@ -106,13 +106,16 @@ from .waits import (
 from .wire import repl_trip, value
 
 
+@hot
+def records_at(pa, sa, va, ra):
+    """The four records from their addresses: the parameters, the state, the policies' view, the recorder."""
+    return params_at(pa), state_at(sa), view_at(va), recorder_at(ra)
+
+
 @entry
 def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
     """Process events until the end of the run, ``t_stop``, or a buffer needs Python; the records by address."""
-    P = params_at(pa)
-    S = state_at(sa)
-    V = view_at(va)
-    R = recorder_at(ra)
+    P, S, V, R = records_at(pa, sa, va, ra)
     end = P.end
     umask = S.uf_kind.shape[0] - 1
     nmask = S.nf_kind.shape[0] - 1

@@ -30,12 +30,10 @@ from numba.core import event, types
 
 from ...jit import cache_dir, is_ready, kernel_sources, mark_ready, njit, source_hash
 from ...policies.define import PolicyDef
-from ...policies.kernel import view_at
-from ..recorder import rec_fail, recorder_at
+from ..recorder import rec_fail
 from .faults import apply_fault, fault_loop, notice
 from .io_life import abort, arrival, complete, on_deadline, on_service_done, qfull_back, tag_got
-from .layout import params_at, state_at
-from .loop import run_kernel
+from .loop import records_at, run_kernel
 from .scheduler import KIND_BITS
 
 __all__ = ["prepare", "is_warm", "late_handlers", "ENGINE_FUNCTIONS", "USUAL_SECONDS"]
@@ -55,10 +53,7 @@ def late_handlers(pa, sa, va, ra, s):
     differently here is compiled twice (a test checks that each one here
     is found in the cache after run_kernel is compiled).
     """
-    P = params_at(pa)
-    S = state_at(sa)
-    V = view_at(va)
-    R = recorder_at(ra)
+    P, S, V, R = records_at(pa, sa, va, ra)
     arrival(P, S, V, R, s)
     tag_got(P, S, V, R, s)
     rec_fail(R, V.clock[0])
