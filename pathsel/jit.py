@@ -24,8 +24,9 @@
   again. The engine's helpers are never called on their own, so their
   libraries are *link-only* (:class:`Dispatcher` with no wrappers): their IR
   is kept for the caller and cached as bitcode, and only the entry point
-  that links them is optimised and code-generated. That took a cold engine
-  compile from about 35 s to about 23 s, with the same machine code speed.
+  that links them is optimised and code-generated. That cut a cold engine
+  compile by about a third (23.9 s against 35.3 s, alternated), and the
+  loop's machine code runs as fast.
 * **Calls through pointers.** A policy's hooks are C functions
   (``numba.cfunc``); the engine calls them by address (:func:`call_select`
   and friends), so adding a policy never recompiles the engine.
