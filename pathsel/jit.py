@@ -46,7 +46,7 @@ import numba as nb
 import numpy as np
 from llvmlite import ir
 from numba import _dynfunc
-from numba.core import caching, cgutils, codegen, cpu, imputils, types
+from numba.core import caching, cgutils, codegen, cpu, dispatcher, imputils, types
 from numba.core.datamodel import models
 from numba.core.extending import (
     infer_getattr,
@@ -180,13 +180,16 @@ if _Locator not in caching.CacheImpl._locator_classes:
 
 # -- link-only libraries -----------------------------------------------------------
 # A helper's library is named after its function (numba's NativeLowering), and it is
-# created while that helper's Dispatcher.compile is the innermost one running: that is
-# how a library is known to be link-only. Loading a helper from the cache goes through
-# the same compile call, so a cached helper is link-only too.
+# created while that helper's compile is the innermost dispatcher compile running: that
+# is how a library is known to be link-only. Every dispatcher's compile is on the stack
+# (None for any but a link-only one), so a function of the same name compiled inside a
+# helper's compile (a plain numba.njit function it calls) keeps its machine code.
+# Loading a helper from the cache goes through the same compile call: a cached helper
+# is link-only too.
 _compiling = threading.local()
 
 
-def _stack() -> list[str]:
+def _stack() -> list[str | None]:
     stack = getattr(_compiling, "stack", None)
     if stack is None:
         stack = _compiling.stack = []
@@ -202,11 +205,20 @@ def _patch_codegen() -> bool:
     lib, gen, ctx = codegen.JITCodeLibrary, codegen.JITCPUCodegen, cpu.CPUContext
     needed = [(gen, "create_library"), (lib, "_finalize_final_module"), (lib, "_optimize_final_module")]
     needed += [(lib, "serialize_using_object_code"), (lib, "_finalize_dynamic_globals"), (lib, "_verify_declare_only_symbols")]
-    needed += [(ctx, "get_executable"), (gen, "set_env")]
+    needed += [(ctx, "get_executable"), (gen, "set_env"), (dispatcher.Dispatcher, "compile")]
     if not all(hasattr(owner, name) for owner, name in needed):  # pragma: no cover - a numba change
         return False
     create, finalize, optimize = gen.create_library, lib._finalize_final_module, lib._optimize_final_module
     serialize, executable, set_env = lib.serialize_using_object_code, ctx.get_executable, gen.set_env
+    compile_ = dispatcher.Dispatcher.compile
+
+    def compile(self, sig):
+        stack = _stack()
+        stack.append(self.py_func.__qualname__ if getattr(self, "link_only", False) else None)
+        try:
+            return compile_(self, sig)
+        finally:
+            stack.pop()
 
     def create_library(self, name, **kwargs):
         library = create(self, name, **kwargs)
@@ -244,6 +256,7 @@ def _patch_codegen() -> bool:
         if self._engine.get_global_value_address(env_name):
             set_env(self, env_name, env)
 
+    dispatcher.Dispatcher.compile = compile
     gen.create_library = create_library
     gen.set_env = set_env_if_loaded
     lib._optimize_final_module = optimize_final_module
@@ -267,16 +280,6 @@ class Dispatcher(CPUDispatcher):
     """
 
     link_only = False  # set by njit for functions without wrappers (only ever called from compiled code)
-
-    def compile(self, sig):
-        if not (self.link_only and LINK_ONLY):
-            return super().compile(sig)
-        stack = _stack()
-        stack.append(self.py_func.__qualname__)
-        try:
-            return super().compile(sig)
-        finally:
-            stack.pop()
 
     def get_call_template(self, args, kws):
         args = tuple(types.unliteral(a) for a in args)

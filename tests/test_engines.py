@@ -1096,3 +1096,41 @@ print(",".join(compiled))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600)
     assert out.stdout.strip() == "late_handlers", out.stdout
+
+
+def test_a_plain_numba_function_called_by_a_compiled_helper_keeps_its_machine_code():
+    """Helpers without wrappers are link-only (pathsel.jit); a plain numba.njit function they call is not.
+
+    The two share a name here (a library is known by its function's name):
+    the plain one, compiled inside the helper's compile, must still run from
+    Python (it crashed the process when it was taken for link-only).
+    """
+    import subprocess
+    import sys
+
+    code = """
+import numba
+from pathsel.policies.define import compiled
+
+def make():
+    @numba.njit
+    def twin(x):
+        return x + 1
+    plain = twin
+
+    @compiled
+    def twin(x):
+        return plain(x) * 2
+
+    @numba.njit
+    def outer(x):
+        return twin(x)
+
+    return plain, outer
+
+plain, outer = make()
+print(outer(1), plain(1))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["4", "2"]
