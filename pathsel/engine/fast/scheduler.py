@@ -79,26 +79,30 @@ def heap_push(S, t, kind, arg):
     ka[_u(i), 1] = arg
 
 
+@hot
+def sift_up(ht, ka, i, t, k, a):
+    """Put (t, k, a) in the hole at ``i`` or above it, by (time, key): its key need not be the newest."""
+    while i > 0:
+        parent = (i - 1) >> 2
+        pt = ht[_u(parent)]
+        if pt < t or (pt == t and ka[_u(parent), 0] < k):
+            break
+        ht[_u(i)] = pt
+        ka[_u(i), 0] = ka[_u(parent), 0]
+        ka[_u(i), 1] = ka[_u(parent), 1]
+        i = parent
+    ht[_u(i)] = t
+    ka[_u(i), 0] = k
+    ka[_u(i), 1] = a
+
+
 @jit
 def heap_push_keyed(S, t, key, arg):
     """Push an entry whose id was taken earlier (a host's io_timeout timer): it may sort before newer entries."""
     heap_settle(S)
-    ht = S.h_time
-    ka = S.h_ka
     i = S.si[I_HEAPN]
     S.si[I_HEAPN] = i + 1
-    while i > 0:
-        parent = (i - 1) >> 2
-        pt = ht[parent]
-        if pt < t or (pt == t and ka[parent, 0] < key):
-            break
-        ht[i] = pt
-        ka[i, 0] = ka[parent, 0]
-        ka[i, 1] = ka[parent, 1]
-        i = parent
-    ht[i] = t
-    ka[i, 0] = key
-    ka[i, 1] = arg
+    sift_up(S.h_time, S.h_ka, i, t, key, arg)
 
 
 @jit
@@ -199,18 +203,7 @@ def heap_pop(S):
             ka[_u(i), 1] = ka[_u(m), 1]
             i = m
             c = 4 * i + 1
-        while i > 0:
-            parent = (i - 1) >> 2
-            pt = ht[_u(parent)]
-            if pt < t or (pt == t and ka[_u(parent), 0] < k):
-                break
-            ht[_u(i)] = pt
-            ka[_u(i), 0] = ka[_u(parent), 0]
-            ka[_u(i), 1] = ka[_u(parent), 1]
-            i = parent
-        ht[_u(i)] = t
-        ka[_u(i), 0] = k
-        ka[_u(i), 1] = a
+        sift_up(ht, ka, i, t, k, a)
 
 
 @jit
@@ -247,23 +240,9 @@ def heap_drop_stale_timers(S):
         ht[i] = np.inf  # heap_pop reads up to three entries past the last: they must be +inf
     S.si[I_HEAPN] = 0
     for i in range(m):  # re-insert in place: entry i is read before the heap (size i) can write at i
-        t = ht[i]
-        k = ka[i, 0]
-        a = ka[i, 1]
         j = S.si[I_HEAPN]
         S.si[I_HEAPN] = j + 1
-        while j > 0:
-            parent = (j - 1) >> 2
-            pt = ht[parent]
-            if pt < t or (pt == t and ka[parent, 0] < k):
-                break
-            ht[j] = pt
-            ka[j, 0] = ka[parent, 0]
-            ka[j, 1] = ka[parent, 1]
-            j = parent
-        ht[j] = t
-        ka[j, 0] = k
-        ka[j, 1] = a
+        sift_up(ht, ka, j, ht[i], ka[i, 0], ka[i, 1])
 
 
 @hot
