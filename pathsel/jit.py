@@ -474,6 +474,7 @@ class Layout:
         # C layout of numba's payload: every member is 8-byte aligned (pointers, intp, float64);
         # an array is {meminfo*, parent*, nitems, itemsize, data*, shape[ndim], strides[ndim]}.
         self.offsets: dict[str, int] = {}
+        self.kinds = {name: (dtype, ndim) for name, dtype, ndim in self.fields}
         off = 0
         for name, _, ndim in self.fields:
             self.offsets[name] = off
@@ -521,7 +522,7 @@ class Layout:
 
     def place(self, buf: np.ndarray, name: str, arr: Any) -> None:
         """Write array field ``name``'s descriptor (a numba array's members) into the record ``buf``."""
-        dtype, ndim = next((d, n) for f, d, n in self.fields if f == name)
+        dtype, ndim = self.kinds[name]
         want = _DTYPES[dtype][1]
         if not isinstance(arr, np.ndarray) or arr.dtype != want or arr.ndim != ndim or not arr.flags.c_contiguous:
             raise TypeError(f"{self.type.name}.{name}: needs a C-contiguous {np.dtype(want).name} array of {ndim} dimensions")

@@ -76,11 +76,20 @@ class Draws:
         self.pos += 1
         return float(v)
 
-    def take(self, n: int) -> np.ndarray:
-        out = np.empty(n)
+    def take(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
+        """The next ``n`` values, in ``out`` when given (the fast engine's row: no copy in between)."""
+        if out is None:
+            out = np.empty(n)
         i = 0
         while i < n:
             if self.pos >= len(self.buf):
+                # at least a chunk still wanted, of values that do not depend on block sizes: drawn into place
+                if n - i >= self._size and (self.dist is None or getattr(self.dist, "elementwise", False)):
+                    if self.dist is None:
+                        self.gen.random(out=out[i:n])
+                    else:
+                        out[i:n] = self.dist.sample_block(self.gen, n - i)
+                    break
                 self.buf, self.pos = self._chunk(), 0
             k = min(n - i, len(self.buf) - self.pos)
             out[i : i + k] = self.buf[self.pos : self.pos + k]

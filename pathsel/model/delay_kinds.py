@@ -104,6 +104,11 @@ def _check_n(n: int) -> int:
 class _Delay:
     """Defaults for the inverse-CDF kinds: they define ``_ppf`` (vectorised quantile)."""
 
+    # Each value comes from its own draws, in order: n values drawn at once equal n drawn in any blocks
+    # (the fast engine draws such a stream straight into its row). A stateful kind (arrivals' cumulative
+    # schedules) rounds differently by block, and is read in the same chunks on both engines instead.
+    elementwise = True
+
     def _ppf(self, u: np.ndarray) -> np.ndarray:  # pragma: no cover - every kind overrides it
         raise NotImplementedError
 

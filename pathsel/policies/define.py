@@ -355,6 +355,11 @@ class PolicyDef:
         """What names this built-in policy's compiled entry points in the cache (a hash of their sources)."""
         return f"policy-{self.ident}-" + source_hash(module_files(self), self.name)
 
+    @property
+    def loaded(self) -> bool:
+        """True once this process has the entry points (:meth:`hooks` compiled or loaded them)."""
+        return self._hooks is not None
+
     def hooks(self) -> Hooks:
         """The entry points, compiled (or loaded from the cache) on first use."""
         with self._lock:

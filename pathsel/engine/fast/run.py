@@ -412,7 +412,7 @@ class _Run:
                 push_urgent.py_func(self.state, L.EV_ARRIVALS_INIT, j.index)
         if faults:
             push_urgent.py_func(self.state, L.EV_FAULT_INIT, 0)
-        self.feed = _Feed(feeds, margins, self.view)
+        self.feed = _Feed(feeds, margins, self.view, model.end)
         self.tr_room = tcap - 2 if trace else np.iinfo(np.int64).max
 
     # -- reading back ---------------------------------------------------------------------------
@@ -498,13 +498,15 @@ class _Feed:
     MAX_ROW = 1 << 18
     BUDGET = 1 << 22  # values in all rows together (32 MiB) before rows stop growing
 
-    def __init__(self, draws: list[Draws], margins: list[int], view: Any) -> None:
-        self.draws, self.v = draws, view
+    def __init__(self, draws: list[Draws], margins: list[int], view: Any, end: float) -> None:
+        self.draws, self.v, self.end = draws, view, end
         n = len(draws)
         self.margin = np.array(margins + [max(margins, default=EVENT_DRAWS)], dtype=np.int64)
         self.cap = np.array([max(self.FIRST, _pow2(4 * m)) for m in self.margin], dtype=np.int64)
         self.held = np.zeros(n + 1, dtype=np.int64)  # values in each row, from its start
-        self.constant = [isinstance(d.dist, Constant) for d in draws]
+        self.drawn = np.zeros(n, dtype=np.int64)  # values put in each row since its first fill
+        self.since = np.zeros(n, dtype=np.float64)  # the simulated time of that first fill
+        self.constant = np.array([isinstance(d.dist, Constant) for d in draws], dtype=bool)
         self._layout(first=True)
 
     def _layout(self, first: bool = False) -> None:
@@ -543,10 +545,23 @@ class _Feed:
             s = int(np.flatnonzero(pos[:n] > held[:n])[0])
             raise RuntimeError(f"fast engine: an event drew more than {int(self.margin[s])} values from stream {s}")
         due = v.rq[:n, 0] > v.rq[:n, 1]
-        # A new layout moves every row: rows with less than half a row left grow with the due ones, so rows
-        # that run at one pace (thousands of like jobs) grow in one layout, not one layout each.
-        low = 2 * (held[:n] - pos[:n]) < cap[:n]
-        can = (cap[:n] < self.MAX_ROW) & (held[:n] > 0)
+        # What each stream will still use: its pace since its first fill over the simulated time left, with a
+        # quarter to spare (no pace yet: a whole row). A row holds no more than that (and at least FIRST
+        # values), so the end of a run does not leave rows of values drawn and never read: in a 20 s test drive
+        # they were 43 % of all drawn. A stream that speeds up only refills sooner; the values are the same.
+        now = float(v.clock[0])
+        need = np.full(n, np.iinfo(np.int64).max // 4, dtype=np.int64)
+        span = now - self.since
+        paced = (held[:n] > 0) & (span > 0.0) & ~self.constant  # a Constant's row is reread, never drawn
+        if paced.any():
+            used = (self.drawn - (held[:n] - pos[:n]))[paced]
+            ahead = np.ceil(used * (1.25 * max(self.end - now, 0.0) / span[paced]))
+            need[paced] = np.maximum(ahead.astype(np.int64), self.FIRST) + 2 * self.margin[:n][paced]
+        want = np.minimum(cap[:n], need)
+        # A new layout moves every row: rows with less than half of what they want left grow with the due
+        # ones, so rows that run at one pace (thousands of like jobs) grow in one layout, not one layout each.
+        low = 2 * (held[:n] - pos[:n]) < want
+        can = (cap[:n] < self.MAX_ROW) & (held[:n] > 0) & (need > cap[:n])
         grow = (due | low) & can
         if grow.any() and cap.sum() + cap[:n][grow].sum() > self.BUDGET:
             grow = due & can
@@ -554,18 +569,24 @@ class _Feed:
             cap[:n][grow] *= 2
             self._layout()
             off, pos = self.off, v.rq[:, 0] - self.off
-        topup = np.flatnonzero(due | (2 * (held[:n] - pos[:n]) < cap[:n]) | (held[:n] == 0))
+            want = np.minimum(cap[:n], need)
+        topup = np.flatnonzero(due | (2 * (held[:n] - pos[:n]) < want) | (held[:n] == 0))
         rnd = v.rnd
         for s in topup.tolist():
-            o, size, d = int(off[s]), int(cap[s]), self.draws[s]
+            o, d = int(off[s]), self.draws[s]
             if self.constant[s]:
+                size = int(cap[s])
                 rnd[o : o + size] = d.dist.value
-                rest = 0
             else:
                 p, h = int(pos[s]), int(held[s])
                 rest = h - p
+                # at least one event's margin past what is left, at most the row
+                size = min(int(cap[s]), max(int(want[s]), rest + 2 * int(self.margin[s]) + 1))
                 rnd[o : o + rest] = rnd[o + p : o + h]
-                rnd[o + rest : o + size] = d.take(size - rest)
+                d.take(size - rest, out=rnd[o + rest : o + size])
+                if h == 0:
+                    self.since[s] = now
+                self.drawn[s] += size - rest
             v.rq[s, 0] = o
             v.rq[s, 1] = o + size - int(self.margin[s]) - 1
             held[s] = size

@@ -101,8 +101,9 @@ def prepare(defs: Sequence[PolicyDef], *, notify: Callable[[str], None] | None =
     """
     global _ready
     with _lock:
-        cold_engine = not is_ready(_engine_key())
-        cold = [d for d in defs if d.builtin and not is_ready(d.cache_key())]
+        # once loaded in this process, nothing is looked up again (hashing the engine's sources took ~1 ms a run)
+        cold_engine = not _ready and not is_ready(_engine_key())
+        cold = [d for d in defs if d.builtin and not d.loaded and not is_ready(d.cache_key())]
         if not cold_engine and not cold:
             if not _ready:
                 run_kernel.compile(_SIGNATURE)  # from the cache: a fraction of a second
