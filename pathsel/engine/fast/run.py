@@ -558,7 +558,8 @@ class _Feed:
         paced = (held[:n] > 0) & (span > 0.0) & ~self.constant  # a Constant's row is reread, never drawn
         if paced.any():
             used = (self.drawn - (held[:n] - pos[:n]))[paced]
-            ahead = np.ceil(used * (1.25 * max(self.end - now, 0.0) / span[paced]))
+            with np.errstate(all="ignore"):  # a span of a few ns: huge (or 0 x inf) estimates, capped below
+                ahead = np.fmin(np.ceil(used * (1.25 * max(self.end - now, 0.0) / span[paced])), 2.0 * self.MAX_ROW)
             need[paced] = np.maximum(ahead.astype(np.int64), self.FIRST) + 2 * self.margin[:n][paced]
         want = np.minimum(cap[:n], need)
         # A new layout moves every row: rows with less than half of what they want left grow with the due
