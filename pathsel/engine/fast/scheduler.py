@@ -17,7 +17,7 @@ past a 64-byte line (run.py), so the four children of any entry share one
 line of times and one line of keys, and a sift fetches the keys while it
 compares the times. Ids are unique, so every valid heap pops in the same
 order, and a new event's id is larger than every id already in the heap: a
-push compares times only. Every time slot past the last entry holds +inf
+push stops at the first parent due no later. Every time slot past the last entry holds +inf
 (run.py leaves three spare slots): a pop reads four children without bounds
 tests. Indices are cast to uint64, so numba skips its negative-index
 wraparound.
@@ -55,8 +55,6 @@ _u = np.uint64
 @hot
 def heap_push(S, t, kind, arg):
     si = S.si
-    ht = S.h_time
-    ka = S.h_ka
     eid = si[I_EID]
     si[I_EID] = eid + 1
     if si[I_HTOP] != 0:  # the root is the event being processed: the new entry takes its place
@@ -65,18 +63,7 @@ def heap_push(S, t, kind, arg):
         return
     i = si[I_HEAPN]
     si[I_HEAPN] = i + 1
-    while i > 0:
-        parent = (i - 1) >> 2
-        pt = ht[_u(parent)]
-        if pt <= t:  # equal times: the parent's id is smaller
-            break
-        ht[_u(i)] = pt
-        ka[_u(i), 0] = ka[_u(parent), 0]
-        ka[_u(i), 1] = ka[_u(parent), 1]
-        i = parent
-    ht[_u(i)] = t
-    ka[_u(i), 0] = (eid << KIND_BITS) | kind
-    ka[_u(i), 1] = arg
+    sift_up(S.h_time, S.h_ka, i, t, (eid << KIND_BITS) | kind, arg)  # the newest key: a parent due at the same time stays
 
 
 @hot
