@@ -392,8 +392,8 @@ def on_lines(rows: int, cols: int, dtype: Any, fill: Any = 0, lead: int = 0) -> 
     """A (rows, cols) array of ``fill`` (shape (rows,) when ``cols`` is 0) laid out for the cache.
 
     Row ``-lead`` (row 0 with the default) starts on a 64-byte line: rows of 64
-    bytes each take one line, and with ``lead=3`` the rows 4i + 1 .. 4i + 4 (a
-    4-ary heap entry's children) share one. numpy aligns only to 16 bytes.
+    bytes each take one line, and with ``lead=7`` the float64 rows 8i + 1 .. 8i + 8
+    (an 8-ary heap entry's children) share one. numpy aligns only to 16 bytes.
     """
     width = max(cols, 1)
     item = np.dtype(dtype).itemsize

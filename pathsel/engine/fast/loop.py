@@ -91,7 +91,7 @@ from .layout import (
     params_at,
     state_at,
 )
-from .scheduler import KIND_BITS, KIND_MASK, heap_min4, heap_settle, push_normal, timeout
+from .scheduler import KIND_BITS, KIND_MASK, heap_min8, heap_settle, push_normal, timeout
 from .waits import (
     adapter_release,
     dev_release,
@@ -162,6 +162,12 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
                     if t >= t_stop:
                         status = PAUSED
                         break
+                    # Both FIFOs are empty: back to the start of their rings, so they stay in a few hot
+                    # lines instead of sweeping megabytes of ring (and the cache) as time goes on.
+                    S.si[I_UF_HEAD] = 0
+                    S.si[I_UF_TAIL] = 0
+                    S.si[I_NF_HEAD] = 0
+                    S.si[I_NF_TAIL] = 0
                     V.clock[0] = t
                     from_heap = True
             if from_heap:  # taken from the root, removed after (or replaced by the first timeout it schedules)
@@ -171,7 +177,7 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
                 # The next event is nearly always the root's smallest child (what this one schedules comes later):
                 # ask for its slot's row now, so the miss overlaps this event's work instead of starting the next.
                 if prefetching:
-                    m, tm = heap_min4(S.h_time, S.h_ka, 1, S.si[I_HEAPN])
+                    m, tm = heap_min8(S.h_time, S.h_ka, 1, S.si[I_HEAPN])
                     nxt = S.h_ka[np.uint64(m), 1] & SLOT_MASK
                     if tm < np.inf and nxt < n_slots:
                         row = nxt * SLOT_COLS

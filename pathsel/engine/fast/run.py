@@ -342,10 +342,10 @@ class _Run:
             dict(
                 si=si,
                 sf=sf,
-                # +inf past the last entry: a pop reads 4 children. Both start 3 entries past a 64-byte line, so
-                # the children of every entry (4i + 1 .. 4i + 4) share one line of times and one of keys.
-                h_time=on_lines(heap_cap + 3, 0, f64, fill=np.inf, lead=3),
-                h_ka=on_lines(heap_cap + 3, 2, i64, lead=3),
+                # +inf past the last entry: a pop reads 8 children. Both start 7 entries past a 64-byte line, so
+                # the children of every entry (8i + 1 .. 8i + 8) share one line of times and two of keys.
+                h_time=on_lines(heap_cap + 7, 0, f64, fill=np.inf, lead=7),
+                h_ka=on_lines(heap_cap + 7, 2, i64, lead=7),
                 uf_kind=np.zeros(fifo_cap, dtype=i64),
                 uf_arg=np.zeros(fifo_cap, dtype=i64),
                 nf_kind=np.zeros(fifo_cap, dtype=i64),

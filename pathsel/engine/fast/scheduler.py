@@ -9,16 +9,17 @@ creation order: they live in two FIFOs, urgent and normal.
 
 The FIFOs are rings whose sizes are powers of two (build.py), indexed with a
 mask: an integer division per push and pop cost more than the push. The heap
-is 4-ary (half the levels of a binary heap: a pop is a chain of dependent
-loads and compares, level after level) and holds (time, key = event id << 8
-| kind, arg): the times in one array, each entry's key and arg side by side
-in another (moving an entry moves one line). Both arrays start three entries
-past a 64-byte line (run.py), so the four children of any entry share one
-line of times and one line of keys, and a sift fetches the keys while it
-compares the times. Ids are unique, so every valid heap pops in the same
-order, and a new event's id is larger than every id already in the heap: a
-push stops at the first parent due no later. Every time slot past the last entry holds +inf
-(run.py leaves three spare slots): a pop reads four children without bounds
+is 8-ary and holds (time, key = event id << 8 | kind, arg): the times in one
+array, each entry's key and arg side by side in another (moving an entry
+moves one line's worth). A pop is a chain of dependent loads and compares,
+level after level: eight children a level take a third fewer levels than
+four, and eight times fill one 64-byte line exactly. In both arrays entry 1
+starts a line (run.py), so the children of any entry share one line of
+times and two of keys, and a sift fetches the keys while it compares the
+times. Ids are unique, so every valid heap pops in the same order, and a new
+event's id is larger than every id already in the heap: a push stops at the
+first parent due no later. Every time slot past the last entry holds +inf
+(run.py leaves seven spare slots): a pop reads eight children without bounds
 tests. Indices are cast to uint64, so numba skips its negative-index
 wraparound.
 """
@@ -48,6 +49,7 @@ from .layout import (
 )
 
 KIND_BITS = 8
+ARITY = 8  # children per entry: the times of all eight fill one line
 KIND_MASK = (1 << KIND_BITS) - 1
 _u = np.uint64
 
@@ -70,7 +72,7 @@ def heap_push(S, t, kind, arg):
 def sift_up(ht, ka, i, t, k, a):
     """Put (t, k, a) in the hole at ``i`` or above it, by (time, key): its key need not be the newest."""
     while i > 0:
-        parent = (i - 1) >> 2
+        parent = (i - 1) >> 3
         pt = ht[_u(parent)]
         if pt < t or (pt == t and ka[_u(parent), 0] < k):
             break
@@ -94,30 +96,41 @@ def heap_push_keyed(S, t, key, arg):
 
 @jit
 def heap_min_child(ht, ka, c, n):
-    """The child in c .. c + 3 (below n) with the smallest (time, key): for ties on time."""
+    """The child in c .. c + 7 (below n) with the smallest (time, key): for ties on time."""
     m = c
-    for j in range(c + 1, min(c + 4, n)):
+    for j in range(c + 1, min(c + ARITY, n)):
         if ht[j] < ht[m] or (ht[j] == ht[m] and ka[j, 0] < ka[m, 0]):
             m = j
     return m
 
 
 @hot
-def heap_min4(ht, ka, c, n):
-    """The smallest child in c .. c + 3 and its time, without branches (which child wins is a coin toss for the predictor)."""
+def heap_min8(ht, ka, c, n):
+    """The smallest child in c .. c + 7 and its time, without branches (which child wins is a coin toss for the predictor)."""
     t0 = ht[_u(c)]
     t1 = ht[_u(c + 1)]
     t2 = ht[_u(c + 2)]
     t3 = ht[_u(c + 3)]
-    b01 = t1 < t0
-    m01 = c + b01
+    t4 = ht[_u(c + 4)]
+    t5 = ht[_u(c + 5)]
+    t6 = ht[_u(c + 6)]
+    t7 = ht[_u(c + 7)]
+    m01 = c + (t1 < t0)
     tm01 = min(t0, t1)
-    b23 = t3 < t2
-    m23 = c + 2 + b23
+    m23 = c + 2 + (t3 < t2)
     tm23 = min(t2, t3)
-    m = m23 if tm23 < tm01 else m01
-    tm = min(tm01, tm23)
-    if (t0 == tm) + (t1 == tm) + (t2 == tm) + (t3 == tm) > 1:  # a tie on time (rare): compare keys
+    m45 = c + 4 + (t5 < t4)
+    tm45 = min(t4, t5)
+    m67 = c + 6 + (t7 < t6)
+    tm67 = min(t6, t7)
+    ma = m23 if tm23 < tm01 else m01
+    ta = min(tm01, tm23)
+    mb = m67 if tm67 < tm45 else m45
+    tb = min(tm45, tm67)
+    m = mb if tb < ta else ma
+    tm = min(ta, tb)
+    ties = (t0 == tm) + (t1 == tm) + (t2 == tm) + (t3 == tm) + (t4 == tm) + (t5 == tm) + (t6 == tm) + (t7 == tm)
+    if ties > 1:  # a tie on time (rare): compare keys
         m = heap_min_child(ht, ka, c, n)
     return m, tm
 
@@ -136,15 +149,16 @@ def heap_replace_top(S, t, k, a):
     i = 0
     c = 1
     while c < n:
-        prefetch(ka, _u(2 * c))  # the children's keys (one line): fetched while their times are compared
-        m, tm = heap_min4(ht, ka, c, n)
+        prefetch(ka, _u(2 * c))  # the children's keys (two lines): fetched while their times are compared
+        prefetch(ka, _u(2 * c + 8))
+        m, tm = heap_min8(ht, ka, c, n)
         if tm > t:
             break
         ht[_u(i)] = tm
         ka[_u(i), 0] = ka[_u(m), 0]
         ka[_u(i), 1] = ka[_u(m), 1]
         i = m
-        c = 4 * i + 1
+        c = ARITY * i + 1
     ht[_u(i)] = t
     ka[_u(i), 0] = k
     ka[_u(i), 1] = a
@@ -163,7 +177,7 @@ def heap_due_now(S, now):
     """True when a heap entry other than the event being processed is due at this instant."""
     ht = S.h_time
     if S.si[I_HTOP] != 0:  # the next entry is among the root's children (+inf past the last)
-        return S.si[I_HEAPN] > 1 and min(min(ht[1], ht[2]), min(ht[3], ht[4])) == now
+        return S.si[I_HEAPN] > 1 and min(min(min(ht[1], ht[2]), min(ht[3], ht[4])), min(min(ht[5], ht[6]), min(ht[7], ht[8]))) == now
     return S.si[I_HEAPN] > 0 and ht[0] == now
 
 
@@ -184,12 +198,13 @@ def heap_pop(S):
         c = 1
         while c < n:
             prefetch(ka, _u(2 * c))
-            m, tm = heap_min4(ht, ka, c, n)
+            prefetch(ka, _u(2 * c + 8))
+            m, tm = heap_min8(ht, ka, c, n)
             ht[_u(i)] = tm
             ka[_u(i), 0] = ka[_u(m), 0]
             ka[_u(i), 1] = ka[_u(m), 1]
             i = m
-            c = 4 * i + 1
+            c = ARITY * i + 1
         sift_up(ht, ka, i, t, k, a)
 
 
