@@ -411,6 +411,23 @@ def latency_select(v, st, d, slot):
         # Between evaluations: the chosen paths still in the working set, without listing
         # the set (the general case below does the same when this finds none).
         tier = ws_tier(v, d, st.use_ano != 0, st.last[d])
+        if st.variant != 0:  # score and lqd: latency_pick's lowest score, in one pass over the chosen paths
+            best_k = -1
+            best = 0.0
+            for i in range(st.nactive[d]):
+                k = st.active[d, i]
+                p = v.d_paths[d, k]
+                if ws_member(v, p, tier):
+                    avg = st.avg[d, k]
+                    if avg != avg:
+                        avg = 0.0
+                    score = avg * (v.out[p] + 1)
+                    if best_k < 0 or score < best:
+                        best_k = k
+                        best = score
+            if best_k >= 0:
+                st.last[d] = best_k
+                return best_k
         m = 0
         for i in range(st.nactive[d]):
             k = st.active[d, i]
