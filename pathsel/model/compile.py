@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -260,7 +261,15 @@ class Model:
         return tuple(self.paths[p] for p in self.devices[device].paths)
 
     def controller_paths(self, controller: int) -> tuple[int, ...]:
-        return tuple(p.index for p in self.paths if p.controller == controller)
+        return self._paths_by_controller[controller]
+
+    @cached_property
+    def _paths_by_controller(self) -> tuple[tuple[int, ...], ...]:
+        # one pass over the paths: a scan per controller was 0.25 s of a run at 32 x 64 x 8 (256 nexuses x 16 k paths)
+        out: list[list[int]] = [[] for _ in self.controllers]
+        for p in self.paths:
+            out[p.controller].append(p.index)
+        return tuple(tuple(x) for x in out)
 
     @property
     def host_queues(self) -> bool:
