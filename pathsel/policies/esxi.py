@@ -381,6 +381,15 @@ def latency_evaluate(v, st, d):
 
 
 @compiled_inline
+def latency_score(v, st, d, k):
+    """Score and lqd's score of the device's k-th path: average x (pending + 1); an unsampled path scores 0."""
+    avg = st.avg[d, k]
+    if avg != avg:
+        avg = 0.0
+    return avg * (v.out[v.d_paths[d, k]] + 1)
+
+
+@compiled_inline
 def latency_pick(v, st, d, m):
     """The path for this I/O among the m in tmp2: the lowest score, or the next in rotation."""
     if st.variant != 0 and st.sampling[d] == 0:  # score and lqd
@@ -388,11 +397,7 @@ def latency_pick(v, st, d, m):
         best = 0.0
         for i in range(m):
             k = st.tmp2[i]
-            p = v.d_paths[d, k]
-            avg = st.avg[d, k]
-            if avg != avg:
-                avg = 0.0
-            score = avg * (v.out[p] + 1)
+            score = latency_score(v, st, d, k)
             if best_k < 0 or score < best:
                 best_k = k
                 best = score
@@ -416,12 +421,8 @@ def latency_select(v, st, d, slot):
             best = 0.0
             for i in range(st.nactive[d]):
                 k = st.active[d, i]
-                p = v.d_paths[d, k]
-                if ws_member(v, p, tier):
-                    avg = st.avg[d, k]
-                    if avg != avg:
-                        avg = 0.0
-                    score = avg * (v.out[p] + 1)
+                if ws_member(v, v.d_paths[d, k], tier):
+                    score = latency_score(v, st, d, k)
                     if best_k < 0 or score < best:
                         best_k = k
                         best = score
