@@ -6,7 +6,7 @@ it inlines at every level, so the loop and its dispatch in one body compile
 in half the time of a loop calling a dispatcher (the handlers are inlined
 either way).
 
-All state is in records (build.py lays them out), so the loop can stop and
+All state is in records (run.py lays them out), so the loop can stop and
 resume anywhere between events: to refill the rows of pre-drawn random
 values, to report progress, or to empty the event log and trace buffers.
 """

@@ -7,8 +7,10 @@ a released slot, a mirror process starting or ending, a path-change wake-up)
 are created "now" and so come after every heap event already due now, in
 creation order: they live in two FIFOs, urgent and normal.
 
-The FIFOs are rings whose sizes are powers of two (build.py), indexed with a
-mask: an integer division per push and pop cost more than the push. The heap
+The FIFOs are rings whose sizes are powers of two (run.py), indexed with a
+mask: an integer division per push and pop cost more than the push. Both are
+empty whenever the clock moves on, and the loop then puts both back at the
+start of their rings: they stay in a few hot lines. The heap
 is 8-ary and holds (time, key = event id << 8 | kind, arg): the times in one
 array, each entry's key and arg side by side in another (moving an entry
 moves one line's worth). A pop is a chain of dependent loads and compares,

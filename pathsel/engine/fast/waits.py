@@ -328,7 +328,7 @@ def start_wait(P, S, V, s, limit):
     S.wt_id[tail & mask] = S.slot[s, K_WAITID]
     S.si[I_WT_TAIL] = tail + 1
     if limit < np.inf:
-        if S.si[I_HEAPN] >= S.h_time.shape[0] >> 1:  # build.py sizes the heap: live timers fit in half
+        if S.si[I_HEAPN] >= S.h_time.shape[0] >> 1:  # run.py sizes the heap: live timers fit in half
             heap_drop_stale_timers(S)
         n_slots = S.slot.shape[0]
         timeout(S, V, limit, EV_APD_TIMER, s + n_slots * S.slot[s, K_WAITID])
