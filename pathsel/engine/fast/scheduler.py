@@ -179,7 +179,7 @@ def heap_due_now(S, now):
     """True when a heap entry other than the event being processed is due at this instant."""
     ht = S.h_time
     if S.si[I_HTOP] != 0:  # the next entry is among the root's children (+inf past the last)
-        return S.si[I_HEAPN] > 1 and min(min(min(ht[1], ht[2]), min(ht[3], ht[4])), min(min(ht[5], ht[6]), min(ht[7], ht[8]))) == now
+        return S.si[I_HEAPN] > 1 and heap_min8(ht, S.h_ka, 1, S.si[I_HEAPN])[1] == now
     return S.si[I_HEAPN] > 0 and ht[0] == now
 
 
