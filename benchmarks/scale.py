@@ -10,9 +10,12 @@ Each topology is ``hosts x volumes x paths``: every host has ``paths`` nexuses
 stretched over both arrays, and every (host, volume) device carries one fio
 job at iodepth 32 (so 32 x hosts x volumes I/Os outstanding), 70 % reads,
 round robin over the AO paths. Each runs on the fast engine in a fresh
-process (its cache warm): peak RSS of that process, its RSS after importing
-pathsel and loading the engine (the part no model changes), and simulated
-I/Os per wall second of the run itself.
+process (its cache warm): peak RSS of that process; its RSS after importing
+pathsel and loading the engine (the part no model changes), once the memory
+the warm-up freed has gone back to the system; the run's own peak above
+that (on Linux the peak is reset before the run: otherwise a small run
+reuses freed memory unseen); and simulated I/Os per wall second of the run
+itself.
 
 Then the ratios that say whether memory is linear: for each step between
 topologies, (growth of peak RSS above the baseline) / (growth of paths) and
@@ -81,14 +84,31 @@ def scenario(hosts: int, volumes: int, paths: int, seconds: float) -> dict:
 
 
 PROBE = """
-    import json, resource, sys, time
+    import ctypes, gc, json, resource, sys, time
     sys.path.insert(0, {root!r})
+
+    def status_mib(key):
+        for line in open("/proc/self/status"):
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+
+    def rss_now_and_reset():
+        # The run's own peak: memory the warm-up freed goes back to the system first (else the run reuses it
+        # unseen: runs under ~10 MiB read as 0), then the peak is reset to now (Linux: clear_refs 5).
+        gc.collect()
+        try:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            return status_mib("VmRSS"), True
+        except OSError:  # not Linux with glibc: the process's peak so far
+            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, False
     import pathsel
     from pathsel.engine import run_fast
     from pathsel.model import compile_model
     from pathsel.scenario.load import scenario_from_data
     run_fast(compile_model(pathsel.default_scenario(), pathsel.default_scenario().runs[0], duration=0.001), "rr:iops=1")
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    base, reset = rss_now_and_reset()
     sc = scenario_from_data(json.loads(sys.stdin.read()), "scale")
     run = sc.runs[0]
     t0 = time.perf_counter()
@@ -97,6 +117,7 @@ PROBE = """
     m = run_fast(model, run.policy)
     t2 = time.perf_counter()
     print(json.dumps(dict(base=base, peak=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                          run_peak=status_mib("VmHWM") if reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                           build=t1 - t0, run=t2 - t1, ios=m.completed, paths=len(model.paths),
                           outstanding=sum(j.iodepth for j in model.jobs))))
 """
@@ -140,18 +161,18 @@ def main() -> None:
             print(f"{label:>21s}  failed: {next(r['error'] for r in runs if 'error' in r)}")
             continue
         r = min(runs, key=lambda x: x["run"])  # the best run; memory: the largest peak of them all
-        r["peak"] = max(x["peak"] for x in runs)
+        r["peak"], r["run_peak"] = max(x["peak"] for x in runs), max(x["run_peak"] for x in runs)
         rows.append(r)
         median = statistics.median(x["ios"] / x["run"] / 1e6 for x in runs)
         print(
-            f"{label:>21s} {r['paths']:7,d} {r['outstanding']:11,d} {r['peak']:7.0f} MiB {r['peak'] - r['base']:6.0f} MiB "
+            f"{label:>21s} {r['paths']:7,d} {r['outstanding']:11,d} {r['peak']:7.0f} MiB {r['run_peak'] - r['base']:6.0f} MiB "
             f"{r['build']:8.2f} {r['run']:7.2f} {r['ios']:11,d} {r['ios'] / r['run'] / 1e6:8.2f}" + (f" {median:7.2f}" if repeat > 1 else "")
         )
     chain = sorted((r for r in rows), key=lambda r: (r["paths"], r["outstanding"]))
     if len(chain) > 1:
         print("\nmemory growth against model growth, step by step (above the baseline; at most 1 is linear or better):")
         for a, b in zip(chain, chain[1:]):
-            grow = max(b["peak"] - b["base"], 1.0) / max(a["peak"] - a["base"], 1.0)
+            grow = max(b["run_peak"] - b["base"], 1.0) / max(a["run_peak"] - a["base"], 1.0)
             gp, go = b["paths"] / a["paths"], b["outstanding"] / a["outstanding"]
             print(
                 f"  {a['paths']:6,d} -> {b['paths']:6,d} paths, {a['outstanding']:6,d} -> {b['outstanding']:6,d} outstanding: "

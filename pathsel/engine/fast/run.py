@@ -480,7 +480,7 @@ class _Feed:
     margin left (the most one event draws from it): the row keeps its unread
     values and is topped up from the stream's Draws, which serves the same
     sequence whatever the sizes. Rows start short and double each time they
-    run low, up to ``MAX_ROW`` values while all rows fit in ``BUDGET``: a
+    run low, up to ``max_row`` values while all rows fit in ``BUDGET``: a
     stream's row is as long as its use, so thousands of jobs that each issue
     a few I/Os cost a few values each, not a block each. A refill also tops
     up, and grows, every row with less than half a row left, so rows that
@@ -498,7 +498,11 @@ class _Feed:
     FIRST = 256
     # A few streams (an array's service times) serve millions of draws a simulated second: at 16 k values a row,
     # 32 hosts x 64 volumes x 8 paths stopped for 955 refills (2.4 s) in 10 simulated seconds; at 256 k, 83.
-    MAX_ROW = 1 << 18
+    # A refill also stops and restarts the loop (tens of microseconds), and costs about a microsecond per stream:
+    # a row's longest length follows the number of streams, 128 values each, from 64 k to 256 k. With 256 k for
+    # every model, 4 hosts x 16 volumes x 8 paths (69 streams) held 26 MiB of rows for 22 refills in 10 s; at 64 k,
+    # 18.5 MiB for 47. At 16 k the test drive (4 streams) refilled 107 times in 60 s, not 17: 1 % slower.
+    MIN_ROW, MAX_ROW = 1 << 16, 1 << 18
     BUDGET = 1 << 22  # values in all rows together (32 MiB) before rows stop growing
 
     def __init__(self, draws: list[Draws], margins: list[int], view: Any, end: float) -> None:
@@ -510,6 +514,7 @@ class _Feed:
         self.drawn = np.zeros(n, dtype=np.int64)  # values put in each row since its first fill
         self.since = np.zeros(n, dtype=np.float64)  # the simulated time of that first fill
         self.constant = np.array([isinstance(d.dist, Constant) for d in draws], dtype=bool)
+        self.max_row = min(self.MAX_ROW, max(self.MIN_ROW, _pow2(128 * n)))
         self._layout(first=True)
 
     def _layout(self, first: bool = False) -> None:
@@ -518,17 +523,25 @@ class _Feed:
         off = np.zeros(n + 1, dtype=np.int64)
         off[1:] = np.cumsum(self.cap[:-1])
         # a spare margin past the last row: an event reading past the trap's end reads zeros, and is reported
-        rnd = np.zeros(int(off[-1] + self.cap[-1] + self.margin.max()), dtype=np.float64)
-        if not first:  # every row's unread values to its new start
-            old, old_off = v.rnd, self.off[:n]
+        size = int(off[-1] + self.cap[-1] + self.margin.max())
+        if first:
+            rnd = np.zeros(size, dtype=np.float64)
+        else:  # every row's unread values to its new start, in the same block grown in place (a large block grows by
+            # remapping its pages: the old rows and the new are not both held, which doubled the rows' peak memory)
+            rnd, old_off = v.rnd, self.off[:n]
             pos = v.rq[:n, 0] - old_off
             rest = self.held[:n] - pos
+            src = old_off + pos
+            rnd.resize(size, refcheck=False)  # the record's pointer to the old block is replaced below
             if rest.sum() > 256 * n:  # long rows: a slice copy each (about a microsecond a row)
-                for a, b, k in zip(off[:n].tolist(), (old_off + pos).tolist(), rest.tolist()):
-                    rnd[a : a + k] = old[b : b + k]
-            else:  # tens of thousands of short rows: one gather (about 10 ns a value)
+                # rows only grow, so a row's new place starts at or past its old one and ends before the next row's
+                # new place: moved last to first, no row overwrites values of a row not yet moved
+                for a, b, k in zip(off[:n].tolist()[::-1], src.tolist()[::-1], rest.tolist()[::-1]):
+                    rnd[a : a + k] = rnd[b : b + k]
+            else:  # tens of thousands of short rows: one gather (about 10 ns a value), read before written
                 within = np.arange(int(rest.sum())) - np.repeat(np.cumsum(rest) - rest, rest)
-                rnd[np.repeat(off[:n], rest) + within] = old[np.repeat(old_off + pos, rest) + within]
+                rnd[np.repeat(off[:n], rest) + within] = rnd[np.repeat(src, rest) + within]
+            rnd[off[n] :] = 0.0
             self.held[:n] = rest
         self.off = off
         v.set_array("rnd", rnd)
@@ -559,13 +572,13 @@ class _Feed:
         if paced.any():
             used = (self.drawn - (held[:n] - pos[:n]))[paced]
             with np.errstate(all="ignore"):  # a span of a few ns: huge (or 0 x inf) estimates, capped below
-                ahead = np.fmin(np.ceil(used * (1.25 * max(self.end - now, 0.0) / span[paced])), 2.0 * self.MAX_ROW)
+                ahead = np.fmin(np.ceil(used * (1.25 * max(self.end - now, 0.0) / span[paced])), 2.0 * self.max_row)
             need[paced] = np.maximum(ahead.astype(np.int64), self.FIRST) + 2 * self.margin[:n][paced]
         want = np.minimum(cap[:n], need)
         # A new layout moves every row: rows with less than half of what they want left grow with the due
         # ones, so rows that run at one pace (thousands of like jobs) grow in one layout, not one layout each.
         low = 2 * (held[:n] - pos[:n]) < want
-        can = (cap[:n] < self.MAX_ROW) & (held[:n] > 0) & (need > cap[:n])
+        can = (cap[:n] < self.max_row) & (held[:n] > 0) & (need > cap[:n])
         grow = (due | low) & can
         if grow.any() and cap.sum() + cap[:n][grow].sum() > self.BUDGET:
             grow = due & can
