@@ -237,7 +237,7 @@ def main() -> None:
         )
 
     print(
-        f"\nfast engine peak RSS (fresh processes, before the runs above), latency RR: 1 min {peaks[1]:.1f} MiB, 10 min {peaks[10]:.1f} MiB (+{(peaks[10] / peaks[1] - 1) * 100:.1f} %)"
+        f"\nfast engine peak RSS (fresh processes, before the runs above), latency RR: 1 min {peaks[1]:.1f} MiB, 10 min {peaks[10]:.1f} MiB ({(peaks[10] / peaks[1] - 1) * 100:+.1f} %)"
     )
 
 
