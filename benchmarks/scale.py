@@ -101,7 +101,7 @@ PROBE = """
             with open("/proc/self/clear_refs", "w") as f:
                 f.write("5")
             return status_mib("VmRSS"), True
-        except OSError:  # not Linux with glibc: the process's peak so far
+        except (OSError, AttributeError):  # not Linux with glibc: the process's peak so far
             return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, False
     import pathsel
     from pathsel.engine import run_fast
