@@ -87,28 +87,38 @@ PROBE = """
     import ctypes, gc, json, resource, sys, time
     sys.path.insert(0, {root!r})
 
-    def status_mib(key):
-        for line in open("/proc/self/status"):
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 1024
+    def status_mib(key):  # None where there is no /proc (not Linux)
+        try:
+            with open("/proc/self/status") as f:
+                for line in f:
+                    if line.startswith(key + ":"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            return None
+
+    def peak_mib():
+        # this process's own peak (ru_maxrss of a child also counts its parent's RSS at the fork)
+        return status_mib("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     def rss_now_and_reset():
         # The run's own peak: memory the warm-up freed goes back to the system first (else the run reuses it
-        # unseen: runs under ~10 MiB read as 0), then the peak is reset to now (Linux: clear_refs 5).
+        # unseen: runs under ~10 MiB read as 0), then the peak is reset to now (Linux: clear_refs 5, which
+        # resets ru_maxrss too: the peak so far is kept for the process's peak).
         gc.collect()
+        before = peak_mib()
         try:
             ctypes.CDLL("libc.so.6").malloc_trim(0)
             with open("/proc/self/clear_refs", "w") as f:
                 f.write("5")
-            return status_mib("VmRSS"), True
+            return status_mib("VmRSS") or before, before, True
         except (OSError, AttributeError):  # not Linux with glibc: the process's peak so far
-            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, False
+            return before, before, False
     import pathsel
     from pathsel.engine import run_fast
     from pathsel.model import compile_model
     from pathsel.scenario.load import scenario_from_data
     run_fast(compile_model(pathsel.default_scenario(), pathsel.default_scenario().runs[0], duration=0.001), "rr:iops=1")
-    base, reset = rss_now_and_reset()
+    base, before, _ = rss_now_and_reset()
     sc = scenario_from_data(json.loads(sys.stdin.read()), "scale")
     run = sc.runs[0]
     t0 = time.perf_counter()
@@ -116,8 +126,8 @@ PROBE = """
     t1 = time.perf_counter()
     m = run_fast(model, run.policy)
     t2 = time.perf_counter()
-    print(json.dumps(dict(base=base, peak=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                          run_peak=status_mib("VmHWM") if reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    run_peak = peak_mib()
+    print(json.dumps(dict(base=base, peak=max(before, run_peak), run_peak=run_peak,
                           build=t1 - t0, run=t2 - t1, ios=m.completed, paths=len(model.paths),
                           outstanding=sum(j.iodepth for j in model.jobs))))
 """

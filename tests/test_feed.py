@@ -27,16 +27,30 @@ SETTINGS = settings(max_examples=int(os.environ.get("PATHSEL_EXAMPLES", "60")), 
 
 
 class _View:
-    """What ``_Feed`` touches of the engine's view: the block, the cursors, the clock and the flags."""
+    """What ``_Feed`` touches of the engine's view: the block, the cursors, the clock and the flags.
+
+    Like the engine's record, it reads the block at the address and length it was last given: a block
+    resized without ``set_array`` afterwards is caught (``read``), as the kernel would read freed memory.
+    """
 
     def __init__(self, n: int) -> None:
         self.rq = np.zeros((n + 1, 2), dtype=np.int64)
         self.clock = np.zeros(1)
         self.flags = np.zeros(FL_REFILL + 1, dtype=np.int64)
         self.rnd = np.zeros(0)
+        self.placed = (0, 0)
 
     def set_array(self, name: str, arr: np.ndarray) -> None:
         setattr(self, name, arr)
+        self.placed = (arr.ctypes.data, arr.shape[0])
+
+    def read(self, s: int) -> float:
+        assert self.placed == (self.rnd.ctypes.data, self.rnd.shape[0]), "the block moved or grew after set_array"
+        pos = self.rq[s, 0]
+        self.rq[s, 0] = pos + 1
+        if pos + 1 > self.rq[s, 1]:
+            self.flags[FL_REFILL] = 1
+        return float(self.rnd[pos])
 
 
 def _stream(seed: int, s: int) -> Draws:
@@ -64,11 +78,7 @@ def test_every_stream_reads_its_own_sequence(seed, margins, events, end, data):
     for _ in range(events):
         s = int(rng.choice(n, p=weights))
         for _ in range(int(rng.integers(1, margins[s] + 1))):  # an event draws at most its stream's margin
-            pos = view.rq[s, 0]
-            read[s].append(float(view.rnd[pos]))
-            view.rq[s, 0] = pos + 1
-            if pos + 1 > view.rq[s, 1]:
-                view.flags[FL_REFILL] = 1
+            read[s].append(view.read(s))
         view.clock[0] += float(rng.exponential(end / (2 * events)))
         if view.flags[FL_REFILL]:
             feed.refill()
@@ -96,11 +106,9 @@ def test_rows_grow_and_move_with_values_unread():
     feed._layout = spy  # type: ignore[method-assign]
     for i in range(200_000):
         s = 0 if i % 8 else 1 + (i // 8) % 2  # stream 0 reads seven times as often as 1 and 2
-        pos = view.rq[s, 0]
-        read[s].append(float(view.rnd[pos]))
-        view.rq[s, 0] = pos + 1
+        read[s].append(view.read(s))
         view.clock[0] += 1e-4
-        if pos + 1 > view.rq[s, 1]:
+        if view.flags[FL_REFILL]:
             feed.refill()
     assert max(moves) > 256 * n  # some layout moved long rows
     for s in range(n):

@@ -499,9 +499,10 @@ class _Feed:
     # A few streams (an array's service times) serve millions of draws a simulated second: at 16 k values a row,
     # 32 hosts x 64 volumes x 8 paths stopped for 955 refills (2.4 s) in 10 simulated seconds; at 256 k, 83.
     # A refill also stops and restarts the loop (tens of microseconds), and costs about a microsecond per stream:
-    # a row's longest length follows the number of streams, 128 values each, from 64 k to 256 k. With 256 k for
-    # every model, 4 hosts x 16 volumes x 8 paths (69 streams) held 26 MiB of rows for 22 refills in 10 s; at 64 k,
-    # 18.5 MiB for 47. At 16 k the test drive (4 streams) refilled 107 times in 60 s, not 17: 1 % slower.
+    # a row's longest length follows the number of streams, 128 values each rounded up to a power of two, from
+    # 64 k to 256 k. With 256 k for every model, 4 hosts x 16 volumes x 8 paths (69 streams) held 26 MiB of rows
+    # for 22 refills in 10 s; at 64 k, 18.5 MiB for 47. At 16 k the test drive (4 streams) refilled 107 times in
+    # 60 s, not 17: 1 % slower.
     MIN_ROW, MAX_ROW = 1 << 16, 1 << 18
     BUDGET = 1 << 22  # values in all rows together (32 MiB) before rows stop growing
 
@@ -525,14 +526,16 @@ class _Feed:
         # a spare margin past the last row: an event reading past the trap's end reads zeros, and is reported
         size = int(off[-1] + self.cap[-1] + self.margin.max())
         if first:
-            rnd = np.zeros(size, dtype=np.float64)
-        else:  # every row's unread values to its new start, in the same block grown in place (a large block grows by
-            # remapping its pages: the old rows and the new are not both held, which doubled the rows' peak memory)
+            v.set_array("rnd", np.zeros(size, dtype=np.float64))
+        else:  # every row's unread values to its new start, in the same block grown in place: realloc extends it, or
+            # remaps a large block's pages (a block that moves into its own mapping is copied once); a new block with
+            # the old one still held had doubled the rows' peak memory
             rnd, old_off = v.rnd, self.off[:n]
             pos = v.rq[:n, 0] - old_off
             rest = self.held[:n] - pos
             src = old_off + pos
-            rnd.resize(size, refcheck=False)  # the record's pointer to the old block is replaced below
+            rnd.resize(size, refcheck=False)
+            v.set_array("rnd", rnd)  # at once: the record must not keep the old block's address
             if rest.sum() > 256 * n:  # long rows: a slice copy each (about a microsecond a row)
                 # rows only grow, so a row's new place starts at or past its old one and ends before the next row's
                 # new place: moved last to first, no row overwrites values of a row not yet moved
@@ -544,7 +547,6 @@ class _Feed:
             rnd[off[n] :] = 0.0
             self.held[:n] = rest
         self.off = off
-        v.set_array("rnd", rnd)
         v.rq[:, 0] = off
         # a row is due when fewer than its margin are left (at once, when new); the trap's first draw stops
         # the loop, and refill reports it
