@@ -45,17 +45,20 @@ ESXI = ["fixed", "mru", "rr:iops=1", "rr:bytes=65536", "latency", "latency:varia
 # A probe's own peak RSS. Linux's ru_maxrss of a child also counts its parent's RSS at the fork (a child of a
 # 600 MiB process reads 613 MiB while its own peak, VmHWM, is 13 MiB): this script grows past 1 GB once it holds
 # two engines, and a probe started then read 1,385 MiB.
+# (benchmarks/scale.py's probe uses these too.)
 PEAK = """
-    def peak_mib():
+    def status_mib(key):  # None where there is no /proc (not Linux)
         try:
             with open("/proc/self/status") as f:
                 for line in f:
-                    if line.startswith("VmHWM:"):
+                    if line.startswith(key + ":"):
                         return int(line.split()[1]) / 1024
         except OSError:
-            pass
+            return None
+
+    def peak_mib():
         import resource
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return status_mib("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 """
 
 

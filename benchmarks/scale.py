@@ -36,6 +36,8 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from engines import PEAK  # noqa: E402  (a probe's own peak memory: one reading for both scripts)
 
 TOPOLOGIES = [(1, 1, 4), (1, 4, 8), (2, 8, 8), (4, 16, 8), (8, 32, 8), (16, 64, 8), (32, 64, 8), (1, 1, 64), (32, 64, 16)]
 QUICK = [(1, 1, 4), (1, 4, 8), (2, 8, 8), (4, 16, 8), (8, 32, 8)]
@@ -87,19 +89,7 @@ PROBE = """
     import ctypes, gc, json, resource, sys, time
     sys.path.insert(0, {root!r})
 
-    def status_mib(key):  # None where there is no /proc (not Linux)
-        try:
-            with open("/proc/self/status") as f:
-                for line in f:
-                    if line.startswith(key + ":"):
-                        return int(line.split()[1]) / 1024
-        except OSError:
-            return None
-
-    def peak_mib():
-        # this process's own peak (ru_maxrss of a child also counts its parent's RSS at the fork)
-        return status_mib("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
+{peak}
     def rss_now_and_reset():
         # The run's own peak: memory the warm-up freed goes back to the system first (else the run reuses it
         # unseen: runs under ~10 MiB read as 0), then the peak is reset to now (Linux: clear_refs 5, which
@@ -134,7 +124,7 @@ PROBE = """
 
 
 def measure(hosts: int, volumes: int, paths: int, seconds: float) -> dict:
-    code = textwrap.dedent(PROBE).format(root=str(ROOT))
+    code = textwrap.dedent(PROBE.format(root=str(ROOT), peak=textwrap.indent(textwrap.dedent(PEAK), "    ")))
     out = subprocess.run([sys.executable, "-c", code], input=json.dumps(scenario(hosts, volumes, paths, seconds)), capture_output=True, text=True)
     if out.returncode != 0:
         return {"error": (out.stderr.strip().splitlines() or ["killed"])[-1]}
