@@ -19,7 +19,11 @@ Prints, and asserts nothing (read the figures against the targets in docs/model.
   the best is the machine's speed and the median what a user sees);
 * with ``--old COMMIT``: that commit's fast engine beside this one, loaded in
   this process and run alternately, policy by policy (paired: a slow spell
-  slows both), and the median of the paired new/old ratios;
+  slows both), and the median of the paired new/old ratios. A spec is paired
+  only where both commits complete the same I/Os with the same seed (the
+  same algorithm): where a default changed in between (``latency`` runs lqd
+  here and min-set before 7bc5f5d) the line says so, and the spec that runs
+  the old default here (``latency:variant=min-set``) is paired instead;
 * peak memory for 1 and 10 simulated minutes.
 """
 
@@ -39,7 +43,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
-ESXI = ["fixed", "mru", "rr:iops=1", "rr:bytes=65536", "latency", "latency:variant=score"]
+ESXI = ["fixed", "mru", "rr:iops=1", "rr:bytes=65536", "latency", "latency:variant=min-set", "latency:variant=score"]
+# Specs run beside a policy's defaults: latency's min-set variant was the default of `latency` and
+# `hpp:lb-latency` until lqd took its place, so an older commit's `latency` is this one's min-set.
+VARIANTS = ["hpp:lb-latency:variant=min-set"]
 
 
 # A probe's own peak RSS. Linux's ru_maxrss of a child also counts its parent's RSS at the fork (a child of a
@@ -137,7 +144,30 @@ def load_old(commit: str):
         sys.modules.update(to)
         return was
 
+    # Its own cache directory: a commit that caches in pathsel's cache directory files its functions under the
+    # same names as this checkout's, and each would drop the other's entries (and compile again) at every load.
+    cache_env = {"PATHSEL_CACHE_DIR": str(dest / "cache")}
+
+    def env(to: dict) -> dict:
+        was = {k: os.environ.get(k) for k in to}
+        for k, v in to.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        return was
+
+    # Compiled once in a process of its own, with its tree first on the path: a commit whose first compile starts
+    # a helper process (`python -m pathsel.engine.fast.warm`) must not have that helper import this checkout.
+    subprocess.run(
+        [sys.executable, "-c", "import pathsel; pathsel.simulate(duration=0.01)"],
+        cwd=str(dest),
+        env=dict(os.environ, PYTHONPATH=str(dest), **cache_env),
+        capture_output=True,
+        check=False,
+    )
     new = swap({})
+    outer = env(cache_env)
     sys.path.insert(0, str(dest))
     try:
         import pathsel as old_pathsel
@@ -146,13 +176,16 @@ def load_old(commit: str):
     finally:
         sys.path.pop(0)
         old = swap(new)
+        env(outer)
 
     def with_old(fn):
         def call(*a, **k):
             mine = swap(old)
+            outer = env(cache_env)
             try:
                 return fn(*a, **k)
             finally:
+                env(outer)
                 swap(mine)
 
         return call
@@ -193,7 +226,7 @@ def main() -> None:
     from pathsel.policies import POLICY_DEFS
 
     others = [name for name in POLICY_DEFS if name not in ("fixed", "mru", "rr", "latency")]
-    specs = ESXI + ([] if args.esxi_only else others)
+    specs = ESXI + ([] if args.esxi_only else others + VARIANTS)
     sc = pathsel.default_scenario()
     runs = {spec: sc.with_policies([spec]).runs[0] for spec in specs}
     prepare([POLICY_DEFS[r.policy.name] for r in runs.values()])
@@ -213,24 +246,30 @@ def main() -> None:
                 continue
             old_models[spec] = old_compile(old_sc, old_runs[spec], duration=fast_s)
         t = time.perf_counter()
-        old_run_fast(old_compile(old_sc, old_sc.runs[0], duration=0.01), old_sc.runs[0].policy)
+        for spec, run in old_runs.items():  # each policy's compiled code, before any run is timed
+            old_run_fast(old_compile(old_sc, run, duration=0.01), run.policy)
         print(f"(the old engine at {args.old} compiled or loaded in {time.perf_counter() - t:.0f} s)\n")
         old = (old_run_fast, old_runs, old_models)
 
-    def rate(engine, model, policy) -> float:
+    done: dict[tuple[str, str], int] = {}  # (which, spec): I/Os completed, to pair only runs of one algorithm
+
+    def rate(engine, model, policy, key=None) -> float:
         t = time.perf_counter()
         m = engine(model, policy)
-        return m.completed / (time.perf_counter() - t)
+        rate = m.completed / (time.perf_counter() - t)
+        if key is not None:
+            done[key] = m.completed
+        return rate
 
     ref = {spec: rate(run_reference, compile_model(sc, run, duration=ref_s), run.policy) for spec, run in runs.items()}
     fast: dict[str, list[float]] = {spec: [] for spec in specs}
     paired: dict[str, list[float]] = {spec: [] for spec in specs}
     for _ in range(args.repeat):  # round after round: a slow spell slows one run of each, not all runs of one
         for spec, run in runs.items():
-            new_rate = rate(run_fast, models[spec], run.policy)
+            new_rate = rate(run_fast, models[spec], run.policy, ("new", spec))
             fast[spec].append(new_rate)
             if old is not None and spec in old[1]:
-                old_rate = rate(old[0], old[2][spec], old[1][spec].policy)
+                old_rate = rate(old[0], old[2][spec], old[1][spec].policy, ("old", spec))
                 paired[spec].append(new_rate / old_rate)
     head = f"{'policy':30s} {'reference I/O/s':>15s} {'fast best':>11s} {'fast median':>12s} {'median/ref':>10s}"
     print(head + (f" {'new/old (paired median)':>24s}" if old else ""))
@@ -239,16 +278,24 @@ def main() -> None:
         med = statistics.median(fast[spec])
         line = f"{spec:30s} {ref[spec]:15,.0f} {max(fast[spec]):11,.0f} {med:12,.0f} {med / ref[spec]:9.1f}x"
         if old is not None:
-            if paired[spec]:
+            if paired[spec] and done[("new", spec)] != done[("old", spec)]:
+                line += f" {'(not the same algorithm)':>24s}"
+            elif paired[spec]:
                 r = statistics.median(paired[spec])
                 ratios.append(r)
                 line += f" {r:23.3f}x"
             else:
                 line += f" {'(new)':>24s}"
         print(line)
+    differ = [spec for spec in specs if paired[spec] and done[("new", spec)] != done[("old", spec)]]
+    if differ:
+        print(
+            f"\nnot paired ({', '.join(differ)}): with the same seed {args.old} completed another number of I/Os, "
+            "so it ran something else under that spec (against b8a7763: latency's default variant, lqd since 7bc5f5d)"
+        )
     if ratios:
         print(
-            f"\npaired new/old over {len(ratios)} policies: median {statistics.median(ratios):.3f}x, "
+            f"\npaired new/old over {len(ratios)} specs: median {statistics.median(ratios):.3f}x, "
             f"lowest {min(ratios):.3f}x, highest {max(ratios):.3f}x"
         )
 

@@ -321,10 +321,12 @@ class Borrowed(types.Type):
     them alive for as long as compiled code may read them.
     """
 
-    def __init__(self, struct_type: types.StructRef) -> None:
+    def __init__(self, struct_type: types.StructRef, fixed: dict[str, int] | None = None) -> None:
         self.struct_type = struct_type
         self.field_dict = struct_type.field_dict
-        super().__init__(name=f"Borrowed[{struct_type.name}]")
+        self.fixed = dict(fixed or {})  # a 2-D array field's number of columns, where the layout fixes it
+        cols = "".join(f",{k}:{v}" for k, v in sorted(self.fixed.items()))
+        super().__init__(name=f"Borrowed[{struct_type.name}{cols}]")
 
 
 @register_model(Borrowed)
@@ -344,20 +346,52 @@ class _BorrowedAttrs(AttributeTemplate):
 
 @lower_getattr_generic(Borrowed)
 def _borrowed_getattr(context, builder, typ, val, attr):
-    data = cgutils.create_struct_proxy(typ.struct_type.get_data_type())(context, builder, ref=val)
-    value = getattr(data, attr)
+    """A field's members loaded one by one, each marked ``!invariant.load``.
+
+    Compiled code never writes a record (only the arrays it points to), and
+    Python lays records out only between calls: so LLVM may keep a field's
+    data pointer in a register across the stores that follow, or load it
+    again instead of spilling it, where a plain load would be repeated after
+    every store to an int64 array (which might alias the record). An array
+    field with a fixed number of columns (:class:`Layout`) gets that number
+    as a constant shape, so a row's offset is a shift and an add, not a load
+    and a multiply.
+    """
     fieldtype = typ.field_dict[attr]
-    if isinstance(fieldtype, types.Array):  # no meminfo: nothing to count
-        arr = context.make_array(fieldtype)(context, builder, value=value)
-        arr.meminfo = cgutils.get_null_value(arr.meminfo.type)
-        arr.parent = cgutils.get_null_value(arr.parent.type)
-        value = arr._getvalue()
-    return imputils.impl_ret_borrowed(context, builder, fieldtype, value)
+    pos = context.data_model_manager[typ.struct_type.get_data_type()].get_field_position(attr)
+    ptr = cgutils.gep_inbounds(builder, val, 0, pos)
+    invariant = builder.module.add_metadata([])
+
+    def load(*idx):
+        v = builder.load(cgutils.gep_inbounds(builder, ptr, 0, *idx) if idx else ptr)
+        v.set_metadata("invariant.load", invariant)
+        return v
+
+    if not isinstance(fieldtype, types.Array):
+        return imputils.impl_ret_borrowed(context, builder, fieldtype, load())
+    arr = context.make_array(fieldtype)(context, builder)  # no meminfo: nothing to count
+    arr.meminfo = cgutils.get_null_value(arr.meminfo.type)
+    arr.parent = cgutils.get_null_value(arr.parent.type)
+    arr.nitems = load(2)
+    arr.itemsize = load(3)
+    arr.data = load(4)
+    intp = context.get_value_type(types.intp)
+    shape = [load(5, i) for i in range(fieldtype.ndim)]
+    strides = [load(6, i) for i in range(fieldtype.ndim)]
+    cols = typ.fixed.get(attr)
+    if cols is not None:  # C order, (rows, cols): Layout.place checked the array
+        item = context.get_abi_sizeof(context.get_data_type(fieldtype.dtype))
+        shape[1] = intp(cols)
+        strides = [intp(cols * item), intp(item)]
+    arr.shape = cgutils.pack_array(builder, shape)
+    arr.strides = cgutils.pack_array(builder, strides)
+    return imputils.impl_ret_borrowed(context, builder, fieldtype, arr._getvalue())
 
 
-def address_of(struct_type: types.StructRef):
-    """An intrinsic ``f(address: int64) -> Borrowed[struct_type]`` for a record :meth:`Layout.pack` laid out."""
-    borrowed = Borrowed(struct_type)
+def address_of(record: Layout | types.StructRef):
+    """An intrinsic ``f(address: int64) -> Borrowed[...]`` for a record :meth:`Layout.pack` laid out (a Layout, or
+    the struct type of one with no fixed columns)."""
+    borrowed = record.borrowed if isinstance(record, Layout) else Borrowed(record)
 
     @intrinsic
     def at(typingctx, addr):
@@ -456,13 +490,16 @@ class Layout:
     """A record of named arrays and scalars, declared once.
 
     ``fields`` are ``(name, dtype, ndim)`` with dtype one of ``i8 f8 u8 i1``
-    (int8 only for arrays) and ndim 0 for a scalar. ``struct_class`` is a
+    (int8 only for arrays) and ndim 0 for a scalar. ``cols`` fixes the number
+    of columns of 2-D array fields (compiled code indexes their rows with a
+    constant; :meth:`place` refuses another shape). ``struct_class`` is a
     ``types.StructRef`` subclass registered with ``structref.register`` at
     module level (numba pickles compiled signatures by class name).
     """
 
-    def __init__(self, struct_class: type, fields: Sequence[tuple[str, str, int]]) -> None:
+    def __init__(self, struct_class: type, fields: Sequence[tuple[str, str, int]], cols: dict[str, int] | None = None) -> None:
         self.fields = tuple(fields)
+        self.cols = dict(cols or {})
         names = [f[0] for f in self.fields]
         if len(set(names)) != len(names):
             raise ValueError(f"{struct_class.__name__}: a field is declared twice")
@@ -470,7 +507,10 @@ class Layout:
             if dtype not in _DTYPES or (dtype == "i1" and ndim == 0) or ndim not in (0, 1, 2, 3):
                 raise ValueError(f"{struct_class.__name__}.{name}: unsupported {dtype} with {ndim} dimensions")
         self.type = struct_class([(name, _numba_type(dtype, ndim)) for name, dtype, ndim in self.fields])
-        self.borrowed = Borrowed(self.type)
+        for name, n in self.cols.items():
+            if self.ndim_of(name) != 2 or n < 1:
+                raise ValueError(f"{struct_class.__name__}.{name}: fixed columns need a 2-D array field and a count >= 1")
+        self.borrowed = Borrowed(self.type, self.cols)
         # C layout of numba's payload: every member is 8-byte aligned (pointers, intp, float64);
         # an array is {meminfo*, parent*, nitems, itemsize, data*, shape[ndim], strides[ndim]}.
         self.offsets: dict[str, int] = {}
@@ -481,6 +521,10 @@ class Layout:
             off += 8 if ndim == 0 else 8 * (5 + 2 * ndim)
         self.size = off
         self._checked = False
+
+    def ndim_of(self, name: str) -> int | None:
+        """The number of dimensions of field ``name`` (None if there is no such field)."""
+        return next((ndim for n, _, ndim in self.fields if n == name), None)
 
     def _check_size(self) -> None:
         from numba.core.registry import cpu_target
@@ -526,6 +570,8 @@ class Layout:
         want = _DTYPES[dtype][1]
         if not isinstance(arr, np.ndarray) or arr.dtype != want or arr.ndim != ndim or not arr.flags.c_contiguous:
             raise TypeError(f"{self.type.name}.{name}: needs a C-contiguous {np.dtype(want).name} array of {ndim} dimensions")
+        if name in self.cols and arr.shape[1] != self.cols[name]:  # compiled code indexes it with the constant
+            raise TypeError(f"{self.type.name}.{name}: needs {self.cols[name]} columns, not {arr.shape[1]}")
         at = self.offsets[name] // 8
         buf[at + 2] = arr.size
         buf[at + 3] = arr.itemsize

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 import hypothesis.strategies as st
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from numba import njit
 from numba.core.caching import NullCache
 from numba.core.dispatcher import Dispatcher
@@ -126,3 +126,57 @@ def test_the_heap_pops_by_time_then_creation_order(ops):
         (float(S.h_time[i]), int(S.h_ka[i, 0] >> KIND_BITS), int(S.h_ka[i, 0] & KIND_MASK), int(S.h_ka[i, 1])) for i in range(len(ref))
     )
     assert np.all(np.isinf(S.h_time[max(len(ref), 1) : len(ref) + ARITY]))
+
+
+@njit
+def _min8(ht, ka, n):
+    m, tm = scheduler.heap_min8(ht, ka, 1, n)
+    return m, tm, scheduler.heap_min8_time(ht, 1)
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0]), min_size=1, max_size=8), st.randoms(use_true_random=False))
+def test_a_level_picks_the_child_due_first_then_the_oldest(times, rnd):
+    # the children of the root (entries 1 .. 8), +inf past the last; few distinct times, so ties at every match
+    # of the tournament (pairs, halves, the final) and ties that do not involve the winner all occur
+    n = 1 + len(times)
+    ht = np.full(1 + ARITY, np.inf)
+    ht[1:n] = times
+    ka = np.zeros((1 + ARITY, 2), dtype=np.int64)
+    keys = rnd.sample(range(1000), ARITY)
+    ka[1:, 0] = keys
+    with _kept_out_of_the_cache():
+        m, tm, t_only = _min8(ht, ka, n)
+    want = min(range(1, n), key=lambda j: (ht[j], ka[j, 0]))
+    assert (m, tm, t_only) == (want, ht[want], ht[want])
+
+
+@njit
+def _due_now(S, code, t, kind, out, top, now):
+    _drive(S, code, t, kind, out)
+    S.si[I_HTOP] = top
+    return scheduler.heap_due_now(S, now)
+
+
+@SETTINGS
+@given(OPS, st.booleans(), st.booleans())
+# the root due at 1.0 and one child with it, at the first or the last of the root's eight children
+@example([(PUSH, 1.0, 0), (PUSH, 1.0, 0)] + [(PUSH, 2.0, 0)] * 7, True, False)
+@example([(PUSH, 1.0, 0)] + [(PUSH, 2.0, 0)] * 7 + [(PUSH, 1.0, 0)], True, False)
+def test_an_entry_due_now_is_seen_whether_or_not_the_root_is_the_current_event(ops, top, earlier):
+    # the clock is the root's time (with top: the root is the event being processed), or before it; nothing in
+    # the heap is ever due before the clock
+    code = np.array([o[0] for o in ops] + [PUSH], dtype=np.int64)
+    t = np.array([o[1] for o in ops] + [2.0], dtype=np.float64)
+    kind = np.array([o[2] for o in ops] + [0], dtype=np.int64)
+    S = _heap(len(code) + 1)
+    out = np.zeros((len(code) + 1, 4))
+    with _kept_out_of_the_cache():
+        _drive(S, code, t, kind, out)  # only to learn the root's time
+        root = float(S.h_time[0])
+        now = root - 0.25 if earlier and not top else root
+        S = _heap(len(code) + 1)
+        due = _due_now(S, code, t, kind, out, int(top), now)
+    n = int(S.si[I_HEAPN])
+    others = S.h_time[1:n] if top else S.h_time[:n]  # with the root being processed, only the other entries count
+    assert due == bool(np.any(others == now))

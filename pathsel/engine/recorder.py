@@ -89,6 +89,10 @@ class RecorderType(types.StructRef):
     pass
 
 
+# the columns of h_stat; counts and bytes are exact in a float below 2**53 (9 PB)
+S_N, S_TOTAL, S_LO, S_HI, S_AREA, S_OUT, S_LAST, S_BYTES = range(8)
+S_COLS = 8
+
 RECORDER = Layout(
     RecorderType,
     [
@@ -143,13 +147,11 @@ RECORDER = Layout(
         ("ts_dev_dqlen", "f8", 2),
         ("dev_area_dqlen", "f8", 1),
     ],
+    cols={"hist": NBINS, "phist": PATH_NBINS, "h_stat": S_COLS, "wire_busy": 2, "wire_wait": 2, "wire_frames": 2},
 )
-recorder_at = address_of(RECORDER.type)
+recorder_at = address_of(RECORDER)
 
 
-# the columns of h_stat; counts and bytes are exact in a float below 2**53 (9 PB)
-S_N, S_TOTAL, S_LO, S_HI, S_AREA, S_OUT, S_LAST, S_BYTES = range(8)
-S_COLS = 8
 PBUF = 4096  # completions per phist_flush: 32 KiB of indices, in L1 and L2 while they wait
 
 

@@ -325,7 +325,7 @@ class PolicyDef:
     @property
     def state_at(self) -> Any:
         """The intrinsic that reads this policy's record at an address (what an entry point does)."""
-        return address_of(self.layout.type)
+        return address_of(self.layout)
 
     def new_state(self, params: Mapping[str, Any], devices: Sequence[DeviceInfo], slots: int) -> Packed:
         """The record for a run: ``devices`` (each with its paths), ``slots`` I/O slots; then ``setup``."""

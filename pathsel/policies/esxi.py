@@ -419,10 +419,14 @@ def latency_select(v, st, d, slot):
         if st.variant != 0:  # score and lqd: latency_pick's lowest score, in one pass over the chosen paths
             best_k = -1
             best = 0.0
+            # the device's rows, taken once: every I/O runs this loop over the chosen paths
+            active, avgs, paths = st.active[d], st.avg[d], v.d_paths[d]
             for i in range(st.nactive[d]):
-                k = st.active[d, i]
-                if ws_member(v, v.d_paths[d, k], tier):
-                    score = latency_score(v, st, d, k)
+                k = active[i]
+                p = paths[k]
+                if ws_member(v, p, tier):
+                    avg = avgs[k]  # latency_score, on the rows
+                    score = (0.0 if avg != avg else avg) * (v.out[p] + 1)
                     if best_k < 0 or score < best:
                         best_k = k
                         best = score

@@ -116,7 +116,7 @@ VIEW = Layout(
     ],
 )
 
-view_at = address_of(VIEW.type)  # the view at an address (an int64): what a hook's entry point does first
+view_at = address_of(VIEW)  # the view at an address (an int64): what a hook's entry point does first
 
 _u = np.uint64
 

@@ -282,7 +282,8 @@ STATE = Layout(
         ("tr_path", "i8", 1),
         ("tr_attempts", "i8", 1),
     ],
+    cols={"h_ka": 2, "slot": SLOT_COLS, "slotf": SLOT_COLS, "wire_free": 2},
 )
 
-params_at = address_of(PARAMS.type)
-state_at = address_of(STATE.type)
+params_at = address_of(PARAMS)
+state_at = address_of(STATE)

@@ -138,6 +138,15 @@ def heap_min8(ht, ka, c, n):
 
 
 @hot
+def heap_min8_time(ht, c):
+    """The smallest time among the children c .. c + 7 (heap_min8's time alone: no index, no keys)."""
+    return min(
+        min(min(ht[_u(c)], ht[_u(c + 1)]), min(ht[_u(c + 2)], ht[_u(c + 3)])),
+        min(min(ht[_u(c + 4)], ht[_u(c + 5)]), min(ht[_u(c + 6)], ht[_u(c + 7)])),
+    )
+
+
+@hot
 def heap_replace_top(S, t, k, a):
     """Pop the root and push (t, k, a) in one pass: the new entry sinks from the root.
 
@@ -179,7 +188,7 @@ def heap_due_now(S, now):
     """True when a heap entry other than the event being processed is due at this instant."""
     ht = S.h_time
     if S.si[I_HTOP] != 0:  # the next entry is among the root's children (+inf past the last)
-        return S.si[I_HEAPN] > 1 and heap_min8(ht, S.h_ka, 1, S.si[I_HEAPN])[1] == now
+        return S.si[I_HEAPN] > 1 and heap_min8_time(ht, 1) == now
     return S.si[I_HEAPN] > 0 and ht[0] == now
 
 
