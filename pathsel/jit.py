@@ -607,7 +607,9 @@ class Packed:
         self.__dict__[name] = arr  # kept alive while the record points at it
 
     def set_scalar(self, name: str, value: float) -> None:
-        """Change a scalar field (compiled code reads the record, not this object)."""
+        """Change a scalar field (compiled code reads the record, not this object); only while no compiled code runs
+        on the record: compiled code loads a record's fields as invariant (a hook that changed one through objmode
+        would not be seen)."""
         at = self._layout.offsets[name] // 8
         dtype = next(d for n, d, _ in self._layout.fields if n == name)
         if dtype == "f8":
