@@ -246,7 +246,7 @@ def main() -> None:
                 continue
             old_models[spec] = old_compile(old_sc, old_runs[spec], duration=fast_s)
         t = time.perf_counter()
-        for spec, run in old_runs.items():  # each policy's compiled code, before any run is timed
+        for run in old_runs.values():  # each policy's compiled code, before any run is timed
             old_run_fast(old_compile(old_sc, run, duration=0.01), run.policy)
         print(f"(the old engine at {args.old} compiled or loaded in {time.perf_counter() - t:.0f} s)\n")
         old = (old_run_fast, old_runs, old_models)

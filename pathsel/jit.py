@@ -507,24 +507,20 @@ class Layout:
             if dtype not in _DTYPES or (dtype == "i1" and ndim == 0) or ndim not in (0, 1, 2, 3):
                 raise ValueError(f"{struct_class.__name__}.{name}: unsupported {dtype} with {ndim} dimensions")
         self.type = struct_class([(name, _numba_type(dtype, ndim)) for name, dtype, ndim in self.fields])
+        self.kinds = {name: (dtype, ndim) for name, dtype, ndim in self.fields}
         for name, n in self.cols.items():
-            if self.ndim_of(name) != 2 or n < 1:
+            if self.kinds.get(name, ("", 0))[1] != 2 or n < 1:
                 raise ValueError(f"{struct_class.__name__}.{name}: fixed columns need a 2-D array field and a count >= 1")
         self.borrowed = Borrowed(self.type, self.cols)
         # C layout of numba's payload: every member is 8-byte aligned (pointers, intp, float64);
         # an array is {meminfo*, parent*, nitems, itemsize, data*, shape[ndim], strides[ndim]}.
         self.offsets: dict[str, int] = {}
-        self.kinds = {name: (dtype, ndim) for name, dtype, ndim in self.fields}
         off = 0
         for name, _, ndim in self.fields:
             self.offsets[name] = off
             off += 8 if ndim == 0 else 8 * (5 + 2 * ndim)
         self.size = off
         self._checked = False
-
-    def ndim_of(self, name: str) -> int | None:
-        """The number of dimensions of field ``name`` (None if there is no such field)."""
-        return next((ndim for n, _, ndim in self.fields if n == name), None)
 
     def _check_size(self) -> None:
         from numba.core.registry import cpu_target

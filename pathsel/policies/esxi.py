@@ -381,12 +381,17 @@ def latency_evaluate(v, st, d):
 
 
 @compiled_inline
-def latency_score(v, st, d, k):
-    """Score and lqd's score of the device's k-th path: average x (pending + 1); an unsampled path scores 0."""
-    avg = st.avg[d, k]
+def score_of(avg, pending):
+    """Score and lqd's score of a path: average x (pending + 1); an unsampled path (average NaN) scores 0."""
     if avg != avg:
         avg = 0.0
-    return avg * (v.out[v.d_paths[d, k]] + 1)
+    return avg * (pending + 1)
+
+
+@compiled_inline
+def latency_score(v, st, d, k):
+    """:func:`score_of` the device's k-th path."""
+    return score_of(st.avg[d, k], v.out[v.d_paths[d, k]])
 
 
 @compiled_inline
@@ -425,8 +430,7 @@ def latency_select(v, st, d, slot):
                 k = active[i]
                 p = paths[k]
                 if ws_member(v, p, tier):
-                    avg = avgs[k]  # latency_score, on the rows
-                    score = (0.0 if avg != avg else avg) * (v.out[p] + 1)
+                    score = score_of(avgs[k], v.out[p])
                     if best_k < 0 or score < best:
                         best_k = k
                         best = score
