@@ -19,7 +19,10 @@ Prints, and asserts nothing (read the figures against the targets in docs/model.
   the best is the machine's speed and the median what a user sees);
 * with ``--old COMMIT``: that commit's fast engine beside this one, loaded in
   this process and run alternately, policy by policy (paired: a slow spell
-  slows both), and the median of the paired new/old ratios. A spec is paired
+  slows both; which of the two runs first alternates from round to round),
+  each spec's median paired new/old ratio and the 95 % interval of their
+  geometric mean (Student's t on the logs of the ratios: "slower" only when
+  the whole interval is below 1), and the median of the specs' ratios. A spec is paired
   only where both commits complete the same I/Os with the same seed (the
   same algorithm): where a default changed in between (``latency`` runs lqd
   here and min-set before 7bc5f5d) the line says so, and the spec that runs
@@ -30,6 +33,7 @@ Prints, and asserts nothing (read the figures against the targets in docs/model.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import statistics
@@ -196,6 +200,16 @@ def load_old(commit: str):
     return Old, with_old(run_fast), with_old(compile_model), with_old
 
 
+def ratio_interval(ratios: list[float]) -> tuple[float, float]:
+    """The 95 % interval of a spec's paired new/old ratio: Student's t on the logs (a ratio and its inverse are symmetric there)."""
+    from pathsel.stats import ci95
+
+    if len(ratios) < 2:
+        return math.nan, math.nan
+    mean, half = ci95(math.log(r) for r in ratios)
+    return math.exp(mean - half), math.exp(mean + half)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="5 simulated seconds instead of 60 (reference engine: 2 s)")
@@ -215,6 +229,8 @@ def main() -> None:
         print(peak_mib())
     """)
     peaks = {}
+    # A run first, unmeasured: after a source change the first probe would compile, and print the compiler's peak.
+    subprocess.run([sys.executable, "-c", mem, "0.01"], capture_output=True, text=True, check=True, cwd=str(ROOT))
     for minutes in (1, 10):
         out = subprocess.run([sys.executable, "-c", mem, str(60.0 * minutes)], capture_output=True, text=True, check=True, cwd=str(ROOT))
         peaks[minutes] = float(out.stdout.strip())
@@ -264,28 +280,40 @@ def main() -> None:
     ref = {spec: rate(run_reference, compile_model(sc, run, duration=ref_s), run.policy) for spec, run in runs.items()}
     fast: dict[str, list[float]] = {spec: [] for spec in specs}
     paired: dict[str, list[float]] = {spec: [] for spec in specs}
-    for _ in range(args.repeat):  # round after round: a slow spell slows one run of each, not all runs of one
+    for round_ in range(args.repeat):  # round after round: a slow spell slows one run of each, not all runs of one
         for spec, run in runs.items():
+            pair = old is not None and spec in old[1]
+            old_first = pair and round_ % 2 == 1  # which runs first alternates: the second of a pair must not be favoured
+            if old_first:
+                old_rate = rate(old[0], old[2][spec], old[1][spec].policy, ("old", spec))
             new_rate = rate(run_fast, models[spec], run.policy, ("new", spec))
             fast[spec].append(new_rate)
-            if old is not None and spec in old[1]:
-                old_rate = rate(old[0], old[2][spec], old[1][spec].policy, ("old", spec))
+            if pair:
+                if not old_first:
+                    old_rate = rate(old[0], old[2][spec], old[1][spec].policy, ("old", spec))
                 paired[spec].append(new_rate / old_rate)
     head = f"{'policy':30s} {'reference I/O/s':>15s} {'fast best':>11s} {'fast median':>12s} {'median/ref':>10s}"
-    print(head + (f" {'new/old (paired median)':>24s}" if old else ""))
+    print(head + (f" {'new/old paired: median':>23s} {'95 % interval':>15s}" if old else ""))
     ratios = []
+    verdicts: dict[str, list[str]] = {"slower": [], "faster": [], "within noise": []}
     for spec in specs:
         med = statistics.median(fast[spec])
         line = f"{spec:30s} {ref[spec]:15,.0f} {max(fast[spec]):11,.0f} {med:12,.0f} {med / ref[spec]:9.1f}x"
         if old is not None:
             if paired[spec] and done[("new", spec)] != done[("old", spec)]:
-                line += f" {'(not the same algorithm)':>24s}"
+                line += f" {'(not the same algorithm)':>23s}"
             elif paired[spec]:
                 r = statistics.median(paired[spec])
                 ratios.append(r)
-                line += f" {r:23.3f}x"
+                lo, hi = ratio_interval(paired[spec])
+                if math.isnan(lo):  # one pair (--repeat 1): no interval
+                    line += f" {r:22.3f}x"
+                else:
+                    verdict = "slower" if hi < 1.0 else "faster" if lo > 1.0 else "within noise"
+                    verdicts[verdict].append(spec)
+                    line += f" {r:22.3f}x {f'{lo:.3f}-{hi:.3f}':>15s} {verdict}"
             else:
-                line += f" {'(new)':>24s}"
+                line += f" {'(new)':>23s}"
         print(line)
     differ = [spec for spec in specs if paired[spec] and done[("new", spec)] != done[("old", spec)]]
     if differ:
@@ -297,6 +325,12 @@ def main() -> None:
         print(
             f"\npaired new/old over {len(ratios)} specs: median {statistics.median(ratios):.3f}x, "
             f"lowest {min(ratios):.3f}x, highest {max(ratios):.3f}x"
+            + (
+                "; by the 95 % intervals: "
+                + "; ".join(f"{k} {len(v)}" + (f" ({', '.join(v)})" if v and k != "within noise" else "") for k, v in verdicts.items())
+                if any(verdicts.values())
+                else ""  # one round (--repeat 1): no intervals
+            )
         )
 
     print(

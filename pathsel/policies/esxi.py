@@ -51,7 +51,7 @@ from .define import (
     scalar,
     scratch,
 )
-from .kernel import AO, EV_POLICY, log_event, usable, working_set, ws_member, ws_tier
+from .kernel import AO, EV_POLICY, log_event, usable, working_set, ws_member, ws_next, ws_tier
 
 __all__ = ["FIXED", "MRU", "RR", "LATENCY", "fixed_preferred", "size_normalised", "SIZE_REF", "USE_ANO", "VARIANT", "TOLERANCE", "CUTOFF"]
 
@@ -202,19 +202,9 @@ def rr_select(v, st, d, slot):
     limit = st.iops if st.type == 0 else st.bytes
     tier = ws_tier(v, d, st.use_ano != 0, cur)
     if cur < 0 or not ws_member(v, v.d_paths[d, cur], tier) or st.count[d] >= limit:
-        n = v.d_np[d]
-        start = 0 if cur < 0 else cur + 1
-        nxt = -1
-        for step in range(n):  # the first member after cur, cyclically (cur itself last)
-            cand = start + step
-            if cand >= n:
-                cand -= n
-            if ws_member(v, v.d_paths[d, cand], tier):
-                nxt = cand
-                break
-        if nxt < 0:  # an empty working set
+        cur = ws_next(v, d, cur, tier)
+        if cur < 0:  # an empty working set
             return -1
-        cur = nxt
         st.count[d] = 0
     st.cur[d] = cur
     st.count[d] += 1 if st.type == 0 else v.s_size[slot]

@@ -52,7 +52,7 @@ from .esxi import (
     latency_path_change,
     latency_select,
 )
-from .kernel import working_set
+from .kernel import ws_member, ws_next, ws_tier
 
 __all__ = ["HPP_FIXED", "LB_RR", "LB_IOPS", "LB_BYTES", "LB_LATENCY"]
 
@@ -94,35 +94,17 @@ HPP_FIXED = PolicyDef(
 )
 
 
-@compiled_inline
-def _in(k, out, n):
-    for i in range(n):
-        if out[i] == k:
-            return True
-    return False
-
-
+# As ESXi RR, the working set is never listed: membership is tested for the paths looked at, so an I/O that
+# stays on its path costs no scan (ws_tier needs none while the current path is a usable AO path).
 @compiled
 def lb_rr_select(v, st, d, slot):
     """The next working path once ``iops`` I/Os (count) or ``bytes`` bytes (sent) went down this one."""
-    n = working_set(v, d, False, st.tmp)
-    if n == 0:
-        return -1
     cur = st.cur[d]
-    if cur < 0 or not _in(cur, st.tmp, n) or st.count[d] >= st.iops or st.sent[d] >= st.bytes:
-        if cur < 0:
-            cur = st.tmp[0]
-        else:  # the first working path after cur, wrapping
-            npaths = v.d_np[d]
-            nxt = st.tmp[0]
-            for step in range(1, npaths + 1):
-                cand = cur + step
-                if cand >= npaths:
-                    cand -= npaths
-                if _in(cand, st.tmp, n):
-                    nxt = cand
-                    break
-            cur = nxt
+    tier = ws_tier(v, d, False, cur)
+    if cur < 0 or not ws_member(v, v.d_paths[d, cur], tier) or st.count[d] >= st.iops or st.sent[d] >= st.bytes:
+        cur = ws_next(v, d, cur, tier)  # the first working path after cur, wrapping
+        if cur < 0:  # an empty working set
+            return -1
         st.count[d] = 0
         st.sent[d] = 0
     st.cur[d] = cur
@@ -137,7 +119,7 @@ LB_RR = PolicyDef(
     "HPP LB-RR (the default scheme); vSphere API `HostMultipathInfoHppLogicalUnitPolicy`",
     select=lb_rr_select,
     params=(_IOPS, _BYTES),
-    state=(per_device("cur", init=-1), per_device("count"), per_device("sent"), scratch("tmp")),
+    state=(per_device("cur", init=-1), per_device("count"), per_device("sent")),
     config_string=lambda s: f"{{pss=LB-RR,iops={s.params['iops']},bytes={s.params['bytes']}; {_pending(s)}}}",
     class_name="HppRoundRobin",
     counts="I/Os and bytes issued on the current path since it became current",
@@ -148,21 +130,20 @@ LB_RR = PolicyDef(
 @compiled_inline
 def lb_least(v, st, d, slot, limit, by_bytes):
     """LB-IOPS / LB-BYTES: after the limit, the working path with the least outstanding (or bytes)."""
-    n = working_set(v, d, False, st.tmp)
-    if n == 0:
-        return -1
     cur = st.cur[d]
-    if cur < 0 or not _in(cur, st.tmp, n) or st.count[d] >= limit:
-        cur = st.tmp[0]
-        p = v.d_paths[d, cur]
-        least = v.out_bytes[p] if by_bytes else v.out[p]
-        for i in range(1, n):
-            k = st.tmp[i]
+    tier = ws_tier(v, d, False, cur)
+    if cur < 0 or not ws_member(v, v.d_paths[d, cur], tier) or st.count[d] >= limit:
+        cur = -1
+        least = 0
+        for k in range(v.d_np[d]):  # the first of the least, in path order
             p = v.d_paths[d, k]
-            value = v.out_bytes[p] if by_bytes else v.out[p]
-            if value < least:
-                cur = k
-                least = value
+            if ws_member(v, p, tier):
+                value = v.out_bytes[p] if by_bytes else v.out[p]
+                if cur < 0 or value < least:
+                    cur = k
+                    least = value
+        if cur < 0:  # an empty working set
+            return -1
         st.count[d] = 0
     st.cur[d] = cur
     st.count[d] += v.s_size[slot] if by_bytes else 1
@@ -185,7 +166,7 @@ LB_IOPS = PolicyDef(
     "HPP LB-IOPS",
     select=lb_iops_select,
     params=(_IOPS,),
-    state=(per_device("cur", init=-1), per_device("count"), scratch("tmp")),
+    state=(per_device("cur", init=-1), per_device("count")),
     config_string=lambda s: f"{{pss=LB-IOPS,iops={s.params['iops']}; {_pending(s)}}}",
     class_name="HppLoadBalanceIops",
     counts="I/Os issued on the current path; this device's I/Os outstanding per path",
@@ -198,7 +179,7 @@ LB_BYTES = PolicyDef(
     "HPP LB-BYTES",
     select=lb_bytes_select,
     params=(_BYTES,),
-    state=(per_device("cur", init=-1), per_device("count"), scratch("tmp")),
+    state=(per_device("cur", init=-1), per_device("count")),
     config_string=lambda s: f"{{pss=LB-BYTES,bytes={s.params['bytes']}; {_pending(s)}}}",
     class_name="HppLoadBalanceBytes",
     counts="bytes issued on the current path; this device's bytes outstanding per path",

@@ -48,6 +48,7 @@ __all__ = [
     "working_set",
     "ws_tier",
     "ws_member",
+    "ws_next",
     "draw",
     "uniform",
     "log_event",
@@ -206,6 +207,21 @@ def ws_tier(v, d, use_ano, cur):
 @hot
 def ws_member(v, p, tier):
     return usable(v, p) and (tier < 0 or v.alua[p] == tier)
+
+
+@hot
+def ws_next(v, d, cur, tier):
+    """The first working-set position after ``cur`` in path order, cyclically (``cur`` itself last; from the first
+    path when ``cur`` < 0); -1 when the set is empty."""
+    n = v.d_np[d]
+    start = 0 if cur < 0 else cur + 1
+    for step in range(n):
+        cand = start + step
+        if cand >= n:
+            cand -= n
+        if ws_member(v, v.d_paths[d, cand], tier):
+            return cand
+    return -1
 
 
 @hot

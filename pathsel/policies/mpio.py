@@ -41,7 +41,7 @@ from .define import (
     scratch,
 )
 from .esxi import fixed_setup, rr_select
-from .kernel import usable, working_set
+from .kernel import usable, working_set, ws_member, ws_tier
 
 __all__ = ["FO", "RR", "RRWS", "LQD", "WP", "LB"]
 
@@ -123,16 +123,21 @@ def _key(v, p, key):
 
 @compiled
 def least_select(v, st, d, slot):
-    """The working-set path with the least key (st.key: queue depth, weight or blocks); ties to the first."""
-    n = working_set(v, d, False, st.tmp)
+    """The working-set path with the least key (st.key: queue depth, weight or blocks); ties to the first.
+
+    One pass over the device's paths, testing membership (no list of the working set): the tier needs no scan
+    while the last path chosen is a usable AO path.
+    """
+    tier = ws_tier(v, d, False, st.last[d])
     best = -1
     best_key = 0
-    for i in range(n):
-        k = st.tmp[i]
-        key = _key(v, v.d_paths[d, k], st.key)
-        if best < 0 or key < best_key:
-            best = k
-            best_key = key
+    for k in range(v.d_np[d]):
+        p = v.d_paths[d, k]
+        if ws_member(v, p, tier):
+            key = _key(v, p, st.key)
+            if best < 0 or key < best_key:
+                best = k
+                best_key = key
     st.last[d] = best
     return best
 
@@ -147,7 +152,7 @@ def _least(code: str, key: int):
             value = int(s.view.c_out[c] if key == KEY_QUEUE else s.view.p_weight[p] if key == KEY_WEIGHT else s.view.c_out_bytes[c])
         return f"LoadBalancePolicy={code} last={_cur(s, 'last')} value={value}"
 
-    return (per_device("last", init=-1), scratch("tmp"), scalar("key", init=key)), config
+    return (per_device("last", init=-1), scalar("key", init=key)), config
 
 
 _s, _c = _least("LQD", KEY_QUEUE)

@@ -250,7 +250,7 @@ def heap_drop_stale_timers(S):
         ka[m, 1] = ka[i, 1]
         m += 1
     for i in range(m, n):
-        ht[i] = np.inf  # heap_pop reads up to three entries past the last: they must be +inf
+        ht[i] = np.inf  # a pop reads up to seven entries past the last: they must be +inf
     S.si[I_HEAPN] = 0
     for i in range(m):  # re-insert in place: entry i is read before the heap (size i) can write at i
         j = S.si[I_HEAPN]
