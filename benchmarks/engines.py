@@ -296,11 +296,12 @@ def main() -> None:
     print(head + (f" {'new/old paired: median':>23s} {'95 % interval':>15s}" if old else ""))
     ratios = []
     verdicts: dict[str, list[str]] = {"slower": [], "faster": [], "within noise": []}
+    differ = [spec for spec in specs if paired[spec] and done[("new", spec)] != done[("old", spec)]]
     for spec in specs:
         med = statistics.median(fast[spec])
         line = f"{spec:30s} {ref[spec]:15,.0f} {max(fast[spec]):11,.0f} {med:12,.0f} {med / ref[spec]:9.1f}x"
         if old is not None:
-            if paired[spec] and done[("new", spec)] != done[("old", spec)]:
+            if spec in differ:
                 line += f" {'(not the same algorithm)':>23s}"
             elif paired[spec]:
                 r = statistics.median(paired[spec])
@@ -315,7 +316,6 @@ def main() -> None:
             else:
                 line += f" {'(new)':>23s}"
         print(line)
-    differ = [spec for spec in specs if paired[spec] and done[("new", spec)] != done[("old", spec)]]
     if differ:
         print(
             f"\nnot paired ({', '.join(differ)}): with the same seed {args.old} completed another number of I/Os, "

@@ -388,10 +388,9 @@ def _borrowed_getattr(context, builder, typ, val, attr):
     return imputils.impl_ret_borrowed(context, builder, fieldtype, arr._getvalue())
 
 
-def address_of(record: Layout | types.StructRef):
-    """An intrinsic ``f(address: int64) -> Borrowed[...]`` for a record :meth:`Layout.pack` laid out (a Layout, or
-    the struct type of one with no fixed columns)."""
-    borrowed = record.borrowed if isinstance(record, Layout) else Borrowed(record)
+def address_of(record: Layout):
+    """An intrinsic ``f(address: int64) -> Borrowed[...]`` for a record that ``record``'s :meth:`Layout.pack` laid out."""
+    borrowed = record.borrowed
 
     @intrinsic
     def at(typingctx, addr):
