@@ -8,19 +8,21 @@ on stderr and exits with status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .api import resolve_scenario, simulate
 from .cli_site import add_emit_options, add_site_commands, emit_recommended, emit_simulate, presets_text
 from .engine import supports
-from .errors import ScenarioError, check_writable
+from .errors import ScenarioError
+from .outputs import check_output, same_file, scenario_files, write_atomic
 from .policies.spec import POLICY_DEFS
 from .scenario.schema import ScenarioModel
 from .units import parse_seconds
@@ -94,6 +96,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _speed(text: str) -> float:
+    """top's --speed: a number of simulated seconds per wall-clock second, within what pacing can wait for."""
+    from .top import SPEED_MAX, SPEED_MIN
+
+    value = _positive_float(text)
+    if not SPEED_MIN <= value <= SPEED_MAX:
+        raise argparse.ArgumentTypeError(f"must be between {SPEED_MIN:g} and {SPEED_MAX:g} simulated seconds per wall-clock second, got {text!r}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -109,6 +121,15 @@ def _json(doc: Any) -> str:
     from .results.result import jsonable
 
     return json.dumps(jsonable(doc), indent=2, allow_nan=False, default=str)
+
+
+@contextlib.contextmanager
+def _writing(path: str, what: str = "") -> Iterator[None]:
+    """An OSError while writing ``path`` (a full disk, a folder gone read-only) as one located line."""
+    try:
+        yield
+    except OSError as e:
+        raise ScenarioError(path, "", f"cannot write{' ' + what if what else ''}: {e.strerror or e}") from None
 
 
 def _scenario(args: argparse.Namespace) -> tuple[Scenario, Case | None]:
@@ -294,16 +315,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .results.report import write  # plotly only when a report is asked for
 
     scenario, _ = _scenario(args)  # a validation case file works too
-    check_writable(args.output, "report")  # before the run, not after it
+    check_output(args.output, scenario_files(args.file), what="report", option="-o")  # before the run, not after it
     progress = not args.quiet and sys.stderr.isatty()
     result = simulate(
         scenario, duration=args.duration, seed=args.seed, engine=_engine(scenario, args.engine), progress=progress, notify=_notice(args)
     )
-    try:
-        path = write(result, args.output)
-    except OSError as e:
-        print(f"pathsel: error: {args.output}: cannot write the report: {e.strerror or e}", file=sys.stderr)
-        return 2
+    with _writing(args.output, "the report"):
+        path = write(result, args.output)  # atomic: a failure leaves the old report, never half a new one
     if not args.quiet:
         print(f"pathsel: wrote {path} ({path.stat().st_size / 1e6:.1f} MB, {len(result.runs)} policies)")
     return 0
@@ -362,6 +380,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         if name in params:
             raise ScenarioError("command line", f"--param {name}", "is given twice: list all its values in one --param")
         params[name] = values
+    if args.out:  # the table is appended to on purpose (a resume), but never over a scenario it runs
+        inputs = [i for f in args.files or () for i in scenario_files(f, "a scenario file")]
+        check_output(args.out, inputs, what="results table", option="--out")
     executor: Executor | str | None = "serial" if args.serial else None
     client = None
     if args.dask:
@@ -413,6 +434,35 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_league_outputs(args: argparse.Namespace) -> None:
+    """None of league's outputs (--out, --html, --markdown) over an input (its files, --table) or over another output."""
+    inputs: list[tuple[str, Path]] = [("--table", Path(args.table))] if args.table else []
+    for name in args.files or ():
+        if Path(name).is_dir():
+            inputs += [i for f in sorted(Path(name).glob("*.toml")) for i in scenario_files(f, f"a scenario file in {name}")]
+        else:
+            inputs += scenario_files(name, "a scenario file")
+    outputs = [
+        (opt, path, what)
+        for opt, path, what in (
+            ("--out", args.out, "results table"),
+            ("--html", args.html, "HTML file"),
+            ("--markdown", args.markdown, "Markdown file"),
+        )
+        if path
+    ]
+    for k, (opt, path, what) in enumerate(outputs):
+        if opt == "--out" and args.table and same_file(path, args.table):
+            continue  # ranking a table and naming it --out too reads it, writes nothing over it (league resumes into --out)
+        named = Path(path).name
+        if args.write_fresh and named.startswith("fresh-") and named.endswith(".toml") and same_file(Path(path).parent, args.write_fresh):
+            raise ScenarioError(path, "", f"is where --write-fresh writes a generated scenario (fresh-NN-*.toml): give {opt} another name")
+        check_output(path, inputs, what=what, option=opt)
+        for other, there, _ in outputs[:k]:
+            if same_file(path, there):
+                raise ScenarioError(path, "", f"is given to both {other} and {opt}: one would overwrite the other; give each its own file")
+
+
 def _cmd_league(args: argparse.Namespace) -> int:
     import tempfile
 
@@ -420,9 +470,7 @@ def _cmd_league(args: argparse.Namespace) -> int:
     from .studies.league import League, league, library_files, standings
     from .studies.table import read_table
 
-    for path, what in ((args.html, "HTML file"), (args.markdown, "Markdown file")):
-        if path:
-            check_writable(path, what)
+    _check_league_outputs(args)
     if args.write_fresh and not args.fresh:
         raise ScenarioError("command line", "--write-fresh", "keeps the scenarios --fresh N generates: give --fresh N with it")
     if args.table and (args.files or args.fresh or args.sensitivity):
@@ -485,12 +533,14 @@ def _cmd_league(args: argparse.Namespace) -> int:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     if args.html:
-        res.write_html(args.html)
+        with _writing(args.html):
+            res.write_html(args.html)
     if args.markdown:
         from .studies.league import sensitivity_markdown
 
         text = res.markdown() + ("\n" + sensitivity_markdown(sens) if sens is not None else "")
-        Path(args.markdown).write_text(text, encoding="utf-8")
+        with _writing(args.markdown):
+            write_atomic(args.markdown, text)
     if args.json:
         doc = {
             "standings": json.loads(res.standings.to_json(orient="records")),
@@ -523,15 +573,13 @@ def _cmd_recommend(args: argparse.Namespace) -> int:
     from .studies.recommend import recommend, write_html
 
     if args.html:
-        check_writable(args.html, "HTML file")
+        check_output(args.html, [("the results table", args.results)], what="HTML file", option="--html")
     rec = recommend(args.results, metrics=args.metric, policies=args.policy)
     if args.emit:
         return emit_recommended(args, rec)
     if args.html:
-        try:
+        with _writing(args.html):
             write_html(rec, args.html)
-        except OSError as e:
-            raise ScenarioError(args.html, "", f"cannot write: {e.strerror or e}") from None
     if args.json:
         sys.stdout.write(_json(rec.to_dict()) + "\n")  # NaN (an interval of one replication) becomes null
         return 0
@@ -636,7 +684,7 @@ def build_parser() -> argparse.ArgumentParser:
     top.add_argument("--policy", metavar="SPEC", help="the file's policy with this label or spec, or any policy spec (default: the file's first)")
     top.add_argument(
         "--speed",
-        type=_positive_float,
+        type=_speed,
         metavar="X",
         help="simulated seconds per wall-clock second (default 1: real time; --batch: as fast as it runs)",
     )

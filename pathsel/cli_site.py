@@ -12,14 +12,15 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import ScenarioError
 from .policies.presets import PRESETS
 from .systems import EMIT_KINDS, IMPORT_KINDS, emit, import_outputs
+from .systems.quoting import comment_text, shown
 
 if TYPE_CHECKING:
+    from .policies.spec import PolicySpec
     from .scenario import Scenario
     from .studies.recommend import Recommendation
 
@@ -47,9 +48,10 @@ def add_emit_options(parser: argparse.ArgumentParser, what: str) -> None:
     g.add_argument("--satp", default="VMW_SATP_ALUA", help="the SATP of a SATP rule or a SATP's default PSP (default: VMW_SATP_ALUA)")
 
 
-def _emit(spec: str, args: argparse.Namespace, header: str) -> int:
+def _emit(spec: PolicySpec | str, args: argparse.Namespace, header: list[str]) -> int:
+    """Print ``header`` (each a ``#`` comment line, user text escaped so it stays on that line), then the emitted text."""
     text = emit(spec, args.emit, device=args.device, vendor=args.vendor, model=args.model, satp=args.satp)
-    sys.stdout.write(header + text)
+    sys.stdout.write("".join(f"# {comment_text(line)}\n" for line in header) + text)
     return 0
 
 
@@ -57,23 +59,25 @@ def emit_simulate(args: argparse.Namespace, scenario: Scenario) -> int:
     """``pathsel simulate --emit KIND``: the one policy chosen (``--policy``, or the scenario's only one), not run."""
     runs = scenario.runs
     if len(runs) != 1:
-        labels = ", ".join(r.label for r in runs)
+        labels = comment_text(", ".join(r.label for r in runs))  # one line, however the labels are written
         raise ScenarioError("command line", f"--emit {args.emit}", f"choose one policy with --policy (the scenario runs {len(runs)}: {labels})")
     run = runs[0]
     if not run.builtin:
-        raise ScenarioError("command line", f"--emit {args.emit}", f"{run.label!r} is a Python policy: no host runs it")
-    return _emit(run.policy.text, args, f"# pathsel simulate --emit {args.emit}: {run.label}\n")
+        raise ScenarioError("command line", f"--emit {args.emit}", f"{shown(run.label)} is a Python policy: no host runs it")
+    # the PolicySpec itself, not its text: a path name (fixed:preferred=...) may hold "," or "=", which the text cannot
+    return _emit(run.policy, args, [f"pathsel simulate --emit {args.emit}: {run.label}"])
 
 
 def emit_recommended(args: argparse.Namespace, rec: Recommendation) -> int:
     """``pathsel recommend --emit KIND``: the first metric's recommended setting."""
     metric, m = next(iter(rec.metrics.items()))
     others = {k: v.spec for k, v in rec.metrics.items() if v.spec != m.spec}
-    header = f"# pathsel recommend {args.results} --emit {args.emit}: {m.recommended} (best worst-case regret in {metric})\n"
+    # the results file's name, its labels and specs are user text: _emit keeps each header line one comment line
+    header = [f"pathsel recommend {args.results} --emit {args.emit}: {m.recommended} (best worst-case regret in {metric})"]
     if others:
-        header += "# other metrics recommend otherwise: " + "; ".join(f"{k}: {v}" for k, v in others.items()) + "\n"
+        header.append("other metrics recommend otherwise: " + "; ".join(f"{k}: {v}" for k, v in others.items()))
     if not m.spec:
-        raise ScenarioError(str(args.results), "", f"the recommended setting {m.recommended!r} has no policy spec to apply")
+        raise ScenarioError(comment_text(str(args.results)), "", f"the recommended setting {shown(str(m.recommended))} has no policy spec to apply")
     return _emit(m.spec, args, header)
 
 
@@ -101,11 +105,16 @@ def _cmd_presets(args: argparse.Namespace) -> int:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
+    from .outputs import check_output, write_atomic
+
+    if args.output:  # before reading anything: -o onto a capture would destroy it
+        captures = [("a captured output", f) for f in args.files]
+        check_output(args.output, [*captures, ("--workload", args.workload)], what="scenario", option="-o")
     command = "pathsel import " + args.kind + " " + " ".join(args.files)
     imp = import_outputs(args.kind, args.files, host=args.host, devices=args.device, output=args.output, command=command, workload=args.workload)
     if args.output:
         try:
-            Path(args.output).write_text(imp.text, encoding="utf-8")
+            write_atomic(args.output, imp.text)  # the old file or the new one, never half
         except OSError as e:
             raise ScenarioError(args.output, "", f"cannot write: {e.strerror or e}") from None
     else:
@@ -134,8 +143,12 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from .outputs import check_output, scenario_files
     from .studies.calibrate import calibrate
 
+    if args.output:  # before the fit's runs: -o onto the scenario or a measurement would destroy it
+        measured = [("--measured", m) for m in args.measured or ()]
+        check_output(args.output, [*scenario_files(args.file), *measured], what="scenario", option="-o")
     progress = None
     if not args.quiet and not args.json:
 

@@ -52,11 +52,13 @@ class ScenarioError(ValueError):
         return (_rebuild, (self.source, self.problems))
 
 
+_LINE_BREAKS = {ord(c): " " for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
 MAX_LINE = 2000  # characters of one message line; a value pasted by mistake can be megabytes long
 
 
 def _cut(line: str) -> str:
-    line = line.replace("\n", " ")  # one problem, one line, whatever a quoted value holds
+    # one problem, one line, whatever a quoted value holds: every character a terminal or a reader splits lines at
+    line = line.translate(_LINE_BREAKS)
     if len(line) <= MAX_LINE:
         return line
     return f"{line[: MAX_LINE - 40]} ... ({len(line) - MAX_LINE + 40:,} characters cut)"
@@ -69,7 +71,13 @@ def _rebuild(source: str, problems: tuple[tuple[str, str], ...]) -> ScenarioErro
 def check_writable(path: str | os.PathLike[str], what: str = "file") -> None:
     """Refuse, before any work, an output ``path`` that cannot be written: its folder missing, not a folder, or
     read-only, or the path itself a folder. A ScenarioError naming the path (``what``: the file's role)."""
-    target = Path(path)
+    try:
+        _check_writable(Path(path), str(path), what)
+    except OSError as e:  # a name too long, a loop of links: is_dir() and exists() raise for those
+        raise ScenarioError(str(path), "", f"cannot write the {what} there: {e.strerror or e}") from None
+
+
+def _check_writable(target: Path, path: str, what: str) -> None:
     folder = target.parent
     if target.is_dir():
         raise ScenarioError(str(path), "", f"is a folder: give the {what} a file name")

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .data import EXAMPLES
 from .errors import ScenarioError, closest
+from .outputs import write_atomic
 
 if TYPE_CHECKING:
     from .scenario import Scenario
@@ -150,7 +151,7 @@ def copy(name: str | None = None, to: str | Path = ".") -> list[Path]:
         if not d.exists():
             try:
                 d.parent.mkdir(parents=True, exist_ok=True)
-                d.write_bytes(f.read_bytes())
+                write_atomic(d, f.read_bytes())  # a killed copy leaves no half file to be refused next time
             except OSError as e:
                 raise ScenarioError(str(d), "", f"cannot write: {e.strerror or e}") from None
     return [d for _, d in plan]

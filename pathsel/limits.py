@@ -36,6 +36,10 @@ __all__ = [
     "MAX_RATE_STEPS",
     "BACKLOG_CAP",
     "MAX_BACKLOG_VALUES",
+    "MAX_RATE_IOPS",
+    "MAX_OFFERED_IOS",
+    "offered_problem",
+    "MAX_MEASURED_COUNT",
 ]
 
 #: The time series (per interval: counters, the I/Os of every path, two queue figures per device) is kept in
@@ -79,6 +83,22 @@ MIN_TIMEOUT = 1e-5
 MAX_SWEEP_RUNS = 100_000
 #: A run that retried more than this many times per completed I/O gets a warning line.
 RETRY_WARNING = 10
+#: The highest offered rate of one job copy, I/Os per second, however it is written (rate_iops, or rate in bytes
+#: per second divided by the mean block size, in a rate_schedule too): 1e9, a thousand times the fastest arrays'
+#: published IOPS. Also the most IOPS a measurement file may report for one device or path.
+MAX_RATE_IOPS = 1e9
+#: Arrivals offered in one run, over every job copy of every open-loop workload (numjobs x rate x the run's
+#: ramp_time + duration): 2 billion, ten minutes at 3.3 M IOPS. The fast engine simulates about 1-2 M I/Os per
+#: second of wall time (CONTRIBUTING.md, benchmarks/engines.py), so the most a run may offer takes 20-30 minutes
+#: with a progress bar, where 4,096 job copies at 1e9 IOPS for 10 s would take years; every arrival costs an
+#: event even when it is refused (iodepth_full = "refuse") or the array cannot keep up. The reference engine is
+#: about 100x slower: a run near the bound is for the fast engine. A closed loop offers nothing: its I/Os are
+#: bounded by what the array completes. Checked where the file is read (its duration) and again for the run's
+#: own duration (--duration, a sweep's override).
+MAX_OFFERED_IOS = 2_000_000_000
+#: The largest count a measurement file may give (a fio latency bin, total_ios, N): fio keeps them in unsigned
+#: 64-bit integers (fio, stat.h, io_u_plat); more did not come from fio. Counts are summed as Python integers.
+MAX_MEASURED_COUNT = 2**64 - 1
 
 
 def series_values(end: float, interval: float, n_paths: int, n_devices: int = 1) -> tuple[int, int]:
@@ -139,4 +159,20 @@ def sweep_runs_problem(values_per_param: list[int], policies: int, replications:
         f"{points:,} grid point{'s' if points != 1 else ''} x {policies:,} polic{'ies' if policies != 1 else 'y'} x "
         f"{replications:,} replication{'s' if replications != 1 else ''} = {runs:,} runs, more than the "
         f"{MAX_SWEEP_RUNS:,} pathsel plans in one sweep: fewer replications or values"
+    )
+
+
+def offered_problem(offered: list[tuple[str, int, float]], seconds: float) -> str | None:
+    """Why the open-loop workloads ``offered`` ((name, numjobs, mean I/Os per second per job copy) each) offer
+    too many arrivals over a run ``seconds`` long (ramp_time included), else None; the message names the figure."""
+    total = sum(numjobs * rate for _, numjobs, rate in offered) * seconds
+    if total <= MAX_OFFERED_IOS:
+        return None
+    top = max(offered, key=lambda o: o[1] * o[2])
+    many = f", {len(offered):,} open-loop workloads together" if len(offered) > 1 else ""
+    return (
+        f"the workloads offer {total:,.4g} I/Os over the {seconds:g}s run ({top[0]!r}: {top[1]:,} job "
+        f"cop{'ies' if top[1] != 1 else 'y'} x {top[2]:,.6g} IOPS{many}), more than the {MAX_OFFERED_IOS:,} "
+        "pathsel simulates in one run (about 1-2 M a second of wall time): a lower rate, fewer numjobs or a "
+        "shorter duration"
     )

@@ -27,7 +27,10 @@ Columns, in esxtop's words where the model has the quantity:
   notices after its detection delay), then the ALUA state.
 
 ``--batch`` prints one plain-text snapshot per refresh, as ``esxtop -b``
-does, without waiting on the wall clock unless ``--speed`` is given.
+does, without waiting on the wall clock unless ``--speed`` is given: one at
+every refresh before the end of the run, then a final one at its end (rates
+over what is left of the last refresh), so ``ceil(end / refresh)`` in all
+and one for a run shorter than a refresh.
 """
 
 from __future__ import annotations
@@ -48,9 +51,13 @@ from .engine.recorder import C_FAILED, C_RETRIED, H_PATH0, S_N, S_TOTAL, Live
 from .model import Model, compile_model
 from .scenario import RunSpec, Scenario
 
-__all__ = ["Top", "Snapshot", "run_top", "VIEWS", "pick_run"]
+__all__ = ["Top", "Snapshot", "run_top", "VIEWS", "pick_run", "SPEED_MIN", "SPEED_MAX"]
 
 VIEWS = {"d": "devices", "p": "paths", "h": "hosts"}
+# --speed's range (simulated seconds per wall second), which + and - stay within: below a microsecond a second a
+# refresh would wait for weeks; above 1e6 no run lasts a refresh of the wall clock anyway
+SPEED_MIN, SPEED_MAX = 1e-6, 1e6
+_NAP = 0.5  # the longest single sleep while pacing: time.sleep refuses a wait past time_t, and Ctrl-C stays prompt
 _KEYS_HELP = "d devices  p paths  h hosts  space pause  + faster  - slower  q quit"
 
 
@@ -367,26 +374,45 @@ def run_top(
     # at least 100 refreshes' worth of a run would be a flood in batch mode; a floor keeps the engine busy between them
     step = max(step, model.end / 10_000)
 
+    # A refresh before the end of the run, then a final one at its end. A run shorter than a refresh still needs
+    # one callback, for the record the final snapshot reads: the engines call back at half the run, not shown.
+    every = step < model.end
+    engine_step = step if every else model.end / 2
+    lives: list[Live] = []
+
+    def final(live: Live) -> Live:
+        """The run's end, once the engine has returned: the record is closed at ``model.end``."""
+        return Live(model.end, live.record, live.out, live.out_bytes)
+
     if batch:
         started: list[bool] = []
 
         def show(live: Live) -> None:
-            if not started:
+            lives[:] = [live]
+            if every:
+                print_snapshot(live)
+
+        def print_snapshot(live: Live) -> None:
+            if not started:  # pace from the first view: compiling and starting up are not simulated time
                 started.append(True)
                 state["wall"], state["sim"] = clock(), live.now
             snap = top.snapshot(live)
             out.write(text_view(run.label, snap, model, state["view"], state["speed"]) + "\n")
             out.flush()
-            pace(live.now, None)
+            pace(live.now)
 
-        def pace(now: float, keys: Any) -> None:
+        def pace(now: float) -> None:
             if state["speed"] is None:
                 return
-            wait = state["wall"] + (now - state["sim"]) / state["speed"] - clock()
-            if wait > 0:
-                time.sleep(wait)
+            while True:  # in naps: a wait of years (a tiny --speed) must not overflow time.sleep
+                wait = state["wall"] + (now - state["sim"]) / state["speed"] - clock()
+                if wait <= 0:
+                    return
+                time.sleep(min(wait, _NAP))
 
-        engine(model, run.policy, live=show, live_step=step)
+        engine(model, run.policy, live=show, live_step=engine_step)
+        if lives:  # rates over what is left of the last refresh
+            print_snapshot(final(lives[-1]))
         return 0
 
     from rich.console import Console
@@ -409,13 +435,18 @@ def run_top(
             elif key == " ":
                 state["paused"] = not state["paused"]
             elif key in ("+", "=") and state["speed"] is not None:
-                state["speed"] *= 2
+                state["speed"] = min(state["speed"] * 2, SPEED_MAX)
             elif key == "-" and state["speed"] is not None:
-                state["speed"] /= 2
+                state["speed"] = max(state["speed"] / 2, SPEED_MIN)
             state["wall"], state["sim"] = clock(), last[-1].now  # pace from here at the new speed
             draw()
 
         def show(live: Live) -> None:
+            lives[:] = [live]
+            if every:
+                view_now(live)
+
+        def view_now(live: Live) -> None:
             if not last:  # pace from the first view: compiling and starting up are not simulated time
                 state["wall"], state["sim"] = clock(), live.now
             last.append(top.snapshot(live))
@@ -436,7 +467,9 @@ def run_top(
                 handle(keys.read(min(wait, 0.1)))
 
         try:
-            engine(model, run.policy, live=show, live_step=step)
+            engine(model, run.policy, live=show, live_step=engine_step)
+            if lives:  # the end of the run, paced as a refresh
+                view_now(final(lives[-1]))
         except Quit:
             return 0
         # the run is over: the last view stays until a key is pressed

@@ -102,6 +102,8 @@ def _at_least_a_nanosecond(seconds: float, shown: object) -> float:
 def parse_duration(value: object) -> float:
     """``"50us"`` -> 5e-05 seconds. A bare number is refused: units are required."""
     if isinstance(value, bool) or not isinstance(value, str):
+        if isinstance(value, float) and not math.isfinite(value):  # TOML's bare nan and inf: no unit mends those
+            raise ValueError(f'{value!r}: must be a finite duration such as "50us"')
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             raise ValueError(f'{value!r} has no unit (write it like "{value}us", "{value}ms" or "{value}s")')
         raise ValueError(f'expected a duration such as "50us" or "1ms", got {type(value).__name__}')
@@ -194,6 +196,8 @@ def _rate_unit(unit: str) -> float | None:
 
 def parse_bandwidth(value: object) -> float:
     """``"16Gbit"`` -> 2e9 bytes per second. ``b`` is a bit, ``B`` a byte; a bare ``G`` counts bits."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f'{value!r}: must be a finite link speed such as "16Gbit"')
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         raise ValueError(f'{value!r} has no unit (write it like "{value}Gbit" or "{value}MB/s")')
     if not isinstance(value, str):

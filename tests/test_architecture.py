@@ -2,7 +2,7 @@
 
 The layers, lowest first (a module may import its own layer and the ones below):
 
-    leaves     version, errors, units, limits, stats, metrics, jit (numba plumbing), model.distributions
+    leaves     version, errors, units, limits, textread (the one capped reader), outputs (atomic writes), stats, metrics, jit (numba plumbing), model.distributions
                (with model.delay_kinds and model.delay_files), model.arrivals (rate schedules and traces,
                read where the scenario is validated), model.textfile, measured (fio, esxtop, iostat files
                read as figures)
@@ -36,6 +36,8 @@ LAYERS = [
             "pathsel.errors",
             "pathsel.units",
             "pathsel.limits",
+            "pathsel.textread",
+            "pathsel.outputs",
             "pathsel.stats",
             "pathsel.metrics",
             "pathsel.jit",

@@ -311,6 +311,10 @@ def test_the_sims_examples_run_on_both_engines():
         ('read_iolog = "v2.log"\nreplay_no_stall = "yes"', "replay_no_stall"),
         ('iolog_format = "csv"', "iolog_format needs read_iolog"),
         ("replay_no_stall = true", "replay_no_stall needs read_iolog"),
+        # issue 38: the rate limit holds for the IOPS a rate in bytes per second gives, in a schedule too
+        ('rate = "1000Tbit"', "is 3.052e+10 IOPS per job copy, more than the 1,000,000,000"),
+        ('rate = "8Tbit"\nbs = "512"', "is 1.953e+09 IOPS per job copy"),
+        ('rate_iops = 5\nrate_schedule = [{at = "1s", rate = "1000Tbit"}]', "rate_schedule: the step at 1s: rate = 1.25e+14 bytes per second"),
     ],
 )
 def test_bad_arrival_keys_are_one_located_message(workload, message):
@@ -342,6 +346,17 @@ def test_bad_arrival_keys_are_one_located_message(workload, message):
         ("CPU0 (8,16):\n Reads Queued: 0\n", "blkparse", "holds no Q (queued) or D (issued) read or write records"),
         ("  8,16 1 1 0.5 4121 Q RS 2048 + 0 [x]\n", "blkparse", "holds no Q (queued) or D (issued)"),
         ("time,op,size\n1,read,4k\n", "fio", "line 1: fio iolog versions 2 and 3 are read"),
+        # issue 38: numbers a float or int reads that no tool writes, past what pathsel takes
+        ("time,op,size\nnan,read,4k\n", "csv", "line 2: time nan must be finite and >= 0"),
+        ("time,op,size\n1e400,read,4k\n", "csv", "line 2: time inf must be finite and >= 0"),
+        ("time,op,size\n1,read,4k\u00b2\n", "csv", "line 2: size: '4k\u00b2' is not a size"),
+        ("time,op,size\n1,read," + "9" * 5000 + "\n", "csv", "line 2: size:"),
+        ("fio version 2 iolog\n/dev/sdb read 0 4096\u00b2\n", "fio", "line 2: offset and length must be whole numbers"),
+        ("fio version 2 iolog\n/dev/sdb read 0 " + "9" * 5000 + "\n", "fio", "line 2: offset and length must be whole numbers"),
+        ("fio version 2 iolog\n/dev/sdb wait " + "9" * 400 + " 0\n/dev/sdb read 0 4096\n", "fio", "line 2: a wait of 400 digits (us)"),
+        ("fio version 3 iolog\n" + "9" * 400 + " /dev/sdb read 0 4096\n", "fio", "line 2: time inf must be finite"),
+        ("8,16 1 1 0.5 4121 Q R 2048 + " + "9" * 5000 + " [x]\n", "blkparse", "line 1: a block count of 5000 digits is not an I/O's size"),
+        ("time,op,size\n1,read,4k\n\x00\x00", "csv", "is not text (line 3, a NUL byte: a binary file?)"),
     ],
 )
 def test_bad_trace_files_name_the_file_and_line(tmp_path, content, fmt, message):

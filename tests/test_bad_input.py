@@ -26,6 +26,7 @@ CASES = [
     ("unknown_path_key.toml", "paths[1].latnecy", "unknown key 'latnecy'"),
     ("iodepth_string.toml", "workloads[0].iodepth", "must be a valid integer, got 'many'"),
     ("latency_no_unit.toml", "paths[1].one_way_latency", "50 has no unit"),
+    ("latency_bare_nan.toml", "paths[1].one_way_latency", 'nan: must be a finite duration such as "50us"'),
     ("latency_wrong_unit.toml", "paths[1].one_way_latency", "unknown time unit 'kb'"),
     ("latency_zero.toml", "paths[1].one_way_latency", "must be > 0"),
     ("latency_negative.toml", "paths[1].one_way_latency", "must be > 0"),
@@ -119,7 +120,7 @@ CASES = [
     ),
     ("empirical_fio_wrong_op.toml", "paths[1].one_way_latency", "jobs[0].read: no read I/Os (total_ios = 0): the file has write"),
     ("preset_unknown.toml", "policies[0].spec", "unknown preset 'dm-netap-ontap' (did you mean preset:dm-netapp-ontap?"),
-    ("not_utf8.toml", "line 2", "not UTF-8 text"),
+    ("not_utf8.toml", "line 2", "not text (byte 0xe9)"),
     ("does_not_exist.toml", "", "no such file"),
     (".", "", "is a directory, not a scenario file"),  # tests/bad_inputs itself
     # issue 15: non-finite or huge numbers, after unit scaling, wherever a number is read
@@ -307,7 +308,7 @@ CASES = [
     (
         "empirical_dev_zero.toml",
         "paths[1].one_way_latency",
-        "empirical: '/dev/zero' is more than 64 MB, too large for a file of delays",
+        "empirical: '/dev/zero' is not text (line 1, a NUL byte: a binary file?)",
     ),
     (
         "empirical_huge_sample.toml",
@@ -394,7 +395,29 @@ CASES = [
     ("rate_schedule_unordered.toml", "workloads[0]", "rate_schedule: each step's at must come after the one before"),
     ("thinktime_closed_loop.toml", "workloads[0]", "thinktime pauses an open loop's arrivals: give rate_iops or rate"),
     ("replay_without_trace.toml", "workloads[0]", "replay_time_scale needs read_iolog (a trace to replay)"),
+    # issue 38: limits hold for the derived value (a rate in bytes per second is checked as IOPS), and for a run's
+    # total offered arrivals
+    (
+        "rate_bytes_over_limit.toml",
+        "workloads[0]",
+        "rate = 1.25e+14 bytes per second over a mean block size of 4,096 bytes is 3.052e+10 IOPS per job copy, "
+        "more than the 1,000,000,000 (rate_iops's limit)",
+    ),
+    (
+        "rate_schedule_bytes_over_limit.toml",
+        "workloads[0]",
+        "rate_schedule: the step at 1s: rate = 1.25e+14 bytes per second over a mean block size of 4,096 bytes is 3.052e+10 IOPS",
+    ),
+    (
+        "offered_thousands_of_jobs.toml",
+        "workloads",
+        "the workloads offer 4.096e+13 I/Os over the 10s run ('vm1': 4,096 job copies x 1e+09 IOPS), more than the 2,000,000,000",
+    ),
+    ("offered_total_over_limit.toml", "workloads", "the workloads offer 1e+10 I/Os over the 10s run ('vm1': 1,000 job copies x 1e+06 IOPS)"),
 ]
+
+# Files of tests/bad_inputs that must LOAD: what the docs allow and a reader once refused (issue 38)
+LOADS = ["bom_must_load.toml", "utf16_must_load.toml"]
 
 IDS = [name.removesuffix(".toml") if name != "." else "directory" for name, _, _ in CASES]
 
@@ -405,8 +428,8 @@ def _prefix(path, place: str) -> str:
 
 def test_every_bad_input_file_has_a_row():
     files = {p.name for p in BAD.glob("*.toml")}
-    rows = {name for name, _, _ in CASES}
-    assert files - rows == set(), "bad input files without a row in CASES"
+    rows = {name for name, _, _ in CASES} | set(LOADS)
+    assert files - rows == set(), "bad input files without a row in CASES (or LOADS)"
     assert len(files) >= 20
 
 
@@ -663,12 +686,12 @@ _S = "{tmp}/ok.toml"
 
 # (command line, with {tmp} for the test's folder; the one line it must print after "pathsel: error: ")
 COMMAND_CASES = [
-    # /dev/zero never ends: read at most 64 MB
-    (["simulate", "/dev/zero"], "/dev/zero: is more than 64 MB, too large for a scenario file: is it the file you meant?"),
-    (["predict", "/dev/zero"], "/dev/zero: is more than 64 MB, too large for a scenario file"),
-    (["report", "/dev/zero", "-o", "{tmp}/r.html"], "/dev/zero: is more than 64 MB, too large for a scenario file"),
-    (["sweep", "/dev/zero", "--out", "{tmp}/s.csv"], "/dev/zero: is more than 64 MB, too large for a scenario file"),
-    (["validate", "/dev/zero"], "/dev/zero: is more than 64 MB, too large for a validation case file"),
+    # /dev/zero never ends: its first chunk holds a NUL, refused at once (and never more than 64 MB read)
+    (["simulate", "/dev/zero"], "/dev/zero: line 1: not text (a NUL byte: a binary file?)"),
+    (["predict", "/dev/zero"], "/dev/zero: line 1: not text (a NUL byte: a binary file?)"),
+    (["report", "/dev/zero", "-o", "{tmp}/r.html"], "/dev/zero: line 1: not text (a NUL byte: a binary file?)"),
+    (["sweep", "/dev/zero", "--out", "{tmp}/s.csv"], "/dev/zero: line 1: not text (a NUL byte: a binary file?)"),
+    (["validate", "/dev/zero"], "/dev/zero: line 1: not text (a NUL byte: a binary file?)"),
     # numbers on the command line: finite, in range, not a boolean, after unit scaling
     (["simulate", _S, "--duration", "1e308s"], "command line: argument --duration: '1e308s' is more than the 1e6s (11.6 days) pathsel allows"),
     (["simulate", _S, "--duration", "1e308min"], "command line: argument --duration: '1e308min' is more than the 1e6s"),
@@ -787,7 +810,7 @@ def test_hostile_command_lines(argv, line, tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["/dev/zero"], "pathsel: error: /dev/zero: is more than 64 MB, too large for a scenario file"),
+        (["/dev/zero"], "pathsel: error: /dev/zero: line 1: not text (a NUL byte: a binary file?)"),
         (["sims/esxi-latency-testdrive.toml", "--duration", "1e308s"], "pathsel: error: command line: argument --duration: '1e308s'"),
         (["sims/esxi-latency-testdrive.toml", "--policy", "rr", "--policy", "rr"], "pathsel: error: command line: --policy 'rr': is labelled"),
         ([str(BAD / "nested_5000.toml")], f"pathsel: error: {BAD / 'nested_5000.toml'}: line 2: arrays or inline tables nested too deep"),
@@ -880,6 +903,40 @@ def test_a_byte_order_mark_is_accepted(encoding, prefix, tmp_path, capsys):
     assert pathsel.load_scenario(path).runs[0].label == "rr:iops=1"
     assert main(["predict", str(path)]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("name", LOADS)
+@pytest.mark.parametrize(
+    "command",
+    ["load", "simulate", "predict", "report", "sweep", "calibrate", "validate"],
+)
+def test_every_reader_of_scenarios_loads_a_marked_file(name, command, tmp_path, capsys):
+    """Issue 38: calibrate read its scenario on its own (read_text kept the BOM, and tomllib failed); every path
+    that reads a scenario, a validation case or a sweep file now goes through the one reader."""
+    path = BAD / name
+    if command == "load":
+        assert pathsel.load_scenario(path).runs[0].label == "rr:iops=1"
+        return
+    if command == "calibrate":  # read the scenario, then fail on the measured file: its error proves the read
+        empty = tmp_path / "empty.txt"
+        empty.write_bytes(b"")
+        assert main(["calibrate", str(path), "--fit", "service_time", "--measured", str(empty)]) == 2
+        assert capsys.readouterr().err == f"pathsel: error: {empty}: is empty\n"
+        return
+    if command == "validate":  # the failover case, as the editor that adds the mark would save it
+        case = tmp_path / "case.toml"
+        text = (ROOT / "sims" / "validation" / "failover.toml").read_text(encoding="utf-8")
+        case.write_bytes(path.read_bytes()[:3] + text.encode() if name.startswith("bom") else text.encode("utf-16"))
+        assert main(["validate", "--quick", "--engine", "fast", str(case)]) == 0
+        assert "error" not in capsys.readouterr().err
+        return
+    extra = {
+        "simulate": ["--duration", "10ms"],
+        "report": ["--duration", "10ms", "-o", str(tmp_path / "r.html")],
+        "sweep": ["--duration", "10ms", "--replications", "1", "--out", str(tmp_path / "s.csv")],
+    }.get(command, [])
+    assert main([command, str(path), *extra]) == 0
+    assert "error" not in capsys.readouterr().err
 
 
 def test_a_huge_value_is_quoted_short(tmp_path, capsys):

@@ -4,12 +4,15 @@ The fast engine replays the reference model event for event with the same
 random streams, so for the same seed the whole JSON result (IOPS, every
 percentile, per-path shares, time series sums, policy events, device config)
 must be identical, random service times and faults included. A table of
-hand-written scenarios covers each feature; Hypothesis draws more.
+hand-written scenarios covers each feature; Hypothesis draws more, among them
+two hosts with different NUMA node counts (issue 38: a one-node host beside a
+two-node one once printed a second node's current_path on the fast engine).
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -733,6 +736,29 @@ def test_engines_agree_on_random_scenarios(case):
     sc = pathsel.loads_scenario(case.toml)
     fast, ref = _both(sc, [_builtin(case.policy)])
     assert _json(fast) == _json(ref)
+
+
+NUMA_POLICIES = ["nvme:numa", "nvme:round-robin", "dm:io-affinity"]
+
+
+def _nodes_printed(config: str) -> int:
+    """How many NUMA nodes an nvme current_path names: ``current_path=NAME`` is one, ``[node0:..., node1:...]`` each."""
+    listed = config.partition("current_path=")[2]
+    return len(re.findall(r"(?:\[|, )node\d+:", listed)) if listed.startswith("[") else 1
+
+
+@SETTINGS
+@given(cases(numa="mixed", policy="nvme:numa"))
+def test_engines_agree_on_mixed_numa_hosts(case):
+    """Issue 38: a host with 2-3 NUMA nodes beside a one-node host, the policies with per-node state: the whole JSON
+    (device_config too) is the same on both engines, and each host's current_path lists its own nodes."""
+    sc = pathsel.loads_scenario(case.toml)
+    fast, ref = _both(sc, NUMA_POLICIES)
+    assert _json(fast) == _json(ref)
+    nodes = {h.name: h.numa_nodes for h in sc.model.hosts}
+    for run in fast.runs:
+        if run.policy.startswith("nvme:"):
+            assert {h: _nodes_printed(c) for h, c in run.metrics.config_strings.items()} == nodes
 
 
 def test_auto_engine_choice():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
 
 import pytest
 
@@ -153,6 +154,40 @@ def test_import_cli_writes_the_file_and_lists_what_to_fill(tmp_path, capsys):
     w = sc.model.workloads[0]
     assert (w.rw, w.bs, w.iodepth, sc.model.hosts[0].name) == ("randwrite", ((32768, 100.0),), 32, "esx7")
     assert main(["simulate", str(out), "--duration", "0.05", "-q"]) == 0
+
+
+def test_imported_file_keeps_its_layout():
+    # written through tomlkit (issue 38): the same keys in the same order, and the FILL IN comments beside them
+    imp = import_outputs("esxcli", [DATA / "esxcli-nmp-device-list.txt", DATA / "esxcli-core-path-list.txt"], devices=[NAA1])
+    doc = tomllib.loads(imp.text)
+    assert list(doc) == ["name", "source", "protocol", "duration", "arrays", "replication", "hosts", "paths", "workloads", "policies"]
+    assert list(doc["paths"][0]) == ["name", "array", "alua", "one_way_latency"]
+    lines = imp.text.splitlines()
+    assert lines[0].startswith("# Imported by `pathsel import esxcli ") and "# FILL IN marks what the output cannot tell" in imp.text
+    assert "concurrency = 64  # FILL IN: I/Os the array serves at once (--fit concurrency)" in lines
+    assert 'one_way_latency = "50us"  # FILL IN: host to array, one way, per frame (--fit one_way_latency)' in lines
+    assert imp.text.count('# bandwidth = "16Gbit"  # FILL IN:') == len(doc["paths"]) == 8
+    assert "[[paths]]  # WWNN: 52:4a:93:7a:8f:0a:2b:00 WWPN: 52:4a:93:7a:8f:0a:2b:10" in lines
+
+
+@pytest.mark.parametrize("host", ["esx\nseed = 666", 'a"b', "x\u2028[[hosts]]", "tab\there", "#not a comment"])
+def test_a_host_name_is_one_toml_value(host):
+    imp = import_outputs("nvme", [DATA / "nvme-list-subsys.txt"], host=host)
+    doc = tomllib.loads(imp.text)
+    assert [h["name"] for h in doc["hosts"]] == [host] and "seed" not in doc
+    assert imp.scenario.model.hosts[0].name == host
+    assert len(imp.text.splitlines()) == len(pathsel.systems.import_outputs("nvme", [DATA / "nvme-list-subsys.txt"], host="h").text.splitlines())
+
+
+def test_imported_write_never_overwrites_a_capture(tmp_path):
+    capture = tmp_path / "subsys.txt"
+    capture.write_bytes((DATA / "nvme-list-subsys.txt").read_bytes())
+    imp = import_outputs("nvme", [capture])
+    with pytest.raises(pathsel.ScenarioError, match="is one of this command's inputs"):
+        imp.write(capture)
+    assert capture.read_bytes() == (DATA / "nvme-list-subsys.txt").read_bytes()
+    imp.write(tmp_path / "site.toml")
+    assert pathsel.load_scenario(tmp_path / "site.toml").runs[0].policy.text == "nvme:numa"
 
 
 def test_import_to_stdout(capsys):

@@ -505,3 +505,52 @@ def test_every_table_states_its_one_time_unit(mixed):
         timed = [h for h in re.split(r"\s{2,}", header) if h.startswith(("mean", "p50", "p99", "max"))]
         assert timed and all(h.endswith("(ms)") for h in timed), header
         assert "_us" not in table
+
+
+# -- issue 38: offered load at the limits: a rate in bytes per second is checked as IOPS, a run's arrivals summed ---
+
+_OPEN_LOOP = """
+duration = {duration}
+[[arrays]]
+name = "a"
+[[paths]]
+name = "p0"
+array = "a"
+one_way_latency = "50us"
+[[workloads]]
+name = "vm1"
+{workload}
+"""
+
+# (the workload's keys, the duration, its rate_iops once loaded: None for a closed loop)
+OFFERED = [
+    ('rate = "8Tbit"\nbs = "1k"', '"0.1s"', 1e12 / 1024),  # 9.8e8 IOPS: under 1e9 once divided by bs
+    ("rate_iops = 1e9", '"2s"', 1e9),  # 2e9 arrivals: the limit itself
+    ("numjobs = 2000\nrate_iops = 1e5", '"10s"', 1e5),  # 2,000 copies: 2e9 arrivals
+    ('rate_iops = 5\nrate_schedule = [{at = "8.1s", rate_iops = 1e9}]', '"10s"', 5.0),  # 1.9e9 + 40.5 arrivals
+    ("numjobs = 4096", '"1e6s"', None),  # a closed loop offers nothing: its array paces it
+]
+
+
+@pytest.mark.parametrize(("workload", "duration", "rate_iops"), OFFERED, ids=[w.split("\n")[-1] for w, _, _ in OFFERED])
+def test_offered_load_at_the_limits_loads(workload, duration, rate_iops):
+    sc = pathsel.loads_scenario(_OPEN_LOOP.format(duration=duration, workload=workload))
+    got = sc.model.workloads[0].rate_iops
+    assert got == (pytest.approx(rate_iops) if rate_iops is not None else None)
+
+
+@pytest.mark.parametrize(
+    ("workload", "duration", "problem"),
+    [
+        ("numjobs = 2001\nrate_iops = 1e5", '"10s"', "the workloads offer 2.001e+09 I/Os over the 10s run"),
+        ('rate = "8Tbit"\nbs = "999"', '"0.1s"', "is 1.001e+09 IOPS per job copy"),  # just past 1e9
+        ('ramp_time = "1s"\nrate_iops = 2e8', '"9s"', "the workloads offer 2e+09 I/Os over the 10s run"),
+    ],
+)
+def test_offered_load_just_past_the_limits_is_refused(workload, duration, problem):
+    text = _OPEN_LOOP.format(duration=duration, workload=workload)
+    if "ramp_time" in workload:  # exactly at the limit with its ramp: one more I/O per second is past it
+        text = text.replace("2e8", "200000001")
+    with pytest.raises(pathsel.ScenarioError) as info:
+        pathsel.loads_scenario(text)
+    assert problem in info.value.problem, info.value.problem

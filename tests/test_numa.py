@@ -185,3 +185,142 @@ def test_a_remote_adapter_costs_the_penalty_once_per_attempt():
     assert local1 == pytest.approx(fixed_local, abs=1e-9) and local1 == pytest.approx(local0, abs=1e-6)  # both local
     (a, b) = lat(0, 'numa_penalty = "3us"')
     assert b - a == pytest.approx(3 * 1.1, abs=1e-6)
+
+
+# -- issue 38: a one-node host beside a host with more nodes ------------------------------------------------------
+# The kernel keeps head->current_path[node] for each node of the machine it runs on (drivers/nvme/host/multipath.c,
+# for_each_node), so a one-node host has one current path and prints current_path=NAME, and a host prints as many
+# nodes as it has, whatever another host of the scenario has. The fast engine once sized this by the run's most
+# nodes and printed "[node0:..., node1:none]" on the one-node host.
+MIXED = """
+name = "mixed-numa"
+seed = 11
+duration = "60ms"
+protocol = "nvme"
+
+[[arrays]]
+name = "a"
+concurrency = 8
+service_time = {{ dist = "exponential", mean = "50us" }}
+
+[[hosts]]
+name = "big"
+numa_nodes = {big}
+detection = "0s"
+
+[[hosts]]
+name = "small"
+numa_nodes = {small}
+detection = "0s"
+
+[[paths]]
+name = "nvme0-a"
+host = "big"
+array = "a"
+one_way_latency = "20us"
+
+[[paths]]
+name = "nvme0-b"
+host = "big"
+array = "a"
+one_way_latency = "20us"
+numa_node = 1
+
+[[paths]]
+name = "nvme0-c"
+host = "big"
+array = "a"
+one_way_latency = "20us"
+alua = "ANO"
+numa_node = 1
+
+[[paths]]
+name = "nvme1-local-1"
+host = "small"
+array = "a"
+one_way_latency = "20us"
+
+[[paths]]
+name = "nvme1-remote-1"
+host = "small"
+array = "a"
+one_way_latency = "20us"
+alua = "ANO"
+
+[[workloads]]
+name = "w0"
+host = "big"
+iodepth = 2
+
+[[workloads]]
+name = "w1"
+host = "big"
+iodepth = 2
+numa_node = 1
+
+[[workloads]]
+name = "w2"
+host = "small"
+iodepth = 2
+{faults}
+"""
+
+# nvme0-a turns ANO halfway: round-robin's cursor on each node then settles on nvme0-b, the one optimized path left,
+# so the final text does not depend on how many I/Os each node issued
+A_TO_ANO = """
+[[faults]]
+at = "30ms"
+what = "alua"
+path = "nvme0-a"
+host = "big"
+state = "ANO"
+"""
+IOA = "policy='io-affinity 0' prio=50 status=active [2 groups, group_by_prio, failback=manual]"
+
+# (big host's nodes, small host's nodes, policy, faults, big's device_config, small's)
+MIXED_CASES = [
+    (2, 1, "nvme:numa", "", "iopolicy=numa current_path=[node0:nvme0-a, node1:nvme0-b]", "iopolicy=numa current_path=nvme1-local-1"),
+    (
+        2,
+        1,
+        "nvme:round-robin",
+        A_TO_ANO,
+        "iopolicy=round-robin current_path=[node0:nvme0-b, node1:nvme0-b]",
+        "iopolicy=round-robin current_path=nvme1-local-1",
+    ),
+    (2, 1, "nvme:numa", A_TO_ANO, "iopolicy=numa current_path=[node0:nvme0-b, node1:nvme0-b]", "iopolicy=numa current_path=nvme1-local-1"),
+    (2, 1, "dm:io-affinity", "", IOA, IOA),
+    # three nodes beside two: each prints its own; a node nothing ran on has no current path
+    (
+        3,
+        2,
+        "nvme:numa",
+        "",
+        "iopolicy=numa current_path=[node0:nvme0-a, node1:nvme0-b, node2:none]",
+        "iopolicy=numa current_path=[node0:nvme1-local-1, node1:none]",
+    ),
+    (
+        3,
+        2,
+        "nvme:round-robin",
+        A_TO_ANO,
+        "iopolicy=round-robin current_path=[node0:nvme0-b, node1:nvme0-b, node2:none]",
+        "iopolicy=round-robin current_path=[node0:nvme1-local-1, node1:none]",
+    ),
+    (1, 1, "nvme:numa", "", "iopolicy=numa current_path=nvme0-a", "iopolicy=numa current_path=nvme1-local-1"),
+]
+
+
+@pytest.mark.parametrize(
+    ("big", "small", "policy", "faults", "want_big", "want_small"),
+    MIXED_CASES,
+    ids=[f"{c[0]}+{c[1]}-nodes-{c[2]}{'-a-to-ANO' if c[3] else ''}" for c in MIXED_CASES],
+)
+def test_each_host_prints_its_own_nodes_on_both_engines(big, small, policy, faults, want_big, want_small):
+    text = MIXED.format(big=big, small=small, faults=faults)
+    if big == 1:  # one node: every path and workload on node 0
+        text = text.replace("numa_node = 1\n", "")
+    sc = pathsel.loads_scenario(text, "mixed")
+    for engine in ("fast", "reference"):
+        (run,) = pathsel.simulate(sc, policies=[policy], engine=engine).runs
+        assert run.metrics.config_strings == {"big": want_big, "small": want_small}, engine

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -70,8 +71,8 @@ def test_batch_prints_a_snapshot_per_refresh(capsys):
     out = capsys.readouterr().out
     assert code == 0
     heads = re.findall(r"^ +([\d.]+) s of 2 s", out, re.M)
-    assert heads == ["0.50", "1.00", "1.50"]
-    assert out.count("nvme0c1n1") == 3 and "active/passive (MRU)" in out
+    assert heads == ["0.50", "1.00", "1.50", "2.00"]  # every refresh before the end, then the end
+    assert out.count("nvme0c1n1") == 4 and "active/passive (MRU)" in out
     # another policy, by spec; a bad one is a located error
     assert main(["top", str(SIMS / "fast-failover.toml"), "--batch", "-d", "0.5", "--duration", "1", "--policy", "round robin"]) == 0
     assert "round robin" in capsys.readouterr().out
@@ -83,9 +84,132 @@ def test_batch_with_a_speed_follows_the_wall_clock(capsys):
     start = time.monotonic()
     assert main(["top", str(SIMS / "fast-failover.toml"), "--batch", "--speed", "2", "-d", "0.5", "--duration", "4"]) == 0
     took = time.monotonic() - start
-    # refreshes at 1, 2 and 3 s of simulated time: 2 s apart at speed 2 is 1 s of wall clock
-    assert took >= 0.95, took
-    assert capsys.readouterr().out.count("pathsel top") == 3
+    # refreshes at 1, 2 and 3 s of simulated time and the final one at 4: 3 s after the first at speed 2 is 1.5 s
+    assert took >= 1.45, took
+    assert capsys.readouterr().out.count("pathsel top") == 4
+
+
+# (duration, -d): the rule is a snapshot at every refresh strictly before the end of the run, then a final one at
+# the end, ceil(end / refresh) in all; a run shorter than a refresh prints one (fast-failover has no ramp: end = duration)
+BATCH_COUNTS = [
+    ("2", "0.5", ["0.50", "1.00", "1.50", "2.00"]),
+    ("1", "0.3", ["0.30", "0.60", "0.90", "1.00"]),
+    ("0.7", "0.25", ["0.25", "0.50", "0.70"]),
+    ("2", "5", ["2.00"]),
+    ("0.1", "1", ["0.10"]),
+    ("1", "1", ["1.00"]),
+]
+
+
+@pytest.mark.parametrize(("duration", "delay", "heads"), BATCH_COUNTS)
+def test_batch_prints_ceil_of_end_over_refresh_snapshots_the_last_at_the_end(capsys, duration, delay, heads):
+    assert main(["top", str(SIMS / "fast-failover.toml"), "--batch", "-d", delay, "--duration", duration]) == 0
+    out = capsys.readouterr().out
+    assert re.findall(r"^ +([\d.]+) s of [\d.]+ s", out, re.M) == heads
+    assert len(heads) == math.ceil(float(duration) / float(delay) - 1e-9)
+
+
+@pytest.mark.parametrize(("duration", "delay"), [("2", "0.5"), ("0.7", "0.25"), ("2", "5")])
+def test_batch_snapshots_cover_the_whole_run(monkeypatch, duration, delay):
+    """The final snapshot's rates cover the rest of the run: CMDS/s x step over every snapshot is every completion."""
+    import io
+
+    import pathsel.top as top_module
+
+    seen = []
+    real = top_module.text_view
+    monkeypatch.setattr(top_module, "text_view", lambda label, snap, *a, **k: (seen.append(snap), real(label, snap, *a, **k))[1])
+    sc = pathsel.load_scenario(SIMS / "fast-failover.toml")
+    run = pick_run(sc, None)
+    assert top_module.run_top(sc, run, speed=None, refresh=float(delay), batch=True, duration=float(duration), out=io.StringIO()) == 0
+    model = compile_model(sc, run, duration=float(duration))
+    metrics = run_fast(model, run.policy)
+    assert seen[-1].now == model.end
+    assert sum(s.step for s in seen) == pytest.approx(model.end)
+    assert sum(s.cmds * s.step for s in seen) == pytest.approx(metrics.ts_ios.sum())
+
+
+def test_the_final_snapshot_on_the_reference_engine(monkeypatch):
+    """A Python policy (a validation case's random split) runs on the reference engine: the same rule, the same sums."""
+    import io
+
+    import pathsel.top as top_module
+    from pathsel.engine import run_reference
+    from pathsel.studies.validate import case_of
+
+    seen = []
+    real = top_module.text_view
+    monkeypatch.setattr(top_module, "text_view", lambda label, snap, *a, **k: (seen.append(snap), real(label, snap, *a, **k))[1])
+    sc = case_of(SIMS / "validation" / "mva-single-server.toml").runnable_scenario
+    run = pick_run(sc, None)
+    assert top_module.run_top(sc, run, speed=None, refresh=0.3, batch=True, duration=1.0, out=io.StringIO()) == 0
+    model = compile_model(sc, run, duration=1.0)
+    assert [round(s.now, 6) for s in seen] == [0.3, 0.6, 0.9, model.end]
+    assert sum(s.cmds * s.step for s in seen) == pytest.approx(run_reference(model, run.policy).ts_ios.sum())
+
+
+# top's pacing values: each bad one is one located line on stderr and exit status 2, never a traceback
+BAD_TOP_ARGS = [
+    (["--speed", "1e-300"], "--speed: must be between 1e-06 and 1e+06"),
+    (["--speed", "1e300"], "--speed: must be between 1e-06 and 1e+06"),
+    (["--speed", "0"], "--speed: must be > 0 and finite"),
+    (["--speed", "-1"], "--speed: must be > 0 and finite"),
+    (["--speed", "nan"], "--speed: must be > 0 and finite"),
+    (["--speed", "inf"], "--speed: must be > 0 and finite"),
+    (["--speed", "fast"], "--speed: 'fast' is not a number"),
+    (["-d", "0"], "--delay: must be > 0"),
+    (["-d", "-1"], "--delay: must be > 0"),
+    (["-d", "nan"], "--delay: must be finite"),
+    (["-d", "inf"], "--delay: must be finite"),
+    (["-d", "1e300"], "--delay: '1e300' is more than"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), BAD_TOP_ARGS)
+def test_bad_pacing_values_are_one_located_line(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit:
+        main(["top", "--batch", "--duration", "0.01", *argv])
+    assert exit.value.code == 2
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pathsel: error: command line: argument"), err
+    assert message in lines[0] and out == ""
+
+
+def test_the_tiny_speed_that_gave_a_traceback_is_one_line_from_the_real_command():
+    proc = subprocess.run(
+        [sys.executable, "-m", "pathsel.cli", "top", "--batch", "--speed", "1e-300", "--duration", "0.01"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [
+        "pathsel: error: command line: argument --speed: must be between 1e-06 and 1e+06 simulated seconds per wall-clock second, got '1e-300'"
+    ]
+
+
+def test_the_slowest_speed_paces_without_overflowing_sleep(monkeypatch):
+    """At the slowest --speed a wait is far past what time.sleep takes at once: it is slept in short naps."""
+    import io
+
+    import pathsel.top as top_module
+
+    now = [0.0]
+    naps = []
+
+    def sleep(s):
+        assert 0 < s <= top_module._NAP
+        naps.append(s)
+        now[0] += 1e6 if len(naps) % 2 else s  # the clock leaps: keep the test short
+
+    monkeypatch.setattr(top_module.time, "sleep", sleep)
+    sc = pathsel.load_scenario(SIMS / "fast-failover.toml")
+    code = top_module.run_top(
+        sc, pick_run(sc, None), speed=top_module.SPEED_MIN, refresh=1.0, batch=True, duration=0.01, out=io.StringIO(), clock=lambda: now[0]
+    )
+    assert code == 0 and naps
 
 
 def test_without_a_terminal_it_says_to_use_batch(capsys):

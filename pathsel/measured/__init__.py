@@ -10,10 +10,10 @@ format = "fio", op = "write" }``, :mod:`pathsel.model.distributions`).
 
 from __future__ import annotations
 
-import json
+import math
 from pathlib import Path
 
-from .base import METRICS, Figure, MeasureError, Measurement, read_text
+from .base import METRICS, Figure, MeasureError, Measurement, figure, json_document, read_text
 from .esxtop import is_esxtop, read_esxtop
 from .fio import fio_latency_table, fio_measurement, is_fio, load_fio
 from .iostat import is_iostat, read_iostat
@@ -48,29 +48,41 @@ def _detect(text: str) -> str:
 
 def _pathsel(text: str, source: str) -> list[Measurement]:
     """``pathsel simulate --json``: one Measurement per run (its label is the run it measured)."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise MeasureError(source, f"line {e.lineno}, column {e.colno}", f"not valid JSON ({e.msg})") from None
+    doc = json_document(text, source)
     runs = doc.get("runs") if isinstance(doc, dict) else None
     if not isinstance(runs, list) or not runs:
         raise MeasureError(source, "runs", "missing or empty: not pathsel simulate --json output")
     out = []
     for i, run in enumerate(runs):
         place = f"runs[{i}]"
+        if not isinstance(run, dict):
+            raise MeasureError(source, place, "not a pathsel run (not a JSON object)")
         try:
             lat = run["latency_us"]
             figures = [
-                Figure("iops", float(run["iops"]), where=f"{place}.iops"),
-                Figure("mean", float(lat["mean"]) * 1e-6, where=f"{place}.latency_us.mean"),
-                Figure("p99", float(lat["p99"]) * 1e-6, where=f"{place}.latency_us.p99"),
+                figure(source, "iops", _float(run["iops"]), where=f"{place}.iops"),
+                figure(source, "mean", _float(lat["mean"]) * 1e-6, where=f"{place}.latency_us.mean"),
+                figure(source, "p99", _float(lat["p99"]) * 1e-6, where=f"{place}.latency_us.p99"),
             ]
-            for p in run.get("paths", []):
-                if p.get("ios", 0) > 0:
-                    figures.append(Figure("iops", float(p["iops"]), path=p["name"], where=f"{place}.paths"))
-                    figures.append(Figure("mean", float(p["latency_us"]["mean"]) * 1e-6, path=p["name"], where=f"{place}.paths"))
-        except (KeyError, TypeError, ValueError) as e:
-            raise MeasureError(source, place, f"not a pathsel run ({e})") from None
+            paths = run.get("paths", [])
+            if not isinstance(paths, list):
+                raise TypeError("paths is not a list")
+            seen: set[str] = set()
+            for k, p in enumerate(paths):
+                ios = p.get("ios", 0)
+                if isinstance(ios, bool) or not isinstance(ios, (int, float)) or not ios >= 0:
+                    raise MeasureError(source, f"{place}.paths[{k}].ios", f"must be a count >= 0, got {str(ios)[:40]!r}")
+                if ios > 0:
+                    name = str(p["name"])
+                    if name in seen:  # the second would never be read: Measurement.get finds the first
+                        raise MeasureError(source, f"{place}.paths[{k}].name", f"path {name[:60]!r} is listed twice")
+                    seen.add(name)
+                    figures.append(figure(source, "iops", _float(p["iops"]), path=name, where=f"{place}.paths[{k}].iops"))
+                    figures.append(
+                        figure(source, "mean", _float(p["latency_us"]["mean"]) * 1e-6, path=name, where=f"{place}.paths[{k}].latency_us.mean")
+                    )
+        except (KeyError, TypeError, AttributeError) as e:
+            raise MeasureError(source, place, f"not a pathsel run ({type(e).__name__}: {str(e)[:60]})") from None
         out.append(
             Measurement(
                 source,
@@ -81,6 +93,16 @@ def _pathsel(text: str, source: str) -> list[Measurement]:
             )
         )
     return out
+
+
+def _float(value: object) -> float:
+    """A JSON number as a float: inf past float's range (figure() refuses it), TypeError for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{str(value)[:40]!r} is not a number")
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def read_measurements(

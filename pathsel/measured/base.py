@@ -4,16 +4,27 @@ Every reader in :mod:`pathsel.measured` returns :class:`Measurement` objects
 and raises :class:`MeasureError` for a file it cannot read: the file, the
 place (``line 12``, or a key path such as ``jobs[0].write.clat_ns`` in JSON)
 and the problem, one line. Latencies are seconds, IOPS per second.
+
+Every file is read through :func:`pathsel.textread.read_capped` (64 MiB at most; binary files, NUL bytes and
+``/dev/zero`` refused). Every number a file gives is checked where it is read: finite (``float()`` also reads
+"nan", "inf" and "1e400"), not negative, a count whole and at most fio's 2^64 - 1, an IOPS figure at most
+:data:`MAX_IOPS` and a latency at most :data:`MAX_LATENCY`; a figure of 0 is refused where it is made
+(:func:`figure`). A name or a JSON key given twice is refused, not read as whichever came last.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MeasureError", "Figure", "Measurement", "read_text", "METRICS"]
+from ..limits import MAX_RATE_IOPS
+from ..textread import TextReadError, read_capped
+from ..units import MAX_DURATION
+
+__all__ = ["MeasureError", "Figure", "Measurement", "read_text", "METRICS", "MAX_IOPS", "MAX_LATENCY", "figure", "json_document"]
 
 # The figures calibration compares, and what each means.
 METRICS = {
@@ -21,6 +32,12 @@ METRICS = {
     "mean": "mean latency (s)",
     "p99": "99th percentile latency (s)",
 }
+
+
+# The largest figures a file may give: what a scenario can offer one job copy, and its longest delay. More is a
+# typo or a hostile file (1e300), and would overflow the sums and averages calibration takes.
+MAX_IOPS = MAX_RATE_IOPS
+MAX_LATENCY = MAX_DURATION
 
 
 class MeasureError(ValueError):
@@ -81,22 +98,64 @@ class Measurement:
 
 
 def read_text(path: str | Path, source: str | None = None) -> str:
-    """A measurement file's text: UTF-8, or UTF-16 with a byte-order mark (PowerShell's ``>``); ANSI colours kept."""
+    """A measurement file's text: UTF-8, or UTF-16 with a byte-order mark (PowerShell's ``>``); ANSI colours kept.
+
+    Read through :func:`pathsel.textread.read_capped` (at most 64 MiB: ``/dev/zero`` and binary files are one
+    located message); every failure is a MeasureError naming the file.
+    """
     source = source if source is not None else str(path)
     try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise MeasureError(source, "", "no such file") from None
-    except IsADirectoryError:
-        raise MeasureError(source, "", "is a directory, not a measurement file") from None
-    except OSError as e:
-        raise MeasureError(source, "", f"cannot read: {e.strerror or e}") from None
-    encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
+        return read_capped(path, what="measurement file")
+    except TextReadError as e:
+        raise MeasureError(source, e.place, e.problem) from None
+
+
+def figure(
+    source: str, metric: str, value: float, stderr: float | None = None, path: str | None = None, where: str = "", place: str | None = None
+) -> Figure:
+    """A :class:`Figure`, or a MeasureError located at ``place`` (default ``where``) when the file's value is 0,
+    negative, not finite or past :data:`MAX_IOPS` / :data:`MAX_LATENCY` (calibration divides by it and compares
+    logarithms)."""
+    high = MAX_IOPS if metric == "iops" else MAX_LATENCY
+    if not (math.isfinite(value) and 0 < value <= high):
+        unit = "IOPS" if metric == "iops" else "s"
+        shown = f"{value:,.6g} {unit}" if metric == "iops" else f"{value:.6g} s"
+        who = f"path {path!r}: " if path is not None else ""
+        raise MeasureError(
+            source, where if place is None else place, f"{who}{METRICS[metric]} is {shown}: a figure must be > 0 and at most {high:g} {unit}"
+        )
+    if stderr is not None and not (math.isfinite(stderr) and stderr >= 0):
+        stderr = None  # its spread unknown: calibration falls back to the default noise
+    return Figure(metric, value, stderr, path, where)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def json_document(body: str, source: str, first_line: int = 1) -> Any:
+    """``body`` parsed as JSON, every failure a located MeasureError: not JSON, a key given twice in one object
+    (json keeps the last silently: a figure read from the wrong one), numbers too long to read, nesting too deep.
+    ``first_line``: the file's line where ``body`` starts."""
     try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise MeasureError(source, f"line {line}", f"not text (byte 0x{data[e.start]:02x})") from None
-    if not text.strip():
-        raise MeasureError(source, "", "is empty")
-    return text
+        return json.loads(body, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as e:
+        cut = e.pos >= len(body.rstrip())  # the parser ran out of text: a truncated file
+        why = "the JSON ends early (cut short?)" if cut else f"not valid JSON ({e.msg})"
+        raise MeasureError(source, f"line {e.lineno + first_line - 1}, column {e.colno}", why) from None
+    except _DuplicateKey as e:
+        raise MeasureError(source, "", f"the key {e.key[:60]!r} appears twice in one JSON object: which one was measured?") from None
+    except ValueError as e:  # an integer of thousands of digits (int's str limit)
+        raise MeasureError(source, "", f"not readable JSON ({e})") from None
+    except RecursionError:
+        raise MeasureError(source, "", "JSON nested too deep to read (hundreds of levels)") from None

@@ -39,7 +39,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .base import Figure, MeasureError, Measurement
+from ..limits import MAX_OUTSTANDING
+from .base import MAX_IOPS, MAX_LATENCY, Figure, MeasureError, Measurement, figure
 
 __all__ = ["read_esxtop", "is_esxtop", "COUNTERS"]
 
@@ -57,6 +58,26 @@ _RUNTIME = re.compile(r"vmhba\d+:C\d+:T\d+:L\d+")
 _DEVICE_OBJECT = "Physical Disk SCSI Device"
 
 
+# the largest value each counter may take: IOPS as a scenario's rate, latencies (ms) as its longest delay,
+# ACTV and QUED as the I/Os it keeps outstanding
+_HIGHEST = {
+    "CMDS/s": MAX_IOPS,
+    "DAVG": MAX_LATENCY * 1e3,
+    "KAVG": MAX_LATENCY * 1e3,
+    "GAVG": MAX_LATENCY * 1e3,
+    "ACTV": float(MAX_OUTSTANDING),
+    "QUED": float(MAX_OUTSTANDING),
+}
+
+
+def _cells(line: str, source: str, n: int) -> list[str]:
+    """One CSV line's cells; a cell past csv's field size limit (131,072 characters) is a located message."""
+    try:
+        return next(csv.reader(io.StringIO(line)), [])
+    except csv.Error as e:
+        raise MeasureError(source, f"line {n}", f"not CSV esxtop writes ({e})") from None
+
+
 def is_esxtop(text: str) -> bool:
     return text.lstrip('\ufeff"').startswith("(PDH-CSV")
 
@@ -65,9 +86,9 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
     """The busiest device's figures (or ``device``'s), with per-path figures where the file has them."""
     lines = text.splitlines()
     if not lines or not is_esxtop(lines[0]):
-        first = next(iter(csv.reader([lines[0]])), [""])[0] if lines else ""
+        first = lines[0].split(",", 1)[0].strip('"') if lines else ""
         raise MeasureError(source, "line 1", f'not esxtop batch output: the first cell is {first[:40]!r}, not "(PDH-CSV 4.0) ..."')
-    header = next(csv.reader([lines[0]]))
+    header = _cells(lines[0], source, 1)
     columns: dict[tuple[str, str, str], int] = {}  # (kind, name, short counter) -> column
     for c, cell in enumerate(header[1:], 1):
         m = _COLUMN.match(cell.strip())
@@ -75,10 +96,20 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
             continue
         obj, inst, counter = m.group("object").strip(), m.group("instance"), COUNTERS[m.group("counter")]
         if obj == _DEVICE_OBJECT:
-            columns[("device", inst, counter)] = c
+            key = ("device", inst, counter)
         elif "Path" in obj and (rt := _RUNTIME.search(inst)):
             dev = inst[: rt.start()].rstrip("-: ")
-            columns[("path", (dev + "|" if dev else "") + rt.group(0), counter)] = c
+            key = ("path", (dev + "|" if dev else "") + rt.group(0), counter)
+        else:
+            continue
+        if key in columns:  # two columns for one counter: whichever came last would win, silently
+            raise MeasureError(
+                source,
+                "line 1",
+                f"columns {columns[key] + 1} and {c + 1} are both {key[0]} {key[1].replace('|', ' ')[:80]!r}'s {m.group('counter')}: "
+                "one capture per file",
+            )
+        columns[key] = c
     devices = sorted({name for kind, name, counter in columns if kind == "device" and counter == "CMDS/s"})
     if not devices:
         raise MeasureError(
@@ -87,10 +118,11 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
             f"no '{_DEVICE_OBJECT}(...)\\Commands/sec' columns: capture the disk device screen (esxtop -b with the u screen's counters)",
         )
     rows: list[list[str]] = []
+    row_lines: list[int] = []  # the file's line of each row (blank lines skipped)
     for n, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
-        cells = next(csv.reader(io.StringIO(line)))
+        cells = _cells(line, source, n)
         if len(cells) != len(header):
             raise MeasureError(
                 source,
@@ -98,19 +130,26 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
                 f"{len(cells)} values, the header (line 1) has {len(header)}" + (" (the file is cut short?)" if len(cells) < len(header) else ""),
             )
         rows.append(cells)
+        row_lines.append(n)
     if not rows:
         raise MeasureError(source, "line 2", "no samples after the header (esxtop -b -n N writes one line per sample)")
 
     def series(col: int) -> np.ndarray:
+        counter = COUNTERS.get(header[col].rsplit("\\", 1)[-1], "")
+        high = _HIGHEST.get(counter, MAX_IOPS)
         out = np.empty(len(rows))
         for i, cells in enumerate(rows):
             text_value = cells[col].strip()
+            shown = repr(text_value) if len(text_value) <= 40 else repr(text_value[:37] + "...")
             try:
                 out[i] = float(text_value) if text_value else 0.0
             except ValueError:
-                raise MeasureError(source, f"line {i + 2}", f"column {col + 1} ({header[col][-60:]}): {text_value!r} is not a number") from None
-            if not math.isfinite(out[i]) or out[i] < 0:
-                raise MeasureError(source, f"line {i + 2}", f"column {col + 1} ({header[col][-60:]}): {text_value!r} is not a number >= 0")
+                raise MeasureError(source, f"line {row_lines[i]}", f"column {col + 1} ({header[col][-60:]}): {shown} is not a number") from None
+            # float() reads "nan", "inf" and "1e400" (inf) too; 1e300 overflows the weighted means
+            if not (math.isfinite(out[i]) and 0 <= out[i] <= high):
+                raise MeasureError(
+                    source, f"line {row_lines[i]}", f"column {col + 1} ({header[col][-60:]}): {shown} is not a number >= 0 and at most {high:g}"
+                )
         return out
 
     busy = {d: float(series(columns[("device", d, "CMDS/s")]).mean()) for d in devices}
@@ -151,8 +190,9 @@ def _figures(
     if cmds.mean() <= 0:
         return figures, details
     stderr = float(cmds.std(ddof=1) / math.sqrt(len(cmds))) if len(cmds) > 1 else None
-    figures.append(Figure("iops", float(cmds.mean()), stderr or None, path=path, where="Commands/sec"))
+    figures.append(figure(source, "iops", float(cmds.mean()), stderr or None, path=path, where="Commands/sec", place=""))
     latency = details.get("DAVG") if path is not None else details.get("GAVG", details.get("DAVG"))
     if latency:
-        figures.append(Figure("mean", latency * 1e-3, path=path, where="DAVG" if path is not None or "GAVG" not in details else "GAVG"))
+        what = "DAVG" if path is not None or "GAVG" not in details else "GAVG"
+        figures.append(figure(source, "mean", latency * 1e-3, path=path, where=what, place=""))
     return figures, details

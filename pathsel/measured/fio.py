@@ -23,13 +23,13 @@ synchronous I/O engine ...``); they are skipped.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
 import numpy as np
 
-from .base import Figure, MeasureError, Measurement
+from ..limits import MAX_MEASURED_COUNT
+from .base import MAX_IOPS, MAX_LATENCY, MeasureError, Measurement, figure, json_document
 
 __all__ = ["load_fio", "fio_latency_table", "fio_measurement", "is_fio", "FIO_OPS"]
 
@@ -46,14 +46,7 @@ def load_fio(text: str, source: str) -> dict[str, Any]:
     start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("{")), None)
     if start is None:
         raise MeasureError(source, "line 1", "no JSON object: not fio --output-format=json output")
-    body = "".join(lines[start:])
-    try:
-        doc = json.loads(body)
-    except json.JSONDecodeError as e:
-        line = e.lineno + start
-        cut = e.pos >= len(body.rstrip())  # the parser ran out of text: a truncated file
-        why = "the JSON ends early (cut short?)" if cut else f"not valid JSON ({e.msg})"
-        raise MeasureError(source, f"line {line}, column {e.colno}", why) from None
+    doc = json_document("".join(lines[start:]), source, start + 1)
     if not isinstance(doc, dict):
         raise MeasureError(source, "", "not fio --output-format=json output (not a JSON object)")
     jobs = doc.get("jobs")
@@ -62,6 +55,9 @@ def load_fio(text: str, source: str) -> dict[str, Any]:
     for j, job in enumerate(jobs):
         if not isinstance(job, dict):
             raise MeasureError(source, f"jobs[{j}]", "must be a JSON object")
+        for op in FIO_OPS:  # checked once here: every later use of total_ios trusts it
+            if isinstance(job.get(op), dict) and "total_ios" in job[op]:
+                _count(job[op]["total_ios"], source, f"jobs[{j}].{op}.total_ios")
     return doc
 
 
@@ -74,8 +70,31 @@ def _ops_with_io(doc: dict[str, Any]) -> list[str]:
 
 
 def _ios(d: dict[str, Any]) -> int:
+    """total_ios (load_fio checked it: a whole number in [0, MAX_MEASURED_COUNT])."""
     value = d.get("total_ios", 0)
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _count(value: Any, source: str, place: str) -> int:
+    """A count fio wrote (a bin's I/Os, total_ios, N): a whole number in [0, MAX_MEASURED_COUNT], as a Python int
+    (no overflow however many are summed)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise MeasureError(source, place, f"a count must be a whole number >= 0, got {_short(value)}")
+    if isinstance(value, float) and not (math.isfinite(value) and value == int(value)):
+        raise MeasureError(source, place, f"a count must be a whole number >= 0, got {_short(value)}")
+    n = int(value)
+    if n < 0:
+        raise MeasureError(source, place, f"a count must be a whole number >= 0, got {_short(value)}")
+    if n > MAX_MEASURED_COUNT:
+        raise MeasureError(source, place, f"a count of {_short(n)} is more than fio counts (2^64 - 1): not fio's output")
+    return n
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, int) and abs(value) >= 10**30:  # f"{value:.3e}" overflows past 1e308
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _choose_op(doc: dict[str, Any], source: str, op: str | None) -> str:
@@ -105,10 +124,23 @@ def _clat(job: dict[str, Any], j: int, op: str, source: str) -> tuple[dict[str, 
     raise MeasureError(source, f"jobs[{j}].{op}.clat_ns", "missing (no completion latency: is the file cut short?)")
 
 
-def _number(value: Any, source: str, place: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise MeasureError(source, place, f"must be a number >= 0, got {value!r}")
-    return float(value)
+def _number(value: Any, source: str, place: str, high: float = math.inf) -> float:
+    """A number >= 0 and at most ``high`` (a JSON integer too large for a float is refused, not an OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise MeasureError(source, place, f"must be a number >= 0, got {_short(value)}")
+    try:
+        x = float(value)
+    except OverflowError:
+        x = math.inf
+    if not (math.isfinite(x) and 0 <= x <= high):
+        bound = f" and at most {high:g}" if math.isfinite(high) else ""
+        raise MeasureError(source, place, f"must be a number >= 0{bound}, got {_short(value)}")
+    return x
+
+
+def _latency(value: Any, scale: float, source: str, place: str) -> float:
+    """A latency in fio's unit as seconds, at most MAX_LATENCY."""
+    return _number(value, source, place, MAX_LATENCY / scale) * scale
 
 
 def _bins(lat: dict[str, Any], scale: float, source: str, place: str) -> dict[float, int]:
@@ -117,30 +149,33 @@ def _bins(lat: dict[str, Any], scale: float, source: str, place: str) -> dict[fl
         try:
             value = float(key) * scale
         except ValueError:
-            raise MeasureError(source, f"{place}.bins", f"bin {key!r} is not a latency") from None
-        n = _number(count, source, f"{place}.bins[{key!r}]")
-        if n != int(n):
-            raise MeasureError(source, f"{place}.bins[{key!r}]", f"a count must be a whole number, got {count!r}")
-        out[value] = out.get(value, 0) + int(n)
+            raise MeasureError(source, f"{place}.bins", f"bin {_short(key)} is not a latency") from None
+        # float() reads "nan", "inf" and "1e400" too: fio names its bins by whole nanoseconds
+        if not (math.isfinite(value) and 0 <= value <= MAX_LATENCY):
+            raise MeasureError(source, f"{place}.bins", f"bin {_short(key)} is not a latency >= 0 and at most {MAX_LATENCY:g} s")
+        n = _count(count, source, f"{place}.bins[{_short(key)}]")
+        out[value] = out.get(value, 0) + n
     return out
 
 
 def _table_from_bins(bins: dict[float, int]) -> tuple[np.ndarray, np.ndarray, int]:
-    """The piecewise-linear quantile function of the samples the bins hold (np.repeat of them, without the memory)."""
-    values = np.array(sorted(bins), dtype=np.float64)
-    counts = np.array([bins[v] for v in sorted(bins)], dtype=np.int64)
-    keep = counts > 0
-    values, counts = values[keep], counts[keep]
-    n = int(counts.sum())
+    """The piecewise-linear quantile function of the samples the bins hold (np.repeat of them, without the memory).
+
+    Counts are summed as Python integers: in int64 a few bins near 2^63 wrap round, and the p99 came out at the
+    smallest bin. Each index / (n - 1) is then a float in [0, 1], exact enough whatever n is.
+    """
+    items = [(v, bins[v]) for v in sorted(bins) if bins[v] > 0]
+    n = sum(c for _, c in items)
     if n == 1:
-        return np.array([0.0, 1.0]), np.repeat(values, 2), 1
-    ends = np.cumsum(counts)  # sample indices [ends - counts, ends - 1] hold values
+        return np.array([0.0, 1.0]), np.array([items[0][0]] * 2), 1
     probs, vals = [], []
-    for v, first, last in zip(values, ends - counts, ends - 1):
-        for idx in (first, last) if last > first else (first,):
+    end = 0  # sample indices [end - count, end - 1] hold a bin's value
+    for v, c in items:
+        first, end = end, end + c
+        for idx in (first, end - 1) if c > 1 else (first,):
             probs.append(idx / (n - 1))
             vals.append(v)
-    return np.array(probs), np.array(vals), n
+    return np.array(probs, dtype=np.float64), np.array(vals, dtype=np.float64), n
 
 
 def fio_latency_table(doc: dict[str, Any], source: str, op: str | None = None) -> tuple[np.ndarray, np.ndarray, int, str]:
@@ -174,20 +209,20 @@ def fio_latency_table(doc: dict[str, Any], source: str, op: str | None = None) -
         try:
             p = float(key_p) / 100.0
         except ValueError:
-            raise MeasureError(source, f"{place}.percentile", f"{key_p!r} is not a percentile") from None
+            raise MeasureError(source, f"{place}.percentile", f"{_short(key_p)} is not a percentile") from None
         if not 0.0 < p < 1.0:
-            raise MeasureError(source, f"{place}.percentile", f"percentile {key_p!r} is not between 0 and 100")
-        points[p] = _number(value, source, f"{place}.percentile[{key_p!r}]") * scale
+            raise MeasureError(source, f"{place}.percentile", f"percentile {_short(key_p)} is not between 0 and 100")
+        points[p] = _latency(value, scale, source, f"{place}.percentile[{_short(key_p)}]")
     for end, p in (("min", 0.0), ("max", 1.0)):
         if end not in lat:
             raise MeasureError(source, f"{place}.{end}", "missing (the percentile table needs min and max)")
-        points[p] = _number(lat[end], source, f"{place}.{end}") * scale
+        points[p] = _latency(lat[end], scale, source, f"{place}.{end}")
     ps = sorted(points)
     vs = [points[p] for p in ps]
     for a, b, pa, pb in zip(vs, vs[1:], ps, ps[1:]):
         if b < a:
             raise MeasureError(source, f"{place}.percentile", f"falls from {a * 1e6:g}us at p{pa * 100:g} to {b * 1e6:g}us at p{pb * 100:g}")
-    n = int(lat.get("N", 0) or 0)
+    n = _count(lat.get("N", 0), source, f"{place}.N")
     return np.array(ps), np.array(vs), n, f"fio {op} completions (percentiles)"
 
 
@@ -215,17 +250,20 @@ def fio_measurement(doc: dict[str, Any], source: str, op: str | None = None) -> 
             place = f"jobs[{j}].{o}"
             if "iops" not in d:
                 raise MeasureError(source, f"{place}.iops", "missing (is the file cut short?)")
-            iops += _number(d["iops"], source, f"{place}.iops")
+            iops += _number(d["iops"], source, f"{place}.iops", MAX_IOPS)
             sd, ns = d.get("iops_stddev"), d.get("iops_samples")
-            if isinstance(sd, (int, float)) and isinstance(ns, (int, float)) and ns > 1:
-                var_iops += (float(sd) ** 2) / float(ns)
+            if sd is not None and ns is not None:
+                sd = _number(sd, source, f"{place}.iops_stddev", MAX_IOPS)
+                ns = _count(ns, source, f"{place}.iops_samples")
+            if sd is not None and ns is not None and ns > 1:
+                var_iops += sd * sd / ns
             else:
                 noise_known = False
             lat, scale, key = _clat(job, j, o, source)
             if "mean" not in lat:
                 raise MeasureError(source, f"{place}.{key}.mean", "missing")
             n = _ios(d)
-            weighted_mean += _number(lat["mean"], source, f"{place}.{key}.mean") * scale * n
+            weighted_mean += _latency(lat["mean"], scale, source, f"{place}.{key}.mean") * n
             ios_total += n
             lat_entries += 1
             if isinstance(lat.get("bins"), dict) and lat["bins"]:
@@ -237,16 +275,17 @@ def fio_measurement(doc: dict[str, Any], source: str, op: str | None = None) -> 
                 pct = given if isinstance(given, dict) else {}
                 hit = next((v for k, v in pct.items() if _is_p99(k)), None)
                 if hit is not None:
-                    p99_single = _number(hit, source, f"{place}.{key}.percentile") * scale
-    figures = [Figure("iops", iops, math.sqrt(var_iops) if noise_known and var_iops > 0 else None, where="iops")]
+                    p99_single = _latency(hit, scale, source, f"{place}.{key}.percentile")
+    # the figures sum or average over jobs: a bad one is located at "jobs"
+    figures = [figure(source, "iops", iops, math.sqrt(var_iops) if noise_known and var_iops > 0 else None, where="iops", place="jobs")]
     notes = []
     if ios_total:
-        figures.append(Figure("mean", weighted_mean / ios_total, where="clat mean"))
+        figures.append(figure(source, "mean", weighted_mean / ios_total, where="clat mean", place="jobs"))
     if have_bins and bins:
         probs, values, _ = _table_from_bins(bins)
-        figures.append(Figure("p99", float(np.interp(0.99, probs, values)), where="clat bins"))
+        figures.append(figure(source, "p99", float(np.interp(0.99, probs, values)), where="clat bins", place="jobs"))
     elif lat_entries == 1 and p99_single is not None:
-        figures.append(Figure("p99", p99_single, where="clat percentile 99.000000"))
+        figures.append(figure(source, "p99", p99_single, where="clat percentile 99.000000", place="jobs"))
     elif lat_entries > 1:
         notes.append("p99 left out: several jobs or ops without json+ bins cannot be merged (--group_reporting or json+)")
     job0 = doc["jobs"][0]

@@ -27,11 +27,17 @@ from typing import Any, cast
 
 import numpy as np
 
-from .base import Figure, MeasureError, Measurement
+from ..limits import MAX_OUTSTANDING
+from .base import MAX_IOPS, MAX_LATENCY, MeasureError, Measurement, figure
 
 __all__ = ["read_iostat", "is_iostat"]
 
 _HEADER = re.compile(r"^Device:?\s")
+# the largest value of the columns pathsel reads: rates as a scenario's (per second), times (ms) as its longest
+# delay, queue sizes as the I/Os it keeps outstanding; 1e300 overflowed the weighted means
+_RATE, _MS = MAX_IOPS, MAX_LATENCY * 1e3
+_HIGHEST = {"r/s": _RATE, "w/s": _RATE, "await": _MS, "r_await": _MS, "w_await": _MS}
+_HIGHEST |= {"aqu-sz": float(MAX_OUTSTANDING), "avgqu-sz": float(MAX_OUTSTANDING)}
 
 
 def is_iostat(text: str) -> bool:
@@ -69,12 +75,19 @@ def read_iostat(text: str, source: str, device: str | None = None) -> Measuremen
             )
         values: dict[str, float] = {}
         for name, cell in zip(header[1:], cells[1:]):
+            shown = repr(cell) if len(cell) <= 40 else repr(cell[:37] + "...")
             try:
                 values[name] = float(cell.replace(",", "."))
             except ValueError:
-                raise MeasureError(source, f"line {n}", f"{name} = {cell!r} is not a number") from None
-            if not math.isfinite(values[name]):
-                raise MeasureError(source, f"line {n}", f"{name} = {cell!r} is not a number")
+                raise MeasureError(source, f"line {n}", f"{name} = {shown} is not a number") from None
+            # every iostat column is a rate, a time, a size or a share: never negative (a negative r/s dropped the
+            # device's figures silently); float() reads "nan", "inf" and "1e400" (inf) too
+            high = _HIGHEST.get(name, math.inf)
+            if not (math.isfinite(values[name]) and 0 <= values[name] <= high):
+                bound = f" and at most {high:g}" if math.isfinite(high) else ""
+                raise MeasureError(source, f"line {n}", f"{name} = {shown} is not a number >= 0{bound}")
+        if cells[0] in reports[-1]:
+            raise MeasureError(source, f"line {n}", f"device {cells[0][:60]!r} is listed twice in the report of line {header_line}")
         reports[-1][cells[0]] = values
     reports = [r for r in reports if r]
     if not reports:
@@ -120,17 +133,17 @@ def read_iostat(text: str, source: str, device: str | None = None) -> Measuremen
     iops, stderr, lat = all_stats[chosen]
     if iops <= 0:
         raise MeasureError(source, "", f"device {chosen} completed no I/Os in the reports (r/s + w/s = 0)")
-    figures = [Figure("iops", iops, stderr, where="r/s + w/s")]
+    figures = [figure(source, "iops", iops, stderr, where="r/s + w/s", place="")]
     if lat:
-        figures.append(Figure("mean", lat, where="r_await, w_await"))
+        figures.append(figure(source, "mean", lat, where="r_await, w_await", place=""))
     for name in names:
         if name == chosen or not name.startswith("sd"):
             continue
         p_iops, p_err, p_lat = all_stats[name]
         if p_iops > 0:
-            figures.append(Figure("iops", p_iops, p_err, path=name, where="r/s + w/s"))
+            figures.append(figure(source, "iops", p_iops, p_err, path=name, where="r/s + w/s", place=""))
             if p_lat:
-                figures.append(Figure("mean", p_lat, path=name, where="r_await, w_await"))
+                figures.append(figure(source, "mean", p_lat, path=name, where="r_await, w_await", place=""))
     aq = [r[chosen].get("aqu-sz", r[chosen].get("avgqu-sz")) for r in reports if chosen in r]
     details: dict[str, Any] = {"reports": len(reports)}
     if aq and aq[0] is not None:  # one iostat version wrote them all: every report has the column, or none

@@ -246,7 +246,8 @@ def _read(name: str, path: Path) -> str:
     )
 
 
-_BLKPARSE = re.compile(r"^\s*\d+,\d+\s+\d+\s+\d+\s+(\d+\.\d+)\s+\d+\s+([A-Za-z]{1,2})\s+([A-Z]+)\s+(\d+)\s+\+\s+(\d+)")
+# re.ASCII: \d would match other scripts' digits too ('٣'), which blkparse never writes
+_BLKPARSE = re.compile(r"^\s*\d+,\d+\s+\d+\s+\d+\s+(\d+\.\d+)\s+\d+\s+([A-Za-z]{1,2})\s+([A-Z]+)\s+(\d+)\s+\+\s+(\d+)", re.ASCII)
 _FIO_HEADER = re.compile(r"^fio version ([0-9]+) iolog\s*$")
 
 
@@ -317,6 +318,8 @@ def _parse_fio(name: str, text: str) -> tuple[list[float], list[int], list[int],
         except ValueError:
             raise ValueError(f"{name!r} line {n}: offset and length must be whole numbers, got {parts[2]!r} {parts[3]!r}") from None
         if action == "wait" and not v3:
+            if offset > MAX_DURATION * 1e6:  # checked before the sum: a 400-digit wait overflows a float
+                raise ValueError(f"{name!r} line {n}: a wait of {len(str(offset))} digits (us) is more than the 1e6s (11.6 days) pathsel allows")
             if offset >= 100:  # fio: "Everything below 100 is discarded"
                 now = _check_time(name, n, now + offset * 1e-6)
             continue
@@ -338,6 +341,8 @@ def _parse_blkparse(name: str, text: str) -> tuple[list[float], list[int], list[
         m = _BLKPARSE.match(raw)
         if not m or m.group(2) not in found:
             continue
+        if len(m.group(5)) > 12:  # int() of thousands of digits raises; 1e12 sectors is already past MAX_BLOCK_SIZE
+            raise ValueError(f"{name!r} line {n}: a block count of {len(m.group(5))} digits is not an I/O's size")
         rwbs, blocks = m.group(3), int(m.group(5))
         if "R" in rwbs:
             op = READ

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ScenarioError
-from ..limits import BACKLOG_CAP, MAX_BACKLOG_VALUES, MAX_DURATION, series_problem
-from ..scenario.load import RunSpec, Scenario
+from ..limits import BACKLOG_CAP, MAX_BACKLOG_VALUES, MAX_DURATION, offered_problem, series_problem
+from ..scenario.load import RunSpec, Scenario, offered_load
 from ..scenario.schema import VolumeConfig
 from .distributions import Distribution, Mixture
 
@@ -529,6 +529,9 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
     problem = series_problem(ramp + run_duration, m.interval, len(paths), len(devices))
     if problem is not None:
         raise ScenarioError(scenario.source, "interval", problem)
+    problem = offered_problem(offered_load(m, ramp + run_duration), ramp + run_duration)  # the file passed it for its own duration
+    if problem is not None:
+        raise ScenarioError(scenario.source, "workloads", problem)
     traced = [j for j in jobs if j.trace is not None]
     if traced:
         cap = max(BACKLOG_CAP, 1 << (max(len(j.trace) for j in traced) - 1).bit_length())

@@ -36,7 +36,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # sockperf colours its summary lin
 _PING_REPLY = re.compile(r"(?:bytes from|Reply from)\b.*?\btime\s*([=<])\s*(" + _NUM + r")\s*(ms|us|µs|usec|msec|s)?\b")
 _SOCKPERF_PCT = re.compile(r"--->\s*percentile\s+(" + _NUM + r")\s*=\s*(" + _NUM + r")")
 _SOCKPERF_END = re.compile(r"--->\s*<(MAX|MIN)>\s*observation\s*=\s*(" + _NUM + r")")
-_SOCKPERF_TOTAL = re.compile(r"Total\s+([0-9]+)\s+observations")
+_SOCKPERF_TOTAL = re.compile(r"Total\s+([0-9]{1,18})\s+observations")  # more digits: not a count sockperf wrote
 _SOCKPERF_LOG = re.compile(r"^\s*[0-9]+\s*,\s*" + _NUM + r"\s*,\s*" + _NUM + r"\s*,\s*(" + _NUM + r")\s*$")
 _LATTE = re.compile(r"Latency\(usec\)\s+(" + _NUM + r")")
 _PLAIN = re.compile(r"(" + _NUM + r")\s*([A-Za-zµ]*)")
@@ -109,7 +109,10 @@ def _parse_ping(name: str, text: str) -> np.ndarray:
                 f"empirical: {name!r} line {n}: 'time<{m.group(2)}{m.group(3) or ''}' is below ping's resolution "
                 "(Windows ping counts whole milliseconds); measure with sockperf, latte or Linux ping"
             )
-        out.append(parse_duration(m.group(2) + (m.group(3) or "ms")))
+        try:
+            out.append(parse_duration(m.group(2) + (m.group(3) or "ms")))
+        except ValueError as e:
+            raise ValueError(f"empirical: {name!r} line {n}: {e}") from None
     if not out:
         raise ValueError(f"empirical: {name!r} holds no ping replies (lines such as '64 bytes from 10.0.0.1: icmp_seq=1 ttl=64 time=0.213 ms')")
     return np.array(out, dtype=np.float64)
@@ -126,6 +129,9 @@ def _parse_sockperf(name: str, text: str) -> tuple[np.ndarray | None, list[tuple
             f"empirical: {name!r} holds {sum(1 for k, _ in ends if k == 'MAX')} sockperf percentile tables (one per server or run); keep one"
         )
     points = {float(p) / 100.0: float(v) * 1e-6 for p, v in _SOCKPERF_PCT.findall(text)}
+    outside = [p for p in points if not 0.0 <= p <= 1.0]  # 1e400 reads as inf
+    if outside:
+        raise ValueError(f"empirical: {name!r}: sockperf percentile {outside[0] * 100:g} is not between 0 and 100")
     for kind, v in ends:
         points[1.0 if kind == "MAX" else 0.0] = float(v) * 1e-6
     if not points:

@@ -1,10 +1,10 @@
-"""Reading a text file a scenario names (delay samples, traces): bounded, BOM-aware, one clear message per problem."""
+"""Reading a text file a scenario names (delay samples, traces): through the one capped reader, one clear message per problem."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..limits import MAX_FILE_BYTES
+from ..textread import TextReadError, read_capped
 
 __all__ = ["read_scenario_text"]
 
@@ -15,23 +15,20 @@ def read_scenario_text(name: str, path: Path, *, prefix: str, directory: str, to
     what the file should have been; ``binary_hint`` follows "is not text"."""
     where = f" (looked for {path})" if str(path) != name else ""
     try:
-        with path.open("rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)  # /dev/zero is a file too: never read without an end
-    except FileNotFoundError:
-        raise ValueError(f"{prefix}no such file {name!r}{where}") from None
-    except IsADirectoryError:
-        raise ValueError(f"{prefix}{name!r} is a directory, not {directory}") from None
-    except OSError as e:
-        raise ValueError(f"{prefix}cannot read {name!r}: {e.strerror or e}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ValueError(f"{prefix}{name!r} is more than {MAX_FILE_BYTES >> 20} MB, too large for {too_large}{where}")
-    # PowerShell's '>' writes UTF-16 with a BOM: latte and Windows ping captures often arrive so.
-    encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise ValueError(f"{prefix}{name!r} is not text (line {line}, byte 0x{data[e.start]:02x}){binary_hint}") from None
-    if not text.strip():
-        raise ValueError(f"{prefix}{name!r} is empty")
-    return text
+        return read_capped(path, what=too_large)
+    except TextReadError as e:
+        # pathsel.textread words each problem for a file named before it; these messages name the file inside
+        problem = e.problem
+        if problem == "no such file":
+            raise ValueError(f"{prefix}no such file {name!r}{where}") from None
+        if problem.startswith("is a directory"):
+            raise ValueError(f"{prefix}{name!r} is a directory, not {directory}") from None
+        if problem.startswith("cannot read: "):
+            raise ValueError(f"{prefix}cannot read {name!r}: {problem.removeprefix('cannot read: ')}") from None
+        if problem.startswith("is more than"):
+            size = problem.split(", too large", 1)[0]
+            raise ValueError(f"{prefix}{name!r} {size}, too large for {too_large}{where}") from None
+        if problem.startswith("not text ("):
+            detail = problem.removeprefix("not text (").removesuffix(")")
+            raise ValueError(f"{prefix}{name!r} is not text ({e.place}, {detail}){binary_hint}") from None
+        raise ValueError(f"{prefix}{name!r} {problem}") from None

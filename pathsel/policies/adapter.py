@@ -156,6 +156,7 @@ class CompiledPolicy(Policy):
                 s_node=s_node,
                 p_node=p_node,
                 numa_dist=numa_dist,
+                d_nodes=np.array([numa_dist.shape[1]], dtype=np.int64),  # the host's own SLIT: its own node count
                 flags=np.zeros(N_FLAGS, dtype=np.int64),
                 ev_t=np.zeros(EVENT_ROWS, dtype=np.float64),
                 ev_dev=np.zeros(EVENT_ROWS, dtype=np.int64),

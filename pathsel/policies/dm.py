@@ -94,7 +94,7 @@ from .define import (
     scratch,
     table,
 )
-from .kernel import ALUA_NAMES, ANO, AO, EV_POLICY, log_event, usable
+from .kernel import ALUA_NAMES, ANO, AO, EV_POLICY, log_event, numa_nodes, usable
 
 __all__ = [
     "ROUND_ROBIN",
@@ -392,7 +392,7 @@ def ioa_select(v, st, d, g, slot):
     k = ioa_mapped(v, st, d, g, node)  # path_map[cpu], then cpumask_of_node(node): the same path here
     if k >= 0 and rank(v, st, d, k) == g:
         return k
-    for m in range(v.numa_dist.shape[1]):  # for_each_cpu(i, s->path_mask), in CPU (= node) order
+    for m in range(numa_nodes(v, d)):  # for_each_cpu(i, s->path_mask), in CPU (= node) order: this host's nodes
         k = ioa_mapped(v, st, d, g, m)
         if k >= 0 and rank(v, st, d, k) == g:
             return k

@@ -45,6 +45,7 @@ __all__ = [
     "local",
     "usable",
     "node_distance",
+    "numa_nodes",
     "working_set",
     "ws_tier",
     "ws_member",
@@ -87,6 +88,9 @@ VIEW = Layout(
         # NUMA (issue 16): the node of each path's adapter, each device's host's SLIT distances numa_dist[d, a, b]
         ("p_node", "i8", 1),
         ("numa_dist", "i8", 3),
+        # each device's host's own node count: numa_dist is padded to the most nodes of any host in the run, and the
+        # kernel's for_each_node walks only the nodes of the host it runs on
+        ("d_nodes", "i8", 1),
         # the host's belief about each path, and the I/Os in flight (per path and per nexus)
         ("up", "i8", 1),
         ("alua", "i8", 1),
@@ -149,6 +153,12 @@ def local(v, p):
 def node_distance(v, d, a, b):
     """The SLIT distance from NUMA node ``a`` to node ``b`` on device ``d``'s host (10: local)."""
     return v.numa_dist[d, a, b]
+
+
+@hot
+def numa_nodes(v, d):
+    """How many NUMA nodes device ``d``'s host has (1 without NUMA keys): the nodes ``for_each_node`` walks there."""
+    return v.d_nodes[d]
 
 
 @hot

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 from ..limits import MAX_NUMA_NODES
 from .define import Field, PolicyDef, Snapshot, compiled, per_device
-from .kernel import ANO, AO, usable
+from .kernel import ANO, AO, numa_nodes, usable
 
 __all__ = ["NUMA", "ROUND_ROBIN", "QUEUE_DEPTH"]
 
@@ -97,10 +97,10 @@ def find_path(v, st, d, node, by_distance):
 def head_path_change(v, st, d, k, by_distance):
     p = v.d_paths[d, k]
     if v.up[p] == 1 and v.alua[p] == AO:
-        for node in range(v.numa_dist.shape[1]):  # nvme_mpath_set_live: for_each_online_node
+        for node in range(numa_nodes(v, d)):  # nvme_mpath_set_live: for_each_online_node, on this host
             find_path(v, st, d, node, by_distance)
     elif not usable(v, p):
-        for node in range(v.numa_dist.shape[1]):  # nvme_mpath_clear_current_path: for_each_node
+        for node in range(numa_nodes(v, d)):  # nvme_mpath_clear_current_path: for_each_node, on this host
             if st.cur[d, node] == k:
                 st.cur[d, node] = -1
 
@@ -184,9 +184,10 @@ def qd_select(v, st, d, slot):
 
 def _current(s: Snapshot, iopolicy: str) -> str:
     """One node (every host without NUMA keys): ``current_path=NAME``; several: current_path per node, as the kernel
-    keeps it."""
+    keeps it. The nodes are the device's own host's (``d_nodes``), not the most of any host in the run: the kernel
+    keeps ``head->current_path[node]`` for each node of the machine it runs on (``for_each_node``)."""
     cur = s.state.cur[s.d]
-    n = int(s.view.numa_dist.shape[1])
+    n = int(s.view.d_nodes[s.d])
     if n == 1:
         k = int(cur[0])
         return f"iopolicy={iopolicy} current_path={s.names[k] if k >= 0 else 'none'}"

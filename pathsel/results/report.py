@@ -19,6 +19,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from ..outputs import write_atomic
 from ..version import __version__
 from . import plots
 from .result import Result
@@ -351,7 +352,9 @@ def render(
 
 
 def write(result: Result, path: str | Path, **kwargs: Any) -> Path:
-    """Write :func:`render`'s document to ``path`` (UTF-8) and return the path."""
-    path = Path(path)
-    path.write_text(render(result, **kwargs), encoding="utf-8")
-    return path
+    """Write :func:`render`'s document to ``path`` (UTF-8) and return the path.
+
+    Rendered first, then written atomically (:func:`pathsel.outputs.write_atomic`): an error while drawing a
+    figure, or a full disk, leaves the file that was there.
+    """
+    return write_atomic(path, render(result, **kwargs))

@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any, get_args
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ScenarioError, closest
-from ..limits import MAX_DEVICE_PATHS, MAX_FILE_BYTES, MAX_OUTSTANDING, MAX_PATHS, series_problem
+from ..limits import MAX_DEVICE_PATHS, MAX_OUTSTANDING, MAX_PATHS, offered_problem, series_problem
+from ..model.arrivals import BlockThink, Schedule, Trace
 from ..model.distributions import delay_files_relative_to
 from ..policies.spec import RUN_KEYS, PolicySpec, families, norm_key, parse_spec
+from ..textread import TextReadError, read_capped
 from .schema import ScenarioModel
 
 if TYPE_CHECKING:
@@ -42,6 +44,7 @@ __all__ = [
     "path_count",
     "device_count",
     "unique_labels",
+    "offered_load",
 ]
 
 DEFAULT_SCENARIO_NAME = "esxi-latency-testdrive.toml"
@@ -409,9 +412,13 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
             f"the workloads keep {outstanding:,} I/Os outstanding together ({parts}, numjobs x iodepth), "
             f"more than the {MAX_OUTSTANDING:,} pathsel simulates in one run",
         )
-    series = series_problem(max(w.ramp_time for w in m.workloads) + m.duration, m.interval, n_paths, device_count(m))
+    span = max(w.ramp_time for w in m.workloads) + m.duration
+    series = series_problem(span, m.interval, n_paths, device_count(m))
     if series is not None:
         fail("interval", series)
+    offered = offered_problem(offered_load(m, span), span)
+    if offered is not None:
+        fail("workloads", offered)
     unique(arrays, "arrays")
     unique(hosts, "hosts")
     unique([w.name for w in m.workloads], "workloads")
@@ -678,30 +685,37 @@ def scenario_from_data(data: dict[str, Any], source: str = "<data>") -> Scenario
         raise ScenarioError(source, "", "a value nested too deep to check (arrays or tables hundreds of levels deep)") from None
 
 
+def offered_load(m: ScenarioModel, seconds: float) -> list[tuple[str, int, float]]:
+    """(name, numjobs, mean I/Os per second per job copy over ``seconds``) of every open-loop workload of ``m``:
+    what :func:`pathsel.limits.offered_problem` bounds (a run's own duration may differ from the file's)."""
+    out = []
+    for w in m.workloads:
+        spec = w.arrival_spec()
+        if isinstance(spec, Schedule):
+            rate = spec.integral(seconds) / seconds
+        elif isinstance(spec, Trace):
+            rate = len(spec) / seconds  # replayed once: each record arrives at most once
+        elif isinstance(spec, BlockThink):
+            rate = spec.mean_rate()
+        elif w.rate_iops is not None:
+            rate = w.rate_iops
+        else:
+            continue  # a closed loop offers nothing: the array's completions pace it
+        out.append((w.name, w.numjobs, rate))
+    return out
+
+
 def read_text(path: str | Path, what: str = "scenario file") -> str:
     """A TOML file's text: at most 64 MB, UTF-8 (a byte order mark is skipped) or UTF-16 with its byte order mark.
 
-    Every failure is a located ScenarioError naming the file.
+    Every scenario, validation case and sweep file is read here, through :func:`pathsel.textread.read_capped`;
+    every failure is a located ScenarioError naming the file. An empty file is read (as no settings): the
+    loader says what a scenario needs.
     """
-    source = str(path)
     try:
-        with Path(path).open("rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)  # /dev/zero is a file too: never read without an end
-    except FileNotFoundError:
-        raise ScenarioError(source, "", "no such file") from None
-    except IsADirectoryError:
-        raise ScenarioError(source, "", f"is a directory, not a {what}") from None
-    except OSError as e:
-        raise ScenarioError(source, "", f"cannot read: {e.strerror or e}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ScenarioError(source, "", f"is more than {MAX_FILE_BYTES >> 20} MB, too large for a {what}: is it the file you meant?")
-    # PowerShell's '>' writes UTF-16 with a byte order mark
-    encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
-    try:
-        return data.decode(encoding)
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise ScenarioError(source, f"line {line}", f"not UTF-8 text (byte 0x{data[e.start]:02x})") from None
+        return read_capped(path, what=what, allow_empty=True)
+    except TextReadError as e:
+        raise ScenarioError(str(path), e.place, e.problem) from None
 
 
 def read_toml(path: str | Path, what: str = "scenario file") -> dict[str, Any]:

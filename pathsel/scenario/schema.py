@@ -32,6 +32,7 @@ from ..limits import (
     MAX_INT32,
     MAX_NUMA_NODES,
     MAX_PATHS,
+    MAX_RATE_IOPS,
     MAX_RATE_STEPS,
     MIN_BANDWIDTH,
     MIN_TIMEOUT,
@@ -487,11 +488,22 @@ class VolumeConfig(_Strict):
     )
 
 
+def _derived_iops(rate: float, mean_bs: float, where: str = "") -> float:
+    """I/Os per second of ``rate`` bytes per second at a mean block size of ``mean_bs`` bytes, within MAX_RATE_IOPS."""
+    iops = rate / mean_bs
+    if iops > MAX_RATE_IOPS:
+        raise ValueError(
+            f"{where}rate = {rate:,.6g} bytes per second over a mean block size of {mean_bs:,.6g} bytes is {iops:,.4g} IOPS "
+            f"per job copy, more than the {MAX_RATE_IOPS:,.0f} (rate_iops's limit) pathsel takes"
+        )
+    return iops
+
+
 class RateStep(_Strict):
     """One step of a rate schedule: from ``at`` on, arrivals come at ``rate_iops`` (or ``rate``, bytes per second)."""
 
     at: NonNegativeDuration
-    rate_iops: float | None = Field(None, ge=0, le=1e9, allow_inf_nan=False, description="I/Os per second from at on (0: off)")
+    rate_iops: float | None = Field(None, ge=0, le=MAX_RATE_IOPS, allow_inf_nan=False, description="I/Os per second from at on (0: off)")
     rate: Bandwidth | None = Field(None, description="bytes per second from at on: rate / mean bs I/Os per second")
 
     @model_validator(mode="after")
@@ -517,7 +529,7 @@ class WorkloadConfig(_Strict):
     rate_iops: float | None = Field(
         None,
         gt=0,
-        le=1e9,
+        le=MAX_RATE_IOPS,
         allow_inf_nan=False,
         description="offered load, I/Os per second per job copy (open loop; iodepth caps those issued and not done)",
     )
@@ -574,8 +586,8 @@ class WorkloadConfig(_Strict):
         if self.rate is not None and self.rate_iops is not None:
             raise ValueError("give rate_iops or rate (bytes per second), not both")
         if self.rate is not None:
-            mean_bs = sum(s * w for s, w in self.bs) / sum(w for _, w in self.bs)
-            object.__setattr__(self, "rate_iops", self.rate / mean_bs)
+            # the limit holds for the rate the engine runs, not for the figure the user typed
+            object.__setattr__(self, "rate_iops", _derived_iops(self.rate, self._mean_bs()))
         if (
             "rate_process" in self.model_fields_set
             and self.rate_iops is None
@@ -648,7 +660,11 @@ class WorkloadConfig(_Strict):
                 rates.append(self.rate_iops)
             for st in self.rate_schedule:
                 starts.append(st.at)
-                rates.append(st.rate_iops if st.rate_iops is not None else st.rate / self._mean_bs())  # type: ignore[operator]
+                if st.rate_iops is not None:
+                    rates.append(st.rate_iops)
+                else:  # RateStep._one: rate is given when rate_iops is not
+                    assert st.rate is not None
+                    rates.append(_derived_iops(st.rate, self._mean_bs(), f"the step at {format_duration(st.at)}: "))
             return Schedule(tuple(starts), tuple(rates), self.rate_schedule_period or 0.0, poisson)
         if self.thinktime is not None and self.rate_iops is not None:
             if self.thinktime_iotime is not None:

@@ -47,7 +47,6 @@ from __future__ import annotations
 import copy
 import math
 import time
-import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -61,7 +60,7 @@ from ..errors import ScenarioError
 from ..measured import MeasureError, Measurement, read_measurements
 from ..model.distributions import delay_files_relative_to
 from ..scenario import DEFAULT_SCENARIO_NAME, RunSpec, Scenario
-from ..scenario.load import scenario_from_data
+from ..scenario.load import parse_toml, read_text, scenario_from_data
 from ..units import format_duration
 from .unknowns import UNKNOWNS, Unknown, dump_toml, parse_unknown, patch_text
 
@@ -177,13 +176,15 @@ class Calibration:
         return {u.text: v for u, v in zip(self.unknowns, self.fitted)}
 
     def scenario(self) -> Scenario:
-        data = tomllib.loads(self.text)
+        data = parse_toml(self.text, self.source)
         base = Path(self.source).resolve().parent if not self.source.startswith("<") else None
         with delay_files_relative_to(base):
             return scenario_from_data(data, self.source)
 
     def write(self, path: str | Path) -> None:
-        Path(path).write_text(self.text, encoding="utf-8")
+        from ..outputs import write_atomic  # the old file or the new one, never half
+
+        write_atomic(path, self.text)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -274,13 +275,8 @@ def _scenario_text(scenario: str | Path | None) -> tuple[str, str, Path | None]:
     if scenario is None:
         text = resources.files("pathsel.data").joinpath("examples", DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8")
         return text, f"<default: {DEFAULT_SCENARIO_NAME}>", None
-    path = Path(scenario)
-    try:
-        return path.read_text(encoding="utf-8"), str(scenario), path.resolve().parent
-    except FileNotFoundError:
-        raise ScenarioError(str(scenario), "", "no such file") from None
-    except OSError as e:
-        raise ScenarioError(str(scenario), "", f"cannot read: {e.strerror or e}") from None
+    # the one reader of scenario files: capped (/dev/zero), a BOM dropped, UTF-16, binary refused, located
+    return read_text(scenario), str(scenario), Path(scenario).resolve().parent
 
 
 def calibrate(
@@ -316,17 +312,20 @@ def calibrate(
     if replications < 1:
         raise ScenarioError("command line", "--replications", "must be >= 1")
     text, source, base = _scenario_text(scenario)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(source, "", f"not valid TOML: {e}") from None
+    data = parse_toml(text, source)
     with delay_files_relative_to(base):
         sc = scenario_from_data(data, source)
     data = {k: v for k, v in data.items() if k != "sweep"}
     if policy is not None:
         sc = sc.with_policies([policy])
     measurements: list[Measurement] = []
+    given: dict[Path, str] = {}
     for file in measured:
+        same = Path(file).resolve()
+        if same in given:  # its figures would count twice, each with the weight of a separate measurement
+            twice = f"{file}" if str(file) == given[same] else f"{file} (the same file as {given[same]})"
+            raise ScenarioError("command line", "--measured", f"{twice} is given twice")
+        given[same] = str(file)
         try:
             measurements.extend(read_measurements(file, device=device, op=op))
         except MeasureError as e:

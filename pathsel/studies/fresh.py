@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ScenarioError
+from ..outputs import write_atomic
 
 __all__ = ["fresh_scenarios", "write_fresh", "TROUBLES", "MAX_FRESH"]
 
@@ -165,7 +166,7 @@ def write_fresh(folder: str | Path, n: int, seed: int = 20261123) -> list[Path]:
         where.mkdir(parents=True, exist_ok=True)
         for name, text in fresh_scenarios(n, seed):
             p = where / f"{name}.toml"
-            p.write_text(text, encoding="utf-8")
+            write_atomic(p, text)
             out.append(p)
     except OSError as e:
         raise ScenarioError(str(where), "", f"cannot write the generated scenarios there: {e.strerror or e}") from None

@@ -33,6 +33,7 @@ import pandas as pd
 
 from ..data import EXAMPLES
 from ..errors import ScenarioError
+from ..outputs import write_atomic
 from ..policies.registry import BUILTIN
 from .sweep import sweep
 from .table import read_table
@@ -315,9 +316,7 @@ class League:
             + "\n".join(f"<section>{p}</section>" for p in parts)
             + "\n</body></html>\n"
         )
-        p = Path(path)
-        p.write_text(text, encoding="utf-8")
-        return p
+        return write_atomic(path, text)  # the old file or the new one, never half
 
 
 def _secs(x: float) -> str:

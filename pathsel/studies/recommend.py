@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..errors import ScenarioError
+from ..outputs import write_atomic
 from ..policies.spec import POLICY_DEFS, parse_spec
 from ..scenario.overrides import format_value
 from ..stats import t975
@@ -406,9 +407,7 @@ def write_html(r: Recommendation, path: str | Path) -> Path:
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>pathsel recommend</title></head>\n'
         f"<body>\n<h1>pathsel recommend</h1>\n<pre>{_escape(format_recommendation(r))}</pre>\n{body}\n</body></html>\n"
     )
-    p = Path(path)
-    p.write_text(text, encoding="utf-8")
-    return p
+    return write_atomic(path, text)  # the old file or the new one, never half
 
 
 def _escape(text: str) -> str:

@@ -60,9 +60,9 @@ import pandas as pd
 from ..api import duration_seconds, simulate
 from ..engine import prepare, resolve, supports
 from ..errors import ScenarioError, check_writable
-from ..limits import series_problem
+from ..limits import offered_problem, series_problem
 from ..scenario import Scenario
-from ..scenario.load import device_count, path_count
+from ..scenario.load import device_count, offered_load, path_count
 from ..scenario.overrides import format_value
 from .sweep_plan import SweepRun, parse_param, plan_sweep
 from .sweep_store import ResultsStore, in_plan_order, typed_table
@@ -216,9 +216,13 @@ def sweep(
     if duration is not None:  # the files' own durations passed the loader's check; this one is the sweep's
         for point in plan.points:
             m = point.sc.model
-            problem = series_problem(max(w.ramp_time for w in m.workloads) + duration, m.interval, path_count(m), device_count(m))
+            span = max(w.ramp_time for w in m.workloads) + duration
+            problem = series_problem(span, m.interval, path_count(m), device_count(m))
             if problem is not None:
                 raise ScenarioError(point.sc.source, "interval", problem)
+            problem = offered_problem(offered_load(m, span), span)
+            if problem is not None:
+                raise ScenarioError(point.sc.source, "workloads", problem)
     if _notify is not None:  # the command line prints them before the runs start
         for note in plan.notes:
             _notify(note)

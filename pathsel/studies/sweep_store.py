@@ -2,13 +2,16 @@
 
 :class:`ResultsStore` appends rows to a CSV file (one write per flush: a kill
 leaves at most one cut line, trimmed on resume) or writes Parquet part files
-merged at the end; :func:`typed_table` gives every column one order and one
+merged at the end; every whole-file write (a part, the merged or sorted table)
+goes through :func:`pathsel.outputs.atomic_path` (a temporary file renamed
+over the target); :func:`typed_table` gives every column one order and one
 dtype whatever the rows came from, and :func:`in_plan_order` sorts rows as
 the plan lists them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shutil
@@ -19,11 +22,26 @@ from typing import Any
 import pandas as pd
 
 from ..errors import ScenarioError
+from ..outputs import atomic_path
 from ..scenario.overrides import format_value
 from .sweep_plan import SweepPlan
 from .table import INT_METRICS, METRIC_COLUMNS
 
-__all__ = ["ResultsStore", "typed_table", "in_plan_order"]
+__all__ = ["ResultsStore", "typed_table", "in_plan_order", "whole_records"]
+
+
+def whole_records(data: bytes) -> int:
+    """The length of ``data``'s longest prefix of whole CSV records: up to a newline outside quotes.
+
+    A record ends at a newline; a newline inside a quoted field (a scenario file or label holding one) does not
+    end it, and is inside quotes exactly when an odd number of ``"`` come before it (RFC 4180 doubles a quote
+    within a quoted field: "Common Format and MIME Type for CSV Files", Y. Shafranovich, IETF, 2005,
+    https://www.rfc-editor.org/rfc/rfc4180).
+    """
+    end = data.rfind(b"\n") + 1
+    while end > 0 and data.count(b'"', 0, end) % 2:
+        end = data.rfind(b"\n", 0, end - 1) + 1
+    return end
 
 
 def typed_table(df: pd.DataFrame, plan: SweepPlan) -> pd.DataFrame:
@@ -99,11 +117,12 @@ class ResultsStore:
         return typed_table(df, self.plan)
 
     def _trim_partial_line(self) -> None:
-        # A run killed mid-append leaves a line without its newline: drop it, that run is run again.
+        # A run killed mid-append leaves a cut last record: drop it, that run is run again.
         with open(self.path, "rb+") as f:
             data = f.read()
-            if data and not data.endswith(b"\n"):
-                f.truncate(data.rfind(b"\n") + 1)
+            end = whole_records(data)
+            if end < len(data):
+                f.truncate(end)
 
     def add(self, rows: list[dict[str, Any]]) -> None:
         self.buffer.extend(rows)
@@ -117,16 +136,23 @@ class ResultsStore:
             return
         df = typed_table(pd.DataFrame(self.buffer), self.plan)
         if self.csv:
+            # Appended, not rewritten: the rows saved so far are the resume's, and rewriting the whole table on
+            # every flush would cost a sweep of many runs dearly. One write per flush; a killed process leaves at
+            # most one cut record (trimmed on resume); a failed write (a full disk) is cut back here at once.
             header = not self.path.exists() or self.path.stat().st_size == 0
             text = df.to_csv(index=False, header=header, lineterminator="\n")
-            with open(self.path, "a", encoding="utf-8", newline="") as f:
-                f.write(text)  # one write: a killed process leaves at most one cut line (trimmed on resume)
+            size = self.path.stat().st_size if self.path.exists() else 0
+            try:
+                with open(self.path, "a", encoding="utf-8", newline="") as f:
+                    f.write(text)
+            except OSError as e:
+                with contextlib.suppress(OSError):
+                    os.truncate(self.path, size)
+                raise ScenarioError(str(self.path), "", f"cannot append to the results table: {e.strerror or e}") from None
         else:
             self.parts.mkdir(parents=True, exist_ok=True)
-            final = self.parts / f"part-{self._next_part():06d}.parquet"
-            tmp = final.with_suffix(".tmp")
-            df.to_parquet(tmp, index=False)
-            os.replace(tmp, final)  # a part is whole or absent
+            with atomic_path(self.parts / f"part-{self._next_part():06d}.parquet") as tmp:
+                df.to_parquet(tmp, index=False)  # a part is whole or absent
         self.buffer = []
         self.last_flush = time.monotonic()
 
@@ -137,16 +163,13 @@ class ResultsStore:
     def rewrite(self, df: pd.DataFrame) -> None:
         """Replace what is saved by ``df`` (atomically: a file is renamed over the old one)."""
         if self.csv:
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            df.to_csv(tmp, index=False, lineterminator="\n")
-            os.replace(tmp, self.path)
+            with atomic_path(self.path) as tmp:
+                df.to_csv(tmp, index=False, lineterminator="\n")
             return
         self.parts.mkdir(parents=True, exist_ok=True)
         old = sorted(self.parts.glob("part-*.parquet"))
-        tmp = self.parts / "rewrite.tmp"
-        df.to_parquet(tmp, index=False)
-        final = self.parts / f"part-{self._next_part():06d}.parquet"
-        os.replace(tmp, final)
+        with atomic_path(self.parts / f"part-{self._next_part():06d}.parquet") as tmp:
+            df.to_parquet(tmp, index=False)
         for p in old:
             p.unlink()
         if self.path.exists():
@@ -155,12 +178,12 @@ class ResultsStore:
     def finish(self) -> pd.DataFrame:
         self.flush()
         df = in_plan_order(self.existing(), self.plan)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        if self.csv:
-            df.to_csv(tmp, index=False, lineterminator="\n")
-        else:
-            df.to_parquet(tmp, index=False)
-        os.replace(tmp, self.path)
+        # a temporary file of its own beside the table, renamed over it: a kill here leaves the rows appended so far
+        with atomic_path(self.path) as tmp:
+            if self.csv:
+                df.to_csv(tmp, index=False, lineterminator="\n")
+            else:
+                df.to_parquet(tmp, index=False)
         if not self.csv:
             shutil.rmtree(self.parts, ignore_errors=True)
         return df

@@ -256,7 +256,10 @@ def patch_text(text: str, changes: list[tuple[str, int | None, str, Any, str]]) 
     ``index`` counts ``[[section]]`` tables (None for a ``[section]`` table).
     Raises ValueError when a key is written in a way this cannot edit (a dotted key).
     """
-    lines = text.splitlines()
+    # TOML ends lines with LF (or CRLF) only; str.splitlines would also split at U+2028 or NEL inside a string
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
     for section, index, key, value, comment in changes:
         headers = [(n, m.group(1) == "[[", m.group(2)) for n, line in enumerate(lines) if (m := _HEADER.match(line))]
         matches = [n for n, is_array, name in headers if name == section and is_array == (index is not None)]

@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError
+from ..limits import MAX_DEVICE_PATHS, MAX_INT32, MAX_PATHS
 from ..policies.spec import PolicySpec, parse_spec
 from .esxi import EsxcliSetting, emit_esxcli, emit_satp_rule, import_esxcli, read_esxcli_commands
 from .linux_dm import DmSetting, emit_multipath_conf, import_multipath, read_multipath_conf
 from .linux_nvme import NvmeSetting, emit_nvme_udev, import_nvme, read_nvme_udev
 from .skeleton import Imported, Skeleton
-from .text import Source, read_source
+from .text import Source, ascii_int, read_source
 from .windows import MpioSetting, emit_powershell, import_mpclaim, read_powershell
 
 __all__ = ["import_outputs", "emit", "read_emitted", "IMPORT_KINDS", "EMIT_KINDS", "Imported", "Skeleton", "Source"]
@@ -62,6 +63,8 @@ def import_outputs(
     if not files:
         raise ScenarioError("command line", f"import {kind}", f"give the output files: {IMPORT_KINDS[kind][2]}")
     importer, default_host, _ = IMPORT_KINDS[kind]
+    if host and not _encodable(host):  # a shell's $'\xff' arrives as a surrogate escape: no file can hold it as text
+        raise ScenarioError("command line", "--host", f"{host!r} is not text (bytes that are not UTF-8)")
     sources = [read_source(f) for f in files]
     kwargs: dict[str, Any] = {"host": host or default_host}
     if devices:
@@ -69,10 +72,32 @@ def import_outputs(
             raise ScenarioError("command line", "--device", f"chooses ESXi devices (import esxcli), not {kind} ones")
         kwargs["devices"] = list(devices)
     sk = importer(sources, **kwargs)
+    _check_size(sk, sources[0].name)
     if workload is not None:
         sk.workload, sk.workload_source = fio_workload(workload), Path(workload).name
     cmd = command or f"pathsel import {kind} " + " ".join(str(f) for f in files)
     return Imported.of(sk, cmd, str(output) if output else "<imported>")
+
+
+def _check_size(sk: Skeleton, where: str) -> None:
+    """Refuse, at the capture, what the scenario would refuse anyway, before writing thousands of tables."""
+    per_volume = [sum(p.array in v.arrays for p in sk.paths) if v.arrays else len(sk.paths) for v in sk.volumes] or [len(sk.paths)]
+    if max(per_volume) > MAX_DEVICE_PATHS:
+        raise ScenarioError(
+            where, "", f"{max(per_volume):,} paths to one volume: more than the {MAX_DEVICE_PATHS:,} paths per device pathsel simulates"
+        )
+    if sum(per_volume) > MAX_PATHS:
+        raise ScenarioError(
+            where, "", f"{len(per_volume):,} volumes over {sum(per_volume):,} paths: more than the {MAX_PATHS:,} paths pathsel simulates"
+        )
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def fio_workload(path: str | Path) -> dict[str, Any]:
@@ -90,7 +115,10 @@ def fio_workload(path: str | Path) -> dict[str, Any]:
     for key in ("rw", "bs", "iodepth", "numjobs", "rwmixread"):
         if key in opts:
             value = str(opts[key])
-            out[key] = int(value) if key in ("iodepth", "numjobs", "rwmixread") and value.isdigit() else value
+            # ASCII digits only ('²' passes str.isdigit, then int() raises), and short enough for int(); anything
+            # else stays text for WorkloadConfig to refuse with a located message
+            number = ascii_int(value, 0, MAX_INT32) if key in ("iodepth", "numjobs", "rwmixread") else None
+            out[key] = number if number is not None else value
     if "rw" not in out:
         raise ScenarioError(str(path), "jobs[0].job options", "has no rw: pathsel needs fio's rw to know the op mix")
     try:

@@ -61,14 +61,16 @@ from typing import Any
 
 from ..errors import ScenarioError
 from ..policies.spec import PolicySpec, parse_spec
+from .quoting import comment_text, sh_quote, sh_word
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
-from .text import Source, runtime_key
+from .text import Source, ascii_int, check_name, runtime_key
 
 __all__ = ["import_esxcli", "emit_esxcli", "emit_satp_rule", "read_esxcli_commands", "EsxcliSetting"]
 
 _KEY = re.compile(r"^\s+([A-Za-z][A-Za-z0-9 /()_.-]*?):(?:\s+(.*))?$")
-_RUNTIME = re.compile(r"^(vmhba\d+):C(\d+):T(\d+):L(\d+)$")
-_TPG = re.compile(r"TPG_id=(\d+),TPG_state=(\w+)")
+# ASCII digits, at most 9 (\d would take Arabic-Indic digits; a longer number is no adapter, target or LUN ESXi has)
+_RUNTIME = re.compile(r"^(vmhba[0-9]{1,9}):C([0-9]{1,9}):T([0-9]{1,9}):L([0-9]{1,9})$")
+_TPG = re.compile(r"TPG_id=([0-9]+),TPG_state=(\w+)", re.ASCII)
 PSPS = {"VMW_PSP_RR": "rr", "VMW_PSP_FIXED": "fixed", "VMW_PSP_MRU": "mru"}
 _GROUP_STATE = {
     "active": "AO",
@@ -110,6 +112,9 @@ def _blocks(src: Source, what: str) -> list[_Block]:
             raise src.fail(n, f"expected 'Key: Value' under a {what}, got {raw.strip()[:60]!r}")
         if not blocks:
             raise src.fail(n, f"{m.group(1)!r} comes before any {what} name (a line such as 'naa.624a9370...')")
+        if m.group(1) in blocks[-1].fields:  # esxcli prints each key once: a second is two captures run together
+            first = blocks[-1].fields[m.group(1)][1]
+            raise src.fail(n, f"a second '{m.group(1)}:' line for {what} {blocks[-1].title} (the first is line {first})")
         blocks[-1].fields[m.group(1)] = ((m.group(2) or "").strip(), n)
     if not blocks:
         raise src.fail(1, f"no {what}s: not esxcli output")
@@ -148,7 +153,11 @@ def _psp_spec(src: Source, dev: _Block) -> str:
     if name == "fixed":
         pairs = dict(p.split("=", 1) for p in cfg.split(";") if "=" in p)
         preferred = pairs.get("preferred", "").strip()
-        return f"fixed:preferred={preferred}" if preferred else "fixed"
+        if not preferred:
+            return "fixed"
+        if not _RUNTIME.match(preferred):  # checked, not pasted: a ',' in it would add a key to the spec
+            raise src.fail(cfg_line, f"Path Selection Policy Device Config: preferred={preferred[:60]!r} is not a runtime name vmhbaA:CC:TT:LL")
+        return parse_spec("fixed", {"preferred": preferred})[0].text
     head = cfg.split(";", 1)[0]
     pairs = {}
     for item in head.split(","):
@@ -162,11 +171,14 @@ def _psp_spec(src: Source, dev: _Block) -> str:
         value = pairs.get(key)
         if value is None:
             raise src.fail(cfg_line, f"Path Selection Policy Device Config has no {key}= (is it cut short?)")
-        if not value.isdigit():
-            raise src.fail(cfg_line, f"Path Selection Policy Device Config: {key}={value!r} is not a whole number")
-        return value
+        if ascii_int(value) is None:  # ASCII digits only: '²' passes str.isdigit and fails int()
+            raise src.fail(cfg_line, f"Path Selection Policy Device Config: {key}={value[:60]!r} is not a whole number")
+        return value  # its range is the spec's to check (parse_spec below: a located message)
 
-    ano = ",use_ano=1" if pairs.get("useANO", "0") not in ("0", "false") else ""
+    use_ano = pairs.get("useANO", "0")
+    if use_ano not in ("0", "1", "false", "true"):
+        raise src.fail(cfg_line, f"Path Selection Policy Device Config: useANO={use_ano[:60]!r} is not 0 or 1")
+    ano = ",use_ano=1" if use_ano in ("1", "true") else ""
     if policy in ("rr", "iops"):
         spec = f"rr:iops={num('iops')}{ano}"
     elif policy == "bytes":
@@ -207,7 +219,12 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
     if "core-path" not in by_kind and "nmp-path" not in by_kind:
         raise ScenarioError(by_kind["device"].name, "", "needs esxcli storage core path list (or nmp path list) output as well")
     dsrc = by_kind["device"]
-    devs = {b.title: b for b in _blocks(dsrc, "device")}
+    devs: dict[str, _Block] = {}
+    for b in _blocks(dsrc, "device"):
+        check_name(dsrc, b.line, "device name", b.title)
+        if b.title in devs:  # a second block would silently replace the first one's facts
+            raise dsrc.fail(b.line, f"device {b.title} is listed twice (the first is line {devs[b.title].line})")
+        devs[b.title] = b
     notes: list[str] = []
     chosen = []
     for name, b in devs.items():
@@ -229,18 +246,27 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
 
     # paths: (device, runtime name) -> facts
     paths: dict[tuple[str, str], dict[str, Any]] = {}
+    owner: dict[str, tuple[str, Source, int]] = {}  # runtime name -> (device, list, line): the lists must agree
     for kind in ("core-path", "nmp-path"):
         if kind not in by_kind:
             continue
         src = by_kind[kind]
+        seen: dict[str, int] = {}  # runtime name -> its line: one path each per list
         for b in _blocks(src, "path"):
             rt, line = b.need(src, "Runtime Name", "path")
             dev, _ = b.need(src, "Device", "path")
+            if rt in seen:  # else the second block's device and state would silently replace the first's
+                raise src.fail(line, f"runtime name {rt} is listed twice (the first is line {seen[rt]})")
+            seen[rt] = line
+            if rt in owner and owner[rt][0] != dev:
+                first_dev, first_src, first_line = owner[rt]
+                raise src.fail(line, f"{rt} is a path of {dev} here but of {first_dev} in {first_src.name} (line {first_line})")
+            owner.setdefault(rt, (dev, src, line))
             if dev not in chosen:
                 continue
             m = _RUNTIME.match(rt)
             if not m:
-                raise src.fail(line, f"runtime name {rt!r} is not vmhbaA:CC:TT:LL")
+                raise src.fail(line, f"runtime name {rt[:60]!r} is not vmhbaA:CC:TT:LL")
             facts = paths.setdefault((dev, rt), {"nexus": m.groups()[:3], "lun": int(m.group(4)), "line": (src, line)})
             if kind == "core-path":
                 facts["state"] = b.need(src, "State", "path")[0]
@@ -387,7 +413,7 @@ def _pathsel_only(spec: PolicySpec) -> list[str]:
         return []
     d = parse_spec("latency")[0]
     changed = [f"{k}={v}" for k, v in spec.params if k in ("variant", "tolerance") and v != d[k]]
-    return [f"# {', '.join(changed)}: pathsel's reading of how ESXi chooses, not an esxcli setting"] if changed else []
+    return [f"# {comment_text(', '.join(changed))}: pathsel's reading of how ESXi chooses, not an esxcli setting"] if changed else []
 
 
 def emit_esxcli(spec: PolicySpec, device: str | None = None, satp: str = "VMW_SATP_ALUA") -> str:
@@ -395,7 +421,7 @@ def emit_esxcli(spec: PolicySpec, device: str | None = None, satp: str = "VMW_SA
     if spec.name not in ("rr", "latency", "fixed", "mru"):
         raise _refuse(spec, "esxcli")
     psp = {"rr": "VMW_PSP_RR", "latency": "VMW_PSP_RR", "fixed": "VMW_PSP_FIXED", "mru": "VMW_PSP_MRU"}[spec.name]
-    lines = [f"# pathsel: {spec.text}"] + _pathsel_only(spec)
+    lines = [f"# pathsel: {comment_text(spec.text)}"] + _pathsel_only(spec)
     if device is None:
         defaults = parse_spec(spec.name)[0]
         if spec.name in ("rr", "latency") and spec.params != defaults.params and spec.text != "latency":
@@ -410,13 +436,16 @@ def emit_esxcli(spec: PolicySpec, device: str | None = None, satp: str = "VMW_SA
             raise ScenarioError(
                 "command line", "--emit esxcli", "latency round robin is a round robin option, not a PSP: use --emit satp-rule or give --device"
             )
-        lines.append(f"esxcli storage nmp satp set --satp={satp} --default-psp={psp}")
+        lines.append(f"esxcli storage nmp satp set --satp={sh_quote(satp, '--satp')} --default-psp={psp}")
         return "\n".join(lines) + "\n"
-    lines.append(f"esxcli storage nmp device set --device={device} --psp={psp}")
+    # every user value quoted for the shell (esxcli's own words are pathsel's and plain)
+    dev = sh_quote(device, "--device")
+    lines.append(f"esxcli storage nmp device set --device={dev} --psp={psp}")
     if spec.name in ("rr", "latency"):
-        lines.append(f"esxcli storage nmp psp roundrobin deviceconfig set --device={device} " + " ".join(_rr_options(spec)))
+        lines.append(f"esxcli storage nmp psp roundrobin deviceconfig set --device={dev} " + " ".join(_rr_options(spec)))
     elif spec.name == "fixed" and spec["preferred"]:
-        lines.append(f"esxcli storage nmp psp fixed deviceconfig set --device={device} --path={spec['preferred']}")
+        path = sh_quote(spec["preferred"], "--policy fixed:preferred")
+        lines.append(f"esxcli storage nmp psp fixed deviceconfig set --device={dev} --path={path}")
     return "\n".join(lines) + "\n"
 
 
@@ -459,19 +488,19 @@ def emit_satp_rule(
             )
         option = "policy=latency"
     psp = {"rr": "VMW_PSP_RR", "latency": "VMW_PSP_RR", "fixed": "VMW_PSP_FIXED", "mru": "VMW_PSP_MRU"}[spec.name]
-    parts = ["esxcli storage nmp satp rule add", f"-s {satp}"]
-    if device:
-        parts.append(f"-d {device}")
+    parts = ["esxcli storage nmp satp rule add", f"-s {sh_word(satp, '--satp')}"]
+    if device is not None:
+        parts.append(f"-d {sh_word(device, '--device')}")
     else:
         assert vendor and model  # refused above otherwise
-        parts += [f"-V {shlex.quote(vendor)}", f"-M {shlex.quote(model)}"]
+        parts += [f"-V {sh_word(vendor, '--vendor')}", f"-M {sh_word(model, '--model')}"]
     parts.append(f"-P {psp}")
     if option:
         parts.append(f'-O "{option}"')
     if satp == "VMW_SATP_ALUA":
         parts.append("-c tpgs_on")
-    parts.append(f'-e "pathsel {spec.text}"')
-    return "\n".join([f"# pathsel: {spec.text}", *_pathsel_only(spec), " ".join(parts)]) + "\n"
+    parts.append(f"-e {sh_quote(f'pathsel {spec.text}', '--policy')}")
+    return "\n".join([f"# pathsel: {comment_text(spec.text)}", *_pathsel_only(spec), " ".join(parts)]) + "\n"
 
 
 _LONG = {
@@ -547,6 +576,9 @@ def read_esxcli_commands(src: Source) -> EsxcliSetting:
     if psp not in PSPS:
         raise src.fail(None, f"sets no PSP pathsel models (got {psp!r})")
     name = PSPS[psp]
+    for key in ("--iops", "--bytes", "--num-sampling-cycles", "--latency-eval-time"):
+        if key in rr and not re.fullmatch("[0-9]{1,12}", rr[key]):  # pasted into a spec's text below: digits only
+            raise src.fail(None, f"{key}={rr[key][:40]!r} is not a whole number")
     if name == "rr":
         kind = rr.get("--type", "iops")
         ano = ",use_ano=1" if rr.get("--useano", "false").lower() in ("true", "1") else ""
@@ -559,8 +591,11 @@ def read_esxcli_commands(src: Source) -> EsxcliSetting:
             text = f"rr:bytes={rr.get('--bytes', '10485760')}{ano}"
         else:
             text = f"rr:iops={rr.get('--iops', '1000')}{ano}"
-    elif name == "fixed":
-        text = f"fixed:preferred={preferred}" if preferred else "fixed"
     else:
-        text = "mru"
-    return EsxcliSetting(parse_spec(text)[0].text, device, satp, vendor, model)
+        text = name
+    try:
+        # the preferred path as a parameter, not pasted into the spec's text: a path name may hold "," or "="
+        spec = parse_spec(text, {"preferred": preferred} if name == "fixed" and preferred else None)[0]
+    except ValueError as e:
+        raise src.fail(None, f"sets no policy pathsel reads: {e}") from None
+    return EsxcliSetting(spec.text, device, satp, vendor, model)

@@ -42,19 +42,45 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
+
+import re2
 
 from ..errors import ScenarioError
 from ..policies.presets import PRESETS
 from ..policies.spec import PolicySpec, parse_spec
+from ..units import MAX_DURATION
+from .quoting import comment_text, mpconf_value
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
-from .text import Source
+from .text import Source, ascii_int, check_name
 
 __all__ = ["import_multipath", "parse_multipath_conf", "ConfSection", "emit_multipath_conf", "read_multipath_conf", "DmSetting"]
 
-_MAP = re.compile(r"^(?:(?P<action>[a-z]+): )?(?P<name>\S+)(?: \((?P<wwid>[^)]+)\))? (?P<dm>dm-\d+|undef) ?(?P<vp>.*)$")
-_GROUP = re.compile(r"^[\s|`]*[|`]-\+- ?policy='(?P<sel>[^']*)' prio=(?P<prio>-?\d+) status=(?P<status>\w+)")
-_PATH = re.compile(r"^[\s|`]*[|`]- (?P<hctl>\d+:\d+:\d+:\d+) (?P<dev>\S+) +(?P<devt>\d+:\d+) +(?P<dm>\w+) +(?P<chk>.+?) +(?P<online>\w+)\s*$")
+# re.ASCII and at most 9 digits: \d would take Arabic-Indic digits, and a longer number is no H:C:T:L or prio
+_MAP = re.compile(r"^(?:(?P<action>[a-z]+): )?(?P<name>\S+)(?: \((?P<wwid>[^)]+)\))? (?P<dm>dm-[0-9]{1,9}|undef) ?(?P<vp>.*)$", re.ASCII)
+_GROUP = re.compile(r"^[\s|`]*[|`]-\+- ?policy='(?P<sel>[^']*)' prio=(?P<prio>-?[0-9]{1,9}) status=(?P<status>\w+)", re.ASCII)
+# The path line up to its dm state; the rest (checker state, which may be two words such as "i/o timeout", and
+# the online state) is split in Python: "(?P<chk>.+?) +(?P<online>\w+)\s*$" takes time quadratic in a run of spaces.
+_PATH = re.compile(
+    r"^[\s|`]*[|`]- (?P<hctl>[0-9]{1,9}:[0-9]{1,9}:[0-9]{1,9}:[0-9]{1,9}) (?P<dev>\S+) +(?P<devt>[0-9]+:[0-9]+) +(?P<dm>\w+) +(?P<rest>.*)$",
+    re.ASCII,
+)
+_WORD = re.compile(r"\w+", re.ASCII)
+
+
+def _path_line(line: str) -> dict[str, str] | None:
+    """A path line's fields (hctl, dev, devt, dm, chk, online), or None if it is not one."""
+    m = _PATH.match(line)
+    if not m:
+        return None
+    words = m.group("rest").split()
+    if len(words) < 2 or not _WORD.fullmatch(words[-1]):
+        return None
+    fields = {k: v for k, v in m.groupdict().items() if k != "rest"}
+    return {**fields, "chk": " ".join(words[:-1]), "online": words[-1]}
+
+
 SELECTORS = ("round-robin", "queue-length", "service-time", "historical-service-time")
 _DOWN = ("faulty", "shaky", "i/o timeout", "removed", "disconnected")
 
@@ -71,6 +97,7 @@ class _Map:
 
 def _parse_ll(src: Source) -> list[_Map]:
     maps: list[_Map] = []
+    names: dict[str, int] = {}  # map names and WWIDs -> the line of their map
     for n, raw in enumerate(src.lines, 1):
         line = raw.rstrip()
         if not line.strip():
@@ -85,11 +112,11 @@ def _parse_ll(src: Source) -> list[_Map]:
                 raise src.fail(n, "a path group line before any map line ('WWID dm-N VENDOR,PRODUCT')")
             maps[-1].groups.append({"selector": g.group("sel"), "prio": int(g.group("prio")), "line": n, "paths": []})
             continue
-        p = _PATH.match(line)
+        p = _path_line(line)
         if p:
             if not maps or not maps[-1].groups:
                 raise src.fail(n, "a path line before any path group line (\"policy='service-time 0' prio=50 status=active\")")
-            maps[-1].groups[-1]["paths"].append({**p.groupdict(), "line": n})
+            maps[-1].groups[-1]["paths"].append({**p, "line": n})
             continue
         if line[0] in " |`":
             if "policy=" in line:
@@ -99,15 +126,28 @@ def _parse_ll(src: Source) -> list[_Map]:
         if not m:
             raise src.fail(n, f"expected a map line such as '3600a0980... dm-0 NETAPP,LUN C-Mode', got {line[:60]!r}")
         vendor, _, product = m.group("vp").partition(",")
-        maps.append(_Map(m.group("name"), m.group("wwid") or m.group("name"), vendor.strip(), product.strip(), n))
+        name = check_name(src, n, "map name", m.group("name"))
+        wwid = check_name(src, n, "WWID", m.group("wwid") or name)
+        for ident in dict.fromkeys((name, wwid)):  # a map listed twice: two volumes of one name, or one volume's paths split
+            if ident in names:
+                raise src.fail(n, f"map {name} ({wwid}) is listed twice (the first is line {names[ident]})")
+            names[ident] = n
+        maps.append(_Map(name, wwid, vendor.strip(), product.strip(), n))
     if not maps:
         raise src.fail(1, "no multipath maps: not multipath -ll output")
+    seen: dict[tuple[str, str], int] = {}  # (device node or H:C:T:L, its value) -> the line that lists it: each is one path
     for mp in maps:
         if not mp.groups:
             raise src.fail(mp.line, f"map {mp.name} has no path groups (is the output cut short?)")
         for group in mp.groups:
             if not group["paths"]:
                 raise src.fail(group["line"], f"map {mp.name}: a path group with no paths (is the output cut short?)")
+            for p in group["paths"]:
+                check_name(src, p["line"], "device node", p["dev"])
+                for key in (("dev", p["dev"]), ("hctl", p["hctl"])):
+                    if key in seen:
+                        raise src.fail(p["line"], f"path {key[1]} is listed twice (the first is line {seen[key]})")
+                    seen[key] = p["line"]
     return maps
 
 
@@ -129,12 +169,21 @@ class ConfSection:
         return v[0] if v else None
 
 
+class _Quoted(str):
+    """A token written in double quotes: its text, never a section brace (``product "}"`` is a value)."""
+
+
+def _brace(tok: str, ch: str) -> bool:
+    return tok == ch and not isinstance(tok, _Quoted)
+
+
 def _tokens(line: str) -> list[str]:
-    out, word, quoted = [], "", False
+    out: list[str] = []
+    word, quoted = "", False
     for ch in line:
         if quoted:
             if ch == '"':
-                out.append(word)
+                out.append(_Quoted(word))
                 word, quoted = "", False
             else:
                 word += ch
@@ -169,22 +218,22 @@ def parse_multipath_conf(src: Source) -> ConfSection:
         i = 0
         while i < len(toks):
             t = toks[i]
-            if t == "}":
+            if _brace(t, "}"):
                 if len(stack) == 1:
                     raise src.fail(n, "a '}' closes no section")
                 stack.pop()
                 i += 1
-            elif i + 1 < len(toks) and toks[i + 1] == "{":
+            elif i + 1 < len(toks) and _brace(toks[i + 1], "{") and not isinstance(t, _Quoted):
                 sec = ConfSection(t, n)
                 stack[-1].children.append(sec)
                 stack.append(sec)
                 i += 2
-            elif t == "{":
+            elif _brace(t, "{"):
                 raise src.fail(n, "a '{' without a section name before it")
             else:
                 rest = []
                 j = i + 1
-                while j < len(toks) and toks[j] not in "{}":
+                while j < len(toks) and not (_brace(toks[j], "{") or _brace(toks[j], "}")):
                     rest.append(toks[j])
                     j += 1
                 if len(stack) == 1:
@@ -203,11 +252,42 @@ def _selector_spec(src: Source, text: str, line: int) -> tuple[str, str]:
         raise src.fail(line, f"path_selector {text!r} is not a dm selector pathsel models ({', '.join(SELECTORS)})")
     extra = ""
     if words[0] == "historical-service-time" and len(words) >= 4 and words[1] == "2":
+        if ascii_int(words[2]) is None or ascii_int(words[3]) is None:  # checked, not pasted: a ',' would add a key
+            raise src.fail(line, f"path_selector {text[:60]!r}: historical-service-time's weight and multiplier are whole numbers")
         extra = f"base_weight={words[2]},threshold_multiplier={words[3]}"
     return f"dm:{words[0]}", extra
 
 
-def _conf_for(conf: ConfSection | None, wwid: str, vendor: str, product: str) -> dict[str, tuple[str, int, str]]:
+# multipath.conf's vendor and product are POSIX extended regular expressions that multipath-tools
+# compiles with regcomp(REG_EXTENDED|REG_NOSUB) and tests with regexec: a search, not a full match
+# (libmultipath/config.c, hwe_regmatch; multipath.conf(5), "devices section"; tag 0.14.3,
+# https://github.com/opensvc/multipath-tools). Python's re backtracks, and a pattern such as "(a+)+b"
+# against a long product string never ends; RE2 (google-re2) runs in time linear in the text, with no
+# backtracking. Its posix_syntax mode takes egrep's syntax (no \d, no lookaround, no backreferences),
+# one_line and dot_nl make ^, $ and . behave as regexec's without REG_NEWLINE, and for a match/no-match
+# question its leftmost-first and POSIX's leftmost-longest agree. A pattern RE2 refuses (a backreference,
+# which glibc's ERE allows as an extension, or a malformed one, which regcomp refuses and multipath-tools
+# then never matches) gets one located message rather than a guess.
+_ERE_OPTIONS = re2.Options()
+_ERE_OPTIONS.posix_syntax = True
+_ERE_OPTIONS.longest_match = True
+_ERE_OPTIONS.one_line = True
+_ERE_OPTIONS.dot_nl = True
+_ERE_OPTIONS.never_capture = True  # REG_NOSUB
+_ERE_OPTIONS.log_errors = False  # else RE2 prints its own line on stderr for a pattern it refuses
+
+
+@lru_cache(maxsize=256)
+def _ere(pattern: str) -> re2._Regexp[str]:
+    """``pattern`` compiled as multipath-tools' regcomp would take it; re2.error for one RE2 cannot run."""
+    return re2.compile(pattern, _ERE_OPTIONS)
+
+
+def _ere_search(pattern: str, text: str) -> bool:
+    return _ere(pattern).search(text) is not None
+
+
+def _conf_for(conf: ConfSection | None, wwid: str, vendor: str, product: str, src: Source | None = None) -> dict[str, tuple[str, int, str]]:
     """path_selector, path_grouping_policy, failback as multipath.conf sets them for a map: value, line, where."""
     out: dict[str, tuple[str, int, str]] = {}
     if conf is None:
@@ -218,11 +298,17 @@ def _conf_for(conf: ConfSection | None, wwid: str, vendor: str, product: str) ->
     for devs in conf.sections("devices"):
         for dev in devs.sections("device"):
             v, p = dev.value("vendor") or "", dev.value("product") or ""
-            try:
-                if re.search(v, vendor) and re.search(p, product):
-                    layers.append((dev, f"devices {v}/{p}"))
-            except re.error:
-                continue
+            matched = True
+            for key, pattern, text in (("vendor", v, vendor), ("product", p, product)):
+                try:
+                    matched = matched and _ere_search(pattern, text)
+                except re2.error as e:
+                    why = e.args[0].decode("utf-8", "replace") if e.args and isinstance(e.args[0], bytes) else str(e)
+                    place = dev.attrs.get(key, ("", dev.line))[1]
+                    problem = f"{key} {pattern[:60]!r} is not a POSIX extended regular expression pathsel can match ({why})"
+                    raise (src.fail(place, problem) if src else ScenarioError("multipath.conf", f"line {place}", problem)) from None
+            if matched:
+                layers.append((dev, f"devices {v}/{p}"))
     for o in conf.sections("overrides"):
         layers.append((o, "overrides"))
     for mps in conf.sections("multipaths"):
@@ -231,6 +317,10 @@ def _conf_for(conf: ConfSection | None, wwid: str, vendor: str, product: str) ->
                 layers.append((mp, f"multipaths {wwid}"))
     for sec, where in layers:  # later layers win
         for key in ("path_selector", "path_grouping_policy", "failback", "no_path_retry", "polling_interval"):
+            if key == "polling_interval" and where != "defaults":
+                continue  # multipath-tools reads polling_interval in defaults only (dict.c: install_keyword under "defaults")
+            if key == "failback" and sec.attrs.get(key, ("",))[0] == "0":
+                continue  # failback 0 is FAILBACK_UNDEF: the next layer decides (dict.c set_pgfailback; propsel.c)
             if key in sec.attrs:
                 value, line = sec.attrs[key]
                 out[key] = (value, line, where)
@@ -241,9 +331,18 @@ def _hwtable_failback(vendor: str, product: str) -> tuple[str, str] | None:
     """failback of multipath-tools' built-in entry for the vendor and product (the last that matches)."""
     found = None
     for p in PRESETS.values():
-        if p.system == "linux-dm" and p.vendor and re.search(p.vendor, vendor) and re.search(p.product, product):
+        if p.system == "linux-dm" and p.vendor and _ere_search(p.vendor, vendor) and _ere_search(p.product, product):
             found = (parse_spec(p.spec)[0]["failback"], p.name)
     return found
+
+
+def _failback(src: Source, value: str, line: int) -> str:
+    """multipath.conf's failback as the spec takes it: immediate, manual, or seconds (dict.c, set_pgfailback)."""
+    if value in ("immediate", "manual", "followover"):
+        return value  # followover: the spec's message says pathsel does not model it
+    if ascii_int(value, 1) is None:  # checked, not pasted: "30,path_grouping_policy=multibus" would add a key
+        raise src.fail(line, f"failback must be immediate, manual or a whole number of seconds > 0, got {value[:60]!r}")
+    return value
 
 
 def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
@@ -276,10 +375,10 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
         spec_name, extra = _selector_spec(src, mp.groups[0]["selector"], mp.groups[0]["line"])
         sizes = [len(g["paths"]) for g in mp.groups]
         grouping = "multibus" if len(sizes) == 1 and sizes[0] > 1 else "failover" if len(sizes) > 1 and max(sizes) == 1 else "group_by_prio"
-        settings = _conf_for(conf, mp.wwid, mp.vendor, mp.product)
+        settings = _conf_for(conf, mp.wwid, mp.vendor, mp.product, conf_src)
         failback = "manual"
-        if "failback" in settings:
-            failback = settings["failback"][0]
+        if "failback" in settings and conf_src is not None:
+            failback = _failback(conf_src, settings["failback"][0], settings["failback"][1])
         elif hw := _hwtable_failback(mp.vendor, mp.product):
             failback = hw[0]
             notes.append(f"{mp.name}: failback {failback} from multipath-tools' built-in entry ({hw[1]}): the output does not show it")
@@ -310,6 +409,8 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
                     state, why = "unavailable", f"{p['dm']} {p['chk']} in the capture"
                 key = (h, c, t)
                 nx = nexus.setdefault(key, {"state": state, "why": why, "maps": {}, "dev": p["dev"], "hctl": p["hctl"], "line": p["line"]})
+                if mp.name in nx["maps"]:  # two LUNs of one map over one nexus: one would silently replace the other
+                    raise src.fail(p["line"], f"map {mp.name} has two paths over {h}:{c}:{t} (the first is line {nx['line']})")
                 if nx["state"] != state:
                     raise src.fail(
                         p["line"],
@@ -351,16 +452,30 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
     ]
     sk.detection = "dm"
     sk.detection_note = "multipathd's polling_interval (5 s)"
-    first = _conf_for(conf, maps[0].wwid, maps[0].vendor, maps[0].product)
+    first = _conf_for(conf, maps[0].wwid, maps[0].vendor, maps[0].product, conf_src)
     interval = first.get("polling_interval")
-    if interval and interval[0].isdigit():
-        sk.detection, sk.detection_note = f"{interval[0]}s", f"polling_interval {interval[0]} (multipath.conf line {interval[1]})"
+    seconds = 5
+    if interval and conf_src is not None:
+        # an unsigned number of seconds (dict.c, set_uint); 0 leaves multipathd dividing by zero (config.c), and
+        # more than MAX_DURATION is longer than any run
+        polling = ascii_int(interval[0], 1, int(MAX_DURATION))
+        if polling is None:
+            raise conf_src.fail(interval[1], f"polling_interval {interval[0][:60]!r} is not a whole number of seconds in 1..{int(MAX_DURATION):,}")
+        seconds = polling
+        sk.detection, sk.detection_note = f"{polling}s", f"polling_interval {polling} (multipath.conf line {interval[1]})"
     retry = first.get("no_path_retry")
-    if retry:
-        seconds = int(interval[0]) if interval and interval[0].isdigit() else 5
-        if retry[0] in ("queue", "fail") or retry[0].isdigit():
-            sk.apd_timeout = "queue" if retry[0] == "queue" else "1ms" if retry[0] == "fail" else f"{int(retry[0]) * seconds}s"
-            notes.append(f"apd_timeout {sk.apd_timeout}: no_path_retry {retry[0]} ({retry[2]}, multipath.conf line {retry[1]})")
+    if retry and conf_src is not None:
+        # "fail" or "0" fail at once, "queue" queues for ever, N > 0 retries for N polling intervals
+        # (dict.c, no_path_retry_helper: strcmp "fail" or "0", "queue", else do_set_int 1..INT_MAX)
+        word = retry[0]
+        count = ascii_int(word, 1)
+        if word not in ("queue", "fail", "0") and count is None:
+            raise conf_src.fail(retry[1], f"no_path_retry {word[:60]!r} is not queue, fail or a whole number of polling intervals")
+        if word == "queue" or (count is not None and count * seconds > MAX_DURATION):
+            sk.apd_timeout = "queue"  # past the longest run pathsel simulates: the same as queueing for ever
+        else:
+            sk.apd_timeout = "1ms" if count is None else f"{count * seconds}s"
+        notes.append(f"apd_timeout {sk.apd_timeout}: no_path_retry {word} ({retry[2]}, multipath.conf line {retry[1]})")
     sk.notes = notes
     return sk
 
@@ -399,18 +514,23 @@ def emit_multipath_conf(spec: PolicySpec, wwid: str | None = None, vendor: str |
     if selector == "historical-service-time" and (spec["base_weight"] != 972 or spec["threshold_multiplier"] != 0):
         args = f"2 {spec['base_weight']} {spec['threshold_multiplier']}"
     body = [f'path_selector "{selector} {args}"', f"path_grouping_policy {spec['path_grouping_policy']}", f"failback {spec['failback']}"]
-    if wwid:
-        head, inner, match = "multipaths", "multipath", [f"wwid {wwid}"]
-    elif vendor or product:
+    # A multipaths entry's wwid is compared as a string (libmultipath/config.c, find_mpe: strcmp); a devices
+    # entry's vendor and product are POSIX extended regular expressions (multipath.conf(5); hwtable.c's
+    # "^(HSV1[01]1|...)"), and pathsel writes them as the user gives them ("LUN.*" in docs/emit.md), so a
+    # literal name with regex characters in it matches as a pattern, as multipath.conf's own entries do.
+    # Either way mpconf_value refuses what the parser would not read back as that one value.
+    if wwid is not None:
+        head, inner, match = "multipaths", "multipath", [f"wwid {mpconf_value(wwid, '--device', quote=False)}"]
+    elif vendor is not None or product is not None:
         if not (vendor and product):
             raise ScenarioError(
                 "command line", "--emit multipath.conf", "a devices entry needs both --vendor and --model (the SCSI vendor and product)"
             )
-        head, inner, match = "devices", "device", [f'vendor "{vendor}"', f'product "{product}"']
+        head, inner, match = "devices", "device", [f"vendor {mpconf_value(vendor, '--vendor')}", f"product {mpconf_value(product, '--model')}"]
     else:
-        lines = [f"# pathsel: {spec.text}", "defaults {", *(f"\t{b}" for b in body), "}"]
+        lines = [f"# pathsel: {comment_text(spec.text)}", "defaults {", *(f"\t{b}" for b in body), "}"]
         return "\n".join(lines) + "\n"
-    lines = [f"# pathsel: {spec.text}", f"{head} {{", f"\t{inner} {{", *(f"\t\t{b}" for b in match + body), "\t}", "}"]
+    lines = [f"# pathsel: {comment_text(spec.text)}", f"{head} {{", f"\t{inner} {{", *(f"\t\t{b}" for b in match + body), "\t}", "}"]
     return "\n".join(lines) + "\n"
 
 

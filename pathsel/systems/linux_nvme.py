@@ -38,16 +38,18 @@ from typing import Any
 
 from ..errors import ScenarioError
 from ..policies.spec import PolicySpec
+from .quoting import comment_text, udev_value
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
-from .text import Source
+from .text import Source, check_name
 
 __all__ = ["import_nvme", "emit_nvme_udev", "read_nvme_udev", "NvmeSetting", "IOPOLICIES"]
 
 IOPOLICIES = ("numa", "round-robin", "queue-depth")
 _ANA = {"optimized": "AO", "non-optimized": "ANO", "inaccessible": "unavailable", "persistent-loss": "unavailable", "change": "transitioning"}
-_SUBSYS = re.compile(r"^(?P<name>nvme-subsys\d+) - NQN=(?P<nqn>\S+)\s*$")
-_ATTR = re.compile(r"^\s+(?P<key>[a-z_]+)=(?P<value>.*)$")
-_CTRL = re.compile(r"^ \+- (?P<name>nvme\d+) (?P<transport>\S+) (?P<addr>\S*) ?(?P<state>[a-z-]+)(?: (?P<ana>[a-z-]+))?\s*$")
+# re.ASCII and at most 9 digits: \d would take Arabic-Indic digits, and the kernel numbers no further
+_SUBSYS = re.compile(r"^(?P<name>nvme-subsys[0-9]{1,9}) - NQN=(?P<nqn>\S+)\s*$", re.ASCII)
+_ATTR = re.compile(r"^\s+(?P<key>[a-z_]+)=(?P<value>.*)$", re.ASCII)
+_CTRL = re.compile(r"^ \+- (?P<name>nvme[0-9]{1,9}) (?P<transport>\S+) (?P<addr>\S*) ?(?P<state>[a-z-]+)(?: (?P<ana>[a-z-]+))?\s*$", re.ASCII)
 
 
 @dataclass
@@ -56,18 +58,25 @@ class _Subsys:
     nqn: str
     line: int
     attrs: dict[str, str] = field(default_factory=dict)
+    attr_lines: dict[str, int] = field(default_factory=dict)
     ctrls: list[dict[str, Any]] = field(default_factory=list)
     open: bool = False  # its "\" line was seen
 
 
 def _parse(src: Source) -> list[_Subsys]:
     subs: list[_Subsys] = []
+    ctrl_lines: dict[str, int] = {}  # controller name -> its line: each is one path
+    named: dict[str, int] = {}  # subsystem names and "NQN=..." -> the line of their subsystem
     for n, raw in enumerate(src.lines, 1):
         line = raw.rstrip()
         if not line.strip():
             continue
         if m := _SUBSYS.match(line):
-            subs.append(_Subsys(m.group("name"), m.group("nqn"), n))
+            for key in (m.group("name"), "NQN=" + m.group("nqn")):  # listed twice: two volumes of one name, or one subsystem's controllers split
+                if key in named:
+                    raise src.fail(n, f"{m.group('name')} (NQN {m.group('nqn')[:60]}) is listed twice (the first is line {named[key]})")
+                named[key] = n
+            subs.append(_Subsys(m.group("name"), check_name(src, n, "NQN", m.group("nqn")), n))
             continue
         if line.startswith("nvme-subsys"):
             raise src.fail(n, f"expected 'nvme-subsysN - NQN=...', got {line[:60]!r}")
@@ -77,12 +86,19 @@ def _parse(src: Source) -> list[_Subsys]:
             subs[-1].open = True
             continue
         if (a := _ATTR.match(line)) and not subs[-1].open:
-            subs[-1].attrs[a.group("key")] = a.group("value").strip()
+            key = a.group("key")
+            if key in subs[-1].attrs:
+                raise src.fail(n, f"a second {key}= for {subs[-1].name} (the first is line {subs[-1].attr_lines[key]})")
+            subs[-1].attrs[key] = a.group("value").strip()
+            subs[-1].attr_lines[key] = n
             continue
         if m := _CTRL.match(line):
             ana = m.group("ana")
             if ana is not None and ana not in _ANA:
                 raise src.fail(n, f"ANA state {ana!r} is not one of {', '.join(_ANA)}")
+            if m.group("name") in ctrl_lines:
+                raise src.fail(n, f"controller {m.group('name')} is listed twice (the first is line {ctrl_lines[m.group('name')]})")
+            ctrl_lines[m.group("name")] = n
             subs[-1].ctrls.append({**m.groupdict(), "line": n})
             continue
         raise src.fail(n, f"expected a controller line such as ' +- nvme0 tcp traddr=...,trsvcid=4420 live optimized', got {line.strip()[:60]!r}")
@@ -128,8 +144,7 @@ def import_nvme(sources: list[Source], host: str = "linux01") -> Skeleton:
         if "iopolicy" in s.attrs:
             iop = s.attrs["iopolicy"]
             if iop not in IOPOLICIES:
-                line = next(n for n, ln in enumerate(src.lines, 1) if ln.strip() == f"iopolicy={iop}")
-                raise src.fail(line, f"iopolicy {iop!r} is not {', '.join(IOPOLICIES)}")
+                raise src.fail(s.attr_lines["iopolicy"], f"iopolicy {iop[:60]!r} is not {', '.join(IOPOLICIES)}")
         elif policy_file is not None:
             iop = policy_file
         else:
@@ -183,19 +198,22 @@ def emit_nvme_udev(spec: PolicySpec, nqn: str | None = None, model: str | None =
         )
     iopolicy = spec.name[5:]
     match = ['ACTION=="add"', 'SUBSYSTEM=="nvme-subsystem"', 'ATTR{subsystype}=="nvm"']
-    if nqn:
-        match.append(f'ATTR{{subsysnqn}}=="{nqn}"')
-    elif model:
-        match.append(f'ATTR{{model}}=="{model}"')
-    lines = [f"# pathsel: {spec.text}  (/etc/udev/rules.d/71-nvme-iopolicy.rules)"]
+    # udev_value refuses what udev would read as more than this literal value (a quote, an escape, a glob, a
+    # substitution): a --model of '", RUN+="...' must not become a key of its own
+    if nqn is not None:
+        match.append(f"ATTR{{subsysnqn}}=={udev_value(nqn, '--device')}")
+    elif model is not None:
+        match.append(f"ATTR{{model}}=={udev_value(model, '--model')}")
+    lines = [f"# pathsel: {comment_text(spec.text)}  (/etc/udev/rules.d/71-nvme-iopolicy.rules)"]
     if iopolicy == "queue-depth":
         lines.append("# iopolicy queue-depth needs Linux 6.11 or later")
-    if not nqn and not model:
+    if nqn is None and model is None:
         lines.append(f"# every NVMe subsystem; the kernel's default for new ones is nvme_core.iopolicy={iopolicy}")
     lines.append(", ".join(match + [f'ATTR{{iopolicy}}="{iopolicy}"']))
     return "\n".join(lines) + "\n"
 
 
+_RULE_KEYS = {"ACTION", "SUBSYSTEM", "ATTR{subsystype}", "ATTR{subsysnqn}", "ATTR{model}", "ATTR{iopolicy}"}
 _RULE_KEY = re.compile(r'(?P<key>[A-Z]+(?:\{[a-z_]+\})?)(?P<op>==|!=|\+=|=)"(?P<value>[^"]*)"')
 
 
@@ -206,10 +224,15 @@ def read_nvme_udev(src: Source) -> NvmeSetting:
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        keys = {m.group("key"): (m.group("op"), m.group("value")) for m in _RULE_KEY.finditer(line)}
+        pairs = [(m.group("key"), (m.group("op"), m.group("value"))) for m in _RULE_KEY.finditer(line)]
+        keys = dict(pairs)
         left = _RULE_KEY.sub("", line).replace(",", "").strip()
         if left or not keys:
             raise src.fail(n, f'not a udev rule of KEY=="value" and KEY="value" pairs: {(left or line)[:40]!r}')
+        if len(keys) != len(pairs) or not keys.keys() <= _RULE_KEYS:
+            # a key pathsel never writes (RUN+=, PROGRAM, ...) or one written twice: not what --emit made
+            odd = sorted({k for k, _ in pairs if k not in _RULE_KEYS} or {k for k, _ in pairs if [p for p, _ in pairs].count(k) > 1})
+            raise src.fail(n, f"a udev rule pathsel does not write: {', '.join(odd)}")
         if "ATTR{iopolicy}" not in keys:
             continue
         op, iopolicy = keys["ATTR{iopolicy}"]

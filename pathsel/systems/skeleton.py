@@ -13,11 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import tomlkit
+from tomlkit.items import Array, Comment, Item, String, StringType, Trivia
+
+from ..outputs import check_not_input, write_atomic
 from ..scenario import Scenario, loads_scenario
 from ..version import __version__
-from .text import toml_str
+from .quoting import comment_text as one_line
+from .text import safe_text
 
 __all__ = ["Skeleton", "SkArray", "SkPath", "SkVolume", "PLACEHOLDERS", "Imported"]
 
@@ -101,84 +106,146 @@ class Skeleton:
         return rows
 
     def toml(self, command: str) -> str:
-        out: list[str] = []
-        w = out.append
-        w(f"# Imported by `{command}` (pathsel {__version__}).")
+        """The scenario file, written through a TOML writer (tomlkit): every name the capture or the command
+        line gave is a TOML string value, escaped by the writer, and every comment that quotes one is made one
+        line (:func:`~pathsel.systems.quoting.comment_text`), so no name can add a key, a table or a line."""
+        doc = tomlkit.document()
+        doc.add(_comment(f"Imported by `{command}` (pathsel {__version__})."))
         for line in self.told:
-            w(f"# {line}")
-        w("#")
-        w("# FILL IN marks what the output cannot tell: a placeholder value that loads and")
-        w("# runs. Replace it with your figure, or fit it to a measurement:")
-        w("#   pathsel calibrate THIS.toml --measured fio.json --fit service_time")
-        w("")
+            doc.add(_comment(line))
+        doc.add(_comment(""))
+        doc.add(_comment("FILL IN marks what the output cannot tell: a placeholder value that loads and"))
+        doc.add(_comment("runs. Replace it with your figure, or fit it to a measurement:"))
+        doc.add(_comment("  pathsel calibrate THIS.toml --measured fio.json --fit service_time"))
+        doc.add(tomlkit.nl())
         volume_names = ", ".join(v.name for v in self.volumes) or "one volume"
-        w(f"name = {toml_str(self.host + ': ' + volume_names)}")
-        w(f"source = {toml_str('pathsel import ' + self.kind + ': ' + ', '.join(self.sources))}")
-        w(f"protocol = {toml_str(self.protocol)}")
-        w('duration = "10s"')
+        doc.add("name", _str(self.host + ": " + volume_names))
+        doc.add("source", _str("pathsel import " + self.kind + ": " + ", ".join(self.sources)))
+        doc.add("protocol", _str(self.protocol))
+        doc.add("duration", _str("10s"))
+        arrays = tomlkit.aot()
         for a in self.arrays:
-            w("")
-            w("[[arrays]]")
-            w(f"name = {toml_str(a.name)}" + (f"  # {a.comment}" if a.comment else ""))
-            w(f"concurrency = {PLACEHOLDERS['concurrency'][1]}  # FILL IN: {PLACEHOLDERS['concurrency'][2]} (--fit concurrency)")
-            w(
-                f'service_time = {{ dist = "exponential", mean = {toml_str(PLACEHOLDERS["service_time"][1])} }}  '
-                f"# FILL IN: {PLACEHOLDERS['service_time'][2]} (--fit service_time)"
-            )
+            t = tomlkit.table()
+            t.add("name", _noted(_str(a.name), a.comment))
+            t.add("concurrency", _noted(tomlkit.integer(int(PLACEHOLDERS["concurrency"][1])), _fill("concurrency")))
+            st = tomlkit.inline_table()
+            st.update({"dist": "exponential", "mean": PLACEHOLDERS["service_time"][1]})
+            t.add("service_time", _noted(st, _fill("service_time")))
+            arrays.append(t)
+        doc.add("arrays", arrays)
         if self.stretched:
             pair = next((v.arrays for v in self.volumes if v.arrays and len(v.arrays) == 2), [a.name for a in self.arrays])
-            w("")
-            w("[replication]  # the volume is on both arrays: synchronous replication (a metro cluster)")
-            w(f"arrays = [{toml_str(pair[0])}, {toml_str(pair[1])}]")
-            value, what = PLACEHOLDERS["replication_latency"][1:]
-            w(f"one_way_latency = {toml_str(value)}  # FILL IN: {what} (--fit replication_latency)")
-        w("")
-        w("[[hosts]]")
-        w(f"name = {toml_str(self.host)}")
+            rep = tomlkit.table()
+            _noted(rep, "the volume is on both arrays: synchronous replication (a metro cluster)")
+            rep.add("arrays", _strings(pair[:2]))
+            rep.add("one_way_latency", _noted(_str(PLACEHOLDERS["replication_latency"][1]), _fill("replication_latency")))
+            doc.add("replication", rep)
+        hosts = tomlkit.aot()
+        host = tomlkit.table()
+        host.add("name", _str(self.host))
         if self.detection is not None:
-            w(f"detection = {toml_str(self.detection)}" + (f"  # {self.detection_note}" if self.detection_note else ""))
+            host.add("detection", _noted(_str(self.detection), self.detection_note))
         if self.apd_timeout is not None:
-            w(f"apd_timeout = {toml_str(self.apd_timeout)}")
+            host.add("apd_timeout", _str(self.apd_timeout))
+        hosts.append(host)
+        doc.add("hosts", hosts)
         if len(self.volumes) > 1:
+            volumes = tomlkit.aot()
             for v in self.volumes:
-                w("")
-                w("[[volumes]]")
-                w(f"name = {toml_str(v.name)}" + (f"  # {v.comment}" if v.comment else ""))
+                t = tomlkit.table()
+                t.add("name", _noted(_str(v.name), v.comment))
                 if v.lun is not None:
-                    w(f"lun = {v.lun}")
+                    t.add("lun", tomlkit.integer(v.lun))
                 if v.arrays is not None:
-                    w(f"arrays = [{', '.join(toml_str(a) for a in v.arrays)}]")
-        value, what = PLACEHOLDERS["one_way_latency"][1:]
+                    t.add("arrays", _strings(v.arrays))
+                volumes.append(t)
+            doc.add("volumes", volumes)
+        paths = tomlkit.aot()
         for p in self.paths:
-            w("")
-            w("[[paths]]" + (f"  # {p.comment}" if p.comment else ""))
-            w(f"name = {toml_str(p.name)}")
-            w(f"array = {toml_str(p.array)}")
+            t = _noted(tomlkit.table(), p.comment)
+            t.add("name", _str(p.name))
+            t.add("array", _str(p.array))
             if p.alua is not None:
-                w(f"alua = {toml_str(p.alua)}")
+                t.add("alua", _str(p.alua))
             if p.weight:
-                w(f"weight = {p.weight}")
-            w(f"one_way_latency = {toml_str(value)}  # FILL IN: {what} (--fit one_way_latency)")
-            w(f'# bandwidth = "16Gbit"  # FILL IN: {BANDWIDTH}')
+                t.add("weight", tomlkit.integer(p.weight))
+            t.add("one_way_latency", _noted(_str(PLACEHOLDERS["one_way_latency"][1]), _fill("one_way_latency")))
+            t.add(_comment(f'bandwidth = "16Gbit"  # FILL IN: {BANDWIDTH}'))
+            paths.append(t)
+        doc.add("paths", paths)
         job = self.workload if self.workload is not None else WORKLOAD
-        volumes: list[SkVolume | None] = [*self.volumes] if len(self.volumes) > 1 else [None]
-        for i, vol in enumerate(volumes):
-            w("")
+        chosen: list[SkVolume | None] = [*self.volumes] if len(self.volumes) > 1 else [None]
+        workloads = tomlkit.aot()
+        for i, vol in enumerate(chosen):
             if self.workload is not None:
-                w(f"[[workloads]]  # fio's job options in {self.workload_source}")
+                t = _noted(tomlkit.table(), f"fio's job options in {self.workload_source}")
             else:
-                w("[[workloads]]  # FILL IN: your workload, in fio's words (rw, bs, iodepth, numjobs)")
-            w(f"name = {toml_str('job' if vol is None else f'job{i + 1}')}")
+                t = _noted(tomlkit.table(), "FILL IN: your workload, in fio's words (rw, bs, iodepth, numjobs)")
+            t.add("name", _str("job" if vol is None else f"job{i + 1}"))
             if vol is not None:
-                w(f"volume = {toml_str(vol.name)}")
+                t.add("volume", _str(vol.name))
             for key, val in job.items():
-                w(f"{key} = {toml_str(val) if isinstance(val, str) else val}")
+                t.add(key, _str(val) if isinstance(val, str) else tomlkit.item(val))
+            workloads.append(t)
+        doc.add("workloads", workloads)
+        policies = tomlkit.aot()
         for spec, label in self.policies:
-            w("")
-            w("[[policies]]")
-            w(f"spec = {toml_str(spec)}")
-            w(f"label = {toml_str(label)}")
-        return "\n".join(out) + "\n"
+            t = tomlkit.table()
+            t.add("spec", _str(spec))
+            t.add("label", _str(label))
+            policies.append(t)
+        if self.policies:
+            doc.add("policies", policies)
+        return tomlkit.dumps(doc)
+
+
+_Noted = TypeVar("_Noted", bound=Item)
+
+
+_LINE_ENDS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def _str(text: str) -> String:
+    """A basic string: the writer escapes quotes, backslashes and control characters; a file name's undecodable
+    bytes (surrogate escapes) become \\xNN so that the file can be written as UTF-8. NEL and the Unicode line and
+    paragraph separators, which TOML allows raw, are escaped too: str.splitlines and some editors end a line
+    there, and every tool should see the lines TOML sees."""
+    plain = tomlkit.string(safe_text(text))
+    inner = plain.as_string()[1:-1]
+    if not any(c in inner for c in _LINE_ENDS):
+        return plain
+    for c, escaped in _LINE_ENDS.items():
+        inner = inner.replace(c, escaped)
+    return String(StringType.SLB, plain.value, inner, Trivia())
+
+
+def _strings(items: list[str]) -> Array:
+    out = tomlkit.array()
+    out.extend(_str(x) for x in items)
+    return out
+
+
+def comment_text(text: str) -> str:
+    """``text`` for a TOML comment: one line (the emitters' rule: every control character and line separator
+    escaped), a file name's undecodable bytes as ``\\xNN``; long enough for a command line of many captures."""
+    return one_line(safe_text(text), limit=1 << 16)
+
+
+def _comment(text: str) -> Comment:
+    return tomlkit.comment(comment_text(text))
+
+
+def _noted(value: _Noted, text: str) -> _Noted:
+    """``value`` with ``text`` as its end-of-line comment (none when empty), two spaces before the ``#``."""
+    if text:
+        value.comment(comment_text(text))
+        value.trivia.comment_ws = "  "
+    return value
+
+
+def _fill(unknown: str) -> str:
+    what = PLACEHOLDERS[unknown][2]
+    return f"FILL IN: {what} (--fit {unknown})"
 
 
 @dataclass
@@ -190,11 +257,14 @@ class Imported:
     scenario: Scenario
     to_fill: list[tuple[str, str, str]]
     notes: list[str]
+    inputs: list[str] = field(default_factory=list)  # the captured outputs it was read from
 
     @classmethod
     def of(cls, sk: Skeleton, command: str, source: str) -> Imported:
         text = sk.toml(command)
-        return cls(sk.kind, text, loads_scenario(text, source), sk.to_fill, list(sk.notes))
+        return cls(sk.kind, text, loads_scenario(text, source), sk.to_fill, list(sk.notes), list(sk.sources))
 
     def write(self, path: str | Path) -> None:
-        Path(path).write_text(self.text, encoding="utf-8")
+        """Write the scenario to ``path``: never over one of its captures, and atomically (a failure leaves no half file)."""
+        check_not_input(path, [("captured output", s) for s in self.inputs])
+        write_atomic(path, self.text)

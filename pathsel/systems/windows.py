@@ -27,14 +27,14 @@ not tell which array a target port belongs to: one array.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ScenarioError
 from ..policies.spec import PolicySpec, parse_spec
+from .quoting import comment_text, ps_split, shown
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
-from .text import Source
+from .text import Source, ascii_int
 
 __all__ = ["import_mpclaim", "emit_powershell", "read_powershell", "MpioSetting", "POLICY_NAMES", "POLICY_NUMBERS"]
 
@@ -57,9 +57,14 @@ _STATES = {
     "Failed": None,
     "Transitioning": "transitioning",
 }
-_DISK = re.compile(r"^MPIO Disk(?P<n>\d+): (?P<paths>\d+) Paths?, (?P<policy>[^,]+)(?:, (?P<alua>.*))?$")
-_PATH = re.compile(r"^\s*(?P<id>[0-9a-fA-F]{16})\s+(?P<state>\S+)\s+(?P<addr>\d+\|\d+\|\d+\|\d+)\s+(?P<weight>\d+)\s*$")
-_SUMMARY = re.compile(r"^MPIO Disk(?P<n>\d+)\s+(?P<system>Disk \d+)\s+(?P<lb>\S+)\s+(?P<dsm>.+?)\s*$")
+# re.ASCII and bounded digits: \d would take Arabic-Indic digits, and no disk, path count, address or weight is longer
+_DISK = re.compile(r"^MPIO Disk(?P<n>[0-9]{1,9}): (?P<paths>[0-9]{1,9}) Paths?, (?P<policy>[^,]+)(?:, (?P<alua>.*))?$", re.ASCII)
+_PATH = re.compile(
+    r"^\s*(?P<id>[0-9a-fA-F]{16})\s+(?P<state>\S+)\s+(?P<addr>[0-9]{1,9}\|[0-9]{1,9}\|[0-9]{1,9}\|[0-9]{1,9})\s+(?P<weight>[0-9]+)\s*$", re.ASCII
+)
+# matched against a stripped line: (?P<dsm>.+) to the end, not .+?\s*$, which retries \s* at every character
+_SUMMARY = re.compile(r"^MPIO Disk(?P<n>[0-9]{1,9})\s+(?P<system>Disk [0-9]{1,9})\s+(?P<lb>\S+)\s+(?P<dsm>.+)$", re.ASCII)
+_WEIGHT_MAX = 2**31 - 1  # the scenario's path weight is an int32 (pathsel.limits.MAX_INT32)
 
 
 def _details(src: Source) -> list[dict[str, Any]]:
@@ -69,7 +74,9 @@ def _details(src: Source) -> list[dict[str, Any]]:
         if m := _DISK.match(line.strip()):
             policy = m.group("policy").strip()
             if policy not in POLICY_NAMES:
-                raise src.fail(n, f"load balance policy {policy!r} is not one pathsel models ({', '.join(POLICY_NAMES)})")
+                raise src.fail(n, f"load balance policy {policy[:60]!r} is not one pathsel models ({', '.join(POLICY_NAMES)})")
+            if int(m.group("paths")) == 0:
+                raise src.fail(n, f"MPIO Disk{int(m.group('n'))} has no paths: pathsel needs at least one")
             disks.append(
                 {
                     "n": int(m.group("n")),
@@ -78,6 +85,7 @@ def _details(src: Source) -> list[dict[str, Any]]:
                     "alua": (m.group("alua") or "").strip(),
                     "line": n,
                     "paths": [],
+                    "seen": {},
                     "sn": "",
                 }
             )
@@ -87,10 +95,21 @@ def _details(src: Source) -> list[dict[str, Any]]:
                 raise src.fail(n, "a path line before any 'MPIO DiskN: NN Paths, POLICY' line")
             state = p.group("state")
             if state not in _STATES:
-                raise src.fail(n, f"path state {state!r} is not one of {', '.join(_STATES)}")
+                raise src.fail(n, f"path state {state[:60]!r} is not one of {', '.join(_STATES)}")
+            if ascii_int(p.group("weight"), 0, _WEIGHT_MAX) is None:
+                raise src.fail(n, f"path weight {p.group('weight')[:60]} is more than {_WEIGHT_MAX:,}")
+            seen = disks[-1]["seen"]  # one disk lists each path once, one path per I_T nexus
+            for key in (p.group("id").lower(), p.group("addr").rsplit("|", 1)[0]):
+                if key in seen:
+                    raise src.fail(
+                        n, f"MPIO Disk{disks[-1]['n']} lists path {p.group('id')} ({p.group('addr')}) twice (the first is line {seen[key]})"
+                    )
+                seen[key] = n
             disks[-1]["paths"].append({**p.groupdict(), "line": n})
             continue
         stripped = line.strip()
+        if re.match(r"MPIO Disk\S*:", stripped):  # a disk line _DISK does not read (a count such as '²'): never skipped
+            raise src.fail(n, f"expected a disk line such as 'MPIO Disk0: 04 Paths, Round Robin with Subset, Implicit Only', got {stripped[:60]!r}")
         if disks and stripped.startswith("SN:"):
             disks[-1]["sn"] = stripped[3:].strip()
         elif re.match(r"^[0-9a-fA-F]{16}\b", stripped):
@@ -140,6 +159,7 @@ def import_mpclaim(sources: list[Source], host: str = "windows01") -> Skeleton:
             notes.append(f"MPIO Disk{d['n']} is claimed by {row['dsm']}, not the Microsoft DSM: pathsel models MSDSM's policies")
     several = len(disks) > 1
     nexus: dict[str, dict[str, Any]] = {}
+    nexus_of_id: dict[str, str] = {}  # path ID -> its nexus
     for src, d in disks:
         for p in d["paths"]:
             port, bus, target, lun = p["addr"].split("|")
@@ -148,7 +168,14 @@ def import_mpclaim(sources: list[Source], host: str = "windows01") -> Skeleton:
             if state is None:
                 state, why = "unavailable", "Failed in the capture"
             key = f"{port}|{bus}|{target}"
-            e = nexus.setdefault(key, {"id": p["id"], "state": state, "weight": int(p["weight"]), "why": why, "disks": {}})
+            e = nexus.setdefault(key, {"id": p["id"], "state": state, "weight": int(p["weight"]), "why": why, "disks": {}, "line": p["line"]})
+            if e["id"].lower() != p["id"].lower():  # MSDSM gives one ID to every LUN over a nexus
+                raise src.fail(
+                    p["line"], f"path {p['id']} is over {key}, which path {e['id']} uses (line {e['line']}): import the disks one at a time"
+                )
+            other = nexus_of_id.setdefault(p["id"].lower(), key)
+            if other != key:
+                raise src.fail(p["line"], f"path {p['id']} is over {key} here but over {other} on line {nexus[other]['line']}")
             if e["state"] != state:
                 raise src.fail(
                     p["line"],
@@ -196,9 +223,10 @@ class MpioSetting:
 
 
 def _disk_number(device: str) -> int:
-    m = re.fullmatch(r"(?:MPIO\s*Disk)?\s*(\d+)", device.strip(), re.IGNORECASE)
+    # ASCII digits only, and few of them: the number is written into the command as digits, never as the text given
+    m = re.fullmatch(r"(?:MPIO *Disk)? *([0-9]{1,9})", device.strip(" "), re.IGNORECASE | re.ASCII)
     if not m:
-        raise ScenarioError("command line", "--device", f"{device!r} is not an MPIO disk number (0, 1, ... or 'MPIO Disk1')")
+        raise ScenarioError("command line", "--device", f"{shown(device)} is not an MPIO disk number (0, 1, ... or 'MPIO Disk1')")
     return int(m.group(1))
 
 
@@ -218,7 +246,7 @@ def emit_powershell(spec: PolicySpec, device: str | None = None) -> str:
             "Weighted Paths needs a weight on every path: pathsel does not write them; set it in the disk's MPIO properties",
         )
     short = {v: k for k, v in SHORT.items()}[spec.name]
-    lines = [f"# pathsel: {spec.text}"]
+    lines = [f"# pathsel: {comment_text(spec.text)}"]
     if spec.name == "mpio:fo" and spec["failback"] == 0:
         lines.append("# failback=0 is pathsel's reading of Fail Over Only without failback, not an MSDSM setting")
     if device is not None:
@@ -239,9 +267,11 @@ def read_powershell(src: Source) -> MpioSetting:
         if not line or line.startswith("#"):
             continue
         try:
-            words = shlex.split(line)
+            words = ps_split(line)  # PowerShell's quoting, not a POSIX shell's (a backslash is no escape)
         except ValueError as e:
-            raise src.fail(n, f"not a command line ({e})") from None
+            raise src.fail(n, f"not a command line pathsel writes ({e})") from None
+        if not words:
+            continue
         head = words[0].lower()
         if head == "set-msdsmglobaldefaultloadbalancepolicy":
             if len(words) != 3 or words[1].lower() != "-policy" or words[2].upper() not in ("FOO", "RR", "LQD", "LB"):
@@ -249,9 +279,10 @@ def read_powershell(src: Source) -> MpioSetting:
             found.append(MpioSetting(SHORT[words[2].upper()]))
         elif head in ("mpclaim", "mpclaim.exe"):
             opts = [w.lower() for w in words[1:]]
-            if opts[:2] == ["-l", "-d"] and len(opts) == 4 and opts[2].isdigit() and opts[3].isdigit() and int(opts[3]) in numbers:
+            num = [bool(re.fullmatch("[0-9]{1,9}", w)) for w in opts]  # not str.isdigit: int() refuses '²'
+            if opts[:2] == ["-l", "-d"] and len(opts) == 4 and num[2] and num[3] and int(opts[3]) in numbers:
                 found.append(MpioSetting(numbers[int(opts[3])], int(opts[2])))
-            elif opts[:2] == ["-l", "-m"] and len(opts) == 3 and opts[2].isdigit() and int(opts[2]) in numbers:
+            elif opts[:2] == ["-l", "-m"] and len(opts) == 3 and num[2] and int(opts[2]) in numbers:
                 found.append(MpioSetting(numbers[int(opts[2])]))
             else:
                 raise src.fail(n, "expected mpclaim.exe -l -d DISK POLICY or mpclaim.exe -l -m POLICY (POLICY 1 to 6)")

@@ -146,9 +146,11 @@ class _Run:
                 d_paths[d, k] = p.index
                 p_local[p.index] = k
         ev_cap = max(EVENT_CAP, 8 * (P + D) + 64)
-        # NUMA: each device's host's SLIT matrix (padded to the most nodes of any host), each slot's job's node
+        # NUMA: each device's host's SLIT matrix (padded to the most nodes of any host) and node count (the padding
+        # is no node of that host: per-node state and the config string stop at d_nodes), each slot's job's node
         NN = max((h.numa_nodes for h in model.host_params), default=1)
         numa_dist = np.full((max(D, 1), NN, NN), 10, dtype=i64)
+        d_nodes = np.ones(max(D, 1), dtype=i64)
         numa_pen = np.zeros((max(len(model.host_params), 1), NN, NN), dtype=f64)
         for h in model.host_params:
             n = h.numa_nodes
@@ -158,6 +160,7 @@ class _Run:
         for dv in model.devices:
             hp = model.host_params[dv.host]
             numa_dist[dv.index, : hp.numa_nodes, : hp.numa_nodes] = np.array(hp.numa_distances, dtype=i64)
+            d_nodes[dv.index] = hp.numa_nodes
         j_node = np.array([j.numa_node for j in model.jobs], dtype=i64)
         c_tags = [model.host_params[c.host].nvme_tags for c in model.controllers]
         self.view = VIEW.pack(
@@ -171,6 +174,7 @@ class _Run:
                 p_weight=np.array([p.weight for p in model.paths], dtype=i64),
                 p_node=np.array([p.numa_node for p in model.paths], dtype=i64),
                 numa_dist=numa_dist,
+                d_nodes=d_nodes,
                 up=np.ones(P, dtype=i64),
                 alua=np.array([ALUA_CODES[p.alua] for p in model.paths], dtype=i64),
                 out=np.zeros(P, dtype=i64),
