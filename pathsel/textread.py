@@ -20,11 +20,15 @@ __all__ = ["TextReadError", "read_capped", "decode_text"]
 
 
 class TextReadError(ValueError):
-    """Why a file could not be read as text: ``place`` ("" or ``line N``) and ``problem``."""
+    """Why a file could not be read as text: ``place`` ("" or ``line N``), ``problem``, and ``kind`` (missing,
+    directory, unreadable, too-large, not-text, empty) with ``detail`` (the OS's reason, the size, the byte) for a
+    caller that words its own message."""
 
-    def __init__(self, place: str, problem: str) -> None:
+    def __init__(self, place: str, problem: str, kind: str = "", detail: str = "") -> None:
         self.place = place
         self.problem = problem
+        self.kind = kind
+        self.detail = detail
         super().__init__(f"{place}: {problem}" if place else problem)
 
 
@@ -39,12 +43,14 @@ def decode_text(data: bytes, *, allow_empty: bool = False) -> str:
         text = data.decode(encoding)
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
-        raise TextReadError(f"line {line}", f"not text (byte 0x{data[e.start]:02x})") from None
+        raise TextReadError(f"line {line}", f"not text (byte 0x{data[e.start]:02x})", "not-text", f"byte 0x{data[e.start]:02x}") from None
     nul = text.find("\x00")
     if nul >= 0:
-        raise TextReadError(f"line {text.count(chr(10), 0, nul) + 1}", "not text (a NUL byte: a binary file?)")
+        raise TextReadError(
+            f"line {text.count(chr(10), 0, nul) + 1}", "not text (a NUL byte: a binary file?)", "not-text", "a NUL byte: a binary file?"
+        )
     if not allow_empty and not text.strip():
-        raise TextReadError("", "is empty")
+        raise TextReadError("", "is empty", "empty")
     return text
 
 
@@ -73,12 +79,12 @@ def read_capped(path: str | Path, *, what: str = "text file", limit: int = MAX_F
         with Path(path).open("rb") as f:
             data = _read_bounded(f, limit + 1)
     except FileNotFoundError:
-        raise TextReadError("", "no such file") from None
+        raise TextReadError("", "no such file", "missing") from None
     except IsADirectoryError:
-        raise TextReadError("", f"is a directory, not a {what}") from None
+        raise TextReadError("", f"is a directory, not a {what}", "directory") from None
     except OSError as e:
-        raise TextReadError("", f"cannot read: {e.strerror or e}") from None
+        raise TextReadError("", f"cannot read: {e.strerror or e}", "unreadable", str(e.strerror or e)) from None
     if len(data) > limit:
         size = f"{limit >> 20} MB" if limit >= 1 << 20 else f"{limit:,} bytes"
-        raise TextReadError("", f"is more than {size}, too large for a {what}: is it the file you meant?")
+        raise TextReadError("", f"is more than {size}, too large for a {what}: is it the file you meant?", "too-large", size)
     return decode_text(data, allow_empty=allow_empty)

@@ -16,19 +16,15 @@ def read_scenario_text(name: str, path: Path, *, prefix: str, directory: str, to
     where = f" (looked for {path})" if str(path) != name else ""
     try:
         return read_capped(path, what=too_large)
-    except TextReadError as e:
-        # pathsel.textread words each problem for a file named before it; these messages name the file inside
-        problem = e.problem
-        if problem == "no such file":
+    except TextReadError as e:  # worded here: these messages name the file inside the scenario's place
+        if e.kind == "missing":
             raise ValueError(f"{prefix}no such file {name!r}{where}") from None
-        if problem.startswith("is a directory"):
+        if e.kind == "directory":
             raise ValueError(f"{prefix}{name!r} is a directory, not {directory}") from None
-        if problem.startswith("cannot read: "):
-            raise ValueError(f"{prefix}cannot read {name!r}: {problem.removeprefix('cannot read: ')}") from None
-        if problem.startswith("is more than"):
-            size = problem.split(", too large", 1)[0]
-            raise ValueError(f"{prefix}{name!r} {size}, too large for {too_large}{where}") from None
-        if problem.startswith("not text ("):
-            detail = problem.removeprefix("not text (").removesuffix(")")
-            raise ValueError(f"{prefix}{name!r} is not text ({e.place}, {detail}){binary_hint}") from None
-        raise ValueError(f"{prefix}{name!r} {problem}") from None
+        if e.kind == "unreadable":
+            raise ValueError(f"{prefix}cannot read {name!r}: {e.detail}") from None
+        if e.kind == "too-large":
+            raise ValueError(f"{prefix}{name!r} is more than {e.detail}, too large for {too_large}{where}") from None
+        if e.kind == "not-text":
+            raise ValueError(f"{prefix}{name!r} is not text ({e.place}, {e.detail}){binary_hint}") from None
+        raise ValueError(f"{prefix}{name!r} {e.problem}") from None
