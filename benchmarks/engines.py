@@ -3,6 +3,7 @@
     python benchmarks/engines.py                 # 60 s simulated per fast run, 10 s on the reference engine
     python benchmarks/engines.py --quick         # 5 s and 2 s
     python benchmarks/engines.py --old b8a7763   # also: each built-in policy against that commit, paired
+    python benchmarks/engines.py --old b8a7763 --paired-only --topology 32x64x8   # only the pairs, on a cluster
 
 Prints, and asserts nothing (read the figures against the targets in docs/model.md):
 
@@ -28,6 +29,12 @@ Prints, and asserts nothing (read the figures against the targets in docs/model.
   here and min-set before 7bc5f5d) the line says so, and the spec that runs
   the old default here (``latency:variant=min-set``) is paired instead;
 * peak memory for 1 and 10 simulated minutes.
+
+``--topology HxVxP`` runs the fast engine's specs on ``benchmarks/scale.py``'s
+cluster of that size (hosts x volumes x paths, fio jobs at iodepth 32) instead of
+the test drive, for ``--seconds`` simulated seconds (default 1); ``--paired-only``
+prints only the fast engine's figures and the pairs (no cold start, memory probes,
+own policy or reference runs).
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from peak import PEAK  # a script beside this one (its directory is on sys.path)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -51,26 +60,6 @@ ESXI = ["fixed", "mru", "rr:iops=1", "rr:bytes=65536", "latency", "latency:varia
 # Specs run beside a policy's defaults: latency's min-set variant was the default of `latency` and
 # `hpp:lb-latency` until lqd took its place, so an older commit's `latency` is this one's min-set.
 VARIANTS = ["hpp:lb-latency:variant=min-set"]
-
-
-# A probe's own peak RSS. Linux's ru_maxrss of a child also counts its parent's RSS at the fork (a child of a
-# 600 MiB process reads 613 MiB while its own peak, VmHWM, is 13 MiB): this script grows past 1 GB once it holds
-# two engines, and a probe started then read 1,385 MiB.
-# (benchmarks/scale.py's probe uses these too.)
-PEAK = """
-    def status_mib(key):  # None where there is no /proc (not Linux)
-        try:
-            with open("/proc/self/status") as f:
-                for line in f:
-                    if line.startswith(key + ":"):
-                        return int(line.split()[1]) / 1024
-        except OSError:
-            return None
-
-    def peak_mib():
-        import resource
-        return status_mib("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-"""
 
 
 def fresh_process(code: str, env: dict[str, str] | None = None) -> str:
@@ -216,9 +205,18 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5, help="runs of each fast simulation (default 5)")
     ap.add_argument("--esxi-only", action="store_true", help="only the six ESXi specs")
     ap.add_argument("--old", metavar="COMMIT", help="also run this commit's fast engine, paired with this one")
+    ap.add_argument("--topology", metavar="HxVxP", help="benchmarks/scale.py's cluster of this size instead of the test drive")
+    ap.add_argument("--seconds", type=float, default=None, help="simulated seconds per fast run (default 60, quick 5, a topology 1)")
+    ap.add_argument("--paired-only", action="store_true", help="only the fast runs and the pairs (with --old)")
     args = ap.parse_args()
     fast_s, ref_s = (5.0, 2.0) if args.quick else (60.0, 10.0)
-
+    if args.topology:
+        fast_s = 1.0
+    if args.seconds is not None:
+        fast_s = args.seconds
+    if args.paired_only:
+        main_paired(args, fast_s, ref_s)
+        return
     cold_and_cached()
     mem = textwrap.dedent(PEAK) + textwrap.dedent("""
         import sys, pathsel
@@ -235,7 +233,29 @@ def main() -> None:
         out = subprocess.run([sys.executable, "-c", mem, str(60.0 * minutes)], capture_output=True, text=True, check=True, cwd=str(ROOT))
         peaks[minutes] = float(out.stdout.strip())
     user_policy(fast_s, args.repeat)
+    main_paired(args, fast_s, ref_s)
+    print(
+        f"\nfast engine peak RSS (a fresh process's own), latency RR: 1 min {peaks[1]:.1f} MiB, 10 min {peaks[10]:.1f} MiB ({(peaks[10] / peaks[1] - 1) * 100:+.1f} %)"
+    )
 
+
+def scenario_text(args: argparse.Namespace, seconds: float) -> str:
+    """The scenario the fast runs use, as TOML text (both commits load the same text): the test drive, or a cluster."""
+    import pathsel
+    from pathsel.scenario.load import DEFAULT_SCENARIO_NAME
+
+    if not args.topology:
+        return pathsel.examples.path(DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8")
+    import tomlkit
+
+    sys.path.insert(0, str(HERE))
+    from scale import scenario  # noqa: PLC0415  (a script beside this one)
+
+    h, v, p = (int(x) for x in args.topology.lower().split("x"))
+    return tomlkit.dumps(scenario(h, v, p, seconds))
+
+
+def main_paired(args: argparse.Namespace, fast_s: float, ref_s: float) -> None:
     import pathsel
     from pathsel.engine import prepare, run_fast, run_reference
     from pathsel.model import compile_model
@@ -243,7 +263,8 @@ def main() -> None:
 
     others = [name for name in POLICY_DEFS if name not in ("fixed", "mru", "rr", "latency")]
     specs = ESXI + ([] if args.esxi_only else others + VARIANTS)
-    sc = pathsel.default_scenario()
+    text = scenario_text(args, fast_s)
+    sc = pathsel.loads_scenario(text)
     runs = {spec: sc.with_policies([spec]).runs[0] for spec in specs}
     prepare([POLICY_DEFS[r.policy.name] for r in runs.values()])
     models = {spec: compile_model(sc, run, duration=fast_s) for spec, run in runs.items()}
@@ -251,9 +272,7 @@ def main() -> None:
     if args.old:
         old_pathsel, old_run_fast, old_compile, with_old = load_old(args.old)
         # the scenario's text from this checkout: an older commit kept its data files elsewhere
-        from pathsel.scenario.load import DEFAULT_SCENARIO_NAME
-
-        old_sc = old_pathsel.loads_scenario(pathsel.examples.path(DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8"))
+        old_sc = old_pathsel.loads_scenario(text)
         old_runs, old_models = {}, {}
         for spec in specs:
             try:
@@ -277,7 +296,9 @@ def main() -> None:
             done[key] = m.completed
         return rate
 
-    ref = {spec: rate(run_reference, compile_model(sc, run, duration=ref_s), run.policy) for spec, run in runs.items()}
+    ref = {spec: math.nan for spec in specs}
+    if not args.paired_only:
+        ref = {spec: rate(run_reference, compile_model(sc, run, duration=ref_s), run.policy) for spec, run in runs.items()}
     fast: dict[str, list[float]] = {spec: [] for spec in specs}
     paired: dict[str, list[float]] = {spec: [] for spec in specs}
     for round_ in range(args.repeat):  # round after round: a slow spell slows one run of each, not all runs of one
@@ -332,10 +353,6 @@ def main() -> None:
                 else ""  # one round (--repeat 1): no intervals
             )
         )
-
-    print(
-        f"\nfast engine peak RSS (a fresh process's own), latency RR: 1 min {peaks[1]:.1f} MiB, 10 min {peaks[10]:.1f} MiB ({(peaks[10] / peaks[1] - 1) * 100:+.1f} %)"
-    )
 
 
 if __name__ == "__main__":

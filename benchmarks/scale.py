@@ -37,7 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from engines import PEAK  # noqa: E402  (a probe's own peak memory: one reading for both scripts)
+from peak import PEAK  # noqa: E402  (a probe's own peak memory: one reading for both scripts)
 
 TOPOLOGIES = [(1, 1, 4), (1, 4, 8), (2, 8, 8), (4, 16, 8), (8, 32, 8), (16, 64, 8), (32, 64, 8), (1, 1, 64), (32, 64, 16)]
 QUICK = [(1, 1, 4), (1, 4, 8), (2, 8, 8), (4, 16, 8), (8, 32, 8)]

@@ -6,7 +6,7 @@ Keep it the same as the docs' example: it is what a user writes.
 from __future__ import annotations
 
 from pathsel.policies import Param, PolicyDef, compiled, per_device, per_path, scratch
-from pathsel.policies.kernel import working_set
+from pathsel.policies.framework.kernel import working_set
 
 
 @compiled

@@ -16,9 +16,9 @@ from .measured import read_measurements
 from .policies import DeviceView, IORequest, PathView, Policy, alua_working_set
 from .results import Result, RunResult
 from .scenario import Scenario, default_scenario, load_scenario, loads_scenario
+from .scenario.systems import emit, import_outputs
 from .studies.calibrate import calibrate
 from .studies.sweep import SweepResult, sweep
-from .systems import emit, import_outputs
 from .version import __version__
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ScenarioError
 from .policies.presets import PRESETS
-from .systems import EMIT_KINDS, IMPORT_KINDS, emit, import_outputs
-from .systems.quoting import comment_text, shown
+from .scenario.systems import EMIT_KINDS, IMPORT_KINDS, emit, import_outputs
+from .scenario.systems.quoting import comment_text, shown
 
 if TYPE_CHECKING:
     from .policies.spec import PolicySpec

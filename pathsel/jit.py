@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import sys
 import threading
 from collections.abc import Iterable, Sequence
@@ -106,9 +107,9 @@ def source_hash(files: Iterable[str | Path], extra: str = "") -> str:
 
 def kernel_sources() -> list[Path]:
     """The sources whose compiled code depends on each other: the engine, the policy toolkit, this module."""
-    out = [PACKAGE_DIR / "jit.py", PACKAGE_DIR / "policies" / "kernel.py", PACKAGE_DIR / "engine" / "recorder.py"]
+    out = [PACKAGE_DIR / "jit.py", PACKAGE_DIR / "policies" / "framework" / "kernel.py", PACKAGE_DIR / "engine" / "recorder.py"]
     # the fast engine's compiled modules (run.py and warm.py drive them from Python: editing those recompiles nothing)
-    out += [PACKAGE_DIR / "engine" / "fast" / f"{m}.py" for m in ("layout", "scheduler", "wire", "waits", "io_life", "faults", "loop")]
+    out += [PACKAGE_DIR / "engine" / "fast" / f"{m}.py" for m in ("layout", "scheduler", "wire", "queues", "waits", "io_life", "faults", "loop")]
     return [p for p in out if p.exists()]
 
 
@@ -176,6 +177,27 @@ def mark_ready(key: str) -> None:
 
 if _Locator not in caching.CacheImpl._locator_classes:
     caching.CacheImpl._locator_classes.insert(0, _Locator)
+
+_numba_load_index = caching.IndexDataCacheFile._load_index
+
+
+def _load_index_or_miss(self: Any) -> Any:
+    """numba's index load, except that an index naming a class that is not where it was is a miss in pathsel's cache.
+
+    numba unpickles an index before it compares its stamp, so an index written by another layout of pathsel
+    (a module moved: the policy toolkit went into ``policies/framework/``) raises instead of reading as stale.
+    It is stale: the next save overwrites it.
+    """
+    try:
+        return _numba_load_index(self)
+    except (ImportError, AttributeError, pickle.UnpicklingError):
+        if not Path(self._index_path).resolve().is_relative_to(cache_dir().resolve()):
+            raise  # not pathsel's cache: numba's behaviour
+        return {}
+
+
+if caching.IndexDataCacheFile._load_index is _numba_load_index:
+    caching.IndexDataCacheFile._load_index = _load_index_or_miss
 
 
 # -- link-only libraries -----------------------------------------------------------

@@ -175,8 +175,13 @@ class RunMetrics:
     path_qfull: np.ndarray = field(default=None)  # type: ignore[arg-type]
     dev_qfull: np.ndarray = field(default=None)  # type: ignore[arg-type]
     ts_qfull: np.ndarray = field(default=None)  # type: ignore[arg-type]
-    ts_dev_dqlen: np.ndarray = field(default=None)  # type: ignore[arg-type]
-    dev_area_dqlen: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    ts_dev_queue_depth: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    dev_area_queue_depth: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    # per queue (a row of Model.queues): time integrals over the window of its places in use and of what waited in
+    # it (/ duration = the means), and the QUEUE FULLs it answered in the window; not in the JSON document
+    queue_in_use_area: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    queue_waiting_area: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    queue_qfull: np.ndarray = field(default=None)  # type: ignore[arg-type]
     oldest_in_flight: float = math.inf  # when the oldest I/O still in flight at the end was issued (inf: none)
     events: list[dict[str, Any]] = field(default_factory=list)
     config_strings: dict[str, str] = field(default_factory=dict)

@@ -183,14 +183,14 @@ class Top:
                 k, dv = split(devs)
                 actv = int(sum(int(R.dev_actv[d]) for d in devs))
                 qued = int(sum(int(R.dev_qued[d]) for d in devs))
-                dqlen = {int(R.dev_dqlen[d]) for d in devs}  # now: ESXi's throttling moves it
+                queue_depth = {int(R.dev_queue_depth[d]) for d in devs}  # now: ESXi's throttling moves it
                 c.update(
                     {
                         "DAVG/cmd": _ms(dv),
                         "KAVG/cmd": _ms(k),
                         "ACTV": f"{actv}",
                         "QUED": f"{qued}",
-                        "DQLEN": str(dqlen.pop() or "-") if len(dqlen) == 1 else "mixed",
+                        "DQLEN": str(queue_depth.pop() or "-") if len(queue_depth) == 1 else "mixed",
                     }
                 )
             else:

@@ -257,7 +257,8 @@ def monkeypatch_module():
     seen: dict[str, float] = {}
     mp = pytest.MonkeyPatch()
     sim = reference._Simulation
-    accept, admit, adapter, throttle = sim.accept, sim.admit, sim.adapter, sim.throttle
+    accept, take, throttle = sim.accept, sim.take, sim.throttle
+    kinds = {"device_queue": "device", "adapter_queue": "adapter"}
 
     def note(key, value, lower=False):
         old = seen.get(key, math.inf if lower else -math.inf)
@@ -265,23 +266,20 @@ def monkeypatch_module():
 
     def watched_accept(self, io, p, deadline):
         yield from accept(self, io, p, deadline)
-        note("port", max(self.port_busy, default=0))
+        note("port", max((q.in_use for q in self.queues if q.row.kind == "target_port"), default=0))
 
-    def watched_admit(self, d):
-        yield from admit(self, d)
-        note("device", self.dev_active[d])
-
-    def watched_adapter(self, d, h):
-        yield from adapter(self, d, h)
-        note("adapter", self.ad_active[h])
+    def watched_take(self, r, d, first):
+        yield from take(self, r, d, first)
+        q = self.queues[r]
+        if q.row.kind in kinds:
+            note(kinds[q.row.kind], q.in_use)
 
     def watched_throttle(self, d, qfull):
         throttle(self, d, qfull)
-        note("dqlen_min", self.dqlen[d], lower=True)
+        note("dqlen_min", self.queues[self.device_queue[d]].queue_depth, lower=True)
 
     mp.setattr(sim, "accept", watched_accept)
-    mp.setattr(sim, "admit", watched_admit)
-    mp.setattr(sim, "adapter", watched_adapter)
+    mp.setattr(sim, "take", watched_take)
     mp.setattr(sim, "throttle", watched_throttle)
     yield seen
     mp.undo()

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import pathsel
 from pathsel.errors import ScenarioError
-from pathsel.model.arrivals import Schedule, read_trace
-from pathsel.model.distributions import delay_files_relative_to
+from pathsel.timing.arrivals import Schedule, read_trace
+from pathsel.timing.distributions import delay_files_relative_to
 
 from .conftest import ROOT
 from .test_properties import SETTINGS

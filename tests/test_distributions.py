@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pathsel
-from pathsel.model.distributions import (
+from pathsel.stats import norm_ppf
+from pathsel.timing.distributions import (
     DELAY_KINDS,
     INPUT_QUANTILES,
     Constant,
@@ -33,7 +34,6 @@ from pathsel.model.distributions import (
     delay_files_relative_to,
     parse_delay,
 )
-from pathsel.stats import norm_ppf
 
 from .conftest import ROOT
 

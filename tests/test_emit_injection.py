@@ -59,8 +59,8 @@ from pathsel.cli_site import emit_recommended, emit_simulate
 from pathsel.errors import ScenarioError
 from pathsel.policies.spec import PolicySpec, parse_spec
 from pathsel.scenario.load import RunSpec
-from pathsel.systems import emit, read_emitted
-from pathsel.systems.quoting import NAME_LIMIT, ps_quote
+from pathsel.scenario.systems import emit, read_emitted
+from pathsel.scenario.systems.quoting import NAME_LIMIT, ps_quote
 
 from .conftest import SIMS
 

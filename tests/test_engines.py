@@ -781,8 +781,8 @@ def _compressed(path, factor: float):
     """A sims/ scenario with its clock sped up ``factor`` times (faults, detection, duration), for the reference engine's pace."""
     import tomllib
 
-    from pathsel.model.distributions import delay_files_relative_to
     from pathsel.scenario.load import build_scenario
+    from pathsel.timing.distributions import delay_files_relative_to
     from pathsel.units import parse_duration
 
     data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -866,7 +866,7 @@ def test_stale_apd_timers_stay_inside_the_event_heap():
     from pathsel.engine.fast.loop import run_kernel
     from pathsel.engine.fast.run import _Run
     from pathsel.model import compile_model
-    from pathsel.policies.kernel import FL_NEV
+    from pathsel.policies.framework.kernel import FL_NEV
 
     sc = pathsel.loads_scenario(STALE_TIMERS).with_policies(["rr"])
     model = compile_model(sc, sc.runs[0])
@@ -1179,7 +1179,7 @@ def test_a_plain_numba_function_called_by_a_compiled_helper_keeps_its_machine_co
 
     code = """
 import numba
-from pathsel.policies.define import compiled
+from pathsel.policies.framework.define import compiled
 
 def make():
     @numba.njit

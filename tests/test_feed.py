@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 
 from pathsel.engine.fast.run import _Feed
 from pathsel.engine.streams import Draws
-from pathsel.model.distributions import Exponential
-from pathsel.policies.kernel import FL_REFILL
+from pathsel.policies.framework.kernel import FL_REFILL
+from pathsel.timing.distributions import Exponential
 
 SETTINGS = settings(max_examples=int(os.environ.get("PATHSEL_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -16,10 +16,10 @@ import pytest
 import pathsel
 from pathsel.cli import main
 from pathsel.measured import read_measurements
-from pathsel.model.distributions import parse_delay
 from pathsel.policies.presets import PRESETS
 from pathsel.policies.spec import parse_spec
-from pathsel.systems import EMIT_KINDS, emit, import_outputs, read_emitted
+from pathsel.scenario.systems import EMIT_KINDS, emit, import_outputs, read_emitted
+from pathsel.timing.distributions import parse_delay
 
 from .conftest import ROOT
 
@@ -176,7 +176,9 @@ def test_a_host_name_is_one_toml_value(host):
     doc = tomllib.loads(imp.text)
     assert [h["name"] for h in doc["hosts"]] == [host] and "seed" not in doc
     assert imp.scenario.model.hosts[0].name == host
-    assert len(imp.text.splitlines()) == len(pathsel.systems.import_outputs("nvme", [DATA / "nvme-list-subsys.txt"], host="h").text.splitlines())
+    assert len(imp.text.splitlines()) == len(
+        pathsel.scenario.systems.import_outputs("nvme", [DATA / "nvme-list-subsys.txt"], host="h").text.splitlines()
+    )
 
 
 def test_imported_write_never_overwrites_a_capture(tmp_path):

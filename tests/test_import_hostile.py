@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from pathsel.errors import ScenarioError
-from pathsel.systems import IMPORT_KINDS, import_outputs
+from pathsel.scenario.systems import IMPORT_KINDS, import_outputs
 
 from .conftest import ROOT
 
@@ -576,7 +576,7 @@ _LINE = re.compile(r"^(#.*|\[\[(arrays|hosts|volumes|paths|workloads|policies)\]
 
 
 def _name_ok(name: str) -> bool:
-    """What pathsel.systems.text.check_name takes."""
+    """What pathsel.scenario.systems.text.check_name takes."""
     return bool(name) and name.isprintable() and "{" not in name and "}" not in name
 
 

@@ -221,14 +221,14 @@ def watched():
     seen: dict[str, float] = {}
     mp = pytest.MonkeyPatch()
     sim = reference._Simulation
-    nvme_tag = sim.nvme_tag
+    path_take = sim.path_take
 
     def watched_tag(self, io, p, d):
-        yield from nvme_tag(self, io, p, d)
-        c = self.tag_held[io.slot]
-        if c >= 0:
-            seen["tags"] = max(seen.get("tags", -math.inf), self.tag_busy[c])
+        yield from path_take(self, io, p, d)
+        r = self.held_path[io.slot]
+        if r >= 0:
+            seen["tags"] = max(seen.get("tags", -math.inf), self.queues[r].in_use)
 
-    mp.setattr(sim, "nvme_tag", watched_tag)
+    mp.setattr(sim, "path_take", watched_tag)
     yield seen
     mp.undo()

@@ -1,4 +1,7 @@
-"""The host's queues, as both engines keep them: the limit on an open-loop job's backlog and the error past it.
+"""An open-loop job's backlog in the host, as both engines keep it: its limit and the error past it.
+
+(The queues an issued I/O waits in, the device's, the adapter's, NVMe-oF tags,
+are rows of ``Model.queues``: :mod:`pathsel.model.queues`.)
 
 An open-loop job (``rate_iops``) whose arrivals come faster than it can
 issue them keeps them waiting in the host, in order; a backlog that passes

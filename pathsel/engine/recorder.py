@@ -55,7 +55,7 @@ __all__ = [
     "rec_close",
     "rec_dev",
     "rec_qfull",
-    "rec_dqlen",
+    "rec_queue_depth",
     "close_record",
     "Live",
     "H_OVERALL",
@@ -142,10 +142,10 @@ RECORDER = Layout(
         ("path_qfull", "i8", 1),
         ("dev_qfull", "i8", 1),
         ("ts_qfull", "i8", 1),
-        ("dev_dqlen", "i8", 1),
-        ("dev_dqlen_last", "f8", 1),
-        ("ts_dev_dqlen", "f8", 2),
-        ("dev_area_dqlen", "f8", 1),
+        ("dev_queue_depth", "i8", 1),
+        ("dev_queue_depth_last", "f8", 1),
+        ("ts_dev_queue_depth", "f8", 2),
+        ("dev_area_queue_depth", "f8", 1),
     ],
     cols={"hist": NBINS, "phist": PATH_NBINS, "h_stat": S_COLS, "wire_busy": 2, "wire_wait": 2, "wire_frames": 2},
 )
@@ -170,9 +170,9 @@ def new_record(
     interval: float,
     n_devices: int = 1,
     queues_on: bool = True,
-    dqlen: Any = None,
+    queue_depth: Any = None,
 ) -> Any:
-    """A zeroed record for a run with these paths, time-series bins, wires and devices (``dqlen``: each device's
+    """A zeroed record for a run with these paths, time-series bins, wires and devices (``queue_depth``: each device's
     queue depth at the start, 0 for none)."""
     i64, f64 = np.int64, np.float64
     D = n_devices
@@ -213,10 +213,10 @@ def new_record(
             path_qfull=np.zeros(n_paths, dtype=i64),
             dev_qfull=np.zeros(D, dtype=i64),
             ts_qfull=np.zeros(n_bins, dtype=i64),
-            dev_dqlen=np.zeros(D, dtype=i64) if dqlen is None else np.asarray(dqlen, dtype=i64).copy(),
-            dev_dqlen_last=np.zeros(D, dtype=f64),
-            ts_dev_dqlen=np.zeros((D, n_bins), dtype=f64),
-            dev_area_dqlen=np.zeros(D, dtype=f64),
+            dev_queue_depth=np.zeros(D, dtype=i64) if queue_depth is None else np.asarray(queue_depth, dtype=i64).copy(),
+            dev_queue_depth_last=np.zeros(D, dtype=f64),
+            ts_dev_queue_depth=np.zeros((D, n_bins), dtype=f64),
+            dev_area_queue_depth=np.zeros(D, dtype=f64),
         )
     )
 
@@ -349,25 +349,25 @@ def rec_qfull(R, now, p, d):
 
 
 @jit
-def dqlen_advance(R, d, now):
-    """Bring device ``d``'s DQLEN integrals up to ``now`` (per interval, and over the window)."""
-    t = R.dev_dqlen_last[d]
-    q = R.dev_dqlen[d]
+def queue_depth_advance(R, d, now):
+    """Bring device ``d``'s queue depth integrals (esxtop's DQLEN) up to ``now`` (per interval, and over the window)."""
+    t = R.dev_queue_depth_last[d]
+    q = R.dev_queue_depth[d]
     if now > t and q != 0:
-        R.dev_area_dqlen[d] += q * clip(R, t, now)
+        R.dev_area_queue_depth[d] += q * clip(R, t, now)
         iv = R.interval
-        last = R.ts_dev_dqlen.shape[1] - 1
+        last = R.ts_dev_queue_depth.shape[1] - 1
         b0 = min(np.int64(t / iv), last)
         b1 = min(np.int64(now / iv), last)
-        spread(R.ts_dev_dqlen, d, t, now, q, b0, b1, iv)
-    R.dev_dqlen_last[d] = now
+        spread(R.ts_dev_queue_depth, d, t, now, q, b0, b1, iv)
+    R.dev_queue_depth_last[d] = now
 
 
 @jit
-def rec_dqlen(R, now, d, dqlen):
-    """Device ``d``'s queue depth changes to ``dqlen`` (ESXi's adaptive queue-depth throttling)."""
-    dqlen_advance(R, d, now)
-    R.dev_dqlen[d] = dqlen
+def rec_queue_depth(R, now, d, queue_depth):
+    """Device ``d``'s queue depth changes to ``queue_depth`` (ESXi's adaptive queue-depth throttling)."""
+    queue_depth_advance(R, d, now)
+    R.dev_queue_depth[d] = queue_depth
 
 
 @hot
@@ -416,8 +416,8 @@ def rec_close(R, now):
     if R.queues_on != 0:
         for d in range(R.dev_actv.shape[0]):
             dev_advance(R, d, now)
-    for d in range(R.dev_dqlen.shape[0]):
-        dqlen_advance(R, d, now)
+    for d in range(R.dev_queue_depth.shape[0]):
+        queue_depth_advance(R, d, now)
 
 
 # -- the same functions, called from Python (the reference engine) -----------------------
@@ -447,8 +447,8 @@ def _qfull_at(addr, now, p, d):
 
 
 @entry
-def _dqlen_at(addr, now, d, dqlen):
-    rec_dqlen(recorder_at(addr), now, d, dqlen)
+def _queue_depth_at(addr, now, d, queue_depth):
+    rec_queue_depth(recorder_at(addr), now, d, queue_depth)
 
 
 @entry
@@ -493,9 +493,9 @@ class Recorder:
         interval: float,
         n_devices: int = 1,
         queues_on: bool = True,
-        dqlen: Any = None,
+        queue_depth: Any = None,
     ) -> None:
-        self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices, queues_on, dqlen)
+        self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices, queues_on, queue_depth)
         self._addr = self.record.address
 
     def issue(self, now: float) -> None:
@@ -519,8 +519,8 @@ class Recorder:
     def qfull(self, now: float, p: int, d: int) -> None:
         _qfull_at(self._addr, now, p, d)
 
-    def dqlen(self, now: float, d: int, dqlen: int) -> None:
-        _dqlen_at(self._addr, now, d, dqlen)
+    def queue_depth(self, now: float, d: int, queue_depth: int) -> None:
+        _queue_depth_at(self._addr, now, d, queue_depth)
 
     def close(self, now: float) -> None:
         _close_at(self._addr, now)
@@ -594,5 +594,5 @@ def to_metrics(R: Any, n_paths: int, slots: Sequence[int] | np.ndarray | None = 
     m.refused = int(R.rc[C_REFUSED])
     m.wire_busy, m.wire_wait, m.wire_frames = R.wire_busy.copy(), R.wire_wait.copy(), R.wire_frames.copy()
     m.path_qfull, m.dev_qfull, m.ts_qfull = R.path_qfull.copy(), R.dev_qfull.copy(), R.ts_qfull.copy()
-    m.ts_dev_dqlen, m.dev_area_dqlen = R.ts_dev_dqlen.copy(), R.dev_area_dqlen.copy()
+    m.ts_dev_queue_depth, m.dev_area_queue_depth = R.ts_dev_queue_depth.copy(), R.dev_area_queue_depth.copy()
     return m

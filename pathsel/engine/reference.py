@@ -5,11 +5,13 @@ Read :meth:`_Simulation.io_life` to see what happens to one I/O:
 0. it is issued by its job: closed loop, as soon as the job slot's previous
    I/O is done; open loop (``rate_iops``), at its arrival, and when the job
    already has ``iodepth`` I/Os issued and not done it waits in the host for
-   one to finish (``job_slot``, ``arrivals``); then its device takes it, or,
-   when the host's ``queue_depth`` I/Os are active on the device already, it
-   waits in the device's queue in the host, in order (``admit``). Both waits
-   are esxtop's KAVG (QUED); from then on to completion is DAVG (ACTV);
+   one to finish (``job_slot``, ``arrivals``); then its device's queues in
+   the host take it in order (``admit``: the device queue, when the host's
+   ``queue_depth`` I/Os are active on the device already, then the adapter's),
+   or it waits in each that is full, in order. These waits are esxtop's KAVG
+   (QUED); from then on to completion is DAVG (ACTV);
 1. the host's policy picks a path (no usable path: the I/O waits for one);
+   NVMe-oF: the path's controller gives it a tag, or it waits for one there;
 2. the command and data cross the path (``leg``), as the protocol needs:
    SCSI write = WRITE command -> XFER_RDY -> data -> ... -> status (two round
    trips), SCSI or NVMe read = command -> ... -> data + status (one), NVMe
@@ -29,6 +31,15 @@ after it was sent is aborted then, wherever it is (``abort``: on the wire,
 queued or served at the array, mirroring), and retried at once; with no
 usable path the I/O waits until the host's APD timeout and then fails
 visibly. No I/O is ever lost: ``accounting`` checks it.
+
+Every queue an I/O can wait in is a row of ``Model.queues``
+(:mod:`pathsel.model.queues`), kept here as a :class:`Queue` (an array's
+slots: a ``simpy.Resource`` in its row) with the counters the fast engine
+keeps for the same row. The rule of its kind says what a full one does:
+``take`` and ``give_back`` are the "host" and "path" rules, written once
+(a device's "host" queues are ``DeviceModel.admission``, so a new one needs
+no change here), ``accept``/``port_done`` the "refuse" rule, ``serve`` the
+"array" rule; ``throttle`` changes a device queue's queue depth.
 
 Timing details the sources leave open, stated here once:
 
@@ -56,6 +67,7 @@ import simpy
 
 from ..metrics import RunMetrics
 from ..model import JobModel, Model
+from ..model.queues import ARRAY_SLOTS, DEVICE_QUEUE, NVME_TAGS, TARGET_PORT, QueueModel
 from ..policies import DeviceView, IORequest, PathTable, PathView, build_policy
 from .host_queues import overload
 from .recorder import C_FRAMES_LOST, C_REFUSED, C_RETRIED, C_TIMED_OUT, Live, Recorder, to_metrics
@@ -86,6 +98,105 @@ class PathLost(Exception):
     def __init__(self, timed_out: bool = False) -> None:
         super().__init__()
         self.timed_out = timed_out
+
+
+class Queue:
+    """One queue of the model's table (:mod:`pathsel.model.queues`), as fast/queues.py keeps a row of ``S.q``.
+
+    Its queue depth now (0: no limit; ESXi's throttling changes a device
+    queue's, counting QUEUE FULL and good statuses towards the next change),
+    places in use, the I/Os waiting for one in order (each with its device,
+    for ACTV/QUED), and the counters every queue reports: the time integrals
+    of places in use and of I/Os waiting over the measured window, brought up
+    to date before each change (:meth:`advance`), and the QUEUE FULLs it
+    answered. An array's slots (the "array" rule) are a :class:`ArraySlots`
+    in ``slots``, whose users and requests are its in use and waiting.
+    """
+
+    __slots__ = (
+        "row",
+        "queue_depth",
+        "in_use",
+        "waiting",
+        "slots",
+        "qfull_seen",
+        "good_seen",
+        "qfull",
+        "last",
+        "area_in_use",
+        "area_waiting",
+        "ramp",
+        "end",
+    )
+
+    def __init__(self, row: QueueModel, window: tuple[float, float]) -> None:
+        self.row = row
+        self.queue_depth = row.queue_depth
+        self.in_use = 0
+        self.waiting: deque[tuple[simpy.Event, int]] = deque()  # (woken, its device)
+        self.slots: ArraySlots | None = None
+        self.qfull_seen = self.good_seen = 0
+        self.qfull = 0
+        self.last = self.area_in_use = self.area_waiting = 0.0
+        self.ramp, self.end = window
+
+    def counts(self) -> tuple[int, int]:
+        """Places in use and I/Os (or requests) waiting, now."""
+        s = self.slots
+        return (self.in_use, len(self.waiting)) if s is None else (len(s.users), len(s.put_queue))
+
+    def advance(self, now: float) -> None:
+        """fast/queues.advance: bring the time integrals up to ``now``, within the measured window."""
+        if now > self.last:
+            w = min(now, self.end) - max(self.last, self.ramp)
+            if w > 0.0:
+                in_use, waiting = self.counts()
+                self.area_in_use += in_use * w
+                self.area_waiting += waiting * w
+            self.last = now
+
+    def areas(self) -> tuple[float, float]:
+        """The time integrals over the whole window (as fast/run.py's _queue_counters brings them to its end)."""
+        w = max(0.0, self.end - max(self.last, self.ramp))
+        in_use, waiting = self.counts()
+        return self.area_in_use + in_use * w, self.area_waiting + waiting * w
+
+
+class ArraySlots(simpy.Resource):
+    """An array's slots (the "array" rule): a ``simpy.Resource`` in its row of the table.
+
+    Its event order is SimPy's own (the fast engine copies it); its hooks only bring
+    the row's counters up to date before each change: a request joins the queue
+    (fast/queues.request), is granted (trigger_put), leaves it aborted (withdraw), or
+    gives its slot back (release_slot).
+    """
+
+    def __init__(self, env: simpy.Environment, queue: Queue) -> None:
+        super().__init__(env, capacity=queue.queue_depth)
+        self.table_row = queue
+        queue.slots = self
+
+    def request(self) -> simpy.resources.resource.Request:
+        self.table_row.advance(self._env.now)
+        return _SlotRequest(self)
+
+    def _do_put(self, event: simpy.resources.resource.Request) -> None:
+        if len(self.users) < self.capacity:  # it grants the first request
+            self.table_row.advance(self._env.now)
+        super()._do_put(event)
+
+    def _do_get(self, event: simpy.resources.resource.Release) -> None:
+        self.table_row.advance(self._env.now)
+        super()._do_get(event)
+
+
+class _SlotRequest(simpy.resources.resource.Request):
+    resource: ArraySlots
+
+    def cancel(self) -> None:
+        if not self.triggered:  # still queued: it leaves the queue
+            self.resource.table_row.advance(self.env.now)
+        super().cancel()
 
 
 class _Simulation:
@@ -133,43 +244,38 @@ class _Simulation:
         self.repl_ok = True
         self.alive = [True] * len(model.arrays)
         self.wire_free = [[0.0, 0.0] for _ in range(C + L + 1)]  # own wires, shared links, replication
-        self.slots = [simpy.Resource(self.env, capacity=a.concurrency) for a in model.arrays]
+        # Every queue an I/O can wait in (Model.queues), a row each as the fast engine lays them out; an array's
+        # slots are a simpy.Resource in its row. Per device its "host" rows (DeviceModel.admission) and the row
+        # throttling changes; per path its "path" row (NVMe-oF: its controller's tags) and its "refuse" row (the
+        # target port it lands on); -1: none.
+        window = (model.ramp, model.end)
+        self.queues = [Queue(q, window) for q in model.queues]
+        self.slots = [ArraySlots(self.env, self.queues[r]) for r in model.queue_rows(ARRAY_SLOTS)]
+        self.device_queue = model.queue_rows(DEVICE_QUEUE)
+        tags, ports = model.queue_rows(NVME_TAGS), model.queue_rows(TARGET_PORT)
+        ctrl_of = [p.controller for p in model.paths]
+        self.path_queue = [tags[c] if c >= 0 else -1 for c in ctrl_of]
+        port_of = [model.controllers[c].port if c >= 0 else -1 for c in ctrl_of]
+        self.port_queue = [ports[t] if t >= 0 else -1 for t in port_of]
+        self.path_queues_on = any(r >= 0 for r in self.path_queue)
         self.waiters: list[simpy.Event] = []  # I/Os waiting for the host to see a path change
         n_slots = sum(j.iodepth for j in model.jobs)
         self.attempt_of: list[tuple[int, int] | None] = [None] * n_slots  # (seq, attempt) on the wire, per job slot
         self.mirrors: list[Any] = [None] * n_slots  # the mirror process of a slot's write, while it runs
         self.issued_at = [math.inf] * n_slots  # when each slot's I/O was issued (a closed loop's slot always holds one)
-        # the host's queues: per device, I/Os active and those waiting for one of its queue_depth slots;
         # per open-loop job, arrivals waiting for one of its iodepth slots and the slots waiting for an arrival
-        D, J = len(model.devices), len(model.jobs)
-        self.dev_active = [0] * D
-        self.dev_waiting: list[deque[Any]] = [deque() for _ in range(D)]
+        J = len(model.jobs)
         self.backlog: list[deque[Any]] = [deque() for _ in range(J)]
         self.idle: list[deque[Any]] = [deque() for _ in range(J)]
-        # the arrays' target ports: commands each holds (counted only where port_queue_depth limits them), and the
-        # port each job slot's attempt holds one on (-1: none); per device its queue depth now (ESXi's DQLEN, which
-        # throttling halves and grows back) and the QUEUE FULL and good statuses counted towards the next change
-        self.port_of = [model.controllers[p.controller].port for p in model.paths]
-        self.port_limit = [t.queue_depth for t in model.ports]
-        self.port_busy = [0] * len(model.ports)
-        self.port_held = [-1] * n_slots
-        self.dqlen = [model.host_params[d.host].queue_depth for d in model.devices]
-        self.qfull_seen = [0] * D
-        self.good_seen = [0] * D
-        # per host, its adapter's (HBA's) I/Os taken and those its devices took that wait for one of them, in order
-        self.ad_active = [0] * len(model.host_params)
-        self.ad_waiting: list[deque[Any]] = [deque() for _ in model.host_params]
-        # NVMe-oF: per controller, its tags in use (0: no limit) and the I/Os waiting for one, in order
-        self.tag_limit = [model.host_params[c.host].nvme_tags for c in model.controllers]
-        self.tag_busy = [0] * len(model.controllers)
-        self.tag_waiting: list[deque[Any]] = [deque() for _ in model.controllers]
-        self.tag_held = [-1] * n_slots
-        self.tags_on = any(self.tag_limit)
+        # per job slot, the "path" row and the "refuse" row (target port) its attempt holds a place of (-1: none)
+        self.held_path = [-1] * n_slots
+        self.held_port = [-1] * n_slots
         self.taken = [0] * J  # I/Os each job has issued: a trace's k-th record is its k-th I/O (in arrival order)
 
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
+        queue_depth = [self.queues[r].queue_depth for r in self.device_queue]
         self.rec = Recorder(
-            len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval, len(model.devices), model.host_queues, self.dqlen
+            len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval, len(model.devices), model.host_queues, queue_depth
         )
         self.wires = self.rec.record  # busy time, queueing time and frames per wire and direction
         self.events: list[dict[str, Any]] = []
@@ -192,7 +298,8 @@ class _Simulation:
 
     # -- the life of one I/O ---------------------------------------------
     def job_slot(self, job: JobModel, slot: int) -> Proc:
-        """One of a job's ``iodepth`` slots: issue, wait for completion, repeat (open loop: take the next arrival)."""
+        """One of a job's ``iodepth`` slots: issue, wait for completion, repeat (open loop: take the next arrival).
+        Fast twin: fast/io_life.next_io."""
         if job.rate_iops <= 0:
             trace = job.trace  # replay_no_stall: the trace's records as fast as iodepth lets, then the slot stops
             while True:
@@ -212,7 +319,8 @@ class _Simulation:
             yield from self.io_life(self.new_io(job, slot, arrived))
 
     def arrivals(self, job: JobModel) -> Proc:
-        """An open-loop job's arrivals: each is issued now, to an idle slot of the job or into its backlog."""
+        """An open-loop job's arrivals: each is issued now, to an idle slot of the job or into its backlog (fast twin:
+        fast/io_life.arrival)."""
         gaps, backlog, idle = self.streams.arrivals[job.index], self.backlog[job.index], self.idle[job.index]
         cap = self.model.backlog_cap
         while True:
@@ -233,126 +341,129 @@ class _Simulation:
                 backlog.append(now)
                 self.rec.device(now, job.device, 0, 1)
 
-    def admit(self, d: int) -> Proc:
-        """Device ``d`` takes the I/O, or it waits in the host until an active one lets go of its slot (in order)."""
-        qd = self.dqlen[d]
-        if qd <= 0 or self.dev_active[d] < qd:
-            self.dev_active[d] += 1
-            self.rec.device(self.env.now, d, 1, 0)
+    # -- the queues (Model.queues; fast/queues.py keeps the same table in arrays) --------------------------
+    def take(self, r: int, d: int, first: bool) -> Proc:
+        """fast/queues.take: an I/O of device ``d`` takes a place of queue ``r`` (the "host" and "path" rules), or
+        waits in its FIFO, in order, until :meth:`give_back` hands it one. ``first``: the device's first queue, where
+        ACTV starts (taking it is ACTV, waiting there QUED); waiting at a later one moves ACTV back to QUED."""
+        q, now = self.queues[r], self.env.now
+        q.advance(now)
+        if q.queue_depth <= 0 or q.in_use < q.queue_depth:
+            q.in_use += 1
+            if first:
+                self.rec.device(now, d, 1, 0)
             return
         woken = self.env.event()
-        self.dev_waiting[d].append(woken)
-        self.rec.device(self.env.now, d, 0, 1)
-        yield woken  # release() handed its slot over: still counted active
+        q.waiting.append((woken, d))
+        self.rec.device(now, d, 0 if first else -1, 1)
+        yield woken  # give_back() handed its place over: still counted in use
+
+    def give_back(self, r: int, d: int, first: bool) -> None:
+        """fast/queues.give_back: an I/O of device ``d`` is done with queue ``r``; the first waiting is handed its
+        place, and as many more as a queue depth grown back by throttling has room for."""
+        q, now = self.queues[r], self.env.now
+        q.advance(now)
+        if first:
+            self.rec.device(now, d, -1, 0)
+        waiting = q.waiting
+        if waiting and q.in_use <= q.queue_depth:
+            self.hand_over(q, now)  # the place goes on: in use unchanged
+        else:
+            q.in_use -= 1
+        while waiting and q.in_use < q.queue_depth:
+            q.in_use += 1
+            self.hand_over(q, now)
+
+    def hand_over(self, q: Queue, now: float) -> None:
+        """fast/queues.hand_over: the first I/O waiting at ``q`` has its place: ACTV again (it was QUED), it goes on."""
+        woken, d = q.waiting.popleft()
+        self.rec.device(now, d, 1, -1)
+        woken.succeed()
+
+    def admit(self, d: int) -> Proc:
+        """fast/queues.admit: device ``d``'s "host" queues (DeviceModel.admission: its device queue, its host's
+        adapter's, ...) take the I/O in order, each as soon as it has a place."""
+        for k, r in enumerate(self.model.devices[d].admission):
+            yield from self.take(r, d, k == 0)
 
     def release(self, d: int) -> None:
-        """An I/O is done on device ``d`` (completed or failed): its slot goes to the first waiting, if any."""
-        waiting = self.dev_waiting[d]
-        if waiting and self.dev_active[d] <= self.dqlen[d]:
-            self.rec.device(self.env.now, d, 0, -1)
-            waiting.popleft().succeed()
-        else:
-            self.dev_active[d] -= 1
-            self.rec.device(self.env.now, d, -1, 0)
-        while waiting and self.dev_active[d] < self.dqlen[d]:  # a DQLEN grown back by throttling has room
-            self.dev_active[d] += 1
-            self.rec.device(self.env.now, d, 1, -1)
-            waiting.popleft().succeed()
+        """fast/queues.release_admission: an I/O of device ``d`` is done (completed or failed): its "host" places go
+        back, last taken first."""
+        admission = self.model.devices[d].admission
+        for k in range(len(admission) - 1, -1, -1):
+            self.give_back(admission[k], d, k == 0)
 
-    def adapter(self, d: int, h: int) -> Proc:
-        """The host's adapter takes the I/O its device took, or it waits in the host (QUED again) until one lets go."""
-        qd = self.model.host_params[h].adapter_queue_depth
-        if qd <= 0 or self.ad_active[h] < qd:
-            self.ad_active[h] += 1
+    def path_take(self, io: IORequest, p: int, d: int) -> Proc:
+        """fast/io_life.begin_attempt's take: path ``p``'s "path" queue (NVMe-oF: its controller's tags) gives the
+        attempt a place, or it waits for one there, in order (blk_mq_get_tag sleeps on the hardware queue's tags:
+        the path is not chosen again); QUED meanwhile."""
+        r = self.path_queue[p]
+        if r < 0:
             return
-        woken = self.env.event()
-        self.ad_waiting[h].append((woken, d))
-        self.rec.device(self.env.now, d, -1, 1)
-        yield woken  # adapter_release() handed its place over
+        yield from self.take(r, d, False)
+        self.held_path[io.slot] = r
 
-    def adapter_release(self, h: int) -> None:
-        """An I/O is done (completed or failed): its place in the adapter goes to the first waiting, if any."""
-        if self.model.host_params[h].adapter_queue_depth <= 0:
+    def path_release(self, io: IORequest) -> None:
+        """fast/queues.path_release: the attempt ended (completed, lost, aborted, QUEUE FULL): its "path" place goes
+        to the first waiting, if any."""
+        r = self.held_path[io.slot]
+        if r < 0:
             return
-        waiting = self.ad_waiting[h]
-        if waiting:
-            woken, d = waiting.popleft()
-            self.rec.device(self.env.now, d, 1, -1)
-            woken.succeed()
-        else:
-            self.ad_active[h] -= 1
-
-    def nvme_tag(self, io: IORequest, p: int, d: int) -> Proc:
-        """NVMe-oF: the path's controller gives the I/O a tag, or it waits for one on that controller, in order
-        (blk_mq_get_tag sleeps on the hardware queue's tags: the path is not chosen again); QUED meanwhile."""
-        c = self.model.paths[p].controller
-        if c < 0 or self.tag_limit[c] <= 0:
-            return
-        if self.tag_busy[c] < self.tag_limit[c]:
-            self.tag_busy[c] += 1
-        else:
-            woken = self.env.event()
-            self.tag_waiting[c].append((woken, d))
-            self.rec.device(self.env.now, d, -1, 1)
-            yield woken  # tag_release() handed its tag over
-        self.tag_held[io.slot] = c
-
-    def tag_release(self, io: IORequest) -> None:
-        """The attempt ended (completed, lost, aborted, QUEUE FULL): its tag goes to the first waiting, if any."""
-        c = self.tag_held[io.slot]
-        if c < 0:
-            return
-        self.tag_held[io.slot] = -1
-        waiting = self.tag_waiting[c]
-        if waiting:
-            woken, d = waiting.popleft()
-            self.rec.device(self.env.now, d, 1, -1)
-            woken.succeed()
-        else:
-            self.tag_busy[c] -= 1
+        self.held_path[io.slot] = -1
+        self.give_back(r, -1, False)
 
     def throttle(self, d: int, qfull: bool) -> None:
-        """ESXi's adaptive queue depth (KB 1008113): ``qfull_sample_size`` QUEUE FULL statuses halve device ``d``'s
-        DQLEN; then ``qfull_threshold`` good statuses grow it back by one, up to the host's queue_depth."""
+        """fast/queues.throttle: ESXi's adaptive queue depth (KB 1008113) on device ``d``'s queue:
+        ``qfull_sample_size`` QUEUE FULL statuses halve its queue depth (esxtop's DQLEN); then ``qfull_threshold``
+        good statuses grow it back by one, up to the scenario's ``queue_depth``."""
         host = self.model.host_params[self.model.devices[d].host]
         if host.qfull_sample_size <= 0:
             return
+        q = self.queues[self.device_queue[d]]
         if qfull:
-            self.qfull_seen[d] += 1
-            if self.qfull_seen[d] >= host.qfull_sample_size:
-                self.qfull_seen[d] = 0
-                self.good_seen[d] = 0
-                if self.dqlen[d] > 1:
-                    self.dqlen[d] //= 2
-                    self.rec.dqlen(self.env.now, d, self.dqlen[d])
-        elif self.dqlen[d] < host.queue_depth:
-            self.good_seen[d] += 1
-            if self.good_seen[d] >= host.qfull_threshold:
-                self.good_seen[d] = 0
-                self.dqlen[d] += 1
-                self.rec.dqlen(self.env.now, d, self.dqlen[d])
+            q.qfull_seen += 1
+            if q.qfull_seen >= host.qfull_sample_size:
+                q.qfull_seen = 0
+                q.good_seen = 0
+                if q.queue_depth > 1:
+                    q.queue_depth //= 2
+                    self.rec.queue_depth(self.env.now, d, q.queue_depth)
+        elif q.queue_depth < q.row.queue_depth:
+            q.good_seen += 1
+            if q.good_seen >= host.qfull_threshold:
+                q.good_seen = 0
+                q.queue_depth += 1
+                self.rec.queue_depth(self.env.now, d, q.queue_depth)
 
     def accept(self, io: IORequest, p: int, deadline: float) -> Proc:
-        """The command reached the array's target port: it takes it, or, holding port_queue_depth commands already,
-        answers QUEUE FULL (TASK SET FULL, status 0x28) at once, a status frame back to the host."""
-        t = self.port_of[p]
-        if t < 0 or self.port_limit[t] <= 0:
+        """fast/queues.port_accept (the "refuse" rule): the command reached the array's target port: it takes it, or,
+        holding port_queue_depth commands already, answers QUEUE FULL (TASK SET FULL, status 0x28) at once, a status
+        frame back to the host."""
+        r = self.port_queue[p]
+        if r < 0:
             return
-        limit = self.port_limit[t]
-        if self.port_busy[t] >= limit:
+        q, now = self.queues[r], self.env.now
+        q.advance(now)
+        if q.in_use >= q.queue_depth:
+            if q.ramp <= now < q.end:
+                q.qfull += 1
             yield from self.leg(p, TO_HOST, 0, deadline)  # the QUEUE FULL status
             raise QueueFull
-        self.port_busy[t] += 1
-        self.port_held[io.slot] = t
+        q.in_use += 1
+        self.held_port[io.slot] = r
 
     def port_done(self, io: IORequest) -> None:
-        """The array sent the command's last frame (data and status, or status), or the attempt ended: the port lets go."""
-        t = self.port_held[io.slot]
-        if t >= 0:
-            self.port_busy[t] -= 1
-            self.port_held[io.slot] = -1
+        """fast/queues.port_done: the array sent the command's last frame (data and status, or status), or the
+        attempt ended: the port lets go."""
+        r = self.held_port[io.slot]
+        if r >= 0:
+            q = self.queues[r]
+            q.advance(self.env.now)
+            q.in_use -= 1
+            self.held_port[io.slot] = -1
 
     def new_io(self, job: JobModel, slot: int, issued_at: float) -> IORequest:
+        """The job slot's next I/O, issued at ``issued_at`` (fast twin: fast/io_life.new_io)."""
         trace = job.trace
         if trace is not None:  # the k-th I/O is the trace's k-th record: its op and size, no draw
             k = self.taken[job.index]
@@ -378,30 +489,31 @@ class _Simulation:
         return op, size
 
     def io_life(self, io: IORequest) -> Proc:
+        """One I/O from issue to completion (or failure). Its fast twins, step by step (fast/io_life.py): the host's
+        queues (``admit``; queue_granted), an attempt's top (begin_attempt, send_attempt), its end (end_attempt),
+        QUEUE FULL (qfull_back), a lost frame (lost), the io_timeout (abort), completion (complete)."""
         env, table = self.env, self.table
         job = self.model.jobs[io.job]
         policy = self.policies[job.device]
         host = self.model.host_params[job.host]
         d = job.device
         yield from self.admit(d)
-        yield from self.adapter(d, job.host)
         kavg = env.now - io.issued_at
-        tag_wait = 0.0  # NVMe-oF: time spent waiting for a controller's tag, host queueing too
+        path_wait = 0.0  # time spent waiting at a "path" queue (NVMe-oF: a controller's tag), host queueing too
         while True:
             path = policy.select(io)
             if path is None:  # no usable path: wait for a change (ESXi APD, dm queue_if_no_path), at most apd_timeout
                 if not (yield from self.wait_for_change(host.apd_timeout)):
                     self.rec.fail(env.now)  # visible: counted as failed, the job slot moves on
                     self.issued_at[io.slot] = math.inf
-                    self.adapter_release(job.host)
                     self.release(d)
                     return
                 continue
             p = path.index
-            if self.tags_on:
+            if self.path_queues_on:
                 asked = env.now
-                yield from self.nvme_tag(io, p, d)
-                tag_wait += env.now - asked
+                yield from self.path_take(io, p, d)
+                path_wait += env.now - asked
             io.attempts += 1
             if io.attempts > 1:
                 self.rec.count(C_RETRIED)
@@ -430,7 +542,7 @@ class _Simulation:
             self.attempt_of[io.slot] = None
             self.mirrors[io.slot] = None
             self.port_done(io)  # lost or aborted while the port held it
-            self.tag_release(io)
+            self.path_release(io)
             # Not a ``finally``: I/Os still in flight when the run ends must stay counted.
             table.end(p, io.size)
             self.rec.path_end(env.now, p)
@@ -448,12 +560,11 @@ class _Simulation:
                 continue
             on_path = env.now - started
             policy.on_complete(path, io, on_path)
-            self.rec.complete(env.now, io.op, io.size, env.now - io.issued_at, p, on_path, d, kavg + tag_wait)
+            self.rec.complete(env.now, io.op, io.size, env.now - io.issued_at, p, on_path, d, kavg + path_wait)
             if self.trace is not None:
                 self.trace.append((io.seq, io.job, io.op, io.size, io.issued_at, env.now, table.names[p], io.attempts))
             self.issued_at[io.slot] = math.inf
             self.throttle(d, False)
-            self.adapter_release(job.host)
             self.release(d)
             return
 
@@ -472,7 +583,7 @@ class _Simulation:
         timer.callbacks.append(lambda _t: proc.interrupt() if self.attempt_of[io.slot] == key else None)
 
     def wait_for_change(self, timeout: float) -> Generator[simpy.Event, Any, bool]:
-        """Wait until the host sees a path change: True, or False after ``timeout`` seconds."""
+        """Wait until the host sees a path change: True, or False after ``timeout`` seconds (fast/waits.start_wait)."""
         woken = self.env.event()
         self.waiters.append(woken)
         if timeout < math.inf:
@@ -487,13 +598,14 @@ class _Simulation:
         return changed
 
     def wake_waiters(self) -> None:
+        """The host saw a path change: every I/O waiting for one goes on (fast/waits.wake_waiters)."""
         waiting, self.waiters = self.waiters, []
         for ev in waiting:
             if not ev.triggered:
                 ev.succeed(True)
 
     def exchange(self, io: IORequest, p: int, deadline: float) -> Proc:
-        """The frames of one command on path ``p``, by protocol and op."""
+        """The frames of one command on path ``p``, by protocol and op (fast/io_life.on_leg, status_leg)."""
         path = self.model.paths[p]
         array = path.array
         # the attempt's first frame carries the cross-node hop (docs/model.md, NUMA)
@@ -518,7 +630,8 @@ class _Simulation:
         yield from self.leg(p, TO_HOST, 0, deadline)  # status
 
     def serialise(self, w: int, direction: int, t: float, nbytes: int, bandwidth: float) -> float:
-        """Queue a frame for wire ``w`` (FIFO per direction) from time ``t``; returns when it is on the far side."""
+        """Queue a frame for wire ``w`` (FIFO per direction) from time ``t``; returns when it is on the far side
+        (fast/wire.serialise)."""
         free = self.wire_free[w]
         start = max(t, free[direction])
         busy = nbytes / bandwidth
@@ -531,7 +644,8 @@ class _Simulation:
         return done
 
     def lose(self, draws: Any, ppm: float, recovery: float, delay: float, limit: float) -> float:
-        """Each lost copy of a frame is resent after ``recovery``: the delay grows until one gets through."""
+        """Each lost copy of a frame is resent after ``recovery``: the delay grows until one gets through
+        (fast/wire.lose)."""
         p = ppm * 1e-6
         n = 0
         while n < MAX_RESENDS and draws.next() < p:
@@ -543,7 +657,7 @@ class _Simulation:
         return delay
 
     def leg(self, p: int, direction: int, nbytes: int, deadline: float, add: float = 0.0) -> Proc:
-        """One frame over path ``p``: queue for each wire, serialise, propagate, maybe be lost and resent.
+        """One frame over path ``p``: queue for each wire, serialise, propagate, maybe be lost and resent (fast/wire.leg).
 
         ``add``: host seconds added before the frame leaves (the NUMA hop of an attempt's first frame)."""
         env, model = self.env, self.model
@@ -568,7 +682,8 @@ class _Simulation:
             raise PathLost
 
     def serve(self, array: int, op: str, size: int) -> Proc:
-        """Wait for one of the array's slots (FIFO), then the service time (plus its part per KiB)."""
+        """The "array" rule: wait for one of the array's slots (FIFO), then the service time (plus its part per KiB).
+        Fast twins: fast/queues.request (or grant_in_line), fast/io_life.start_service, on_service_done."""
         with self.slots[array].request() as slot:
             yield slot
             draw = self.streams.service[array][0 if op == "read" else 1].next()
@@ -585,7 +700,8 @@ class _Simulation:
         yield mirrored
 
     def mirror(self, array: int, peer: int, io: IORequest) -> Proc:
-        """Forward a write to the peer array, let it store it, carry the ack back (an abort ends it early)."""
+        """Forward a write to the peer array, let it store it, carry the ack back (an abort ends it early). Fast twins:
+        fast/io_life.send_mirror, mirror_at_peer, start_mirror_service, mirror_end, abort_mirror."""
         try:
             yield from self._mirror(array, peer, io)
         except simpy.Interrupt:
@@ -624,11 +740,12 @@ class _Simulation:
         )
 
     def path_changed(self, p: int, event: str) -> None:
+        """The host sees path ``p`` change: log it, tell the device's policy (fast/faults.path_changed)."""
         self.log_path(p, event)
         self.policies[self.model.paths[p].device].on_path_change(self.views[p])
 
     def notice(self, c: int) -> None:
-        """The host learns the nexus's state (detection delay after the change); waiting I/Os retry."""
+        """The host learns the nexus's state (detection delay after the change); waiting I/Os retry (fast/faults.notice)."""
         up = self.phys_up[c]
         for p in self.model.controller_paths(c):
             if self.table.up[p] != up:
@@ -637,6 +754,7 @@ class _Simulation:
         self.wake_waiters()
 
     def set_wire(self, c: int, up: bool) -> None:
+        """The nexus's wire goes up or down now; the host notices after its detection delay (fast/faults.set_wire)."""
         self.phys_up[c] = up
         if not up:
             self.epoch[c] += 1
@@ -648,6 +766,7 @@ class _Simulation:
         timer.callbacks.append(notice)
 
     def apply(self, f: Any) -> None:
+        """One fault of the timeline, now (fast/faults.apply_fault)."""
         model = self.model
         self.events.append({"t": float(self.env.now), "device": "", "event": "fault", "what": f.what, "fault": f.origin, "revert": f.revert})
         if f.what in ("path_down", "path_up", "array_down", "array_up"):
@@ -684,6 +803,7 @@ class _Simulation:
             self.wake_waiters()
 
     def fault_timeline(self) -> Proc:
+        """Apply every fault at its time (fast/faults.fault_loop)."""
         for f in self.model.faults:
             if f.at > self.env.now:
                 yield self.env.timeout(f.at - self.env.now)
@@ -733,6 +853,9 @@ class _Simulation:
             raise overload(model, model.jobs[job], now, waiting) from None
         self.rec.close(model.end)
         metrics = to_metrics(self.rec.record, len(model.paths), model.device_slots())
+        areas = np.array([q.areas() for q in self.queues], dtype=np.float64).reshape(-1, 2)
+        metrics.queue_in_use_area, metrics.queue_waiting_area = areas[:, 0].copy(), areas[:, 1].copy()
+        metrics.queue_qfull = np.array([q.qfull for q in self.queues], dtype=np.int64)
         waiting = [b[0] for b in self.backlog if b]
         metrics.oldest_in_flight = min(self.issued_at + waiting, default=math.inf)
         metrics.events = self.events

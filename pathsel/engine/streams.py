@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..model import Model
-from ..model.distributions import Constant, Exponential
+from ..timing.distributions import Constant, Exponential
 
 __all__ = ["Streams", "Draws", "make_streams", "CHUNK"]
 
@@ -149,6 +149,6 @@ def _gaps(job: Any) -> Any:
     changing rate or a trace gives its own gaps (an infinite gap: no more arrivals)."""
     if job.rate_iops <= 0:
         return None
-    if job.arrivals is not None:  # a schedule, bursts or a trace (model/arrivals.py): a fresh process per run
+    if job.arrivals is not None:  # a schedule, bursts or a trace (timing/arrivals.py): a fresh process per run
         return job.arrivals.process()
     return Exponential(1.0 / job.rate_iops) if job.poisson else Constant(1.0 / job.rate_iops)

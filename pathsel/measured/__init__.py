@@ -5,7 +5,7 @@ given) into :class:`Measurement` objects: IOPS, mean and p99 latency of a
 device, and per path where the file has them. ``pathsel calibrate`` fits a
 scenario's unknowns to them; a fio file is also an empirical latency
 distribution in a scenario (``{ dist = "empirical", file = "fio.json",
-format = "fio", op = "write" }``, :mod:`pathsel.model.distributions`).
+format = "fio", op = "write" }``, :mod:`pathsel.timing.distributions`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The model layer: a scenario compiled for one run, and the delay distributions it draws from.
+"""The model layer: a scenario compiled for one run (its delays and arrivals are :mod:`pathsel.timing`'s).
 
 :func:`compile_model` turns a :class:`~pathsel.scenario.Scenario` and one run
 (a policy, a preferred array) into a :class:`Model`: plain numbers, indices

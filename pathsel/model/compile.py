@@ -21,7 +21,8 @@ from ..errors import ScenarioError
 from ..limits import BACKLOG_CAP, MAX_BACKLOG_VALUES, MAX_DURATION, offered_problem, series_problem
 from ..scenario.load import RunSpec, Scenario, offered_load
 from ..scenario.schema import VolumeConfig
-from .distributions import Distribution, Mixture
+from ..timing.distributions import Distribution, Mixture
+from .queues import QueueModel, queue_table, rows_by_owner
 
 __all__ = [
     "Model",
@@ -35,6 +36,7 @@ __all__ = [
     "LinkModel",
     "HostModel",
     "PortModel",
+    "QueueModel",
     "compile_model",
     "US_PER_KM",
 ]
@@ -173,6 +175,7 @@ class DeviceModel:
     host: int
     volume: str
     paths: tuple[int, ...]
+    admission: tuple[int, ...] = ()  # the "host"-rule queues (Model.queues) its I/Os take at issue, in order
 
 
 @dataclass(frozen=True)
@@ -237,6 +240,7 @@ class Model:
     devices: tuple[DeviceModel, ...] = ()
     links: tuple[LinkModel, ...] = ()
     ports: tuple[PortModel, ...] = ()  # the arrays' target ports the nexuses land on
+    queues: tuple[QueueModel, ...] = ()  # every queue an I/O can wait in (model/queues.py)
 
     @property
     def end(self) -> float:
@@ -270,6 +274,21 @@ class Model:
         for p in self.paths:
             out[p.controller].append(p.index)
         return tuple(tuple(x) for x in out)
+
+    def queue_rows(self, kind: str) -> tuple[int, ...]:
+        """Each owner's row of queue ``kind`` in ``queues`` (-1: none): per device, host, controller, port or array."""
+        return self._queue_rows[kind]
+
+    @cached_property
+    def _queue_rows(self) -> dict[str, tuple[int, ...]]:
+        owners = {
+            "device_queue": len(self.devices),
+            "adapter_queue": len(self.host_params),
+            "nvme_tags": len(self.controllers),
+            "target_port": len(self.ports),
+            "array_slots": len(self.arrays),
+        }
+        return {kind: rows_by_owner(self.queues, kind, n) for kind, n in owners.items()}
 
     @property
     def host_queues(self) -> bool:
@@ -544,6 +563,8 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                     f"is more than the {MAX_BACKLOG_VALUES:,} places pathsel keeps: fewer numjobs or a shorter trace"
                 ),
             )
+    queues, admission = queue_table(devices, hosts, controllers, ports, arrays)
+    devices = [DeviceModel(d.index, d.name, d.host, d.volume, d.paths, admission[d.index]) for d in devices]
     return Model(
         name=m.name,
         protocol=m.protocol,
@@ -562,6 +583,7 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
         devices=tuple(devices),
         links=links,
         ports=tuple(ports),
+        queues=queues,
     )
 
 

@@ -1,10 +1,13 @@
 """Path-selection policies.
 
-A built-in policy is a :class:`~pathsel.policies.define.PolicyDef` in one
+A built-in policy is a :class:`~pathsel.policies.framework.define.PolicyDef` in one
 file per family (``esxi``, ``dm``, ``nvme``, ``mpio``, ``hpp``, ``aix``,
-``p2c``), listed once in :mod:`.registry`. Each is also a Python
-:class:`Policy` class here (``RoundRobin(iops=1)``) that runs its compiled
-hooks on the reference engine. Your own policy is either a Python
+``p2c``, ``guard``), listed once in :mod:`.registry`. Each is also a Python
+:class:`Policy` class, made beside its PolicyDef in the family's file and
+exported here (``RoundRobin(iops=1)``), that runs its compiled hooks on the
+reference engine. What a policy is and how an engine runs it (the framework)
+is in :mod:`.framework`; hooks more than one family runs are in
+:mod:`.selectors` and :mod:`.latency_rr`. Your own policy is either a Python
 :class:`Policy` subclass (reference engine only) or a ``PolicyDef`` in the
 compiled style (both engines, at the fast engine's speed): see
 docs/compiled-policies.md.
@@ -18,9 +21,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from . import kernel
-from .adapter import CompiledPolicy, policy_class
-from .base import (
+from .aix import AixShortestQueue
+from .dm import DmHistoricalServiceTime, DmIoAffinity, DmQueueLength, DmRoundRobin, DmServiceTime
+from .esxi import Fixed, LatencyRoundRobin, MostRecentlyUsed, RoundRobin
+from .framework import kernel
+from .framework.adapter import CompiledPolicy, policy_class
+from .framework.base import (
     USABLE_STATES,
     DeviceView,
     IORequest,
@@ -29,7 +35,7 @@ from .base import (
     Policy,
     alua_working_set,
 )
-from .define import (
+from .framework.define import (
     Event,
     EventData,
     Field,
@@ -46,16 +52,46 @@ from .define import (
     scratch,
     table,
 )
-from .registry import BUILTIN, POLICY_DEFS, register
+from .guard import Guard
+from .hpp import HppFixed, HppLatency, HppLoadBalanceBytes, HppLoadBalanceIops, HppRoundRobin
+from .mpio import MpioFailoverOnly, MpioLeastBlocks, MpioLeastQueueDepth, MpioRoundRobin, MpioRoundRobinWithSubset, MpioWeightedPaths
+from .nvme import NvmeNuma, NvmeQueueDepth, NvmeRoundRobin
+from .p2c import PeakEwmaP2C
+from .registry import POLICY_DEFS, register
 from .spec import PolicySpec, parse_spec
 
-_CLASSES: dict[str, type[CompiledPolicy]] = {}
-for _d in BUILTIN:
-    _cls = policy_class(_d, _d.class_name)
-    _cls.__module__ = __name__
-    _cls.__qualname__ = _d.class_name
-    globals()[_d.class_name] = _cls
-    _CLASSES[_d.name] = _cls
+# The built-in policies' Python classes by policy name: a spec names a built-in policy, and builds its class here.
+_CLASSES: dict[str, type[CompiledPolicy]] = {
+    cls.definition.name: cls
+    for cls in (
+        Fixed,
+        MostRecentlyUsed,
+        RoundRobin,
+        LatencyRoundRobin,
+        DmRoundRobin,
+        DmQueueLength,
+        DmServiceTime,
+        DmHistoricalServiceTime,
+        DmIoAffinity,
+        NvmeNuma,
+        NvmeRoundRobin,
+        NvmeQueueDepth,
+        MpioFailoverOnly,
+        MpioRoundRobin,
+        MpioRoundRobinWithSubset,
+        MpioLeastQueueDepth,
+        MpioWeightedPaths,
+        MpioLeastBlocks,
+        HppFixed,
+        HppRoundRobin,
+        HppLoadBalanceIops,
+        HppLoadBalanceBytes,
+        HppLatency,
+        AixShortestQueue,
+        PeakEwmaP2C,
+        Guard,
+    )
+}
 
 __all__ = [
     "Policy",
@@ -89,7 +125,32 @@ __all__ = [
     "policy_label",
     "policy_class",
     "register",
-    *(d.class_name for d in BUILTIN),
+    "Fixed",
+    "MostRecentlyUsed",
+    "RoundRobin",
+    "LatencyRoundRobin",
+    "DmRoundRobin",
+    "DmQueueLength",
+    "DmServiceTime",
+    "DmHistoricalServiceTime",
+    "DmIoAffinity",
+    "NvmeNuma",
+    "NvmeRoundRobin",
+    "NvmeQueueDepth",
+    "MpioFailoverOnly",
+    "MpioRoundRobin",
+    "MpioRoundRobinWithSubset",
+    "MpioLeastQueueDepth",
+    "MpioWeightedPaths",
+    "MpioLeastBlocks",
+    "HppFixed",
+    "HppRoundRobin",
+    "HppLoadBalanceIops",
+    "HppLoadBalanceBytes",
+    "HppLatency",
+    "AixShortestQueue",
+    "PeakEwmaP2C",
+    "Guard",
 ]
 
 

@@ -26,10 +26,11 @@ Assumptions where IBM is silent:
 
 from __future__ import annotations
 
-from .define import PolicyDef, Snapshot, compiled, per_device
-from .kernel import ws_member, ws_tier
+from .framework.adapter import policy_class
+from .framework.define import PolicyDef, Snapshot, compiled, per_device
+from .framework.kernel import ws_member, ws_tier
 
-__all__ = ["SHORTEST_QUEUE"]
+__all__ = ["SHORTEST_QUEUE", "AixShortestQueue"]
 
 
 @compiled
@@ -74,3 +75,4 @@ SHORTEST_QUEUE = PolicyDef(
         "the last one used, so idle paths rotate as `round_robin` would."
     ),
 )
+AixShortestQueue = policy_class(SHORTEST_QUEUE, "AixShortestQueue", module=__name__)

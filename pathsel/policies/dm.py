@@ -77,7 +77,8 @@ from typing import Any
 
 import numpy as np
 
-from .define import (
+from .framework.adapter import policy_class
+from .framework.define import (
     INT32_MAX,
     UINT32_MAX,
     Event,
@@ -94,7 +95,7 @@ from .define import (
     scratch,
     table,
 )
-from .kernel import ALUA_NAMES, ANO, AO, EV_POLICY, log_event, numa_nodes, usable
+from .framework.kernel import ALUA_NAMES, ANO, AO, EV_POLICY, log_event, numa_nodes, usable
 
 __all__ = [
     "ROUND_ROBIN",
@@ -107,6 +108,11 @@ __all__ = [
     "fixed_ema",
     "hst_weights",
     "HST_FIXED_1",
+    "DmRoundRobin",
+    "DmQueueLength",
+    "DmServiceTime",
+    "DmHistoricalServiceTime",
+    "DmIoAffinity",
 ]
 
 # multipath-tools' alua prioritizer (getprio: default 0)
@@ -591,6 +597,7 @@ ROUND_ROBIN = PolicyDef(
     counts="nothing: the list order",
     notes="One I/O per path in turn over the current path group (`repeat_count` is forced to 1). A reinstated path goes to the *head* of the list, so it is next. Groups and failback: see [Linux dm-multipath](#linux-dm-multipath).",
 )
+DmRoundRobin = policy_class(ROUND_ROBIN, "DmRoundRobin", module=__name__)
 QUEUE_LENGTH = PolicyDef(
     "dm:queue-length",
     "dm-multipath queue-length: fewest I/Os in flight; the scan stops at an idle path",
@@ -607,6 +614,7 @@ QUEUE_LENGTH = PolicyDef(
     counts="this device's I/Os in flight per path",
     notes="The first path with the fewest in flight (strict `<`) in list order; the scan stops at a path with 0. The chosen path moves to the tail of the list, so ties go to the least recently selected path.",
 )
+DmQueueLength = policy_class(QUEUE_LENGTH, "DmQueueLength", module=__name__)
 SERVICE_TIME = PolicyDef(
     "dm:service-time",
     "dm-multipath service-time (multipath-tools' default): fewest bytes in flight per relative throughput",
@@ -624,6 +632,7 @@ SERVICE_TIME = PolicyDef(
     counts="this device's bytes in flight per path, and the incoming I/O's size",
     notes="(bytes in flight + this I/O) / relative throughput, compared cross-multiplied exactly as the kernel does: equal throughput compares bytes only; equal bytes or a throughput of 0 prefers the higher throughput; equal service time the higher throughput. multipath-tools never sets relative throughput, so every path has 1 (a Python argument sets it). The kernel returns the difference as an `int`: 2 GiB more in flight reads as negative. Ties: least recently selected.",
 )
+DmServiceTime = policy_class(SERVICE_TIME, "DmServiceTime", module=__name__)
 HISTORICAL_SERVICE_TIME = PolicyDef(
     "dm:historical-service-time",
     "dm-multipath historical-service-time (5.8+): EWMA of serialised service time x (1 + in flight), stale-path probes",
@@ -652,6 +661,7 @@ HISTORICAL_SERVICE_TIME = PolicyDef(
     counts="per path: an EWMA of the serialised service time (10-bit fixed point), in flight, the last finish and a staleness deadline",
     notes="Sample = now − max(start, last finish). Weight `base_weight^(bucket+1)` in the kernel's fixed point (972, 923, 876, 832, …) with bucket = service time >> 24 ns (~16.8 ms), and 0 from bucket 63 (≥ 1.057 s) on, so such a sample replaces the history. Estimate (1 + in flight) × EWMA. A path that has not finished anything for (valid paths × EWMA) is stale: idle, it gets a probe; busy and winning, it only gets equal usage. Quirks: with `threshold_multiplier` 0, equal estimates and equal in-flight counts go to the *later* path in the list; only completed I/Os teach it (the kernel also learns from errors).",
 )
+DmHistoricalServiceTime = policy_class(HISTORICAL_SERVICE_TIME, "DmHistoricalServiceTime", module=__name__)
 IO_AFFINITY = PolicyDef(
     "dm:io-affinity",
     "dm-multipath io-affinity (5.11+): the path mapped to the submitting CPU, else one on its NUMA node, else any",
@@ -668,3 +678,4 @@ IO_AFFINITY = PolicyDef(
     counts="nothing: a fixed map from CPUs to paths",
     notes="Coarse CPUs: the issuing workload's `numa_node` stands for its CPUs and each path's cpumask is the CPUs of its adapter's node (`[[paths]] numa_node`), so the first path (path order) of the current group on each node is that node's path and a later one on the same node is never mapped (the kernel ignores a CPU already mapped). An I/O takes its node's path while it has not failed, else the first node's (in node order) that has not; none: no path (the I/O waits). Without NUMA keys: the first path of the group, then nothing while it is down.",
 )
+DmIoAffinity = policy_class(IO_AFFINITY, "DmIoAffinity", module=__name__)

@@ -65,7 +65,8 @@ import math
 
 import numpy as np
 
-from .define import (
+from .framework.adapter import policy_class
+from .framework.define import (
     Event,
     EventData,
     Param,
@@ -78,10 +79,10 @@ from .define import (
     per_path,
     scratch,
 )
-from .esxi import USE_ANO
-from .kernel import EV_POLICY, log_event, working_set
+from .framework.kernel import EV_POLICY, log_event, working_set
+from .selectors import USE_ANO
 
-__all__ = ["GUARD"]
+__all__ = ["GUARD", "Guard"]
 
 MIN_SAMPLES = 4  # samples before a path's average counts (for the best, and to eject it)
 MAX_BACKOFF = 64  # the longest hold is hold x 64
@@ -358,3 +359,4 @@ GUARD = PolicyDef(
     counts="per path: time-weighted averages of serialised service time and of latency (normalised to 4 KiB), attempts sent, completed and lost, time of last progress, ejection deadline and strikes; this device's I/Os in flight",
     notes="ALUA tier first; each I/O to the least serialised service time × (in flight + 1) (dm historical-service-time's estimate, time-averaged), ties rotating; a busy path with nothing back counts the time since. A path over `eject_ratio` × the tier's median latency (at most half the tier), one that lost an attempt, or one stalled for 10 × its latency is ejected for `hold` (doubling per strike, ×64 at most), then measured afresh and re-admitted one I/O at a time for `slow_start` I/Os. All paths out: the least-cost one anyway. *Assumed:* see the module docstring (pathsel/policies/guard.py).",
 )
+Guard = policy_class(GUARD, "Guard", module=__name__)

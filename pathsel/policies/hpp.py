@@ -22,13 +22,14 @@ Assumptions where VMware is silent (the ESXi NMP ones of esxi.py apply too):
 * LB-IOPS / LB-BYTES count this device's I/Os (bytes) outstanding per path;
   the choice includes the current path, ties go to the first in path order;
   a current path that leaves the working set is replaced at once.
-* LB-Latency is latency RR's reading (:data:`pathsel.policies.esxi.LATENCY`)
+* LB-Latency is latency RR's reading (:mod:`pathsel.policies.latency_rr`)
   with HPP's parameters and ``useANO=0``.
 """
 
 from __future__ import annotations
 
-from .define import (
+from .framework.adapter import policy_class
+from .framework.define import (
     Param,
     PolicyDef,
     Setup,
@@ -38,23 +39,33 @@ from .define import (
     per_device,
     scratch,
 )
-from .esxi import (
+from .framework.kernel import ws_member, ws_next, ws_tier
+from .latency_rr import (
     CUTOFF,
-    LATENCY,
     LATENCY_SCALARS,
     LATENCY_STATE,
     TOLERANCE,
     VARIANT,
-    fixed_select,
-    fixed_setup,
     latency_complete,
     latency_current,
+    latency_events,
     latency_path_change,
     latency_select,
 )
-from .kernel import ws_member, ws_next, ws_tier
+from .selectors import fixed_select, fixed_setup
 
-__all__ = ["HPP_FIXED", "LB_RR", "LB_IOPS", "LB_BYTES", "LB_LATENCY"]
+__all__ = [
+    "HPP_FIXED",
+    "LB_RR",
+    "LB_IOPS",
+    "LB_BYTES",
+    "LB_LATENCY",
+    "HppFixed",
+    "HppRoundRobin",
+    "HppLoadBalanceIops",
+    "HppLoadBalanceBytes",
+    "HppLatency",
+]
 
 _IOPS = Param("iops", 1000, int, "I/Os on a path before switching (--iops)", 1, 10000)
 _BYTES = Param("bytes", 10485760, int, "bytes on a path before switching (--bytes)", 1, 104857600)
@@ -92,6 +103,7 @@ HPP_FIXED = PolicyDef(
     counts="nothing: one path at a time",
     notes="As `fixed`: the preferred path whenever it is usable, else the first working path, back to the preferred path when it returns. VMware's API text says ESXi picks a random path when none is set; pathsel takes the guide's \"first working path\".",
 )
+HppFixed = policy_class(HPP_FIXED, "HppFixed", module=__name__)
 
 
 # As ESXi RR, the working set is never listed: membership is tested for the paths looked at, so an I/O that
@@ -125,6 +137,7 @@ LB_RR = PolicyDef(
     counts="I/Os and bytes issued on the current path since it became current",
     notes="The next working path once either count reaches its limit. Working set as ESXi RR (AO; ANO only when no AO path is usable).",
 )
+HppRoundRobin = policy_class(LB_RR, "HppRoundRobin", module=__name__)
 
 
 @compiled_inline
@@ -172,6 +185,7 @@ LB_IOPS = PolicyDef(
     counts="I/Os issued on the current path; this device's I/Os outstanding per path",
     notes="After `iops` I/Os, the working path with the fewest outstanding, which may be the current one. *Assumed:* ties to the first path; a current path that leaves the working set is replaced at once.",
 )
+HppLoadBalanceIops = policy_class(LB_IOPS, "HppLoadBalanceIops", module=__name__)
 
 LB_BYTES = PolicyDef(
     "hpp:lb-bytes",
@@ -185,6 +199,7 @@ LB_BYTES = PolicyDef(
     counts="bytes issued on the current path; this device's bytes outstanding per path",
     notes="As `hpp:lb-iops`, with bytes.",
 )
+HppLoadBalanceBytes = policy_class(LB_BYTES, "HppLoadBalanceBytes", module=__name__)
 
 
 def _lb_latency_setup(s: Setup) -> None:
@@ -218,8 +233,9 @@ LB_LATENCY = PolicyDef(
     state=LATENCY_SCALARS + LATENCY_STATE,
     setup=_lb_latency_setup,
     config_string=_lb_latency_config,
-    events=LATENCY.events,
+    events=latency_events(),
     class_name="HppLatency",
     counts="as `latency`",
     notes="`latency`'s machinery (sampling windows, size weighting, the `lqd`, `min-set` and `score` variants, `lqd` by default) with HPP's parameters and defaults, `useANO=0`.",
 )
+HppLatency = policy_class(LB_LATENCY, "HppLatency", module=__name__)

@@ -30,7 +30,8 @@ Assumptions (Microsoft is silent on each):
 
 from __future__ import annotations
 
-from .define import (
+from .framework.adapter import policy_class
+from .framework.define import (
     Param,
     PolicyDef,
     Snapshot,
@@ -40,10 +41,23 @@ from .define import (
     scalar,
     scratch,
 )
-from .esxi import fixed_setup, rr_select
-from .kernel import usable, working_set, ws_member, ws_tier
+from .framework.kernel import usable, working_set, ws_member, ws_tier
+from .selectors import fixed_setup, rr_select
 
-__all__ = ["FO", "RR", "RRWS", "LQD", "WP", "LB"]
+__all__ = [
+    "FO",
+    "RR",
+    "RRWS",
+    "LQD",
+    "WP",
+    "LB",
+    "MpioFailoverOnly",
+    "MpioRoundRobin",
+    "MpioRoundRobinWithSubset",
+    "MpioLeastQueueDepth",
+    "MpioWeightedPaths",
+    "MpioLeastBlocks",
+]
 
 
 def _cur(s: Snapshot, field: str = "cur") -> str:
@@ -80,6 +94,7 @@ FO = PolicyDef(
     counts="nothing: one path at a time",
     notes='One active path; while it is down, the first path of the ALUA working set. *Assumed:* the active path is the first AO path; `failback=1` returns to it when it is back (the 2008 R2 text: "the standby path that was activated returns to standby"), `0` stays.',
 )
+MpioFailoverOnly = policy_class(FO, "MpioFailoverOnly", module=__name__)
 
 # Round Robin and Round Robin with Subset are ESXi RR's cursor, one I/O a path, over every
 # usable path (useANO) or the working set.
@@ -96,6 +111,7 @@ RR = PolicyDef(
     counts="nothing: the cursor",
     notes='Every usable path, AO and ANO alike, one I/O each in path order ("all available paths").',
 )
+MpioRoundRobin = policy_class(RR, "MpioRoundRobin", module=__name__)
 
 RRWS = PolicyDef(
     "mpio:rrws",
@@ -108,6 +124,7 @@ RRWS = PolicyDef(
     counts="nothing: the cursor",
     notes="Primary paths in turn, standby paths only when every primary path has failed, back to the primaries when one returns. *Assumed:* primary = AO, standby = ANO.",
 )
+MpioRoundRobinWithSubset = policy_class(RRWS, "MpioRoundRobinWithSubset", module=__name__)
 
 KEY_QUEUE, KEY_WEIGHT, KEY_BLOCKS = 0, 1, 2
 
@@ -167,6 +184,7 @@ LQD = PolicyDef(
     counts="outstanding requests per path from *every LUN* over it (the I_T nexus): `controller_outstanding`",
     notes="The working-set path with the fewest. *Assumed:* ties to the first path; AO paths while any is usable.",
 )
+MpioLeastQueueDepth = policy_class(LQD, "MpioLeastQueueDepth", module=__name__)
 _s, _c = _least("WP", KEY_WEIGHT)
 WP = PolicyDef(
     "mpio:wp",
@@ -179,6 +197,7 @@ WP = PolicyDef(
     counts="nothing: a static priority (each path's `weight`, 0 when not set)",
     notes="The usable path with the least weight; load does not move it. *Assumed:* ties to the first path (Dell's DSM round-robins equal weights; Microsoft does not say); AO paths while any is usable.",
 )
+MpioWeightedPaths = policy_class(WP, "MpioWeightedPaths", module=__name__)
 _s, _c = _least("LB", KEY_BLOCKS)
 LB = PolicyDef(
     "mpio:lb",
@@ -191,4 +210,5 @@ LB = PolicyDef(
     counts="bytes outstanding per path: `controller_outstanding_bytes`",
     notes="The working-set path with the fewest bytes outstanding. *Assumed:* counted across LUNs like Least Queue Depth; ties to the first path; AO paths while any is usable.",
 )
+MpioLeastBlocks = policy_class(LB, "MpioLeastBlocks", module=__name__)
 del _s, _c

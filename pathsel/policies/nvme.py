@@ -54,10 +54,11 @@ Assumptions where the source is silent or the simulator is coarser:
 from __future__ import annotations
 
 from ..limits import MAX_NUMA_NODES
-from .define import Field, PolicyDef, Snapshot, compiled, per_device
-from .kernel import ANO, AO, numa_nodes, usable
+from .framework.adapter import policy_class
+from .framework.define import Field, PolicyDef, Snapshot, compiled, per_device
+from .framework.kernel import ANO, AO, numa_nodes, usable
 
-__all__ = ["NUMA", "ROUND_ROBIN", "QUEUE_DEPTH"]
+__all__ = ["NUMA", "ROUND_ROBIN", "QUEUE_DEPTH", "NvmeNuma", "NvmeRoundRobin", "NvmeQueueDepth"]
 
 UINT_MAX = 4294967295
 INT_MAX = 2147483647
@@ -214,6 +215,7 @@ NUMA = PolicyDef(
     counts="nothing: one path at a time",
     notes="Per NUMA node of the issuing CPU (the workload's `numa_node`), the optimized (AO) path at the least `node_distance` to its controller's node (`[[paths]] numa_node`; the first of the nearest), kept while it stays live and optimized; non-optimized (ANO) only when no optimized path is live, found again on every I/O. When a path becomes live and optimized, every node's current path is found again. Without NUMA keys every path is at the same distance: the first optimized path.",
 )
+NvmeNuma = policy_class(NUMA, "NvmeNuma", module=__name__)
 
 ROUND_ROBIN = PolicyDef(
     "nvme:round-robin",
@@ -228,6 +230,7 @@ ROUND_ROBIN = PolicyDef(
     counts="nothing: the current path",
     notes="The next live optimized path after the current one, wrapping; stays on the current path if it is the only optimized one. With only non-optimized paths it takes the *last* one met, so the rotation runs backwards (p0, p2, p1, …). A failed current path is forgotten (the next I/O starts from the first optimized path). The cursor is the issuing node's `current_path`, so workloads on different NUMA nodes rotate independently (no distance is compared).",
 )
+NvmeRoundRobin = policy_class(ROUND_ROBIN, "NvmeRoundRobin", module=__name__)
 
 QUEUE_DEPTH = PolicyDef(
     "nvme:queue-depth",
@@ -241,3 +244,4 @@ QUEUE_DEPTH = PolicyDef(
     counts="active requests per *controller* (`nr_active`), shared by every namespace on it: `PathView.controller_outstanding`",
     notes="The first path whose controller has the fewest active requests, optimized paths first, returning at once at an optimized path with depth 0. No rotation: ties go to the first path. Assumes every namespace on the controller uses queue-depth too (the kernel's iopolicy is per subsystem).",
 )
+NvmeQueueDepth = policy_class(QUEUE_DEPTH, "NvmeQueueDepth", module=__name__)

@@ -36,7 +36,8 @@ import math
 
 import numpy as np
 
-from .define import (
+from .framework.adapter import policy_class
+from .framework.define import (
     Param,
     PolicyDef,
     Snapshot,
@@ -46,10 +47,10 @@ from .define import (
     per_path,
     scratch,
 )
-from .esxi import USE_ANO
-from .kernel import uniform, working_set
+from .framework.kernel import uniform, working_set
+from .selectors import USE_ANO
 
-__all__ = ["P2C_EWMA", "PENALTY"]
+__all__ = ["P2C_EWMA", "PENALTY", "PeakEwmaP2C"]
 
 PENALTY = float((2**63 - 1) >> 16)  # Finagle: Long.MaxValue >> 16, the load of a path with no history
 
@@ -131,3 +132,4 @@ P2C_EWMA = PolicyDef(
     counts="per path: a peak-sensitive EWMA of round-trip time (ns) and its time stamp; this device's I/Os in flight",
     notes="Two *distinct* random working-set paths, the lower cost × (in flight + 1); a tie goes to the second. Cost jumps to a higher sample, else decays: cost × w + rtt × (1 − w), w = exp(−Δt / decay); reading a load decays an idle path toward 0. A busy path with no history costs 2^47 + in flight. *Assumed:* candidates are the ALUA working set; lost I/Os teach nothing.",
 )
+PeakEwmaP2C = policy_class(P2C_EWMA, "PeakEwmaP2C", module=__name__)

@@ -1,4 +1,4 @@
-"""The one list of policies: every built-in :class:`~pathsel.policies.define.PolicyDef`, and the ones users register.
+"""The one list of policies: every built-in :class:`~pathsel.policies.framework.define.PolicyDef`, and the ones users register.
 
 Specs (``pathsel.policies.spec``), ``pathsel policies``, the docs table and
 both engines read policies from here. Adding a built-in policy is its file
@@ -8,7 +8,7 @@ and one line in :data:`BUILTIN`.
 from __future__ import annotations
 
 from . import aix, dm, esxi, guard, hpp, mpio, nvme, p2c
-from .define import PolicyDef
+from .framework.define import PolicyDef
 
 __all__ = ["BUILTIN", "POLICY_DEFS", "builtin", "register", "families", "markdown_table"]
 

@@ -17,7 +17,7 @@ its name; keys after it (``preset:dm-netapp-ontap:failback=manual``)
 override its parameters.
 
 What a name means (parameters, defaults, ranges) is the policy's
-:class:`~pathsel.policies.define.PolicyDef`, listed in :mod:`pathsel.policies.registry`.
+:class:`~pathsel.policies.framework.define.PolicyDef`, listed in :mod:`pathsel.policies.registry`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import closest
-from .define import Param, PolicyDef
+from .framework.define import Param, PolicyDef
 from .presets import PRESET_PREFIX, resolve_preset
 from .registry import POLICY_DEFS, families
 

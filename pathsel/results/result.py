@@ -23,9 +23,10 @@ import pandas as pd
 from ..limits import RETRY_WARNING
 from ..metrics import RunMetrics
 from ..model import Model
-from ..model.distributions import INPUT_QUANTILES
+from ..timing.distributions import INPUT_QUANTILES
 from ..units import format_duration
 from ..version import __version__
+from .story import story
 
 __all__ = ["Result", "RunResult", "jsonable"]
 
@@ -127,7 +128,9 @@ class RunResult:
             }
             if self.port_limited:
                 row["qfull"] = int(m.dev_qfull[d.index]) if m.dev_qfull is not None else 0
-                row["dqlen_mean"] = float(m.dev_area_dqlen[d.index]) / self.duration if row["dqlen"] and m.dev_area_dqlen is not None else None
+                row["dqlen_mean"] = (
+                    float(m.dev_area_queue_depth[d.index]) / self.duration if row["dqlen"] and m.dev_area_queue_depth is not None else None
+                )
             out.append(row)
         return out
 
@@ -136,7 +139,7 @@ class RunResult:
         queue depth (DQLEN, NaN without one; ESXi's throttling moves it) and the QUEUE FULL statuses of the run
         in the interval (all devices together)."""
         m, w = self.metrics, self.metrics.interval
-        dq = m.ts_dev_dqlen
+        dq = m.ts_dev_queue_depth
         limited = [bool(self.model.host_params[d.host].queue_depth) for d in self.model.devices]
         rows = [
             (
@@ -684,8 +687,6 @@ class Result:
 
     def story(self) -> list[tuple[str | None, list[str]]]:
         """What happened, in words (:func:`pathsel.results.story.story`): an overview, then sentences per policy."""
-        from .story import story
-
         return story(self)
 
     def table(self) -> str:

@@ -18,12 +18,54 @@ import math
 import re
 import textwrap
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-if TYPE_CHECKING:  # result.py imports this module for Result.story(): no import back at run time
-    from .result import Result, RunResult
+from ..metrics import RunMetrics
+from ..model import Model
 
-__all__ = ["story", "text", "fmt_time", "fmt_change", "SHARE_USED"]
+__all__ = ["story", "text", "fmt_time", "fmt_change", "SHARE_USED", "Run", "Runs"]
+
+
+class Run(Protocol):
+    """What the sentences read of one policy's run (:class:`~pathsel.results.RunResult` is one).
+
+    Declared here, not imported from result.py: result.py imports this module, so the story knows nothing of it.
+    """
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def model(self) -> Model: ...
+    @property
+    def metrics(self) -> RunMetrics: ...
+    @property
+    def expect_iops(self) -> float | None: ...
+    @property
+    def expect_tolerance(self) -> float: ...
+    @property
+    def expect_source(self) -> str: ...
+    @property
+    def ios(self) -> int: ...
+    @property
+    def iops(self) -> float: ...
+    @property
+    def latency_us(self) -> dict[str, float]: ...
+    @property
+    def accounting(self) -> dict[str, Any]: ...
+    @property
+    def expectation_error(self) -> float | None: ...
+    def paths(self) -> list[dict[str, Any]]: ...
+    def hosts(self) -> list[dict[str, Any]]: ...
+    def faults(self) -> list[dict[str, Any]]: ...
+
+
+class Runs(Protocol):
+    """What the sentences read of a whole result: its runs (:class:`~pathsel.results.Result` is one)."""
+
+    @property
+    def runs(self) -> Sequence[Run]: ...
+
 
 #: a path "used" by a policy carries at least this share of its I/Os (the table's "paths used")
 SHARE_USED = 0.005
@@ -70,7 +112,7 @@ def _list(items: list[str]) -> str:
 class _Paths:
     """A run's paths by device and name (path names are unique per device only)."""
 
-    def __init__(self, r: RunResult) -> None:
+    def __init__(self, r: Run) -> None:
         model = r.model
         self.model = model
         self.by_name: dict[tuple[str, str], Any] = {}
@@ -123,7 +165,7 @@ class _Paths:
         return ", ".join(parts)
 
 
-def _used(r: RunResult) -> list[Any]:
+def _used(r: Run) -> list[Any]:
     shares = {(p["host"], p["device"], p["name"]): p["share"] for p in r.paths()}
     model = r.model
     out = []
@@ -137,7 +179,7 @@ def _used(r: RunResult) -> list[Any]:
 # -- sentences -------------------------------------------------------------------
 
 
-def _headline(r: RunResult, others: list[RunResult], paths: _Paths) -> str:
+def _headline(r: Run, others: list[Run], paths: _Paths) -> str:
     lat = r.latency_us
     used = _used(r)
     where = paths.describe(used, list(r.model.paths))
@@ -161,7 +203,7 @@ def _headline(r: RunResult, others: list[RunResult], paths: _Paths) -> str:
     return s + "."
 
 
-def _per_host(r: RunResult) -> str | None:
+def _per_host(r: Run) -> str | None:
     """With several hosts, each one's IOPS and latency on its paths: one combined row hides a starved host."""
     if len(r.model.hosts) < 2 or not r.ios:
         return None
@@ -172,11 +214,11 @@ def _per_host(r: RunResult) -> str | None:
     return "Per host: " + "; ".join(parts) + "."
 
 
-def _ratio(r: RunResult, o: RunResult) -> float:
+def _ratio(r: Run, o: Run) -> float:
     return r.iops / o.iops - 1 if o.iops > 0 else math.nan
 
 
-def _expectation(r: RunResult) -> str | None:
+def _expectation(r: Run) -> str | None:
     if r.expect_iops is None:
         return None
     err = r.expectation_error or 0.0
@@ -185,7 +227,7 @@ def _expectation(r: RunResult) -> str | None:
     return f"That is {fmt_change(err)} from the measured {r.expect_iops:,.0f} IOPS{where}, {verdict} its ±{r.expect_tolerance * 100:.0f} % tolerance."
 
 
-def _evaluations(r: RunResult, paths: _Paths) -> list[tuple[float, str]]:
+def _evaluations(r: Run, paths: _Paths) -> list[tuple[float, str]]:
     """Latency round robin (and HPP's latency scheme): what each evaluation kept and dropped."""
     out = []
     by_device: dict[str, list[dict[str, Any]]] = {}
@@ -230,7 +272,7 @@ def _evaluations(r: RunResult, paths: _Paths) -> list[tuple[float, str]]:
     return out
 
 
-def _other_policy_events(r: RunResult) -> list[str]:
+def _other_policy_events(r: Run) -> list[str]:
     counts = Counter(e["event"] for e in r.metrics.events if e["event"] not in ("evaluation", "sampling_started", "fault", *_PATH_EVENTS))
     out = []
     for name, n in counts.items():
@@ -279,7 +321,7 @@ _WHAT = {
 _DOWN = ("path_down", "array_down", "replication_down", "latency", "loss", "alua")
 
 
-def _faults(r: RunResult, paths: _Paths) -> list[tuple[float, str]]:
+def _faults(r: Run, paths: _Paths) -> list[tuple[float, str]]:
     model = r.model
     out = []
     states = {(f.at, f.what): f.state for f in model.faults if not f.revert}
@@ -334,7 +376,7 @@ def _faults(r: RunResult, paths: _Paths) -> list[tuple[float, str]]:
     return out
 
 
-def _share_before(r: RunResult, hit: list[Any], at: float) -> float | None:
+def _share_before(r: Run, hit: list[Any], at: float) -> float | None:
     """The share of their hosts' I/Os the paths ``hit`` carried in the interval before ``at`` (None: no such interval)."""
     m = r.metrics
     b = min(int(at / m.interval), m.n_bins) - 1
@@ -347,7 +389,7 @@ def _share_before(r: RunResult, hit: list[Any], at: float) -> float | None:
     return float(sum(int(m.ts_path_ios[b, p.index]) for p in hit)) / total
 
 
-def _accounting(r: RunResult) -> str | None:
+def _accounting(r: Run) -> str | None:
     a = r.accounting
     parts = []
     if a["retried"]:
@@ -370,7 +412,7 @@ def _accounting(r: RunResult) -> str | None:
     return f"Over the whole run {_list(parts + [failed])}."
 
 
-def _overview(result: Result) -> list[str]:
+def _overview(result: Runs) -> list[str]:
     runs = [r for r in result.runs if r.ios]
     if len(runs) < 3:  # two runs: each one's comparison with the other says it all
         return []
@@ -384,7 +426,7 @@ def _overview(result: Result) -> list[str]:
     return [s]
 
 
-def story(result: Result) -> list[tuple[str | None, list[str]]]:
+def story(result: Runs) -> list[tuple[str | None, list[str]]]:
     """The sentences: ``(None, [overview])`` first when three policies or more ran, then ``(label, [sentences])`` per run."""
     out: list[tuple[str | None, list[str]]] = []
     overview = _overview(result)
@@ -408,7 +450,7 @@ def story(result: Result) -> list[tuple[str | None, list[str]]]:
 _UNIT = re.compile(r"(\d) (%|ms|s|IOPS|I/Os?)(?=[\s.,;:)]|$)")
 
 
-def text(result: Result, width: int = 100) -> str:
+def text(result: Runs, width: int = 100) -> str:
     """:func:`story` as wrapped plain text, a paragraph per policy."""
     lines = ["what happened:"]
     for label, sentences in story(result):

@@ -20,10 +20,10 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ScenarioError, closest
 from ..limits import MAX_DEVICE_PATHS, MAX_OUTSTANDING, MAX_PATHS, offered_problem, series_problem
-from ..model.arrivals import BlockThink, Schedule, Trace
-from ..model.distributions import delay_files_relative_to
 from ..policies.spec import RUN_KEYS, PolicySpec, families, norm_key, parse_spec
 from ..textread import TextReadError, read_capped
+from ..timing.arrivals import BlockThink, Schedule, Trace
+from ..timing.distributions import delay_files_relative_to
 from .schema import ScenarioModel
 
 if TYPE_CHECKING:

@@ -38,8 +38,8 @@ from ..limits import (
     MIN_TIMEOUT,
     outstanding_problem,
 )
-from ..model.arrivals import BlockThink, Schedule, Trace, read_trace
-from ..model.distributions import DELAY_KINDS, Constant, Distribution, delay_base_dir, parse_delay
+from ..timing.arrivals import BlockThink, Schedule, Trace, read_trace
+from ..timing.distributions import DELAY_KINDS, Constant, Distribution, delay_base_dir, parse_delay
 from ..units import format_duration, parse_bandwidth, parse_duration, parse_size
 
 __all__ = [

@@ -66,10 +66,11 @@ from typing import Any
 import numpy as np
 
 from ..model import Model
-from ..model.distributions import Constant, Distribution, Exponential
 from ..policies import DeviceView, IORequest, PathView, Policy, PolicySpec, alua_working_set
-from ..policies.base import USABLE_STATES
-from ..policies.esxi import fixed_preferred, size_normalised
+from ..policies.framework.base import USABLE_STATES
+from ..policies.latency_rr import size_normalised
+from ..policies.selectors import fixed_preferred
+from ..timing.distributions import Constant, Distribution, Exponential
 from .queueing import Bounds, Fork, MVAResult, Network, Route, Station, bounds, mmck, mva
 
 __all__ = [

@@ -58,9 +58,9 @@ import numpy as np
 from ..api import simulate
 from ..errors import ScenarioError
 from ..measured import MeasureError, Measurement, read_measurements
-from ..model.distributions import delay_files_relative_to
 from ..scenario import DEFAULT_SCENARIO_NAME, RunSpec, Scenario
 from ..scenario.load import parse_toml, read_text, scenario_from_data
+from ..timing.distributions import delay_files_relative_to
 from ..units import format_duration
 from .unknowns import UNKNOWNS, Unknown, dump_toml, parse_unknown, patch_text
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ScenarioError, closest
-from ..model.distributions import parse_delay
+from ..timing.distributions import parse_delay
 from ..units import format_duration, parse_duration
 
 __all__ = ["UnknownKind", "Unknown", "UNKNOWNS", "parse_unknown", "patch_text", "dump_toml", "scale_delay"]

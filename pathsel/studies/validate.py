@@ -43,10 +43,10 @@ from ..data import VALIDATION
 from ..engine import supports
 from ..errors import ScenarioError, closest
 from ..model import FaultModel
-from ..model.distributions import Constant
 from ..policies.spec import POLICY_DEFS
 from ..results import RunResult
 from ..scenario.load import RunSpec, Scenario, build_scenario, read_toml
+from ..timing.distributions import Constant
 from ..units import parse_duration
 from .analytic import RandomSplit
 

@@ -7,8 +7,9 @@ any policy defined in the compiled style (every built-in one, and yours):
 * :mod:`.layout`: the records (model, engine state) and the codes;
 * :mod:`.scheduler`: the heap and FIFOs that keep SimPy's event order;
 * :mod:`.wire`: frames on the wire (a leg over a path, the replication link, loss and resends);
-* :mod:`.waits`: the queues an I/O waits its turn in (array slots, target ports, the host's queues, a path change);
-* :mod:`.io_life`: the life of one I/O (attempts, replication, timeouts, retries);
+* :mod:`.queues`: the model's queues as one table (the host's, NVMe-oF tags, target ports, array slots) and their rules;
+* :mod:`.waits`: waiting for the host to see a path change;
+* :mod:`.io_life`: the life of one I/O, its steps in order (attempts, replication, timeouts, retries);
 * :mod:`.faults`: the fault timeline and the host noticing it;
 * :mod:`.loop`: the loop and its switch over event kinds;
 * :mod:`.run`: laying a model out in records and reading the results back;
@@ -27,8 +28,8 @@ __all__ = ["run_fast", "supports", "prepare", "is_warm", "resolve"]
 
 def supports(policy: Any) -> bool:
     """True when the fast engine can run ``policy``: a spec of a registered policy, a PolicyDef, or its Python class."""
-    from ...policies.adapter import CompiledPolicy
-    from ...policies.define import PolicyDef
+    from ...policies.framework.adapter import CompiledPolicy
+    from ...policies.framework.define import PolicyDef
     from ...policies.registry import POLICY_DEFS
     from ...policies.spec import PolicySpec, parse_spec
 

@@ -8,7 +8,7 @@ tells the policy (``path_change``) and wakes the I/Os waiting for a change.
 from __future__ import annotations
 
 from ...jit import call_v_4, jit
-from ...policies.kernel import log_event
+from ...policies.framework.kernel import log_event
 from .layout import (
     EV_FAULT,
     EV_NOTICE,

@@ -1,11 +1,20 @@
 """The life of one I/O in the fast engine: reference.py's ``io_life``, ``exchange``, ``leg``, ``serve`` and ``mirror``.
 
-Each function is one step; an event's handler runs a step and schedules the
-next (a leg's arrival, a granted array slot, a service time's end). The
-policy is asked for a path through its compiled entry point, by address: the
-engine knows no policy. The frames an I/O sends are :mod:`.wire`'s; the
-queues it waits its turn in (array slots, target ports, the host's queues, a
-path change) are :mod:`.waits`'.
+Its steps below are in the order they happen (each docstring names its
+reference twin): :func:`new_io` (issued), :func:`admit` in :mod:`.queues`
+(the device's "host" queues, or a wait until :func:`queue_granted`),
+:func:`begin_attempt` (the policy chooses a path; a "path" queue),
+:func:`send_attempt`, :func:`on_leg` (each frame's arrival: the port, the
+array's slots), :func:`start_service`, the mirror copy
+(:func:`send_mirror` .. :func:`mirror_end`), :func:`on_service_done`,
+:func:`status_leg`, :func:`complete`, :func:`next_io`; then what can
+interrupt it: QUEUE FULL (:func:`qfull_back`), a lost frame (:func:`lost`),
+the io_timeout (:func:`arm_abort` .. :func:`abort_mirror`); and an open-loop
+job's :func:`arrival`. An event's handler runs a step and schedules the next
+(a leg's arrival, a granted place, a service time's end). The policy is asked
+for a path through its compiled entry point, by address: the engine knows no
+policy. The frames an I/O sends are :mod:`.wire`'s; the queues it waits its
+turn in are :mod:`.queues`' (a path change: :mod:`.waits`').
 
 Events processed where they are scheduled: an event pushed on the normal
 FIFO is processed right after the current one when nothing is due before it
@@ -31,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...jit import call_i_4, call_v_5, call_v_6f, hot, jit
-from ...policies.kernel import FL_STOP
+from ...policies.framework.kernel import FL_STOP
 from ..recorder import (
     C_REFUSED,
     C_RETRIED,
@@ -45,12 +54,16 @@ from ..recorder import (
 from .layout import (
     A_NONE,
     A_QUEUED,
+    A_SERVING,
     EV_ABORT,
     EV_ARRIVAL,
     EV_DEADLINE,
     EV_M_ABORT,
+    EV_M_FWD,
+    EV_M_SVC,
     EV_OPEN_WAKE,
     EV_QFULL_RETRY,
+    EV_SVC_MAIN,
     I_EID,
     I_HEAPN,
     I_NTRACE,
@@ -73,25 +86,26 @@ from .layout import (
     K_MSUB,
     K_MWAIT,
     K_PATH,
+    K_PATH_WAIT,
+    K_QUEUE,
     K_SEQ,
     K_STAGE,
     K_STARTED,
-    K_TAGC,
-    K_TAGW,
     M_END_SCHEDULED,
     M_NONE,
     M_PROCESSED,
     M_RUNNING,
+    MS_FWD,
     MS_GRANTED,
     MS_NONE,
     MS_QUEUED,
     MS_SERVING,
-    ST_ADAPTER,
+    RULE_PATH,
     ST_APD,
     ST_IDLE,
+    ST_PATH_QUEUED,
     ST_QFULL,
     ST_QFULL_WAIT,
-    ST_QUEUED,
     ST_R_CMD,
     ST_R_DATA,
     ST_R_SVC,
@@ -104,6 +118,20 @@ from .layout import (
     ST_WAIT_LOST,
     TAG_SHIFT,
 )
+from .queues import (
+    admit,
+    admitted_at,
+    grant_in_line,
+    path_release,
+    port_accept,
+    port_done,
+    release_admission,
+    release_slot,
+    request,
+    take,
+    throttle,
+    withdraw,
+)
 from .scheduler import (
     KIND_BITS,
     heap_drop_stale_timers,
@@ -112,39 +140,68 @@ from .scheduler import (
     push_urgent,
     timeout,
 )
-from .waits import (
-    adapter_release,
-    dev_release,
-    grant_in_line,
-    port_accept,
-    port_done,
-    release,
-    request,
-    send_mirror,
-    start_service,
-    start_wait,
-    tag_get,
-    tag_release,
-    throttle,
-    withdraw,
-)
-from .wire import leg, tag, value
+from .waits import start_wait
+from .wire import leg, repl_trip, tag, value
 
 
-# -- the I/O -----------------------------------------------------------------------------------------
+# -- issued, admitted ----------------------------------------------------------------------------------
 @hot
-def mirror_end(P, S, V, R, s):
-    """EV_M_END's handler: the mirror process has returned."""
-    S.slot[s, K_MSTATE] = M_PROCESSED
-    if S.slot[s, K_MWAIT] == 1:
-        S.slot[s, K_MWAIT] = 0
-        status_leg(P, S, V, R, s)
+def new_io(P, S, V, R, s, issued):
+    """reference.new_io, then io_life's first step: a job slot takes its next I/O, issued at ``issued`` (op and size
+    from the job's own stream: common random numbers); its device's "host" queues take it, or it waits in one."""
+    j = S.slot[s, K_JOB]
+    if P.j_rp_off[j] >= 0:  # a trace replayed: the k-th I/O is its k-th record, no draw
+        r = P.j_rp_off[j] + S.j_rp_taken[j]
+        op = P.rp_op[r]
+        size = P.rp_size[r]
+    else:
+        st = P.str_job[j]
+        u = value(V, st)
+        op = 0 if u < P.j_readfrac[j] else 1
+        size = P.j_sizes[j, 0]
+        if P.j_nsizes[j] > 1:
+            u2 = value(V, st)
+            acc = 0.0
+            for k in range(P.j_nsizes[j]):
+                size = P.j_sizes[j, k]
+                acc += P.j_cumw[j, k]
+                if u2 < acc:
+                    break
+    S.j_rp_taken[j] += 1
+    S.si[I_SEQ] += 1
+    S.slot[s, K_SEQ] = S.si[I_SEQ]
+    V.s_op[s] = op
+    V.s_size[s] = size
+    S.slotf[s, K_ISSUED] = issued
+    S.slot[s, K_ATTEMPTS] = 0
+    S.slotf[s, K_PATH_WAIT] = 0.0
+    S.slot[s, K_MSTATE] = M_NONE
+    if admit(P, S, V, R, s, P.j_dev[j], 0):
+        begin_attempt(P, S, V, R, s)
 
 
+@hot
+def queue_granted(P, S, V, R, s):
+    """EV_QUEUE_GRANT (reference: a waiter's ``yield`` in take returns): the queue the I/O waited at handed it its
+    place. A "host" queue: on to the device's next one, then the first attempt; a "path" queue (NVMe-oF tags): the
+    wait adds to the I/O's host queueing, and the attempt goes out on the path it was waiting for."""
+    r = S.slot[s, K_QUEUE] - 1
+    d = P.j_dev[S.slot[s, K_JOB]]
+    if P.q_rule[r] == RULE_PATH:  # K_QUEUE stays: the attempt holds the place
+        p = S.slot[s, K_PATH]
+        S.slotf[s, K_PATH_WAIT] += V.clock[0] - S.slotf[s, K_STARTED]
+        send_attempt(P, S, V, R, s, d, V.p_local[p], p)
+        return
+    S.slot[s, K_QUEUE] = 0
+    if admit(P, S, V, R, s, d, admitted_at(P, d, r) + 1):
+        begin_attempt(P, S, V, R, s)
+
+
+# -- an attempt ------------------------------------------------------------------------------------------
 @hot
 def begin_attempt(P, S, V, R, s):
-    """The top of io_life's loop: ask the policy, then (NVMe-oF: with a tag of the path's controller) send the first
-    frame."""
+    """The top of reference.io_life's loop: ask the policy for a path; take the path's "path" queue (reference.path_take:
+    NVMe-oF, a tag of its controller) or wait there; then send the first frame."""
     d = P.j_dev[S.slot[s, K_JOB]]
     k = call_i_4(P.pol_select, P.pol_view, P.pol_state, d, s)
     if k < 0:  # no usable path: wait for a change, at most the host's APD timeout
@@ -152,23 +209,21 @@ def begin_attempt(P, S, V, R, s):
         start_wait(P, S, V, s, P.hp_apd[P.d_host[d]])
         return
     p = V.d_paths[d, k]
-    if P.tags_on != 0 and not tag_get(P, S, V, R, s, p, d):
-        return
+    if P.pathq_on != 0:
+        r = P.p_pathq[p]
+        if r >= 0:
+            if not take(P, S, V, R, s, d, r, False):
+                S.slot[s, K_STAGE] = ST_PATH_QUEUED
+                S.slot[s, K_PATH] = p
+                S.slotf[s, K_STARTED] = V.clock[0]  # when it asked (the attempt's start overwrites it)
+                return
+            S.slot[s, K_QUEUE] = r + 1
     send_attempt(P, S, V, R, s, d, k, p)
 
 
 @hot
-def tag_got(P, S, V, R, s):
-    """EV_TAG: the tag handed over; the wait adds to the I/O's host queueing, and the attempt goes out."""
-    p = S.slot[s, K_PATH]
-    S.slotf[s, K_TAGW] += V.clock[0] - S.slotf[s, K_STARTED]
-    S.slot[s, K_TAGC] = V.p_ctrl[p] + 1
-    send_attempt(P, S, V, R, s, P.j_dev[S.slot[s, K_JOB]], V.p_local[p], p)
-
-
-@hot
 def send_attempt(P, S, V, R, s, d, k, p):
-    """The rest of io_life's loop top: the attempt goes out on path ``p`` (the device's ``k``-th)."""
+    """The rest of reference.io_life's loop top: the attempt goes out on path ``p`` (the device's ``k``-th)."""
     now = V.clock[0]
     S.slot[s, K_ATTEMPTS] += 1
     if S.slot[s, K_ATTEMPTS] > 1:
@@ -207,88 +262,188 @@ def send_attempt(P, S, V, R, s, d, k, p):
 
 
 @hot
-def new_io(P, S, V, R, s, issued):
-    """A job slot takes its next I/O, issued at ``issued``: op and size from the job's own stream (common random
-    numbers), then its device takes it or it waits in the host."""
-    j = S.slot[s, K_JOB]
-    if P.j_rp_off[j] >= 0:  # a trace replayed: the k-th I/O is its k-th record, no draw
-        r = P.j_rp_off[j] + S.j_rp_taken[j]
-        op = P.rp_op[r]
-        size = P.rp_size[r]
-    else:
-        st = P.str_job[j]
-        u = value(V, st)
-        op = 0 if u < P.j_readfrac[j] else 1
-        size = P.j_sizes[j, 0]
-        if P.j_nsizes[j] > 1:
-            u2 = value(V, st)
-            acc = 0.0
-            for k in range(P.j_nsizes[j]):
-                size = P.j_sizes[j, k]
-                acc += P.j_cumw[j, k]
-                if u2 < acc:
-                    break
-    S.j_rp_taken[j] += 1
-    S.si[I_SEQ] += 1
-    S.slot[s, K_SEQ] = S.si[I_SEQ]
-    V.s_op[s] = op
-    V.s_size[s] = size
-    S.slotf[s, K_ISSUED] = issued
-    S.slot[s, K_ATTEMPTS] = 0
-    S.slotf[s, K_TAGW] = 0.0
-    S.slot[s, K_MSTATE] = M_NONE
-    admit(P, S, V, R, s)
+def on_leg(P, S, V, R, s):
+    """reference.exchange: a frame arrived (reference.leg returned); the next step of the exchange."""
+    p = S.slot[s, K_PATH]
+    c = V.p_ctrl[p]
+    if S.epoch[c] != S.slot[s, K_EPOCH] or S.phys_up[c] == 0:  # the frame was lost with its path
+        lost(P, S, V, R, s)
+        return
+    stage = S.slot[s, K_STAGE]
+    a = P.p_array[p]
+    if stage == ST_R_CMD:
+        if not port_accept(P, S, V, R, s, p):
+            return
+        S.slot[s, K_STAGE] = ST_R_SVC
+        r = P.a_q[a]
+        if grant_in_line(P, S, V, r):
+            start_service(P, S, V, a, 0, s)
+        else:
+            request(P, S, V, r, s, 0)
+    elif stage == ST_W_CMD:
+        if not port_accept(P, S, V, R, s, p):
+            return
+        S.slot[s, K_STAGE] = ST_W_XFER
+        leg(P, S, V, R, s, p, 1, 0)
+    elif stage == ST_W_XFER:
+        S.slot[s, K_STAGE] = ST_W_DATA
+        leg(P, S, V, R, s, p, 0, V.s_size[s])
+    elif stage == ST_W_DATA:
+        if P.protocol == 1 and not port_accept(P, S, V, R, s, p):  # NVMe: the command came with the data
+            return
+        peer = P.p_mirror[p]
+        mirror = peer >= 0 and S.si[I_REPL_OK] == 1 and S.alive[peer] == 1
+        S.slot[s, K_STAGE] = ST_W_SVC
+        if mirror:
+            # The mirror process starts: SimPy schedules its Initialize event (urgent),
+            # so it runs right after this event, before anything else; it is run below,
+            # after the request, with the id it was given here.
+            S.slot[s, K_MSTATE] = M_RUNNING
+            S.slot[s, K_MWAIT] = 0
+            S.si[I_EID] += 1
+        else:
+            S.slot[s, K_MSTATE] = M_NONE
+        r = P.a_q[a]
+        if grant_in_line(P, S, V, r):
+            if mirror:
+                send_mirror(P, S, V, R, s)
+            start_service(P, S, V, a, 1, s)
+        else:
+            request(P, S, V, r, s, 0)
+            if mirror:
+                send_mirror(P, S, V, R, s)
+    elif stage == ST_QFULL:
+        qfull_back(P, S, V, R, s)
+    else:  # ST_R_DATA or ST_W_STATUS: done
+        complete(P, S, V, R, s)
+
+
+# -- at the array ------------------------------------------------------------------------------------------
+@hot
+def start_service(P, S, V, a, op, s):
+    """reference.serve, once the slot is granted (EV_GRANT_MAIN's handler): the array serves the I/O."""
+    S.slot[s, K_ASUB] = A_SERVING
+    timeout(S, V, value(V, P.str_svc[a, op]) + P.a_perkib[a] * V.s_size[s] / 1024.0, EV_SVC_MAIN, tag(S, s))
 
 
 @hot
-def admit(P, S, V, R, s):
-    """reference.admit: the device takes the I/O, or it waits in the device's FIFO in the host."""
+def send_mirror(P, S, V, R, s):
+    """reference.mirror's first step: the forward trip over the replication link."""
+    S.slot[s, K_MSUB] = MS_FWD
+    timeout(S, V, repl_trip(P, S, V, R, s, True), EV_M_FWD, tag(S, s))
+
+
+@hot
+def mirror_at_peer(P, S, V, s):
+    """reference.mirror (EV_M_FWD's handler): the copy reached the peer array, which takes a slot or queues for one."""
+    peer = P.p_mirror[S.slot[s, K_PATH]]
+    r = P.a_q[peer]
+    if grant_in_line(P, S, V, r):
+        start_mirror_service(P, S, V, peer, s)
+    else:
+        request(P, S, V, r, s, 1)
+
+
+@hot
+def start_mirror_service(P, S, V, peer, s):
+    """reference.mirror's serve (EV_GRANT_MIRROR's handler): the peer array stores the mirror copy."""
+    S.slot[s, K_MSUB] = MS_SERVING
+    timeout(S, V, value(V, P.str_svc[peer, 1]) + P.a_perkib[peer] * V.s_size[s] / 1024.0, EV_M_SVC, tag(S, s))
+
+
+@hot
+def mirror_end(P, S, V, R, s):
+    """EV_M_END's handler: reference.mirror has returned."""
+    S.slot[s, K_MSTATE] = M_PROCESSED
+    if S.slot[s, K_MWAIT] == 1:
+        S.slot[s, K_MWAIT] = 0
+        status_leg(P, S, V, R, s)
+
+
+@hot
+def on_service_done(P, S, V, R, s):
+    """reference.serve returns (EV_SVC_MAIN): the slot goes back; a read's data and status go out, a write's status
+    once its mirror copy is stored too."""
+    p = S.slot[s, K_PATH]
+    a = P.p_array[p]
+    S.slot[s, K_ASUB] = A_NONE
+    release_slot(P, S, V, P.a_q[a])
+    if V.s_op[s] == 0:
+        port_done(P, S, V, s)
+        S.slot[s, K_STAGE] = ST_R_DATA
+        leg(P, S, V, R, s, p, 1, V.s_size[s])
+    elif S.slot[s, K_MSTATE] == M_RUNNING or S.slot[s, K_MSTATE] == M_END_SCHEDULED:
+        S.slot[s, K_STAGE] = ST_W_MIRROR_WAIT
+        S.slot[s, K_MWAIT] = 1
+    else:
+        status_leg(P, S, V, R, s)
+
+
+@hot
+def status_leg(P, S, V, R, s):
+    """reference.exchange's last frame of a write: the port lets go, the status goes back."""
+    port_done(P, S, V, s)
+    S.slot[s, K_STAGE] = ST_W_STATUS
+    leg(P, S, V, R, s, S.slot[s, K_PATH], 1, 0)
+
+
+# -- done -------------------------------------------------------------------------------------------------
+@hot
+def end_attempt(P, S, V, R, s, p):
+    """reference.io_life after exchange: the attempt is off the path, its timer, its port and its "path" place."""
     now = V.clock[0]
-    d = P.j_dev[S.slot[s, K_JOB]]
-    qd = S.dq_len[d]
-    if qd <= 0 or S.dq_act[d] < qd:
-        S.dq_act[d] += 1
-        rec_dev(R, now, d, 1, 0)
-        adapter_admit(P, S, V, R, s, d)
-    else:
-        t = S.dq_tail[d]
-        S.dq_slot[d, t & (S.dq_slot.shape[1] - 1)] = s
-        S.dq_tail[d] = t + 1
-        S.slot[s, K_STAGE] = ST_QUEUED
-        rec_dev(R, now, d, 0, 1)
+    c = V.p_ctrl[p]
+    size = V.s_size[s]
+    V.out[p] -= 1
+    V.out_bytes[p] -= size
+    V.c_out[c] -= 1
+    V.c_out_bytes[c] -= size
+    rec_path(R, now, p, -1)
+    disarm(P, S, s)
+    port_done(P, S, V, s)
+    if P.pathq_on != 0:
+        path_release(P, S, V, R, s)
 
 
 @hot
-def adapter_admit(P, S, V, R, s, d):
-    """reference.adapter: the host's adapter takes the I/O (it starts), or it waits in the adapter's FIFO."""
-    h = P.d_host[d]
-    qd = P.hp_aqd[h]
-    if qd <= 0 or S.ad_act[h] < qd:
-        S.ad_act[h] += 1
-        S.slotf[s, K_ADMITTED] = V.clock[0]
-        begin_attempt(P, S, V, R, s)
-    else:
-        t = S.ad_tail[h]
-        S.ad_slot[h, t & (S.ad_slot.shape[1] - 1)] = s
-        S.ad_tail[h] = t + 1
-        S.slot[s, K_STAGE] = ST_ADAPTER
-        rec_dev(R, V.clock[0], d, -1, 1)
-
-
-@jit
-def qfull_back(P, S, V, R, s):
-    """The QUEUE FULL status reached the host: counted, maybe throttled; sent again after the retry delay."""
+def complete(P, S, V, R, s):
+    """reference.io_life's completion: recorded, the policy told, throttling counts a good status, the host's queues
+    let go, the job slot goes on."""
+    now = V.clock[0]
     p = S.slot[s, K_PATH]
     end_attempt(P, S, V, R, s, p)
+    on_path = now - S.slotf[s, K_STARTED]
     d = P.j_dev[S.slot[s, K_JOB]]
-    rec_qfull(R, V.clock[0], p, d)
-    throttle(P, S, V, R, d, True)
-    delay = P.hp_qfr[P.d_host[d]]
-    if delay > 0:
-        S.slot[s, K_STAGE] = ST_QFULL_WAIT
-        timeout(S, V, delay, EV_QFULL_RETRY, s)
-    else:
-        begin_attempt(P, S, V, R, s)
+    if P.pol_complete != 0:
+        call_v_6f(P.pol_complete, P.pol_view, P.pol_state, d, V.p_local[p], s, on_path)
+    rec_complete(
+        R,
+        now,
+        V.s_op[s],
+        V.s_size[s],
+        now - S.slotf[s, K_ISSUED],
+        p,
+        on_path,
+        d,
+        (S.slotf[s, K_ADMITTED] - S.slotf[s, K_ISSUED]) + S.slotf[s, K_PATH_WAIT],
+    )
+    if P.trace_on != 0:
+        t = S.si[I_NTRACE]
+        S.si[I_NTRACE] = t + 1
+        if t + 1 > S.si[I_TRACE_ROOM]:
+            V.flags[FL_STOP] = 1
+        S.tr_seq[t] = S.slot[s, K_SEQ]
+        S.tr_job[t] = S.slot[s, K_JOB]
+        S.tr_op[t] = V.s_op[s]
+        S.tr_size[t] = V.s_size[s]
+        S.tr_issued[t] = S.slotf[s, K_ISSUED]
+        S.tr_done[t] = now
+        S.tr_path[t] = p
+        S.tr_attempts[t] = S.slot[s, K_ATTEMPTS]
+    if P.hp_qfs[P.d_host[d]] > 0:  # ESXi's throttling is on: a good status counts
+        throttle(P, S, V, R, d, False)
+    release_admission(P, S, V, R, d)
+    next_io(P, S, V, R, s)
 
 
 @hot
@@ -346,6 +501,36 @@ def arrival(P, S, V, R, j):
     gap = value(V, P.str_arr[j])
     if gap < np.inf:  # else a trace's last record has arrived: no more
         timeout(S, V, gap, EV_ARRIVAL, j)
+
+
+# -- what interrupts an attempt: QUEUE FULL, a lost frame, the io_timeout ----------------------------------
+@jit
+def qfull_back(P, S, V, R, s):
+    """reference.io_life's ``except QueueFull``: the status reached the host: counted, maybe throttled; sent again
+    after the retry delay."""
+    p = S.slot[s, K_PATH]
+    end_attempt(P, S, V, R, s, p)
+    d = P.j_dev[S.slot[s, K_JOB]]
+    rec_qfull(R, V.clock[0], p, d)
+    throttle(P, S, V, R, d, True)
+    delay = P.hp_qfr[P.d_host[d]]
+    if delay > 0:
+        S.slot[s, K_STAGE] = ST_QFULL_WAIT
+        timeout(S, V, delay, EV_QFULL_RETRY, s)
+    else:
+        begin_attempt(P, S, V, R, s)
+
+
+@jit
+def lost(P, S, V, R, s):
+    """reference.io_life after PathLost: retry now, or wait until the host notices the path is gone."""
+    p = S.slot[s, K_PATH]
+    end_attempt(P, S, V, R, s, p)
+    if V.up[p] == 1:
+        S.slot[s, K_STAGE] = ST_WAIT_LOST
+        start_wait(P, S, V, s, np.inf)
+    else:
+        begin_attempt(P, S, V, R, s)
 
 
 @hot
@@ -406,7 +591,7 @@ def abort(P, S, V, R, s):
     p = S.slot[s, K_PATH]
     sub = S.slot[s, K_ASUB]
     if sub != A_NONE:
-        withdraw(P, S, P.p_array[p], s, 0, sub != A_QUEUED)
+        withdraw(P, S, V, P.a_q[P.p_array[p]], s, 0, sub != A_QUEUED)
         S.slot[s, K_ASUB] = A_NONE
     if S.slot[s, K_MSTATE] == M_RUNNING:
         S.slot[s, K_MSTATE] = M_NONE
@@ -421,157 +606,10 @@ def abort(P, S, V, R, s):
 
 
 @jit
-def abort_mirror(P, S, s, peer):
+def abort_mirror(P, S, V, s, peer):
     """EV_M_ABORT (reference.mirror's ``except simpy.Interrupt``): the peer drops the copy; the process ends."""
     sub = S.slot[s, K_MSUB]
     if sub == MS_QUEUED or sub == MS_GRANTED or sub == MS_SERVING:
-        withdraw(P, S, peer, s, 1, sub != MS_QUEUED)
+        withdraw(P, S, V, P.a_q[peer], s, 1, sub != MS_QUEUED)
     S.slot[s, K_MSUB] = MS_NONE
     S.si[I_EID] += 1  # the process's own event: nobody waits for it any more
-
-
-@hot
-def end_attempt(P, S, V, R, s, p):
-    now = V.clock[0]
-    c = V.p_ctrl[p]
-    size = V.s_size[s]
-    V.out[p] -= 1
-    V.out_bytes[p] -= size
-    V.c_out[c] -= 1
-    V.c_out_bytes[c] -= size
-    rec_path(R, now, p, -1)
-    disarm(P, S, s)
-    port_done(S, s)
-    if P.tags_on != 0:
-        tag_release(S, V, R, P, s)
-
-
-@hot
-def complete(P, S, V, R, s):
-    now = V.clock[0]
-    p = S.slot[s, K_PATH]
-    end_attempt(P, S, V, R, s, p)
-    on_path = now - S.slotf[s, K_STARTED]
-    d = P.j_dev[S.slot[s, K_JOB]]
-    if P.pol_complete != 0:
-        call_v_6f(P.pol_complete, P.pol_view, P.pol_state, d, V.p_local[p], s, on_path)
-    rec_complete(
-        R,
-        now,
-        V.s_op[s],
-        V.s_size[s],
-        now - S.slotf[s, K_ISSUED],
-        p,
-        on_path,
-        d,
-        (S.slotf[s, K_ADMITTED] - S.slotf[s, K_ISSUED]) + S.slotf[s, K_TAGW],
-    )
-    if P.trace_on != 0:
-        t = S.si[I_NTRACE]
-        S.si[I_NTRACE] = t + 1
-        if t + 1 > S.si[I_TRACE_ROOM]:
-            V.flags[FL_STOP] = 1
-        S.tr_seq[t] = S.slot[s, K_SEQ]
-        S.tr_job[t] = S.slot[s, K_JOB]
-        S.tr_op[t] = V.s_op[s]
-        S.tr_size[t] = V.s_size[s]
-        S.tr_issued[t] = S.slotf[s, K_ISSUED]
-        S.tr_done[t] = now
-        S.tr_path[t] = p
-        S.tr_attempts[t] = S.slot[s, K_ATTEMPTS]
-    if P.hp_qfs[P.d_host[d]] > 0:  # ESXi's throttling is on: a good status counts
-        throttle(P, S, V, R, d, False)
-    adapter_release(P, S, V, R, d)
-    dev_release(S, V, R, d)
-    next_io(P, S, V, R, s)
-
-
-@jit
-def lost(P, S, V, R, s):
-    """io_life after PathLost: retry now, or wait until the host notices the path is gone."""
-    p = S.slot[s, K_PATH]
-    end_attempt(P, S, V, R, s, p)
-    if V.up[p] == 1:
-        S.slot[s, K_STAGE] = ST_WAIT_LOST
-        start_wait(P, S, V, s, np.inf)
-    else:
-        begin_attempt(P, S, V, R, s)
-
-
-@hot
-def status_leg(P, S, V, R, s):
-    port_done(S, s)
-    S.slot[s, K_STAGE] = ST_W_STATUS
-    leg(P, S, V, R, s, S.slot[s, K_PATH], 1, 0)
-
-
-@hot
-def on_leg(P, S, V, R, s):
-    """A frame arrived: the next step of the exchange."""
-    p = S.slot[s, K_PATH]
-    c = V.p_ctrl[p]
-    if S.epoch[c] != S.slot[s, K_EPOCH] or S.phys_up[c] == 0:  # the frame was lost with its path
-        lost(P, S, V, R, s)
-        return
-    stage = S.slot[s, K_STAGE]
-    a = P.p_array[p]
-    if stage == ST_R_CMD:
-        if not port_accept(P, S, V, R, s, p):
-            return
-        S.slot[s, K_STAGE] = ST_R_SVC
-        if grant_in_line(P, S, V, a):
-            start_service(P, S, V, a, 0, s)
-        else:
-            request(P, S, a, s, 0)
-    elif stage == ST_W_CMD:
-        if not port_accept(P, S, V, R, s, p):
-            return
-        S.slot[s, K_STAGE] = ST_W_XFER
-        leg(P, S, V, R, s, p, 1, 0)
-    elif stage == ST_W_XFER:
-        S.slot[s, K_STAGE] = ST_W_DATA
-        leg(P, S, V, R, s, p, 0, V.s_size[s])
-    elif stage == ST_W_DATA:
-        if P.protocol == 1 and not port_accept(P, S, V, R, s, p):  # NVMe: the command came with the data
-            return
-        peer = P.p_mirror[p]
-        mirror = peer >= 0 and S.si[I_REPL_OK] == 1 and S.alive[peer] == 1
-        S.slot[s, K_STAGE] = ST_W_SVC
-        if mirror:
-            # The mirror process starts: SimPy schedules its Initialize event (urgent),
-            # so it runs right after this event, before anything else; it is run below,
-            # after the request, with the id it was given here.
-            S.slot[s, K_MSTATE] = M_RUNNING
-            S.slot[s, K_MWAIT] = 0
-            S.si[I_EID] += 1
-        else:
-            S.slot[s, K_MSTATE] = M_NONE
-        if grant_in_line(P, S, V, a):
-            if mirror:
-                send_mirror(P, S, V, R, s)
-            start_service(P, S, V, a, 1, s)
-        else:
-            request(P, S, a, s, 0)
-            if mirror:
-                send_mirror(P, S, V, R, s)
-    elif stage == ST_QFULL:
-        qfull_back(P, S, V, R, s)
-    else:  # ST_R_DATA or ST_W_STATUS: done
-        complete(P, S, V, R, s)
-
-
-@hot
-def on_service_done(P, S, V, R, s):
-    p = S.slot[s, K_PATH]
-    a = P.p_array[p]
-    S.slot[s, K_ASUB] = A_NONE
-    release(P, S, a)
-    if V.s_op[s] == 0:
-        port_done(S, s)
-        S.slot[s, K_STAGE] = ST_R_DATA
-        leg(P, S, V, R, s, p, 1, V.s_size[s])
-    elif S.slot[s, K_MSTATE] == M_RUNNING or S.slot[s, K_MSTATE] == M_END_SCHEDULED:
-        S.slot[s, K_STAGE] = ST_W_MIRROR_WAIT
-        S.slot[s, K_MWAIT] = 1
-    else:
-        status_leg(P, S, V, R, s)

@@ -2,8 +2,8 @@
 
 The compiled functions receive four records by address: ``P`` (PARAMS, set
 before the run), ``S`` (STATE, the engine's own), ``V`` (the
-:data:`~pathsel.policies.kernel.VIEW` that policies read too) and ``R``
-(the :data:`~pathsel.engine.recorder.RECORDER`). :mod:`.build` lays numpy
+:data:`~pathsel.policies.framework.kernel.VIEW` that policies read too) and ``R``
+(the :data:`~pathsel.engine.recorder.RECORDER`). :mod:`.run` lays numpy
 arrays out in them; nothing else names their fields. Below, the indices of
 the scalars kept in small arrays and the codes the loop switches on.
 """
@@ -21,24 +21,19 @@ EV_M_FWD, EV_GRANT_MIRROR, EV_M_SVC, EV_M_ACK, EV_M_END = 6, 7, 8, 9, 10  # 5: t
 EV_FAULT_INIT, EV_FAULT, EV_NOTICE, EV_APD_TIMER, EV_WAKE = 11, 12, 13, 14, 15
 # io_timeout: a host's oldest unanswered attempt is due (arg: host); an attempt's abort; its mirror's abort
 EV_DEADLINE, EV_ABORT, EV_M_ABORT = 16, 17, 18
-# the host's queues: a device takes a waiting I/O (arg: slot); an open-loop job's arrival process starts, an
-# arrival (arg: job); an idle slot of an open-loop job is handed an arrival (arg: slot)
-EV_ADMIT, EV_ARRIVALS_INIT, EV_ARRIVAL, EV_OPEN_WAKE = 19, 20, 21, 22
+# a queue ("host" or "path" rule) hands a waiting I/O its place, and it goes on from there (arg: slot); an open-loop
+# job's arrival process starts, an arrival (arg: job); an idle slot of an open-loop job is handed an arrival (arg: slot)
+EV_QUEUE_GRANT, EV_ARRIVALS_INIT, EV_ARRIVAL, EV_OPEN_WAKE = 19, 20, 21, 22
 # the arrays' target ports: a command answered QUEUE FULL is sent again after the host's retry delay (arg: slot)
 EV_QFULL_RETRY = 23
-# the host's adapter (HBA) takes an I/O that waited for it (arg: slot)
-EV_ADAPT = 24
-# NVMe-oF: a controller hands a tag to an I/O that waited for one (arg: slot)
-EV_TAG = 25
 
 # -- stages of an I/O's main process ---------------------------------------------------
 ST_R_CMD, ST_R_SVC, ST_R_DATA = 0, 1, 2
 ST_W_CMD, ST_W_XFER, ST_W_DATA, ST_W_SVC, ST_W_MIRROR_WAIT, ST_W_STATUS = 3, 4, 5, 6, 7, 8
 ST_APD, ST_WAIT_LOST = 9, 10
-ST_QUEUED, ST_IDLE = 11, 12  # waiting for a slot of its device in the host; an open-loop slot without an arrival
+ST_QUEUED, ST_IDLE = 11, 12  # waiting at one of its device's "host" queues (K_QUEUE); an open-loop slot without an arrival
 ST_QFULL, ST_QFULL_WAIT = 13, 14  # a QUEUE FULL status on its way back; waiting to be sent again
-ST_ADAPTER = 15  # taken by its device, waiting for a place in its host's adapter
-ST_TAG = 16  # NVMe-oF: its path chosen (K_PATH), waiting for a tag of the path's controller (since K_STARTED)
+ST_PATH_QUEUED = 15  # its path chosen (K_PATH), waiting at that path's "path" queue (K_QUEUE: NVMe-oF tags) since K_STARTED
 
 # the columns of a slot's row (S.slot for integers, S.slotf for floats): the ones every event reads first
 K_STAGE, K_PATH, K_JOB, K_EPOCH, K_MSTATE, K_MWAIT, K_SEQ, K_ATTEMPTS = 0, 1, 2, 3, 4, 5, 6, 7
@@ -48,9 +43,9 @@ K_WAITID, K_WOKEN, K_WAKEVAL = 11, 12, 13
 # and its place in its host's list of attempts by deadline (previous, next, the id of its timer)
 K_GEN, K_ASUB, K_MSUB, K_DPREV, K_DNEXT, K_DLEID = 14, 15, 16, 17, 18, 19
 K_ADMITTED = 20  # float: when its device took it (KAVG = K_ADMITTED - K_ISSUED)
-K_TPORT = 21  # 1 + the target port its attempt holds a command on (0: none)
-K_TAGC = 22  # NVMe-oF: 1 + the controller its attempt holds a tag of (0: none)
-K_TAGW = 23  # float: NVMe-oF: time its I/O waited for tags (host queueing, added to KAVG)
+K_PORT_ROW = 21  # 1 + the target port's queue row its command holds a place in (0: none)
+K_QUEUE = 22  # 1 + the queue row it waits at (ST_QUEUED, ST_PATH_QUEUED), or whose "path" place its attempt holds (0: none)
+K_PATH_WAIT = 23  # float: time its I/O waited at "path" queues (NVMe-oF tags: host queueing, added to KAVG)
 SLOT_COLS = 24  # 192 bytes: three cache lines, the hot columns in the first
 
 # An event of an attempt carries its slot and the slot's abort count (arg = slot | gen << TAG_SHIFT):
@@ -61,6 +56,15 @@ SLOT_MASK = (1 << TAG_SHIFT) - 1
 # where an attempt's command is at its array (K_ASUB) and its mirror at the peer (K_MSUB)
 A_NONE, A_QUEUED, A_GRANTED, A_SERVING = 0, 1, 2, 3
 MS_NONE, MS_FWD, MS_QUEUED, MS_GRANTED, MS_SERVING, MS_ACK = 0, 1, 2, 3, 4, 5
+
+# the columns of a queue's row (S.q integers, S.qf floats, the same memory): one 64-byte line per queue
+Q_IN_USE, Q_HEAD, Q_TAIL, Q_QUEUE_DEPTH = 0, 1, 2, 3  # places in use; its FIFO's ring positions; its queue depth now
+Q_LAST, Q_AREA_IN_USE, Q_AREA_WAITING = 4, 5, 6  # floats: when its integrals were brought up to date, the integrals
+Q_QFULL = 7  # QUEUE FULLs it answered in the window ("refuse" rule)
+Q_COLS = 8
+# the queues' admission rules (model/queues.py), P.q_rule
+RULE_HOST, RULE_PATH, RULE_REFUSE, RULE_ARRAY = 0, 1, 2, 3
+RULE_CODES = {"host": RULE_HOST, "path": RULE_PATH, "refuse": RULE_REFUSE, "array": RULE_ARRAY}
 
 # mirror process states
 M_NONE, M_RUNNING, M_END_SCHEDULED, M_PROCESSED = 0, 1, 2, 3
@@ -130,7 +134,6 @@ PARAMS = Layout(
         ("c_paths", "i8", 2),
         ("c_npaths", "i8", 1),
         ("l_bw", "f8", 1),
-        ("a_conc", "i8", 1),
         ("a_perkib", "f8", 1),  # service seconds added per KiB
         # the replication link: its two arrays, bandwidth, added latency, loss, the mediator's preferred site and loser
         ("r_a0", "i8", 0),
@@ -153,20 +156,28 @@ PARAMS = Layout(
         ("j_sizes", "i8", 2),
         ("j_cumw", "f8", 2),
         ("d_host", "i8", 1),
-        # the host's queues: each device's queue depth (0: none); per job, open loop or not and its arrivals' stream
-        ("d_qd", "i8", 1),
+        # per job, open loop or not and its arrivals' stream
         ("j_open", "i8", 1),
         ("str_arr", "i8", 1),
-        # the arrays' target ports: each path's (-1: no port_queue_depth), each port's limit; per host the QUEUE FULL
-        # retry delay and ESXi's throttling (Disk.QFullSampleSize, 0: off; Disk.QFullThreshold)
-        ("p_port", "i8", 1),
-        ("t_qd", "i8", 1),
+        # the queues (Model.queues, fast/queues.py): per row its rule, its queue depth in the scenario (0: no limit;
+        # what throttling grows back to), its FIFO's ring in S.q_fifo (offset, length - 1)
+        ("q_rule", "i8", 1),
+        ("queue_depth", "i8", 1),
+        ("q_off", "i8", 1),
+        ("q_mask", "i8", 1),
+        # per device its "host" rows in the order taken (DeviceModel.admission) and how many, its device queue's row
+        # (throttling changes it); per path its target port's row and its "path" row (-1: none); per array its slots'
+        ("d_adm", "i8", 2),
+        ("d_nadm", "i8", 1),
+        ("d_queue", "i8", 1),
+        ("p_portq", "i8", 1),
+        ("p_pathq", "i8", 1),
+        ("pathq_on", "i8", 0),  # whether any path has a "path" row
+        ("a_q", "i8", 1),
+        # per host the QUEUE FULL retry delay and ESXi's throttling (Disk.QFullSampleSize, 0: off; Disk.QFullThreshold)
         ("hp_qfr", "f8", 1),
         ("hp_qfs", "i8", 1),
         ("hp_qft", "i8", 1),
-        ("hp_aqd", "i8", 1),  # per host, its adapter's queue depth (0: none)
-        ("tags_on", "i8", 0),  # NVMe-oF: whether any controller has a tag limit
-        ("c_tags", "i8", 1),  # per controller, its tags (nvme_io_queues x (nvme_queue_size - 1); 0: no limit)
         # traces replayed (read_iolog): per job the offset of its records in rp_op/rp_size and their count (-1, 0: none)
         ("j_rp_off", "i8", 1),
         ("j_rp_len", "i8", 1),
@@ -227,40 +238,21 @@ STATE = Layout(
         ("loss", "f8", 1),
         ("alive", "i8", 1),
         ("wire_free", "f8", 2),
-        # array slots (simpy.Resource): users and a FIFO of requests per array
-        ("users", "i8", 1),
-        ("aq_slot", "i8", 2),
-        ("aq_mirror", "i8", 2),
-        ("aq_head", "i8", 1),
-        ("aq_tail", "i8", 1),
-        # the host's queues: per device the I/Os active and a FIFO of slots waiting; per open-loop job a FIFO of
-        # arrival times waiting for a slot (backlog) and one of its slots waiting for an arrival (idle)
-        ("dq_act", "i8", 1),
-        ("dq_slot", "i8", 2),
-        ("dq_head", "i8", 1),
-        ("dq_tail", "i8", 1),
+        # the queues, one row each (Q_* columns, fast/queues.py), the rings of their FIFOs end to end, and per row
+        # the QUEUE FULL and good statuses counted towards its next throttling change (a device queue's)
+        ("q", "i8", 2),
+        ("qf", "f8", 2),
+        ("q_fifo", "i8", 1),
+        ("q_qfull_seen", "i8", 1),
+        ("q_good_seen", "i8", 1),
+        # per open-loop job a FIFO of arrival times waiting for a slot (backlog) and one of its slots waiting for an
+        # arrival (idle)
         ("jb_time", "f8", 2),
         ("jb_head", "i8", 1),
         ("jb_tail", "i8", 1),
         ("ji_slot", "i8", 2),
         ("ji_head", "i8", 1),
         ("ji_tail", "i8", 1),
-        # the arrays' target ports: commands each holds; per device its queue depth now (DQLEN: throttling changes it)
-        # and the QUEUE FULL and good statuses counted towards its next change
-        ("t_busy", "i8", 1),
-        ("dq_len", "i8", 1),
-        ("dq_qf", "i8", 1),
-        ("dq_good", "i8", 1),
-        # per host, its adapter's I/Os taken and a FIFO of slots waiting for one
-        ("ad_act", "i8", 1),
-        ("ad_slot", "i8", 2),
-        ("ad_head", "i8", 1),
-        ("ad_tail", "i8", 1),
-        # NVMe-oF: per controller, its tags in use and a FIFO of slots waiting for one
-        ("tg_act", "i8", 1),
-        ("tg_slot", "i8", 2),
-        ("tg_head", "i8", 1),
-        ("tg_tail", "i8", 1),
         # per job: I/Os it has issued (a trace's k-th record is its k-th I/O)
         ("j_rp_taken", "i8", 1),
         # per host: its attempts in flight by deadline (a list through the slots' K_DPREV/K_DNEXT), and whether
@@ -282,7 +274,7 @@ STATE = Layout(
         ("tr_path", "i8", 1),
         ("tr_attempts", "i8", 1),
     ],
-    cols={"h_ka": 2, "slot": SLOT_COLS, "slotf": SLOT_COLS, "wire_free": 2},
+    cols={"h_ka": 2, "slot": SLOT_COLS, "slotf": SLOT_COLS, "wire_free": 2, "q": Q_COLS, "qf": Q_COLS},
 )
 
 params_at = address_of(PARAMS)

@@ -16,29 +16,29 @@ from __future__ import annotations
 import numpy as np
 
 from ...jit import entry, hot, prefetch
-from ...policies.kernel import FL_EV_ROOM, FL_NEV, FL_REFILL, FL_STOP, view_at
+from ...policies.framework.kernel import FL_EV_ROOM, FL_NEV, FL_REFILL, FL_STOP, view_at
 from ..recorder import rec_fail, recorder_at
 from .faults import apply_fault, fault_loop, notice
 from .io_life import (
     abort,
     abort_mirror,
-    adapter_admit,
     arrival,
     begin_attempt,
+    mirror_at_peer,
     mirror_end,
     new_io,
     next_io,
     on_deadline,
     on_leg,
     on_service_done,
-    tag_got,
+    queue_granted,
+    start_mirror_service,
+    start_service,
 )
 from .layout import (
     BUFFERS_FULL,
     DONE,
     EV_ABORT,
-    EV_ADAPT,
-    EV_ADMIT,
     EV_APD_TIMER,
     EV_ARRIVAL,
     EV_ARRIVALS_INIT,
@@ -57,9 +57,9 @@ from .layout import (
     EV_NOTICE,
     EV_OPEN_WAKE,
     EV_QFULL_RETRY,
+    EV_QUEUE_GRANT,
     EV_RELEASE,
     EV_SVC_MAIN,
-    EV_TAG,
     EV_WAKE,
     I_EID,
     I_FAULT_NEXT,
@@ -71,7 +71,6 @@ from .layout import (
     I_TRACE_ROOM,
     I_UF_HEAD,
     I_UF_TAIL,
-    K_ADMITTED,
     K_GEN,
     K_JOB,
     K_MSTATE,
@@ -91,18 +90,8 @@ from .layout import (
     params_at,
     state_at,
 )
-from .scheduler import KIND_BITS, KIND_MASK, heap_min8, heap_settle, push_normal, timeout
-from .waits import (
-    adapter_release,
-    dev_release,
-    grant_in_line,
-    next_in_line,
-    release,
-    request,
-    start_mirror_service,
-    start_service,
-    trigger_put,
-)
+from .queues import release_admission, release_slot, trigger_put
+from .scheduler import KIND_BITS, KIND_MASK, heap_min8, heap_settle, next_in_line, push_normal, timeout
 from .wire import repl_trip, value
 
 PREFETCH_SLOTS = 16384  # 3 MiB of slot rows: 8 x 32 x 8 (8,192 slots) ran as fast without the prefetch
@@ -199,18 +188,14 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
             start_service(P, S, V, P.p_array[S.slot[s, K_PATH]], V.s_op[s], s)
         elif kind == EV_SVC_MAIN:
             on_service_done(P, S, V, R, s)
-        elif kind == EV_RELEASE:
-            trigger_put(S, s, P.a_conc[s])
+        elif kind == EV_RELEASE:  # arg: the array's queue row
+            trigger_put(P, S, V, s)
         elif kind == EV_M_FWD:
-            peer = P.p_mirror[S.slot[s, K_PATH]]
-            if grant_in_line(P, S, V, peer):
-                start_mirror_service(P, S, V, peer, s)
-            else:
-                request(P, S, peer, s, 1)
+            mirror_at_peer(P, S, V, s)
         elif kind == EV_GRANT_MIRROR:
             start_mirror_service(P, S, V, P.p_mirror[S.slot[s, K_PATH]], s)
         elif kind == EV_M_SVC:
-            release(P, S, P.p_mirror[S.slot[s, K_PATH]])
+            release_slot(P, S, V, P.a_q[P.p_mirror[S.slot[s, K_PATH]]])
             S.slot[s, K_MSUB] = MS_ACK
             timeout(S, V, repl_trip(P, S, V, R, s, False), EV_M_ACK, arg)
         elif kind == EV_M_ACK:  # the mirror process returns: its own event is scheduled
@@ -240,7 +225,7 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
             if (arg >> TAG_SHIFT) == S.slot[s, K_GEN]:
                 abort(P, S, V, R, s)
         elif kind == EV_M_ABORT:
-            abort_mirror(P, S, arg & SLOT_MASK, arg >> TAG_SHIFT)
+            abort_mirror(P, S, V, arg & SLOT_MASK, arg >> TAG_SHIFT)
         elif kind == EV_APD_TIMER:
             n_slots = S.slot.shape[0]
             s = arg % n_slots
@@ -251,18 +236,12 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
         elif kind == EV_WAKE:
             if S.slot[s, K_WAKEVAL] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
                 rec_fail(R, V.clock[0])
-                adapter_release(P, S, V, R, P.j_dev[S.slot[s, K_JOB]])
-                dev_release(S, V, R, P.j_dev[S.slot[s, K_JOB]])
+                release_admission(P, S, V, R, P.j_dev[S.slot[s, K_JOB]])
                 next_io(P, S, V, R, s)
             else:
                 begin_attempt(P, S, V, R, s)
-        elif kind == EV_ADMIT:
-            adapter_admit(P, S, V, R, s, P.j_dev[S.slot[s, K_JOB]])
-        elif kind == EV_ADAPT:
-            S.slotf[s, K_ADMITTED] = V.clock[0]
-            begin_attempt(P, S, V, R, s)
-        elif kind == EV_TAG:
-            tag_got(P, S, V, R, s)
+        elif kind == EV_QUEUE_GRANT:
+            queue_granted(P, S, V, R, s)
         elif kind == EV_ARRIVALS_INIT:
             gap = value(V, P.str_arr[arg])
             if gap < np.inf:

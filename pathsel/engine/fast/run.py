@@ -2,7 +2,7 @@
 
 Same model, same random streams, same event order as the reference engine,
 so a run gives the same numbers on either engine. The policy is any
-:class:`~pathsel.policies.define.PolicyDef` (built-in or your own): the loop
+:class:`~pathsel.policies.framework.define.PolicyDef` (built-in or your own): the loop
 calls its compiled entry points by address, so a new policy never recompiles
 the engine.
 
@@ -21,10 +21,10 @@ import numpy as np
 from ...jit import on_lines
 from ...metrics import RunMetrics
 from ...model import Model
-from ...model.distributions import Constant
-from ...policies.adapter import event_details
-from ...policies.define import DeviceInfo, PolicyDef, Snapshot
-from ...policies.kernel import (
+from ...model.queues import ARRAY, ARRAY_SLOTS, DEVICE_QUEUE, HOST, NVME_TAGS, PATH, TARGET_PORT
+from ...policies.framework.adapter import event_details
+from ...policies.framework.define import DeviceInfo, PolicyDef, Snapshot
+from ...policies.framework.kernel import (
     ALUA_CODES,
     ALUA_NAMES,
     EV_POLICY,
@@ -33,6 +33,7 @@ from ...policies.kernel import (
     N_FLAGS,
     VIEW,
 )
+from ...timing.distributions import Constant
 from ..host_queues import overload
 from ..recorder import Live, close_record, new_record, to_metrics
 from ..streams import Draws, make_streams
@@ -162,7 +163,6 @@ class _Run:
             numa_dist[dv.index, : hp.numa_nodes, : hp.numa_nodes] = np.array(hp.numa_distances, dtype=i64)
             d_nodes[dv.index] = hp.numa_nodes
         j_node = np.array([j.numa_node for j in model.jobs], dtype=i64)
-        c_tags = [model.host_params[c.host].nvme_tags for c in model.controllers]
         self.view = VIEW.pack(
             dict(
                 d_paths=d_paths,
@@ -226,7 +226,7 @@ class _Run:
         repl = model.replication
         loser = (repl.arrays[1] if repl.preferred_site == repl.arrays[0] else repl.arrays[0]) if repl else -1
         ctrls = model.controllers
-        ports = [t.index if t.queue_depth > 0 else -1 for t in model.ports]  # a port without a limit counts nothing
+        qp, qs = _queue_table(model, slots)
         self.params_rec = L.PARAMS.pack(
             dict(
                 protocol=0 if model.protocol == "scsi" else 1,
@@ -247,7 +247,6 @@ class _Run:
                 c_paths=c_paths,
                 c_npaths=np.array([len(x) for x in cpaths], dtype=i64),
                 l_bw=np.array([ln.bandwidth for ln in model.links] or [0.0], dtype=f64),
-                a_conc=np.array([a.concurrency for a in model.arrays], dtype=i64),
                 a_perkib=np.array([a.per_kib for a in model.arrays], dtype=f64),
                 r_a0=repl.arrays[0] if repl else -1,
                 r_bw=(repl.bandwidth or 0.0) if repl else 0.0,
@@ -266,17 +265,12 @@ class _Run:
                 j_sizes=np.array([list(j.sizes) + [0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=i64),
                 j_cumw=np.array([list(j.size_weights) + [0.0] * (S_max - len(j.sizes)) for j in model.jobs], dtype=f64),
                 d_host=np.array([d.host for d in model.devices], dtype=i64),
-                d_qd=np.array([model.host_params[d.host].queue_depth for d in model.devices], dtype=i64),
                 j_open=np.array([1 if j.rate_iops > 0 else 0 for j in model.jobs], dtype=i64),
                 str_arr=str_arr,
-                p_port=np.array([ports[c.port] if (c := ctrls[p.controller]).port >= 0 else -1 for p in model.paths], dtype=i64),
-                t_qd=np.array([t.queue_depth for t in model.ports] or [0], dtype=i64),
                 hp_qfr=np.array([h.qfull_retry_delay for h in model.host_params], dtype=f64),
                 hp_qfs=np.array([h.qfull_sample_size for h in model.host_params], dtype=i64),
                 hp_qft=np.array([h.qfull_threshold for h in model.host_params], dtype=i64),
-                hp_aqd=np.array([h.adapter_queue_depth for h in model.host_params], dtype=i64),
-                tags_on=int(any(c_tags)),
-                c_tags=np.array(c_tags if c_tags else [0], dtype=i64),
+                **qp,
                 j_rp_off=rp_off,
                 j_rp_len=rp_len,
                 rp_op=rp_op,
@@ -309,105 +303,11 @@ class _Run:
         )
 
         # -- the engine's own state ----------------------------------------------------------------------
-        # Live timers: per slot two (an I/O's leg or service and its mirror's) or one APD timer, a notice per
-        # nexus change still in its detection delay, the next fault, each host's io_timeout. Twice that: the
-        # other half holds timers that will do nothing (of waits that ended, of aborted attempts), which
-        # start_wait and abort drop once the heap is half full.
-        notices = 2 * C + sum(len(f.controllers) for f in faults)
-        H = len(model.host_params)
-        heap_cap = 2 * (3 * N + notices + H + 16)
-        pow2 = lambda n: 1 << (int(n) - 1).bit_length()  # noqa: E731 - ring buffers are indexed with a mask
-        fifo_cap = pow2(8 * N + 4 * P + 64)
-        tcap = TRACE_CAP if trace else 1
-        W = C + Lk + 1
-        wt_cap = pow2(2 * N + 8)
-        si = np.zeros(L.N_SI, dtype=i64)
-        si[L.I_REPL_OK] = 1
-        sf = np.zeros(L.N_SF, dtype=f64)
-        sf[L.F_REPL_EXTRA] = repl.extra if repl else 0.0
-        sf[L.F_REPL_LOSS] = repl.loss_ppm if repl else 0.0
-        # the host's queues: a device's FIFO holds at most its slots; a job's idle FIFO its own slots
-        per_dev = np.bincount([j.device for j in model.jobs for _ in range(j.iodepth)], minlength=D)
-        dq_cap = pow2(int(per_dev.max(initial=0)) + 1) if any(h.queue_depth for h in model.host_params) else 1
-        is_open = any(j.rate_iops > 0 for j in model.jobs)
-        # an adapter's FIFO holds at most its host's slots
-        per_host = np.bincount([j.host for j in model.jobs for _ in range(j.iodepth)], minlength=H)
-        ad_cap = pow2(int(per_host.max(initial=0)) + 1) if any(h.adapter_queue_depth for h in model.host_params) else 1
-        # a controller's FIFO of I/Os waiting for a tag holds at most its host's slots
-        C_ = max(1, len(model.controllers))
-        tg_cap = pow2(int(per_host.max(initial=0)) + 1) if any(h.nvme_tags for h in model.host_params) else 1
-        jb_cap = model.backlog_cap if is_open else 1
-        ji_cap = pow2(max(j.iodepth for j in model.jobs) + 1) if is_open else 1
-        dqlen = np.array([model.host_params[d.host].queue_depth for d in model.devices], dtype=i64)
-        slot = on_lines(N, L.SLOT_COLS, i64)
-        slot[:, L.K_JOB] = slots
-        slot[:, L.K_DLEID] = -1  # in no host's list of attempts by deadline
-        self.state = L.STATE.pack(
-            dict(
-                si=si,
-                sf=sf,
-                # +inf past the last entry: a pop reads 8 children. Both start 7 entries past a 64-byte line, so
-                # the children of every entry (8i + 1 .. 8i + 8) share one line of times and two of keys.
-                h_time=on_lines(heap_cap + 7, 0, f64, fill=np.inf, lead=7),
-                h_ka=on_lines(heap_cap + 7, 2, i64, lead=7),
-                uf_kind=np.zeros(fifo_cap, dtype=i64),
-                uf_arg=np.zeros(fifo_cap, dtype=i64),
-                nf_kind=np.zeros(fifo_cap, dtype=i64),
-                nf_arg=np.zeros(fifo_cap, dtype=i64),
-                slot=slot,
-                slotf=slot.view(f64),
-                phys_up=np.ones(C, dtype=i64),
-                epoch=np.zeros(C, dtype=i64),
-                extra=np.array([c.extra for c in ctrls], dtype=f64),
-                loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
-                alive=np.ones(A, dtype=i64),
-                wire_free=np.zeros((W, 2), dtype=f64),
-                users=np.zeros(A, dtype=i64),
-                aq_slot=np.zeros((A, pow2(2 * N + 4)), dtype=i64),
-                aq_mirror=np.zeros((A, pow2(2 * N + 4)), dtype=i64),
-                aq_head=np.zeros(A, dtype=i64),
-                aq_tail=np.zeros(A, dtype=i64),
-                dq_act=np.zeros(D, dtype=i64),
-                dq_slot=np.zeros((D, dq_cap), dtype=i64),
-                dq_head=np.zeros(D, dtype=i64),
-                dq_tail=np.zeros(D, dtype=i64),
-                jb_time=np.zeros((J, jb_cap), dtype=f64),
-                jb_head=np.zeros(J, dtype=i64),
-                jb_tail=np.zeros(J, dtype=i64),
-                ji_slot=np.zeros((J, ji_cap), dtype=i64),
-                ji_head=np.zeros(J, dtype=i64),
-                ji_tail=np.zeros(J, dtype=i64),
-                t_busy=np.zeros(max(1, len(model.ports)), dtype=i64),
-                dq_len=dqlen.copy(),
-                dq_qf=np.zeros(D, dtype=i64),
-                dq_good=np.zeros(D, dtype=i64),
-                ad_act=np.zeros(H, dtype=i64),
-                ad_slot=np.zeros((H, ad_cap), dtype=i64),
-                ad_head=np.zeros(H, dtype=i64),
-                ad_tail=np.zeros(H, dtype=i64),
-                tg_act=np.zeros(C_, dtype=i64),
-                tg_slot=np.zeros((C_, tg_cap), dtype=i64),
-                tg_head=np.zeros(C_, dtype=i64),
-                tg_tail=np.zeros(C_, dtype=i64),
-                j_rp_taken=np.zeros(J, dtype=i64),
-                dl_head=np.full(H, -1, dtype=i64),
-                dl_tail=np.full(H, -1, dtype=i64),
-                dl_armed=np.zeros(H, dtype=i64),
-                wt_slot=np.zeros(wt_cap, dtype=i64),
-                wt_id=np.zeros(wt_cap, dtype=i64),
-                tmp_wt=np.zeros(wt_cap, dtype=i64),
-                tr_seq=np.zeros(tcap, dtype=i64),
-                tr_job=np.zeros(tcap, dtype=i64),
-                tr_op=np.zeros(tcap, dtype=i64),
-                tr_size=np.zeros(tcap, dtype=i64),
-                tr_issued=np.zeros(tcap, dtype=f64),
-                tr_done=np.zeros(tcap, dtype=f64),
-                tr_path=np.zeros(tcap, dtype=i64),
-                tr_attempts=np.zeros(tcap, dtype=i64),
-            )
-        )
+        self.state = _lay_out_state(model, slots, trace, qs)
+        W = C + Lk + 1  # wires: each nexus's own, the shared links, the replication link
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
-        self.rec = new_record(P, n_bins, W, (model.ramp, model.end), model.interval, D, model.host_queues, dqlen)
+        device_queue_depth = [model.queues[r].queue_depth for r in model.queue_rows(DEVICE_QUEUE)]
+        self.rec = new_record(P, n_bins, W, (model.ramp, model.end), model.interval, D, model.host_queues, device_queue_depth)
         # The processes SimPy starts first: every job slot, then the fault timeline.
         for s in range(N):
             push_urgent.py_func(self.state, L.EV_INIT, s)
@@ -417,7 +317,7 @@ class _Run:
         if faults:
             push_urgent.py_func(self.state, L.EV_FAULT_INIT, 0)
         self.feed = _Feed(feeds, margins, self.view, model.end)
-        self.tr_room = tcap - 2 if trace else np.iinfo(np.int64).max
+        self.tr_room = TRACE_CAP - 2 if trace else np.iinfo(np.int64).max
 
     # -- reading back ---------------------------------------------------------------------------
     def drain_events(self, out: list[dict[str, Any]]) -> None:
@@ -616,13 +516,156 @@ class _Feed:
         v.flags[FL_REFILL] = 0
 
 
+def _lay_out_state(model: Model, slots: list[int], trace: bool, queues: dict[str, Any]) -> Any:
+    """The engine's own state (STATE): the event heap and FIFOs, each slot's row, the wires, the queues' table
+    (``queues``, from :func:`_queue_table`), the open-loop jobs' FIFOs, the deadlines, the waiters, the trace."""
+    i64, f64 = np.int64, np.float64
+    P, A, J, C, N = len(model.paths), len(model.arrays), len(model.jobs), len(model.controllers), len(slots)
+    repl, ctrls = model.replication, model.controllers
+    # Live timers: per slot two (an I/O's leg or service and its mirror's) or one APD timer, a notice per
+    # nexus change still in its detection delay, the next fault, each host's io_timeout. Twice that: the
+    # other half holds timers that will do nothing (of waits that ended, of aborted attempts), which
+    # start_wait and abort drop once the heap is half full.
+    notices = 2 * C + sum(len(f.controllers) for f in model.faults)
+    H = len(model.host_params)
+    heap_cap = 2 * (3 * N + notices + H + 16)
+    pow2 = lambda n: 1 << (int(n) - 1).bit_length()  # noqa: E731 - ring buffers are indexed with a mask
+    fifo_cap = pow2(8 * N + 4 * P + 64)
+    tcap = TRACE_CAP if trace else 1
+    W = C + len(model.links) + 1
+    wt_cap = pow2(2 * N + 8)
+    si = np.zeros(L.N_SI, dtype=i64)
+    si[L.I_REPL_OK] = 1
+    sf = np.zeros(L.N_SF, dtype=f64)
+    sf[L.F_REPL_EXTRA] = repl.extra if repl else 0.0
+    sf[L.F_REPL_LOSS] = repl.loss_ppm if repl else 0.0
+    # an open-loop job's backlog holds model.backlog_cap arrivals, its idle FIFO its own slots
+    is_open = any(j.rate_iops > 0 for j in model.jobs)
+    jb_cap = model.backlog_cap if is_open else 1
+    ji_cap = pow2(max(j.iodepth for j in model.jobs) + 1) if is_open else 1
+    slot = on_lines(N, L.SLOT_COLS, i64)
+    slot[:, L.K_JOB] = slots
+    slot[:, L.K_DLEID] = -1  # in no host's list of attempts by deadline
+    return L.STATE.pack(
+        dict(
+            si=si,
+            sf=sf,
+            # +inf past the last entry: a pop reads 8 children. Both start 7 entries past a 64-byte line, so
+            # the children of every entry (8i + 1 .. 8i + 8) share one line of times and two of keys.
+            h_time=on_lines(heap_cap + 7, 0, f64, fill=np.inf, lead=7),
+            h_ka=on_lines(heap_cap + 7, 2, i64, lead=7),
+            uf_kind=np.zeros(fifo_cap, dtype=i64),
+            uf_arg=np.zeros(fifo_cap, dtype=i64),
+            nf_kind=np.zeros(fifo_cap, dtype=i64),
+            nf_arg=np.zeros(fifo_cap, dtype=i64),
+            slot=slot,
+            slotf=slot.view(f64),
+            phys_up=np.ones(C, dtype=i64),
+            epoch=np.zeros(C, dtype=i64),
+            extra=np.array([c.extra for c in ctrls], dtype=f64),
+            loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
+            alive=np.ones(A, dtype=i64),
+            wire_free=np.zeros((W, 2), dtype=f64),
+            **queues,
+            jb_time=np.zeros((J, jb_cap), dtype=f64),
+            jb_head=np.zeros(J, dtype=i64),
+            jb_tail=np.zeros(J, dtype=i64),
+            ji_slot=np.zeros((J, ji_cap), dtype=i64),
+            ji_head=np.zeros(J, dtype=i64),
+            ji_tail=np.zeros(J, dtype=i64),
+            j_rp_taken=np.zeros(J, dtype=i64),
+            dl_head=np.full(H, -1, dtype=i64),
+            dl_tail=np.full(H, -1, dtype=i64),
+            dl_armed=np.zeros(H, dtype=i64),
+            wt_slot=np.zeros(wt_cap, dtype=i64),
+            wt_id=np.zeros(wt_cap, dtype=i64),
+            tmp_wt=np.zeros(wt_cap, dtype=i64),
+            tr_seq=np.zeros(tcap, dtype=i64),
+            tr_job=np.zeros(tcap, dtype=i64),
+            tr_op=np.zeros(tcap, dtype=i64),
+            tr_size=np.zeros(tcap, dtype=i64),
+            tr_issued=np.zeros(tcap, dtype=f64),
+            tr_done=np.zeros(tcap, dtype=f64),
+            tr_path=np.zeros(tcap, dtype=i64),
+            tr_attempts=np.zeros(tcap, dtype=i64),
+        )
+    )
+
+
+def _queue_table(model: Model, slots: list[int]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The queues (``model.queues``, fast/queues.py) as PARAMS and STATE fields.
+
+    Each row's FIFO is a ring in ``q_fifo``, long enough for everything that can wait there: a "host" row the
+    slots of the devices that take it, a "path" row those of the devices with a path to it, an "array" row
+    every slot's request and its mirror copy's; a row with no limit, or that refuses, a place never used.
+    """
+    i64 = np.int64
+    Q, D = len(model.queues), len(model.devices)
+    n_slots = len(slots)
+    per_dev = np.bincount(np.array([model.jobs[j].device for j in slots], dtype=i64), minlength=D) if n_slots else np.zeros(D, dtype=i64)
+    tags = model.queue_rows(NVME_TAGS)
+    p_pathq = np.array([tags[p.controller] for p in model.paths], dtype=i64)
+    port_row = model.queue_rows(TARGET_PORT)
+    p_portq = np.array([port_row[model.controllers[p.controller].port] for p in model.paths], dtype=i64)
+    reach = np.zeros(Q, dtype=i64)  # slots that can wait at each row
+    for dv in model.devices:
+        for r in set(dv.admission) | {int(p_pathq[p]) for p in dv.paths if p_pathq[p] >= 0}:
+            reach[r] += per_dev[dv.index]
+    cap = np.ones(Q, dtype=i64)
+    for q in model.queues:
+        if q.rule == ARRAY:
+            cap[q.index] = _pow2(2 * n_slots + 4)
+        elif q.rule in (HOST, PATH) and q.queue_depth > 0:
+            cap[q.index] = _pow2(int(reach[q.index]) + 1)
+    off = np.zeros(Q, dtype=i64)
+    off[1:] = np.cumsum(cap)[:-1]
+    MA = max(1, max((len(dv.admission) for dv in model.devices), default=1))
+    d_adm = np.full((max(D, 1), MA), -1, dtype=i64)
+    for dv in model.devices:
+        d_adm[dv.index, : len(dv.admission)] = dv.admission
+    depth = np.array([q.queue_depth for q in model.queues], dtype=i64)
+    q = on_lines(Q, L.Q_COLS, i64)
+    q[:, L.Q_QUEUE_DEPTH] = depth
+    params = dict(
+        q_rule=np.array([L.RULE_CODES[r.rule] for r in model.queues], dtype=i64),
+        queue_depth=depth,
+        q_off=off,
+        q_mask=cap - 1,
+        d_adm=d_adm,
+        d_nadm=np.array([len(dv.admission) for dv in model.devices] or [0], dtype=i64),
+        d_queue=np.array(model.queue_rows(DEVICE_QUEUE) or (-1,), dtype=i64),
+        p_portq=p_portq,
+        p_pathq=p_pathq,
+        pathq_on=int((p_pathq >= 0).any()),
+        a_q=np.array(model.queue_rows(ARRAY_SLOTS), dtype=i64),
+    )
+    state = dict(
+        q=q,
+        qf=q.view(np.float64),
+        q_fifo=np.zeros(int(cap.sum()), dtype=i64),
+        q_qfull_seen=np.zeros(Q, dtype=i64),
+        q_good_seen=np.zeros(Q, dtype=i64),
+    )
+    return params, state
+
+
+def _queue_counters(st: Any, model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each queue's time integrals of places in use and of what waited, over the window (brought up to its end, as
+    queues.advance does), and its QUEUE FULLs: RunMetrics' queue_* arrays."""
+    q, qf = st.q, st.qf
+    w = np.maximum(0.0, model.end - np.maximum(qf[:, L.Q_LAST], model.ramp))
+    in_use = qf[:, L.Q_AREA_IN_USE] + q[:, L.Q_IN_USE] * w
+    waiting = qf[:, L.Q_AREA_WAITING] + (q[:, L.Q_TAIL] - q[:, L.Q_HEAD]) * w
+    return in_use, waiting, q[:, L.Q_QFULL].copy()
+
+
 def _pow2(n: int) -> int:
     return 1 << (max(int(n), 1) - 1).bit_length()
 
 
 def resolve(policy: Any) -> tuple[PolicyDef, dict[str, Any]]:
     """The definition and parameters of a policy the fast engine can run (TypeError for any other)."""
-    from ...policies.adapter import CompiledPolicy
+    from ...policies.framework.adapter import CompiledPolicy
     from ...policies.registry import POLICY_DEFS
     from ...policies.spec import PolicySpec, parse_spec
 
@@ -699,6 +742,7 @@ def run_fast(
     st = run.state
     waiting = [float(st.jb_time[j, st.jb_head[j] & (st.jb_time.shape[1] - 1)]) for j in range(len(model.jobs)) if st.jb_head[j] < st.jb_tail[j]]
     m.oldest_in_flight = min([float(st.slotf[:, L.K_ISSUED].min(initial=np.inf))] + waiting)
+    m.queue_in_use_area, m.queue_waiting_area, m.queue_qfull = _queue_counters(st, model)
     m.events = events
     m.config_strings = run.config_strings()
     if trace:

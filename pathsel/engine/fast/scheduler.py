@@ -41,7 +41,9 @@ from .layout import (
     I_EID,
     I_HEAPN,
     I_HTOP,
+    I_NF_HEAD,
     I_NF_TAIL,
+    I_UF_HEAD,
     I_UF_TAIL,
     K_GEN,
     K_WAITID,
@@ -190,6 +192,13 @@ def heap_due_now(S, now):
     if S.si[I_HTOP] != 0:  # the next entry is among the root's children (+inf past the last)
         return S.si[I_HEAPN] > 1 and heap_min8_time(ht, 1) == now
     return S.si[I_HEAPN] > 0 and ht[0] == now
+
+
+@hot
+def next_in_line(S, V):
+    """True when an event pushed on the normal FIFO now would be the next one processed."""
+    si = S.si
+    return si[I_UF_HEAD] == si[I_UF_TAIL] and si[I_NF_HEAD] == si[I_NF_TAIL] and not heap_due_now(S, V.clock[0])
 
 
 @hot

@@ -29,10 +29,10 @@ from collections.abc import Callable, Sequence
 from numba.core import event, types
 
 from ...jit import cache_dir, is_ready, kernel_sources, mark_ready, njit, source_hash
-from ...policies.define import PolicyDef
+from ...policies.framework.define import PolicyDef
 from ..recorder import rec_fail
 from .faults import apply_fault, fault_loop, notice
-from .io_life import abort, arrival, complete, on_deadline, on_service_done, qfull_back, tag_got
+from .io_life import abort, arrival, complete, on_deadline, on_service_done, qfull_back, queue_granted
 from .loop import records_at, run_kernel
 from .scheduler import KIND_BITS
 
@@ -55,7 +55,7 @@ def late_handlers(pa, sa, va, ra, s):
     """
     P, S, V, R = records_at(pa, sa, va, ra)
     arrival(P, S, V, R, s)
-    tag_got(P, S, V, R, s)
+    queue_granted(P, S, V, R, s)
     rec_fail(R, V.clock[0])
     abort(P, S, V, R, s)
     on_deadline(P, S, V, s, S.h_ka[0, 0] >> KIND_BITS)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...jit import hot, jit
-from ...policies.kernel import draw
+from ...policies.framework.kernel import draw
 from ..recorder import (
     C_FRAMES_LOST,
 )

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ScenarioError
-from ..textread import TextReadError, read_capped
+from ...errors import ScenarioError
+from ...textread import TextReadError, read_capped
 
 __all__ = ["Source", "read_source", "runtime_key", "ascii_int", "check_name", "MAX_LINE_CHARS", "safe_text"]
 
@@ -27,7 +27,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # multipath -ll in a terminal prin
 MAX_LINE_CHARS = 16_384
 
 # Characters that end a line for someone (str.splitlines, a terminal, an editor): none is in a host's
-# output, so a capture holding one is refused where it is (comments: pathsel.systems.quoting.comment_text).
+# output, so a capture holding one is refused where it is (comments: pathsel.scenario.systems.quoting.comment_text).
 _BREAKS = re.compile("[\x00-\x08\x0b-\x1f\x7f\x85\u2028\u2029]")
 
 

@@ -1,7 +1,7 @@
-"""A compiled-style policy as a Python :class:`~pathsel.policies.base.Policy`: how the reference engine runs it.
+"""A compiled-style policy as a Python :class:`~pathsel.policies.framework.base.Policy`: how the reference engine runs it.
 
-The adapter lays the device's paths out in a :data:`~pathsel.policies.kernel.VIEW`
-record over the :class:`~pathsel.policies.base.PathTable`'s own arrays (so the
+The adapter lays the device's paths out in a :data:`~pathsel.policies.framework.kernel.VIEW`
+record over the :class:`~pathsel.policies.framework.base.PathTable`'s own arrays (so the
 hooks read exactly what Python policies read), keeps the policy's state
 record, and calls the policy's compiled entry points (the same machine code
 the fast engine calls) through ctypes. Events the hooks log go to the
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..jit import Packed
+from ...jit import Packed
 from .base import DeviceView, IORequest, PathView, Policy
 from .define import DeviceInfo, PolicyDef, Snapshot
 from .kernel import EV_POLICY, FL_EV_ROOM, FL_NEV, N_FLAGS, VIEW
@@ -285,10 +285,14 @@ class CompiledPolicy(Policy):
         return self._view
 
 
-def policy_class(defn: PolicyDef, class_name: str | None = None, doc: str | None = None) -> type[CompiledPolicy]:
-    """A :class:`Policy` subclass that runs ``defn`` (its keyword arguments are the policy's parameters)."""
+def policy_class(defn: PolicyDef, class_name: str | None = None, doc: str | None = None, *, module: str | None = None) -> type[CompiledPolicy]:
+    """A :class:`Policy` subclass that runs ``defn`` (its keyword arguments are the policy's parameters).
+
+    ``module``: the module that binds the class to ``class_name`` (a family passes its ``__name__``), so that pickle
+    (Dask ships policies to its workers) finds the class where it lives.
+    """
     return type(
         class_name or f"{defn.ident.title().replace('_', '')}Policy",
         (CompiledPolicy,),
-        {"definition": defn, "name": defn.name, "__doc__": doc or defn.summary, "__module__": __name__},
+        {"definition": defn, "name": defn.name, "__doc__": doc or defn.summary, "__module__": module or __name__},
     )

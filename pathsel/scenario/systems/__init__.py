@@ -4,7 +4,7 @@
   storage nmp device list`` + ``core path list``, Linux ``multipath -ll``
   (+ ``multipath.conf``), ``nvme list-subsys`` (+ the ``iopolicy``), Windows
   ``mpclaim -s -d`` -> a scenario that loads and runs, with placeholders for
-  what the output cannot tell (:mod:`pathsel.systems.skeleton`).
+  what the output cannot tell (:mod:`pathsel.scenario.systems.skeleton`).
 * :func:`emit` (``--emit KIND``): what applies a policy on that system:
   esxcli commands, a SATP claim rule, a multipath.conf section, an nvme-cli
   style udev rule, PowerShell or ``mpclaim``; a policy the system cannot run
@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ScenarioError
-from ..limits import MAX_DEVICE_PATHS, MAX_INT32, MAX_PATHS
-from ..policies.spec import PolicySpec, parse_spec
+from ...errors import ScenarioError
+from ...limits import MAX_DEVICE_PATHS, MAX_INT32, MAX_PATHS
+from ...policies.spec import PolicySpec, parse_spec
 from .esxi import EsxcliSetting, emit_esxcli, emit_satp_rule, import_esxcli, read_esxcli_commands
 from .linux_dm import DmSetting, emit_multipath_conf, import_multipath, read_multipath_conf
 from .linux_nvme import NvmeSetting, emit_nvme_udev, import_nvme, read_nvme_udev
@@ -102,8 +102,8 @@ def _encodable(text: str) -> bool:
 
 def fio_workload(path: str | Path) -> dict[str, Any]:
     """A scenario workload from a fio JSON file's job options, checked as the scenario file checks it."""
-    from ..measured import MeasureError, load_fio, read_text
-    from ..scenario.schema import WorkloadConfig
+    from ...measured import MeasureError, load_fio, read_text
+    from ..schema import WorkloadConfig
 
     try:
         doc = load_fio(read_text(path), str(path))

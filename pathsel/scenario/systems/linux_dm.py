@@ -47,10 +47,10 @@ from typing import Any
 
 import re2
 
-from ..errors import ScenarioError
-from ..policies.presets import PRESETS
-from ..policies.spec import PolicySpec, parse_spec
-from ..units import MAX_DURATION
+from ...errors import ScenarioError
+from ...policies.presets import PRESETS
+from ...policies.spec import PolicySpec, parse_spec
+from ...units import MAX_DURATION
 from .quoting import comment_text, mpconf_value
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source, ascii_int, check_name

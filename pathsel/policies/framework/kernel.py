@@ -1,6 +1,6 @@
 """The compiled view of a host's paths, and the helpers a compiled-style policy uses.
 
-A policy written in the compiled style (see :mod:`pathsel.policies.define`)
+A policy written in the compiled style (see :mod:`pathsel.policies.framework.define`)
 receives ``v``, a :data:`VIEW` record: read-only windows on the state an
 engine keeps (which paths a device has, which are up, their ALUA states, the
 I/Os and bytes in flight per path and per nexus, the clock, the size of the
@@ -21,7 +21,7 @@ import numpy as np
 from numba.core import types
 from numba.experimental import structref
 
-from ..jit import Layout, address_of, hot, prefetch
+from ...jit import Layout, address_of, hot, prefetch
 
 __all__ = [
     "AO",

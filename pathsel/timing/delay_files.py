@@ -1,7 +1,7 @@
 """Empirical delays from measurement files: plain numbers, ping, sockperf, latte, or fio's JSON completion latencies.
 
 :func:`read_empirical` turns a scenario's ``{dist = "empirical", file = ...}``
-table into an :class:`~pathsel.model.delay_kinds.Empirical` delay: it reads
+table into an :class:`~pathsel.timing.delay_kinds.Empirical` delay: it reads
 the file (bounded, as every file a scenario names), detects or takes its
 format, and checks every delay it holds. Relative file names resolve against
 :data:`delay_base_dir` (the scenario file's directory, set by the loader with

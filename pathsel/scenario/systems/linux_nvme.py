@@ -36,8 +36,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ScenarioError
-from ..policies.spec import PolicySpec
+from ...errors import ScenarioError
+from ...policies.spec import PolicySpec
 from .quoting import comment_text, udev_value
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source, check_name

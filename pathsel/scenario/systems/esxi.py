@@ -59,8 +59,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ScenarioError
-from ..policies.spec import PolicySpec, parse_spec
+from ...errors import ScenarioError
+from ...policies.spec import PolicySpec, parse_spec
 from .quoting import comment_text, sh_quote, sh_word
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source, ascii_int, check_name, runtime_key

@@ -8,9 +8,9 @@ latte, or fio's JSON completion latencies: :mod:`pathsel.measured.fio`);
 naming the problem. See docs/distributions.md.
 
 The kinds themselves (what each draws, its mean, quantiles and CDF) are in
-:mod:`pathsel.model.delay_kinds`; reading measurement files for empirical
-delays is :mod:`pathsel.model.delay_files`. Both are re-exported here:
-``from pathsel.model.distributions import LogNormal, parse_delay``.
+:mod:`pathsel.timing.delay_kinds`; reading measurement files for empirical
+delays is :mod:`pathsel.timing.delay_files`. Both are re-exported here:
+``from pathsel.timing.distributions import LogNormal, parse_delay``.
 """
 
 from __future__ import annotations

@@ -30,8 +30,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ScenarioError
-from ..policies.spec import PolicySpec, parse_spec
+from ...errors import ScenarioError
+from ...policies.spec import PolicySpec, parse_spec
 from .quoting import comment_text, ps_split, shown
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source, ascii_int

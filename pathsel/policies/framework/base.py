@@ -88,7 +88,7 @@ class PathTable:
 
     The columns are numpy arrays (ALUA states as codes, read and written by
     name through ``alua``), so a compiled policy reads the very same numbers
-    (:data:`pathsel.policies.kernel.VIEW`).
+    (:data:`pathsel.policies.framework.kernel.VIEW`).
     """
 
     def __init__(

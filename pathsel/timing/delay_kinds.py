@@ -18,10 +18,10 @@ Each distribution is a frozen dataclass with
 * ``input_quantiles()``: p50, p90, p99 and p99.9 of what the user gave, so a
   run can show the fit.
 
-Import them from :mod:`pathsel.model.distributions`, which also reads them
-from a scenario file (:func:`~pathsel.model.distributions.parse_delay`);
+Import them from :mod:`pathsel.timing.distributions`, which also reads them
+from a scenario file (:func:`~pathsel.timing.distributions.parse_delay`);
 empirical delays are read from measurement files by
-:mod:`pathsel.model.delay_files`.
+:mod:`pathsel.timing.delay_files`.
 """
 
 from __future__ import annotations

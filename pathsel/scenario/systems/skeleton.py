@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 import tomlkit
 from tomlkit.items import Array, Comment, Item, String, StringType, Trivia
 
-from ..outputs import check_not_input, write_atomic
-from ..scenario import Scenario, loads_scenario
-from ..version import __version__
+from ...outputs import check_not_input, write_atomic
+from ...version import __version__
+from .. import Scenario, loads_scenario
 from .quoting import comment_text as one_line
 from .text import safe_text
 
@@ -108,7 +108,7 @@ class Skeleton:
     def toml(self, command: str) -> str:
         """The scenario file, written through a TOML writer (tomlkit): every name the capture or the command
         line gave is a TOML string value, escaped by the writer, and every comment that quotes one is made one
-        line (:func:`~pathsel.systems.quoting.comment_text`), so no name can add a key, a table or a line."""
+        line (:func:`~pathsel.scenario.systems.quoting.comment_text`), so no name can add a key, a table or a line."""
         doc = tomlkit.document()
         doc.add(_comment(f"Imported by `{command}` (pathsel {__version__})."))
         for line in self.told:

@@ -37,7 +37,7 @@ written safely is refused with one located :class:`~pathsel.errors.ScenarioError
 Every format here is read line by line, and the readers differ on what ends
 a line (bash only ``\\n``; udev and multipath-tools also ``\\r``;
 PowerShell ``\\r`` and ``\\n``; Python's ``str.splitlines``, which
-:func:`~pathsel.systems.read_emitted` uses, also ``\\v``, ``\\f``, ``\\x1c``
+:func:`~pathsel.scenario.systems.read_emitted` uses, also ``\\v``, ``\\f``, ``\\x1c``
 to ``\\x1e``, U+0085, U+2028, U+2029). So no value may hold a control
 character (Unicode category Cc, NUL included: no argv or C string can carry
 it), a line or paragraph separator (Zl, Zp), a bidirectional override or
@@ -53,7 +53,7 @@ import re
 import shlex
 import unicodedata
 
-from ..errors import ScenarioError
+from ...errors import ScenarioError
 
 __all__ = [
     "NAME_LIMIT",
