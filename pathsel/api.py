@@ -117,7 +117,8 @@ def simulate(
     # compile_model refuses a time series too large for memory (its own duration: the file's or this call's)
     models = [compile_model(sc, run, duration=duration, seed=seed) for run in sc.runs]
     if engine == "fast":
-        prepare([resolve(run.policy)[0] for run in sc.runs], notify=notify, progress=progress)
+        own = [resolve(spec)[0] for run in sc.runs for _, spec in run.devices]  # a policy per device
+        prepare([*(resolve(run.policy)[0] for run in sc.runs), *own], notify=notify, progress=progress)
     bar = None
     if progress and models:
         from tqdm.auto import tqdm
@@ -157,7 +158,8 @@ def simulate(
         result.runs.append(
             RunResult(
                 label=run.label,
-                policy=run.policy.text if isinstance(run.policy, PolicySpec) else policy_label(run.policy),
+                # a policy per device: the assignment ("lun0=latency; lun1=rr:iops=1000") is the run's spec
+                policy=run.assignment or (run.policy.text if isinstance(run.policy, PolicySpec) else policy_label(run.policy)),
                 engine=engine,
                 model=model,
                 metrics=metrics,

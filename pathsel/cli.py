@@ -335,7 +335,7 @@ def _cmd_top(args: argparse.Namespace) -> int:
     if not args.batch and not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise ScenarioError("command line", "pathsel top", "needs a terminal for its live view: add --batch for plain text")
     speed = None if args.batch and args.speed is None else (args.speed or 1.0)
-    view = {"d": "devices", "p": "paths", "h": "hosts"}.get(args.view, args.view)
+    view = {"d": "devices", "p": "paths", "h": "hosts", "v": "vms"}.get(args.view, args.view)
     return run_top(scenario, run, speed=speed, refresh=args.delay, view=view, batch=args.batch, duration=args.duration, seed=args.seed)
 
 
@@ -600,7 +600,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--policy",
         action="append",
         metavar="SPEC",
-        help="policy to run instead of the file's, e.g. rr:iops=1, latency:num_sampling_cycles=32 (repeatable)",
+        help="policy to run instead of the file's, e.g. rr:iops=1, latency:num_sampling_cycles=32 (repeatable); it runs on "
+        "every device, in place of the volumes' own policies too ([[volumes]] policy)",
     )
     sim.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms, 2min)")
     sim.add_argument("--seed", type=_seed, help="random seed (same seed, same results)")
@@ -615,8 +616,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--by",
         action="append",
-        choices=["host", "device", "op"],
-        help="also print the figures per host, per device (a host's view of a volume) or per op (read, write) (repeatable)",
+        choices=["host", "device", "op", "workload"],
+        help="also print the figures per host, per device (a host's view of a volume), per op (read, write) or per "
+        "workload (a VM or fio job: esxtop's VM view) (repeatable)",
     )
     sim.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     sim.add_argument("--predict", action="store_true", help="also show the analytic figures (pathsel predict) beside the simulated ones")
@@ -691,7 +693,12 @@ def build_parser() -> argparse.ArgumentParser:
     top.add_argument(
         "-d", "--delay", type=_duration, default=1.0, metavar="S", help="wall-clock seconds between refreshes (default 1, as esxtop's -d)"
     )
-    top.add_argument("--view", default="devices", choices=["devices", "paths", "hosts", "d", "p", "h"], help="first view (keys d, p, h switch)")
+    top.add_argument(
+        "--view",
+        default="devices",
+        choices=["devices", "paths", "hosts", "vms", "d", "p", "h", "v"],
+        help="first view (keys d, p, h, v switch; vms: a row per workload, esxtop's VM disk view)",
+    )
     top.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms)")
     top.add_argument("--seed", type=_seed, help="random seed (same seed, same results)")
     top.add_argument("-b", "--batch", action="store_true", help="print plain-text snapshots, one per refresh, as esxtop -b (no terminal needed)")

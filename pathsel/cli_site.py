@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -46,11 +47,21 @@ def add_emit_options(parser: argparse.ArgumentParser, what: str) -> None:
     )
     g.add_argument("--model", help="the SCSI model (product) to match, or an NVMe subsystem's model (nvme list-subsys -v)")
     g.add_argument("--satp", default="VMW_SATP_ALUA", help="the SATP of a SATP rule or a SATP's default PSP (default: VMW_SATP_ALUA)")
+    g.add_argument(
+        "--sched-num-req-outstanding",
+        type=int,
+        metavar="N",
+        help="esxcli with --device: also set the device's Disk.SchedNumReqOutstanding (DSNRO, 1..256; "
+        "pathsel simulate: default the scenario host's sched_num_req_outstanding)",
+    )
 
 
-def _emit(spec: PolicySpec | str, args: argparse.Namespace, header: list[str]) -> int:
-    """Print ``header`` (each a ``#`` comment line, user text escaped so it stays on that line), then the emitted text."""
-    text = emit(spec, args.emit, device=args.device, vendor=args.vendor, model=args.model, satp=args.satp)
+def _emit(spec: PolicySpec | str, args: argparse.Namespace, header: list[str], dsnro: int | None = None) -> int:
+    """Print ``header`` (each a ``#`` comment line, user text escaped so it stays on that line), then the emitted text;
+    ``dsnro``: the DSNRO to set (default: ``--sched-num-req-outstanding``)."""
+    if dsnro is None:
+        dsnro = getattr(args, "sched_num_req_outstanding", None)
+    text = emit(spec, args.emit, device=args.device, vendor=args.vendor, model=args.model, satp=args.satp, sched_num_req_outstanding=dsnro)
     sys.stdout.write("".join(f"# {comment_text(line)}\n" for line in header) + text)
     return 0
 
@@ -62,10 +73,21 @@ def emit_simulate(args: argparse.Namespace, scenario: Scenario) -> int:
         labels = comment_text(", ".join(r.label for r in runs))  # one line, however the labels are written
         raise ScenarioError("command line", f"--emit {args.emit}", f"choose one policy with --policy (the scenario runs {len(runs)}: {labels})")
     run = runs[0]
+    dsnro = getattr(args, "sched_num_req_outstanding", None)
+    if args.emit == "esxcli" and args.device is not None and dsnro is None:
+        # the scenario's DSNRO travels with the policy to the device it names (one value per host: the first that sets it)
+        hosts = getattr(getattr(scenario, "model", None), "hosts", ())
+        dsnro = next((h.sched_num_req_outstanding for h in hosts if getattr(h, "sched_num_req_outstanding", None)), None)
     if not run.builtin:
         raise ScenarioError("command line", f"--emit {args.emit}", f"{shown(run.label)} is a Python policy: no host runs it")
+    if len({spec for _, spec in run.devices}) > 1:  # a policy per device: one setting per device, not one for the host
+        raise ScenarioError(
+            "command line",
+            f"--emit {args.emit}",
+            f"{shown(run.label)} runs a policy per device ({comment_text(run.assignment)}): choose one with --policy SPEC",
+        )
     # the PolicySpec itself, not its text: a path name (fixed:preferred=...) may hold "," or "=", which the text cannot
-    return _emit(run.policy, args, [f"pathsel simulate --emit {args.emit}: {run.label}"])
+    return _emit(run.policy, args, [f"pathsel simulate --emit {args.emit}: {run.label}"], dsnro)
 
 
 def emit_recommended(args: argparse.Namespace, rec: Recommendation) -> int:
@@ -78,6 +100,13 @@ def emit_recommended(args: argparse.Namespace, rec: Recommendation) -> int:
         header.append("other metrics recommend otherwise: " + "; ".join(f"{k}: {v}" for k, v in others.items()))
     if not m.spec:
         raise ScenarioError(comment_text(str(args.results)), "", f"the recommended setting {shown(str(m.recommended))} has no policy spec to apply")
+    if "; " in m.spec or re.match(r"[^:=]+=", m.spec):  # a policy per device ("lun0=SPEC; lun1=SPEC"): no one setting
+        raise ScenarioError(
+            comment_text(str(args.results)),
+            "",
+            f"the recommended setting {shown(str(m.recommended))} runs a policy per device ({comment_text(m.spec)}): "
+            "emit each device's with pathsel simulate --emit KIND --policy SPEC --device ID",
+        )
     return _emit(m.spec, args, header)
 
 
@@ -194,7 +223,13 @@ def add_site_commands(
     imp.add_argument("files", nargs="+", metavar="FILE", help="the captured outputs, in any order")
     imp.add_argument("-o", "--output", metavar="TOML", help="where to write the scenario (default: stdout)")
     imp.add_argument("--host", help="the host's name in the scenario (the outputs do not say it)")
-    imp.add_argument("--device", action="append", metavar="ID", help="import only this ESXi device (repeatable; default: every shared device)")
+    imp.add_argument(
+        "--device",
+        action="append",
+        metavar="ID",
+        help="import only this device, a name or a shell glob (repeatable): an ESXi device, a multipath map or WWID, "
+        "an NVMe subsystem or NQN, an MPIO disk (default: every shared device)",
+    )
     imp.add_argument("--workload", metavar="FIO_JSON", help="take the workload (rw, bs, iodepth, numjobs) from fio --output-format=json output")
     imp.add_argument("-q", "--quiet", action="store_true", help="no list of what to fill in on stderr")
     imp.set_defaults(func=_cmd_import)

@@ -182,6 +182,15 @@ class RunMetrics:
     queue_in_use_area: np.ndarray = field(default=None)  # type: ignore[arg-type]
     queue_waiting_area: np.ndarray = field(default=None)  # type: ignore[arg-type]
     queue_qfull: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    # per workload (a [[workloads]] entry, JobModel.vm: a VM or fio job): per op its latency as the VM sees it
+    # (issue to completion, a histogram at the paths' resolution), bytes and KAVG sums (workload x op: read, write),
+    # completions over the whole run (workload x op), and the time integrals of its ACTV and QUED over the window
+    wl_by_op: list[dict[str, LogHistogram]] = field(default_factory=list)
+    wl_bytes: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    wl_kavg_sum: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    wl_completed_all: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    wl_area_actv: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    wl_area_qued: np.ndarray = field(default=None)  # type: ignore[arg-type]
     oldest_in_flight: float = math.inf  # when the oldest I/O still in flight at the end was issued (inf: none)
     events: list[dict[str, Any]] = field(default_factory=list)
     config_strings: dict[str, str] = field(default_factory=dict)

@@ -4,7 +4,7 @@ The engine calls back every refresh (``live_step`` simulated seconds, see
 :class:`pathsel.engine.recorder.Live`); each call turns the record's
 counters into rates over the last refresh and draws them, then waits until
 the wall clock catches up with ``simulated time / speed``. Keys, as in
-esxtop: ``d`` devices, ``p`` paths, ``h`` hosts, space pauses, ``+``/``-``
+esxtop: ``d`` devices, ``p`` paths, ``h`` hosts, ``v`` VMs (workloads), space pauses, ``+``/``-``
 double or halve the speed, ``q`` quits.
 
 Columns, in esxtop's words where the model has the quantity:
@@ -25,6 +25,13 @@ Columns, in esxtop's words where the model has the quantity:
 * ``%SHR``: the path's share of its device's I/Os over the last refresh.
 * ``STATE``: what the wire is doing (a fault takes effect at once; the host
   notices after its detection delay), then the ALUA state.
+* The VM view (``v``), one row per workload (a VM or fio job, its numjobs
+  copies together), as esxtop's VM disk view: ``READS/s``, ``WRITES/s``,
+  ``MBREAD/s``, ``MBWRTN/s`` over the last refresh; ``LAT/rd``, ``LAT/wr``
+  and ``GAVG/cmd`` the mean latency as the VM sees it (issue to completion),
+  ``KAVG/cmd`` its part queued in the host (measured from the end of the
+  ramp: ``-`` before); ``ACTV`` and ``QUED`` its I/Os active on the device
+  and waiting in the host now (without host queues: its job slots, and 0).
 
 ``--batch`` prints one plain-text snapshot per refresh, as ``esxtop -b``
 does, without waiting on the wall clock unless ``--speed`` is given: one at
@@ -47,18 +54,34 @@ from typing import Any, TextIO, TypedDict
 import numpy as np
 
 from .engine import run_fast, run_reference, supports
-from .engine.recorder import C_FAILED, C_RETRIED, H_PATH0, S_N, S_TOTAL, Live
+from .engine.recorder import (
+    C_FAILED,
+    C_RETRIED,
+    H_PATH0,
+    S_N,
+    S_TOTAL,
+    W_BYTES_ALL,
+    W_KAVG,
+    W_N,
+    W_N_ALL,
+    W_TOTAL,
+    WQ_ACTV,
+    WQ_QUED,
+    Live,
+    vm_slots,
+)
 from .model import Model, compile_model
 from .scenario import RunSpec, Scenario
 
 __all__ = ["Top", "Snapshot", "run_top", "VIEWS", "pick_run", "SPEED_MIN", "SPEED_MAX"]
 
-VIEWS = {"d": "devices", "p": "paths", "h": "hosts"}
+VIEWS = {"d": "devices", "p": "paths", "h": "hosts", "v": "vms"}
 # --speed's range (simulated seconds per wall second), which + and - stay within: below a microsecond a second a
 # refresh would wait for weeks; above 1e6 no run lasts a refresh of the wall clock anyway
 SPEED_MIN, SPEED_MAX = 1e-6, 1e6
 _NAP = 0.5  # the longest single sleep while pacing: time.sleep refuses a wait past time_t, and Ctrl-C stays prompt
-_KEYS_HELP = "d devices  p paths  h hosts  space pause  + faster  - slower  q quit"
+_KEYS_HELP = "d devices  p paths  h hosts  v VMs  space pause  + faster  - slower  q quit"
+_DONE_HELP = "run finished: d devices  p paths  h hosts  v VMs  any other key quits"
 
 
 class Quit(Exception):
@@ -88,6 +111,7 @@ class Snapshot:
     hosts: list[Row] = field(default_factory=list)
     devices: list[Row] = field(default_factory=list)
     paths: list[Row] = field(default_factory=list)
+    vms: list[Row] = field(default_factory=list)  # per workload (a VM or fio job): esxtop's VM disk view
 
 
 def _ms(seconds: float) -> str:
@@ -128,6 +152,9 @@ class Top:
         self.dev_n = np.zeros(D, dtype=np.int64)
         self.dev_k = np.zeros(D)
         self.dev_d = np.zeros(D)
+        # per workload and op (rows vm * 2 + op of the record's wl_stat): the counters at the previous refresh
+        self.wl: np.ndarray | None = None
+        self.vm_slots = vm_slots(model.jobs)
 
     def wire_state(self, now: float) -> list[str]:
         """Each path's state on the wire at ``now``: the scenario's faults up to then, applied in order."""
@@ -141,6 +168,8 @@ class Top:
             if f.at >= now:  # the engines call back before any event of the instant
                 break
             hit = [i for c in f.controllers for i in by_controller.get(c, ())]
+            for i, s in zip(f.paths, f.states):  # alua by volume or port group, owner (issue 32)
+                alua[i] = s
             if f.what in ("path_down", "array_down"):
                 for i in hit:
                     up[i] = False
@@ -249,7 +278,48 @@ class Top:
         self.t, self.path_ios, self.path_n, self.path_total = live.now, path_ios, path_n, path_total
         self.ios, self.lat_sum, self.bytes = ios, lat_sum, nbytes
         self.dev_n, self.dev_k, self.dev_d = dev_n, dev_k, dev_d
+        snap.vms = self.vm_rows(R, step)
         return snap
+
+    def vm_rows(self, R: Any, step: float) -> list[Row]:
+        """esxtop's VM disk view: one row per workload, rates and means over the step from the record's counters."""
+        cols = [W_N_ALL, W_BYTES_ALL, W_N, W_TOTAL, W_KAVG]
+        now = R.wl_stat[:, cols].copy()
+        before = self.wl if self.wl is not None and self.wl.shape == now.shape else np.zeros_like(now)
+        d = now - before
+        self.wl = now
+        model, rows = self.model, []
+        names = list(model.workloads) or [j.workload for j in model.jobs[:1]]
+        for v in range(min(len(names), R.wl_q.shape[0])):
+            rd, wr = d[2 * v], d[2 * v + 1]
+            n = rd[2] + wr[2]
+
+            def lat(x: np.ndarray) -> str:
+                return _ms(x[3] / x[2]) if x[2] else "-"
+
+            if self.queues:
+                actv, qued = int(R.wl_q[v, WQ_ACTV]), int(R.wl_q[v, WQ_QUED])
+            else:  # no host queue: its slots are always outstanding
+                actv, qued = (self.vm_slots[v] if v < len(self.vm_slots) else 0), 0
+            rows.append(
+                Row(
+                    names[v],
+                    {
+                        "CMDS/s": f"{(rd[0] + wr[0]) / step:,.0f}",
+                        "READS/s": f"{rd[0] / step:,.0f}",
+                        "WRITES/s": f"{wr[0] / step:,.0f}",
+                        "MBREAD/s": f"{rd[1] / step / 1e6:,.1f}",
+                        "MBWRTN/s": f"{wr[1] / step / 1e6:,.1f}",
+                        "LAT/rd": lat(rd),
+                        "LAT/wr": lat(wr),
+                        "GAVG/cmd": _ms((rd[3] + wr[3]) / n) if n else "-",
+                        "KAVG/cmd": _ms((rd[4] + wr[4]) / n) if n else "-",
+                        "ACTV": f"{actv}",
+                        "QUED": f"{qued}",
+                    },
+                )
+            )
+        return rows
 
 
 def _header(label: str, snap: Snapshot, model: Model, speed: float | None, paused: bool) -> list[str]:
@@ -266,7 +336,7 @@ def _header(label: str, snap: Snapshot, model: Model, speed: float | None, pause
 
 
 def _rows(snap: Snapshot, view: str) -> tuple[str, list[Row]]:
-    return {"devices": ("DEVICE", snap.devices), "paths": ("PATH", snap.paths), "hosts": ("HOST", snap.hosts)}[view]
+    return {"devices": ("DEVICE", snap.devices), "paths": ("PATH", snap.paths), "hosts": ("HOST", snap.hosts), "vms": ("VMNAME", snap.vms)}[view]
 
 
 def text_view(label: str, snap: Snapshot, model: Model, view: str, speed: float | None = None) -> str:
@@ -476,9 +546,7 @@ def run_top(
         if last:
             state["paused"] = False
             screen.update(
-                _rich_view(
-                    run.label, last[-1], model, state["view"], state["speed"], False, "run finished: d devices  p paths  h hosts  any other key quits"
-                ),
+                _rich_view(run.label, last[-1], model, state["view"], state["speed"], False, _DONE_HELP),
                 refresh=True,
             )
         if keys.fd is not None:
@@ -496,7 +564,7 @@ def run_top(
                             state["view"],
                             state["speed"],
                             False,
-                            "run finished: d devices  p paths  h hosts  any other key quits",
+                            _DONE_HELP,
                         ),
                         refresh=True,
                     )

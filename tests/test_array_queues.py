@@ -268,8 +268,8 @@ def monkeypatch_module():
         yield from accept(self, io, p, deadline)
         note("port", max((q.in_use for q in self.queues if q.row.kind == "target_port"), default=0))
 
-    def watched_take(self, r, d, first):
-        yield from take(self, r, d, first)
+    def watched_take(self, r, d, first, j):
+        yield from take(self, r, d, first, j)
         q = self.queues[r]
         if q.row.kind in kinds:
             note(kinds[q.row.kind], q.in_use)

@@ -347,6 +347,16 @@ CASES = [
     ("qfull_threshold_zero.toml", "hosts[0].qfull_threshold", "must be greater than or equal to 1, got 0"),
     ("qfull_retry_delay_negative.toml", "hosts[0].qfull_retry_delay", "must be >= 0"),
     ("adapter_queue_depth_zero.toml", "hosts[0].adapter_queue_depth", "must be greater than or equal to 1, got 0"),
+    # issue 32: Disk.SchedNumReqOutstanding (DSNRO)
+    (
+        "dsnro_above_queue_depth.toml",
+        "hosts[0]",
+        "sched_num_req_outstanding (64) must be at most queue_depth (32): a DSNRO above the device's queue depth would never bind",
+    ),
+    ("dsnro_without_queue_depth.toml", "hosts[0]", "sched_num_req_outstanding needs queue_depth"),
+    ("dsnro_257.toml", "hosts[0].sched_num_req_outstanding", "must be less than or equal to 256, got 257"),
+    ("dsnro_zero.toml", "hosts[0].sched_num_req_outstanding", "must be greater than or equal to 1, got 0"),
+    ("dsnro_scope_unknown.toml", "hosts[0].dsnro_scope", "must be 'all_vms' or 'per_vm', got 'per_world'"),
     # issue 16: NUMA nodes, their SLIT distances, and the nodes paths and workloads name
     ("numa_nodes_zero.toml", "hosts[0].numa_nodes", "must be greater than or equal to 1, got 0"),
     ("numa_distances_not_square.toml", "hosts[0].numa_distances", "must be a square 2 x 2 matrix (numa_nodes = 2), got 2 rows of 1/2"),

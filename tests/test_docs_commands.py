@@ -9,8 +9,9 @@ The convention, for README.md and every page of docs/:
   (installs, the test suite itself). ``text`` is output, synopses and
   fragments; ``toml`` is checked by tests/test_docs_and_notebooks.py.
 
-A page's blocks run in one fresh directory holding a copy of ``sims/``, so
-``sims/...`` paths work and outputs (``report.html``, ``r.parquet``) stay
+A page's blocks run in one fresh directory holding a copy of ``sims/`` and of
+the import samples ``tests/data/import/`` (as in a checkout), so ``sims/...``
+and ``tests/data/import/...`` paths work and outputs (``report.html``, ``r.parquet``) stay
 there; the python blocks of a page share one namespace. ``sh`` blocks run
 under ``bash -e -o pipefail``: every command of a block must succeed.
 
@@ -198,6 +199,7 @@ def test_page_commands_run(page: Path, tmp_path: Path, shim_bin: Path, monkeypat
     work = tmp_path / "work"
     work.mkdir()
     shutil.copytree(ROOT / "sims", work / "sims")
+    shutil.copytree(ROOT / "tests" / "data" / "import", work / "tests" / "data" / "import")
     env = {**os.environ, "PATH": f"{shim_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
     monkeypatch.chdir(work)
     monkeypatch.setattr(go.Figure, "show", lambda self, *a, **k: None)  # no browser

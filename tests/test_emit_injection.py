@@ -594,6 +594,11 @@ CLI = [
     (["--policy", "rr:iops=1", "--emit", "esxcli", "--device", "`touch {m}`"], 0, _rr("`touch {m}`")),
     (["--policy", "rr:iops=1", "--emit", "esxcli", "--device", "naa.1; touch {m}"], 0, _rr("naa.1; touch {m}")),
     (["--policy", "rr:iops=1", "--emit", "esxcli", "--device", "naa'1' && touch {m} #"], 0, _rr("naa'1' && touch {m} #")),
+    (  # issue 32: DSNRO, the device quoted as in the other commands, the number written as digits
+        ["--policy", "rr:iops=1", "--emit", "esxcli", "--device", "naa.1; touch {m}", "--sched-num-req-outstanding", "32"],
+        0,
+        [*_rr("naa.1; touch {m}"), ["storage", "core", "device", "set", "--device=naa.1; touch {m}", "--sched-num-req-outstanding=32"]],
+    ),
     (["--policy", "rr:iops=1", "--emit", "esxcli", "--device", "naa.1\ntouch {m}"], 2, "--device: 'naa.1\\ntouch"),
     (["--policy", "rr:iops=1", "--emit", "esxcli", "--device", "naa.1\rtouch {m}"], 2, "holds a line break ('\\r')"),
     (["--policy", "rr:iops=1", "--emit", "esxcli", "--device", "naa\x00.1"], 2, "holds a NUL character at character 4"),

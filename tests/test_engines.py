@@ -628,6 +628,17 @@ SCENARIOS = {
     )
     .replace("iodepth = 8", "iodepth = 16")
     .replace("iodepth = 6", "iodepth = 12"),
+    # issue 32: array a has controllers A and B, its two volumes owned alternately (ALUA per volume and group over
+    # one nexus), I/O on a non-owner's path crosses the inter-controller link; an owner fault and an alua fault by
+    # volume and port group
+    "target port groups: ALUA per volume, the crossing, owner faults": VOLUMES.replace(
+        'name = "a"\nconcurrency = 4\n',
+        'name = "a"\nconcurrency = 4\ncontrollers = ["A", "B"]\ninter_controller_latency = "25us"\ninter_controller_bandwidth = "1GB/s"\n',
+    )
+    .replace("weight = 2\n", 'weight = 2\nport_group = "A"\n')
+    .replace("weight = 1\n", 'weight = 1\nport_group = "B"\n')
+    + '\n[[faults]]\nat = "60ms"\nwhat = "owner"\nvolume = "db"\ncontroller = "B"\n'
+    + '\n[[faults]]\nat = "90ms"\nwhat = "alua"\nvolume = "logs"\nport_group = "A"\nstate = "standby"\n',
 }
 
 POLICIES = [

@@ -46,7 +46,7 @@ IMPORTS = [
         {f"vmhba{h}:C0:T{t}:L{{lun}}": s for h in (1, 2) for t, s in enumerate(AO4)},
         2,
         2,
-        ["rr:iops=1", "latency"],
+        ["rr:iops=1"],  # one run, each device on its own PSP ([[volumes]] policy): tests/test_import_multilun.py checks them
     ),
     (
         "esxcli",

@@ -117,6 +117,8 @@ def test_a_limit_above_the_outstanding_ios_changes_nothing(engine):
         for qa, qb in zip(a["queues"], b["queues"]):
             assert qb.pop("actv") == pytest.approx(qa.pop("actv"), rel=1e-12)
             assert qa["qued"] == qb["qued"] == 0 and qa["kavg_us"] == qb["kavg_us"] == 0
+        for wa, wb in zip(a["workloads"], b["workloads"]):  # each VM's ACTV the same way
+            assert wb.pop("actv") == pytest.approx(wa.pop("actv"), rel=1e-12)
     assert plain == limited
 
 

@@ -18,6 +18,12 @@ call on the same record). :func:`to_metrics` turns the record into
   overall latency), as histograms and per device; per device and interval
   the I/Os active on it (ACTV) and waiting in the host (QUED), as time
   integrals (their time averages), and over the window for Little's law.
+* Per workload (a ``[[workloads]]`` entry: a VM or fio job, its numjobs
+  copies one world): per op its completions, bytes, latency count, sum,
+  minimum and maximum, KAVG sum and a histogram at the paths' coarser
+  resolution, in the window; its completions and bytes over the whole run
+  (``pathsel top``); its ACTV and QUED now and their integrals over the
+  window (with host queues; else its slots, filled in at the end).
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ __all__ = [
     "rec_qfull",
     "rec_queue_depth",
     "close_record",
+    "vm_slots",
     "Live",
     "H_OVERALL",
     "H_READ",
@@ -72,6 +79,14 @@ __all__ = [
     "C_FRAMES_LOST",
     "C_INFLIGHT",
     "C_REFUSED",
+    "W_N",
+    "W_TOTAL",
+    "W_KAVG",
+    "W_BYTES",
+    "WQ_ACTV",
+    "WQ_QUED",
+    "W_N_ALL",
+    "W_BYTES_ALL",
 ]
 
 # histogram rows: 0 overall (GAVG), 1 read, 2 write, 3 queued in the host (KAVG), 4 on the device (DAVG), 5 + p per path
@@ -92,6 +107,12 @@ class RecorderType(types.StructRef):
 # the columns of h_stat; counts and bytes are exact in a float below 2**53 (9 PB)
 S_N, S_TOTAL, S_LO, S_HI, S_AREA, S_OUT, S_LAST, S_BYTES = range(8)
 S_COLS = 8
+# per workload and op (row vm * 2 + op), one line of wl_stat: its completions in the window (count, latency sum,
+# minimum, maximum, KAVG sum, bytes), and its completions and bytes over the whole run (a live view's rates before
+# the window starts)
+W_N, W_TOTAL, W_LO, W_HI, W_KAVG, W_BYTES, W_N_ALL, W_BYTES_ALL = range(8)
+# per workload, one line of wl_q: ACTV and QUED now, since when, and their integrals over the window
+WQ_ACTV, WQ_QUED, WQ_LAST, WQ_AREA_A, WQ_AREA_Q = range(5)
 
 RECORDER = Layout(
     RecorderType,
@@ -146,8 +167,24 @@ RECORDER = Layout(
         ("dev_queue_depth_last", "f8", 1),
         ("ts_dev_queue_depth", "f8", 2),
         ("dev_area_queue_depth", "f8", 1),
+        # per workload (JobModel.vm; j_vm maps each job to it): wl_stat and wl_hist per (vm, op) in the window,
+        # wl_q its queue line (WQ_* columns)
+        ("j_vm", "i8", 1),
+        ("wl_stat", "f8", 2),
+        ("wl_hist", "i8", 2),
+        ("wl_q", "f8", 2),
     ],
-    cols={"hist": NBINS, "phist": PATH_NBINS, "h_stat": S_COLS, "wire_busy": 2, "wire_wait": 2, "wire_frames": 2},
+    cols={
+        "hist": NBINS,
+        "phist": PATH_NBINS,
+        "h_stat": S_COLS,
+        "wire_busy": 2,
+        "wire_wait": 2,
+        "wire_frames": 2,
+        "wl_stat": S_COLS,
+        "wl_hist": PATH_NBINS,
+        "wl_q": S_COLS,
+    },
 )
 recorder_at = address_of(RECORDER)
 
@@ -171,12 +208,16 @@ def new_record(
     n_devices: int = 1,
     queues_on: bool = True,
     queue_depth: Any = None,
+    job_vm: Sequence[int] = (),
+    n_workloads: int = 1,
 ) -> Any:
     """A zeroed record for a run with these paths, time-series bins, wires and devices (``queue_depth``: each device's
-    queue depth at the start, 0 for none)."""
+    queue depth at the start, 0 for none; ``job_vm``: each job's workload, JobModel.vm: every job of the run)."""
     i64, f64 = np.int64, np.float64
     D = n_devices
     rows = H_PATH0 + n_paths
+    j_vm = np.array(job_vm, dtype=i64).reshape(-1)
+    W = max(n_workloads, int(j_vm.max()) + 1 if j_vm.size else 1)
     return RECORDER.pack(
         dict(
             ramp=window[0],
@@ -217,8 +258,19 @@ def new_record(
             dev_queue_depth_last=np.zeros(D, dtype=f64),
             ts_dev_queue_depth=np.zeros((D, n_bins), dtype=f64),
             dev_area_queue_depth=np.zeros(D, dtype=f64),
+            j_vm=j_vm,
+            wl_stat=_wl_stat(2 * W),
+            wl_hist=np.zeros((2 * W, PATH_NBINS), dtype=i64),
+            wl_q=on_lines(W, S_COLS, np.float64),
         )
     )
+
+
+def _wl_stat(rows: int) -> np.ndarray:
+    """A zeroed (rows, S_COLS) array on 64-byte lines, minima +inf."""
+    h = on_lines(rows, S_COLS, np.float64)
+    h[:, W_LO] = np.inf
+    return h
 
 
 @hot
@@ -330,13 +382,23 @@ def spread(ts, d, t, now, x, b0, b1, iv):
 
 
 @hot
-def rec_dev(R, now, d, actv, qued):
-    """Device ``d`` takes (+1) or lets go of (-1) an active I/O, or one starts or stops waiting in the host."""
+def rec_dev(R, now, d, actv, qued, j):
+    """Device ``d`` takes (+1) or lets go of (-1) an active I/O of job ``j``, or one starts or stops waiting in the
+    host; the job's workload (VM) counts the same."""
     if R.queues_on == 0:
         return
     dev_advance(R, d, now)
     R.dev_actv[d] += actv
     R.dev_qued[d] += qued
+    q = R.wl_q
+    v = np.uint64(R.j_vm[j])
+    w = clip(R, q[v, WQ_LAST], now)
+    if w > 0.0:
+        q[v, WQ_AREA_A] += q[v, WQ_ACTV] * w
+        q[v, WQ_AREA_Q] += q[v, WQ_QUED] * w
+    q[v, WQ_ACTV] += actv
+    q[v, WQ_QUED] += qued
+    q[v, WQ_LAST] = now
 
 
 @hot
@@ -371,7 +433,7 @@ def rec_queue_depth(R, now, d, queue_depth):
 
 
 @hot
-def rec_complete(R, now, op, size, latency, p, path_latency, d, kavg):
+def rec_complete(R, now, op, size, latency, p, path_latency, d, kavg, j):
     R.rc[C_COMPLETED] += 1
     R.rt[T_AREA] += R.rc[C_INFLIGHT] * clip(R, R.rt[T_LAST], now)
     R.rc[C_INFLIGHT] -= 1
@@ -383,6 +445,9 @@ def rec_complete(R, now, op, size, latency, p, path_latency, d, kavg):
     if latency > R.ts_lat_max[b]:
         R.ts_lat_max[b] = latency
     R.ts_path_ios[p, b] += 1
+    row = R.j_vm[j] * 2 + op
+    R.wl_stat[np.uint64(row), W_N_ALL] += 1.0
+    R.wl_stat[np.uint64(row), W_BYTES_ALL] += size
     if R.ramp <= now < R.end:
         hist_add(R, H_OVERALL, latency)
         hist_add(R, H_READ + op, latency)
@@ -395,6 +460,23 @@ def rec_complete(R, now, op, size, latency, p, path_latency, d, kavg):
         R.dev_n[d] += 1
         R.dev_kavg[d] += kavg
         R.dev_davg[d] += latency - kavg
+        wl_add(R, row, size, latency, kavg)
+
+
+@hot
+def wl_add(R, row, size, latency, kavg):
+    """A completion in the window of workload and op row ``row`` (vm * 2 + op)."""
+    R.wl_hist[row, bin_index(np.int64(latency * 1e9), PATH_SUB_BITS)] += 1
+    h = R.wl_stat
+    r = np.uint64(row)
+    h[r, W_N] += 1.0
+    h[r, W_TOTAL] += latency
+    if latency < h[r, W_LO]:
+        h[r, W_LO] = latency
+    if latency > h[r, W_HI]:
+        h[r, W_HI] = latency
+    h[r, W_KAVG] += kavg
+    h[r, W_BYTES] += size
 
 
 @jit
@@ -416,6 +498,12 @@ def rec_close(R, now):
     if R.queues_on != 0:
         for d in range(R.dev_actv.shape[0]):
             dev_advance(R, d, now)
+        q = R.wl_q
+        for v in range(q.shape[0]):
+            w = clip(R, q[v, WQ_LAST], now)
+            q[v, WQ_AREA_A] += q[v, WQ_ACTV] * w
+            q[v, WQ_AREA_Q] += q[v, WQ_QUED] * w
+            q[v, WQ_LAST] = now
     for d in range(R.dev_queue_depth.shape[0]):
         queue_depth_advance(R, d, now)
 
@@ -432,13 +520,13 @@ def _path_at(addr, now, p, delta):
 
 
 @entry
-def _complete_at(addr, now, op, size, latency, p, path_latency, d, kavg):
-    rec_complete(recorder_at(addr), now, op, size, latency, p, path_latency, d, kavg)
+def _complete_at(addr, now, op, size, latency, p, path_latency, d, kavg, j):
+    rec_complete(recorder_at(addr), now, op, size, latency, p, path_latency, d, kavg, j)
 
 
 @entry
-def _dev_at(addr, now, d, actv, qued):
-    rec_dev(recorder_at(addr), now, d, actv, qued)
+def _dev_at(addr, now, d, actv, qued, j):
+    rec_dev(recorder_at(addr), now, d, actv, qued, j)
 
 
 @entry
@@ -494,8 +582,10 @@ class Recorder:
         n_devices: int = 1,
         queues_on: bool = True,
         queue_depth: Any = None,
+        job_vm: Sequence[int] = (),
+        n_workloads: int = 1,
     ) -> None:
-        self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices, queues_on, queue_depth)
+        self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices, queues_on, queue_depth, job_vm, n_workloads)
         self._addr = self.record.address
 
     def issue(self, now: float) -> None:
@@ -507,11 +597,12 @@ class Recorder:
     def path_end(self, now: float, p: int) -> None:
         _path_at(self._addr, now, p, -1)
 
-    def complete(self, now: float, op: str, size: int, latency: float, p: int, path_latency: float, d: int, kavg: float) -> None:
-        _complete_at(self._addr, now, 0 if op == "read" else 1, size, latency, p, path_latency, d, kavg)
+    def complete(self, now: float, op: str, size: int, latency: float, p: int, path_latency: float, d: int, kavg: float, j: int) -> None:
+        _complete_at(self._addr, now, 0 if op == "read" else 1, size, latency, p, path_latency, d, kavg, j)
 
-    def device(self, now: float, d: int, actv: int, qued: int) -> None:
-        _dev_at(self._addr, now, d, actv, qued)
+    def device(self, now: float, d: int, actv: int, qued: int, j: int) -> None:
+        """Device ``d`` and job ``j``'s workload: ACTV and QUED change by ``actv`` and ``qued`` (rec_dev)."""
+        _dev_at(self._addr, now, d, actv, qued, j)
 
     def fail(self, now: float) -> None:
         _fail_at(self._addr, now)
@@ -542,9 +633,29 @@ def _hist(R: Any, row: int) -> LogHistogram:
     return h
 
 
-def to_metrics(R: Any, n_paths: int, slots: Sequence[int] | np.ndarray | None = None) -> RunMetrics:
+def vm_slots(jobs: Sequence[Any]) -> list[int]:
+    """Job slots per workload (JobModel.vm): with no host queue, the I/Os each workload always has active."""
+    out = [0] * (max((j.vm for j in jobs), default=0) + 1)
+    for j in jobs:
+        out[j.vm] += j.iodepth
+    return out
+
+
+def _wl_hist(R: Any, row: int) -> LogHistogram:
+    """Workload and op row ``row`` of the record's per-workload histograms (a copy)."""
+    h = LogHistogram(counts=R.wl_hist[row].copy(), sub_bits=PATH_SUB_BITS)
+    st = R.wl_stat[row]
+    h.n = int(st[W_N])
+    h.total = float(st[W_TOTAL])
+    h.lo = float(st[W_LO]) if st[W_N] else math.inf
+    h.hi = float(st[W_HI])
+    return h
+
+
+def to_metrics(R: Any, n_paths: int, slots: Sequence[int] | np.ndarray | None = None, workload_slots: Sequence[int] | None = None) -> RunMetrics:
     """The record as :class:`~pathsel.metrics.RunMetrics`: small arrays copied, the per-path ones shared with the record
-    (which the engines never reuse)."""
+    (which the engines never reuse). ``slots`` and ``workload_slots``: each device's and workload's job slots, its
+    ACTV when no host queues."""
     pending = int(R.pbuf_n[0])
     np.add.at(R.phist.reshape(-1), R.pbuf[:pending], 1)  # completions not yet counted (phist_flush, in Python)
     R.pbuf_n[0] = 0
@@ -595,4 +706,17 @@ def to_metrics(R: Any, n_paths: int, slots: Sequence[int] | np.ndarray | None = 
     m.wire_busy, m.wire_wait, m.wire_frames = R.wire_busy.copy(), R.wire_wait.copy(), R.wire_frames.copy()
     m.path_qfull, m.dev_qfull, m.ts_qfull = R.path_qfull.copy(), R.dev_qfull.copy(), R.ts_qfull.copy()
     m.ts_dev_queue_depth, m.dev_area_queue_depth = R.ts_dev_queue_depth.copy(), R.dev_area_queue_depth.copy()
+    W = R.wl_q.shape[0]
+    m.wl_by_op = [{"read": _wl_hist(R, 2 * v), "write": _wl_hist(R, 2 * v + 1)} for v in range(W)]
+    m.wl_bytes = R.wl_stat[:, W_BYTES].reshape(W, 2).astype(np.int64)
+    m.wl_kavg_sum = R.wl_stat[:, W_KAVG].reshape(W, 2).copy()
+    m.wl_completed_all = R.wl_stat[:, W_N_ALL].reshape(W, 2).astype(np.int64)
+    if R.queues_on:
+        m.wl_area_actv, m.wl_area_qued = R.wl_q[:, WQ_AREA_A].copy(), R.wl_q[:, WQ_AREA_Q].copy()
+    else:  # as the devices: each workload has its slots active all run, none queued
+        on = np.zeros(W)
+        ws = np.asarray(workload_slots if workload_slots is not None else [], dtype=np.float64)[:W]
+        on[: ws.shape[0]] = ws
+        m.wl_area_actv = on * (float(R.end) - float(R.ramp))
+        m.wl_area_qued = np.zeros(W)
     return m

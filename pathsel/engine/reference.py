@@ -70,7 +70,7 @@ from ..model import JobModel, Model
 from ..model.queues import ARRAY_SLOTS, DEVICE_QUEUE, NVME_TAGS, TARGET_PORT, QueueModel
 from ..policies import DeviceView, IORequest, PathTable, PathView, build_policy
 from .host_queues import overload
-from .recorder import C_FRAMES_LOST, C_REFUSED, C_RETRIED, C_TIMED_OUT, Live, Recorder, to_metrics
+from .recorder import C_FRAMES_LOST, C_REFUSED, C_RETRIED, C_TIMED_OUT, Live, Recorder, to_metrics, vm_slots
 from .streams import make_streams
 
 # a simpy process: yields events, is sent their values
@@ -105,8 +105,8 @@ class Queue:
 
     Its queue depth now (0: no limit; ESXi's throttling changes a device
     queue's, counting QUEUE FULL and good statuses towards the next change),
-    places in use, the I/Os waiting for one in order (each with its device,
-    for ACTV/QUED), and the counters every queue reports: the time integrals
+    places in use, the I/Os waiting for one in order (each with its device
+    and job, for ACTV/QUED), and the counters every queue reports: the time integrals
     of places in use and of I/Os waiting over the measured window, brought up
     to date before each change (:meth:`advance`), and the QUEUE FULLs it
     answered. An array's slots (the "array" rule) are a :class:`ArraySlots`
@@ -127,18 +127,29 @@ class Queue:
         "area_waiting",
         "ramp",
         "end",
+        "dsnro",
+        "per_vm",
+        "worlds",
+        "out",
+        "held",
     )
 
     def __init__(self, row: QueueModel, window: tuple[float, float]) -> None:
         self.row = row
         self.queue_depth = row.queue_depth
         self.in_use = 0
-        self.waiting: deque[tuple[simpy.Event, int]] = deque()  # (woken, its device)
+        self.waiting: deque[tuple[simpy.Event, int, int]] = deque()  # (woken, its device, its job)
         self.slots: ArraySlots | None = None
         self.qfull_seen = self.good_seen = 0
         self.qfull = 0
         self.last = self.area_in_use = self.area_waiting = 0.0
         self.ramp, self.end = window
+        # ESXi's DSNRO (a device queue's; 0: none): the VMs with I/O outstanding on the device, and per VM those
+        # I/Os (issued to the device, not done) and the places they hold (sized by _Simulation)
+        self.dsnro, self.per_vm = row.dsnro, row.dsnro_per_vm
+        self.worlds = 0
+        self.out: list[int] = []
+        self.held: list[int] = []
 
     def counts(self) -> tuple[int, int]:
         """Places in use and I/Os (or requests) waiting, now."""
@@ -215,7 +226,7 @@ class _Simulation:
         self.live, self.live_step = live, live_step
         self.streams = make_streams(model)  # see streams.py: common random numbers across policies
         policy_rngs = self.streams.policies
-        C, L = len(model.controllers), len(model.links)
+        C = len(model.controllers)
 
         self.table = PathTable(
             [p.name for p in model.paths],
@@ -243,13 +254,20 @@ class _Simulation:
         self.repl_loss = repl.loss_ppm if repl else 0.0
         self.repl_ok = True
         self.alive = [True] * len(model.arrays)
-        self.wire_free = [[0.0, 0.0] for _ in range(C + L + 1)]  # own wires, shared links, replication
+        self.wire_free = [[0.0, 0.0] for _ in range(model.n_wires)]  # own wires, shared links, replication, inter-controller
+        self.cross = [p.crossing for p in model.paths]  # the path's I/O crosses to its volume's owner (owner faults flip it)
+        # implicit ALUA: commands each controller received per (volume, array) since the last check (fast: S.ia_count)
+        self.ia_count = [[0] * n for _a, n, _ps in model.cells]
         # Every queue an I/O can wait in (Model.queues), a row each as the fast engine lays them out; an array's
         # slots are a simpy.Resource in its row. Per device its "host" rows (DeviceModel.admission) and the row
         # throttling changes; per path its "path" row (NVMe-oF: its controller's tags) and its "refuse" row (the
         # target port it lands on); -1: none.
         window = (model.ramp, model.end)
         self.queues = [Queue(q, window) for q in model.queues]
+        n_vms = max((j.vm for j in model.jobs), default=0) + 1
+        for q in self.queues:
+            if q.dsnro > 0:
+                q.out, q.held = [0] * n_vms, [0] * n_vms
         self.slots = [ArraySlots(self.env, self.queues[r]) for r in model.queue_rows(ARRAY_SLOTS)]
         self.device_queue = model.queue_rows(DEVICE_QUEUE)
         tags, ports = model.queue_rows(NVME_TAGS), model.queue_rows(TARGET_PORT)
@@ -275,7 +293,16 @@ class _Simulation:
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
         queue_depth = [self.queues[r].queue_depth for r in self.device_queue]
         self.rec = Recorder(
-            len(model.paths), n_bins, C + L + 1, (model.ramp, model.end), model.interval, len(model.devices), model.host_queues, queue_depth
+            len(model.paths),
+            n_bins,
+            model.n_wires,
+            (model.ramp, model.end),
+            model.interval,
+            len(model.devices),
+            model.host_queues,
+            queue_depth,
+            [j.vm for j in model.jobs],
+            len(model.workloads),
         )
         self.wires = self.rec.record  # busy time, queueing time and frames per wire and direction
         self.events: list[dict[str, Any]] = []
@@ -286,7 +313,7 @@ class _Simulation:
         for d in model.devices:
             views = [self.views[p] for p in d.paths]
             device = DeviceView(d.name, views, lambda: self.env.now, self._logger(d.name), model.hosts[d.host], d.volume)
-            pol = build_policy(policy)
+            pol = build_policy(policy if d.policy is None else d.policy)  # a device may run its own (issue 32)
             pol.bind(device, policy_rngs[d.index])
             self.policies.append(pol)
 
@@ -311,7 +338,7 @@ class _Simulation:
         while True:
             if backlog:
                 arrived = backlog.popleft()
-                self.rec.device(self.env.now, job.device, 0, -1)
+                self.rec.device(self.env.now, job.device, 0, -1, job.index)
             else:
                 woken = self.env.event()
                 idle.append(woken)
@@ -339,32 +366,46 @@ class _Simulation:
                 if len(backlog) >= cap:
                     raise _Overload(job.index, now, len(backlog))
                 backlog.append(now)
-                self.rec.device(now, job.device, 0, 1)
+                self.rec.device(now, job.device, 0, 1, job.index)
 
     # -- the queues (Model.queues; fast/queues.py keeps the same table in arrays) --------------------------
-    def take(self, r: int, d: int, first: bool) -> Proc:
+    def take(self, r: int, d: int, first: bool, j: int) -> Proc:
         """fast/queues.take: an I/O of device ``d`` takes a place of queue ``r`` (the "host" and "path" rules), or
         waits in its FIFO, in order, until :meth:`give_back` hands it one. ``first``: the device's first queue, where
-        ACTV starts (taking it is ACTV, waiting there QUED); waiting at a later one moves ACTV back to QUED."""
+        ACTV starts (taking it is ACTV, waiting there QUED); waiting at a later one moves ACTV back to QUED. ``j``: the
+        I/O's job, whose workload (VM) counts the same."""
         q, now = self.queues[r], self.env.now
         q.advance(now)
-        if q.queue_depth <= 0 or q.in_use < q.queue_depth:
+        if q.dsnro > 0:  # ESXi's DSNRO on this device queue: the I/O's VM has one more outstanding here
+            w = self.model.jobs[j].vm
+            q.out[w] += 1
+            if q.out[w] == 1:
+                q.worlds += 1
+            if q.in_use < q.queue_depth and self.dsnro_room(q, w):
+                q.in_use += 1
+                q.held[w] += 1
+                self.rec.device(now, d, 1, 0, j)
+                return
+        elif q.queue_depth <= 0 or q.in_use < q.queue_depth:
             q.in_use += 1
             if first:
-                self.rec.device(now, d, 1, 0)
+                self.rec.device(now, d, 1, 0, j)
             return
         woken = self.env.event()
-        q.waiting.append((woken, d))
-        self.rec.device(now, d, 0 if first else -1, 1)
+        q.waiting.append((woken, d, j))
+        self.rec.device(now, d, 0 if first else -1, 1, j)
         yield woken  # give_back() handed its place over: still counted in use
 
-    def give_back(self, r: int, d: int, first: bool) -> None:
+    def give_back(self, r: int, d: int, first: bool, j: int) -> None:
         """fast/queues.give_back: an I/O of device ``d`` is done with queue ``r``; the first waiting is handed its
         place, and as many more as a queue depth grown back by throttling has room for."""
         q, now = self.queues[r], self.env.now
         q.advance(now)
         if first:
-            self.rec.device(now, d, -1, 0)
+            self.rec.device(now, d, -1, 0, j)
+        if q.dsnro > 0:
+            self.dsnro_give_back(q, self.model.jobs[j].vm, now)
+            return
         waiting = q.waiting
         if waiting and q.in_use <= q.queue_depth:
             self.hand_over(q, now)  # the place goes on: in use unchanged
@@ -374,24 +415,58 @@ class _Simulation:
             q.in_use += 1
             self.hand_over(q, now)
 
+    @staticmethod
+    def dsnro_room(q: Queue, w: int) -> bool:
+        """fast/queues.dsnro_room: whether ESXi's Disk.SchedNumReqOutstanding lets VM ``w`` take one more place of
+        device queue ``q``: always while it is alone (no other VM has I/O outstanding on the device: a lone VM fills
+        DQLEN); else below DSNRO, all VMs' places together (all_vms) or its own (per_vm)."""
+        if q.worlds <= 1:
+            return True
+        return (q.held[w] if q.per_vm else q.in_use) < q.dsnro
+
+    def dsnro_give_back(self, q: Queue, w: int, now: float) -> None:
+        """fast/queues.dsnro_give_back: an I/O of VM ``w`` gives its place of device queue ``q`` (with DSNRO) back;
+        the waiting are handed places in order while the queue depth and DSNRO allow (per_vm: one whose VM is at its
+        cap is passed over and keeps its place in line)."""
+        q.in_use -= 1
+        q.held[w] -= 1
+        q.out[w] -= 1
+        if q.out[w] == 0:
+            q.worlds -= 1  # its last I/O here: maybe alone again, the cap lifts
+        waiting, jobs = q.waiting, self.model.jobs
+        i = 0
+        while i < len(waiting) and q.in_use < q.queue_depth:
+            woken, d, j = waiting[i]
+            v = jobs[j].vm
+            if self.dsnro_room(q, v):
+                del waiting[i]
+                q.in_use += 1
+                q.held[v] += 1
+                self.rec.device(now, d, 1, -1, j)
+                woken.succeed()
+            elif not q.per_vm:
+                break  # all VMs' cap: no one behind fits either
+            else:
+                i += 1
+
     def hand_over(self, q: Queue, now: float) -> None:
         """fast/queues.hand_over: the first I/O waiting at ``q`` has its place: ACTV again (it was QUED), it goes on."""
-        woken, d = q.waiting.popleft()
-        self.rec.device(now, d, 1, -1)
+        woken, d, j = q.waiting.popleft()
+        self.rec.device(now, d, 1, -1, j)
         woken.succeed()
 
-    def admit(self, d: int) -> Proc:
+    def admit(self, d: int, j: int) -> Proc:
         """fast/queues.admit: device ``d``'s "host" queues (DeviceModel.admission: its device queue, its host's
         adapter's, ...) take the I/O in order, each as soon as it has a place."""
         for k, r in enumerate(self.model.devices[d].admission):
-            yield from self.take(r, d, k == 0)
+            yield from self.take(r, d, k == 0, j)
 
-    def release(self, d: int) -> None:
+    def release(self, d: int, j: int) -> None:
         """fast/queues.release_admission: an I/O of device ``d`` is done (completed or failed): its "host" places go
         back, last taken first."""
         admission = self.model.devices[d].admission
         for k in range(len(admission) - 1, -1, -1):
-            self.give_back(admission[k], d, k == 0)
+            self.give_back(admission[k], d, k == 0, j)
 
     def path_take(self, io: IORequest, p: int, d: int) -> Proc:
         """fast/io_life.begin_attempt's take: path ``p``'s "path" queue (NVMe-oF: its controller's tags) gives the
@@ -400,7 +475,7 @@ class _Simulation:
         r = self.path_queue[p]
         if r < 0:
             return
-        yield from self.take(r, d, False)
+        yield from self.take(r, d, False, io.job)
         self.held_path[io.slot] = r
 
     def path_release(self, io: IORequest) -> None:
@@ -410,7 +485,7 @@ class _Simulation:
         if r < 0:
             return
         self.held_path[io.slot] = -1
-        self.give_back(r, -1, False)
+        self.give_back(r, -1, False, -1)
 
     def throttle(self, d: int, qfull: bool) -> None:
         """fast/queues.throttle: ESXi's adaptive queue depth (KB 1008113) on device ``d``'s queue:
@@ -439,6 +514,9 @@ class _Simulation:
         """fast/queues.port_accept (the "refuse" rule): the command reached the array's target port: it takes it, or,
         holding port_queue_depth commands already, answers QUEUE FULL (TASK SET FULL, status 0x28) at once, a status
         frame back to the host."""
+        cell = self.model.paths[p].cell
+        if cell >= 0:  # implicit ALUA counts the commands each controller receives
+            self.ia_count[cell][self.model.paths[p].array_controller] += 1
         r = self.port_queue[p]
         if r < 0:
             return
@@ -497,7 +575,7 @@ class _Simulation:
         policy = self.policies[job.device]
         host = self.model.host_params[job.host]
         d = job.device
-        yield from self.admit(d)
+        yield from self.admit(d, io.job)
         kavg = env.now - io.issued_at
         path_wait = 0.0  # time spent waiting at a "path" queue (NVMe-oF: a controller's tag), host queueing too
         while True:
@@ -506,7 +584,7 @@ class _Simulation:
                 if not (yield from self.wait_for_change(host.apd_timeout)):
                     self.rec.fail(env.now)  # visible: counted as failed, the job slot moves on
                     self.issued_at[io.slot] = math.inf
-                    self.release(d)
+                    self.release(d, io.job)
                     return
                 continue
             p = path.index
@@ -560,12 +638,12 @@ class _Simulation:
                 continue
             on_path = env.now - started
             policy.on_complete(path, io, on_path)
-            self.rec.complete(env.now, io.op, io.size, env.now - io.issued_at, p, on_path, d, kavg + path_wait)
+            self.rec.complete(env.now, io.op, io.size, env.now - io.issued_at, p, on_path, d, kavg + path_wait, io.job)
             if self.trace is not None:
                 self.trace.append((io.seq, io.job, io.op, io.size, io.issued_at, env.now, table.names[p], io.attempts))
             self.issued_at[io.slot] = math.inf
             self.throttle(d, False)
-            self.release(d)
+            self.release(d, io.job)
             return
 
     def arm_abort(self, io: IORequest, deadline: float) -> None:
@@ -673,7 +751,13 @@ class _Simulation:
                 t = self.serialise(c, direction, t, nbytes, ctrl.bandwidth)
             for li in ctrl.links:
                 t = self.serialise(len(model.controllers) + li, direction, t, nbytes, model.links[li].bandwidth)
+            if self.cross[p]:  # then the link between the array's controllers, to the owner and back
+                bw = model.arrays[model.paths[p].array].ic_bandwidth
+                if bw:
+                    t = self.serialise(model.ic_wire(model.paths[p].array), direction, t, nbytes, bw)
             delay += t - now
+        if self.cross[p]:
+            delay += model.arrays[model.paths[p].array].ic_latency
         if self.loss[c] > 0:
             delay = self.lose(self.streams.loss[c], self.loss[c], ctrl.loss_recovery, delay, deadline - now)
         epoch = self.epoch[c]
@@ -768,6 +852,9 @@ class _Simulation:
     def apply(self, f: Any) -> None:
         """One fault of the timeline, now (fast/faults.apply_fault)."""
         model = self.model
+        if f.what == "implicit":
+            self.implicit(f.array)
+            return
         self.events.append({"t": float(self.env.now), "device": "", "event": "fault", "what": f.what, "fault": f.origin, "revert": f.revert})
         if f.what in ("path_down", "path_up", "array_down", "array_up"):
             up = f.what.endswith("_up")
@@ -775,6 +862,13 @@ class _Simulation:
                 self.alive[f.array] = up
             for c in f.controllers:
                 self.set_wire(c, up)
+        elif f.what == "owner" or f.paths:  # alua by volume or port group, owner: the paths' states and crossings (issue 32)
+            for p, state, cross in zip(f.paths, f.states, f.crossing):
+                self.table.alua[p] = state
+                if cross >= 0:
+                    self.cross[p] = bool(cross)
+                self.path_changed(p, "alua")
+            self.wake_waiters()
         elif f.what == "alua":
             for c in f.controllers:
                 for p in model.controller_paths(c):
@@ -802,9 +896,35 @@ class _Simulation:
                     self.path_changed(path.index, "alua")
             self.wake_waiters()
 
+    def implicit(self, array: int) -> None:
+        """Implicit ALUA's check of ``array`` (fast/faults.implicit_alua): each of its volumes moves to the controller
+        that received more than twice as many of its commands as the owner since the last check (of several, the
+        first with the most); the counts restart."""
+        model, moved = self.model, False
+        for g, (a, n, paths) in enumerate(model.cells):
+            if a != array:
+                continue
+            counts = self.ia_count[g]
+            owner = next((model.paths[p].array_controller for p in paths if not self.cross[p]), -1)
+            best = 0
+            for k in range(1, n):
+                if counts[k] > counts[best]:
+                    best = k
+            if owner >= 0 and best != owner and counts[best] > 2 * counts[owner]:  # a clear majority (an assumption)
+                for p in paths:
+                    path = model.paths[p]
+                    on_owner = path.array_controller == best
+                    self.table.alua[p] = "AO" if on_owner and path.pref_ao else "ANO"
+                    self.cross[p] = not on_owner
+                    self.path_changed(p, "alua")
+                moved = True
+            self.ia_count[g] = [0] * n
+        if moved:
+            self.wake_waiters()
+
     def fault_timeline(self) -> Proc:
         """Apply every fault at its time (fast/faults.fault_loop)."""
-        for f in self.model.faults:
+        for f in self.model.timeline:
             if f.at > self.env.now:
                 yield self.env.timeout(f.at - self.env.now)
             self.apply(f)
@@ -840,7 +960,7 @@ class _Simulation:
         for job in model.jobs:
             if job.rate_iops > 0:
                 env.process(self.arrivals(job))
-        if model.faults:
+        if model.timeline:
             env.process(self.fault_timeline())
         if self.progress is not None:
             env.process(self.ticker())
@@ -852,7 +972,7 @@ class _Simulation:
             job, now, waiting = e.args
             raise overload(model, model.jobs[job], now, waiting) from None
         self.rec.close(model.end)
-        metrics = to_metrics(self.rec.record, len(model.paths), model.device_slots())
+        metrics = to_metrics(self.rec.record, len(model.paths), model.device_slots(), vm_slots(model.jobs))
         areas = np.array([q.areas() for q in self.queues], dtype=np.float64).reshape(-1, 2)
         metrics.queue_in_use_area, metrics.queue_waiting_area = areas[:, 0].copy(), areas[:, 1].copy()
         metrics.queue_qfull = np.array([q.qfull for q in self.queues], dtype=np.int64)

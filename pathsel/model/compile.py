@@ -22,6 +22,7 @@ from ..limits import BACKLOG_CAP, MAX_BACKLOG_VALUES, MAX_DURATION, offered_prob
 from ..scenario.load import RunSpec, Scenario, offered_load
 from ..scenario.schema import VolumeConfig
 from ..timing.distributions import Distribution, Mixture
+from ..units import format_duration
 from .queues import QueueModel, queue_table, rows_by_owner
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
 ]
 
 US_PER_KM = 5e-6  # light in fibre: about 5 us per km, one way (conventions.md)
+MAX_IMPLICIT_CHECKS = 100_000  # implicit ALUA's ownership checks in one run (each is an event of the timeline)
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,10 @@ class ArrayModel:
     peer: int | None  # the other array of a synchronous replication pair
     per_kib: float = 0.0  # seconds added to each service time per KiB of the I/O
     port_queue_depth: int = 0  # commands each target port holds at once; one more is answered QUEUE FULL. 0: no limit
+    controllers: tuple[str, ...] = ()  # its controllers (issue 32); fewer than two: no inter-controller crossing
+    ic_latency: float = 0.0  # one-way seconds a frame of an I/O received on a non-owning controller adds
+    ic_bandwidth: float | None = None  # bytes per second of the inter-controller link, each direction (None: none)
+    implicit_alua: float = 0.0  # seconds between implicit ALUA's ownership checks (0: off)
 
 
 def with_read_hits(miss: Distribution, ratio: float, hit: Distribution) -> Distribution:
@@ -114,6 +120,8 @@ class HostModel:
     numa_distances: tuple[tuple[int, ...], ...] = ((10,),)  # the SLIT matrix (numactl --hardware)
     numa_penalty: float = 0.5e-6  # seconds per 10 distance units above local, once per attempt
     nvme_tags: int = 0  # NVMe-oF: tags of each controller, shared by its namespaces (queues x (size - 1)). 0: no limit
+    sched_num_req_outstanding: int = 0  # ESXi DSNRO: a device's I/Os at once while VMs compete (model/queues.py). 0: none
+    dsnro_per_vm: bool = False  # dsnro_scope = "per_vm": each VM's own I/Os capped, not all VMs' together
 
     def numa_extra(self, a: int, b: int) -> float:
         """Host seconds an attempt issued on node ``a`` pays to go through an adapter on node ``b``."""
@@ -146,6 +154,8 @@ class ControllerModel:
     links: tuple[int, ...]  # shared links crossed after the nexus's own wire, in order
     port: int = -1  # the array's target port it lands on (Model.ports)
     numa_node: int = 0  # the host's NUMA node its adapter (HBA/NIC) sits on
+    port_group: str = ""  # the target port group it lands on ("" : the array has no controllers)
+    array_controller: int = -1  # the array's controller that group sits on (ArrayModel.controllers), -1: none
 
 
 @dataclass(frozen=True)
@@ -164,6 +174,10 @@ class PathModel:
     weight: int = 0
     mirror: int | None = None  # the peer array a write through this path is mirrored to
     numa_node: int = 0  # the host's NUMA node its adapter sits on (its nexus's)
+    crossing: bool = False  # at time 0 its nexus lands on a controller that does not own its volume (issue 32)
+    array_controller: int = -1  # the array's controller its nexus lands on (ArrayModel.controllers), -1: none
+    pref_ao: bool = True  # whether the preferred-array rule alone leaves it AO (an owner change keeps that rule)
+    cell: int = -1  # implicit ALUA: its (volume, array)'s row of Model.cells, whose arrivals it counts (-1: none)
 
 
 @dataclass(frozen=True)
@@ -176,6 +190,7 @@ class DeviceModel:
     volume: str
     paths: tuple[int, ...]
     admission: tuple[int, ...] = ()  # the "host"-rule queues (Model.queues) its I/Os take at issue, in order
+    policy: Any = None  # its own policy (a PolicySpec: RunSpec.devices, a policy per device), None: the run's
 
 
 @dataclass(frozen=True)
@@ -197,6 +212,7 @@ class JobModel:
     arrivals: Any = None
     refuse: bool = False  # iodepth_full = "refuse": an arrival finding iodepth I/Os issued and not done is refused
     numa_node: int = 0  # the host's NUMA node its CPUs run on (fio numa_cpu_nodes)
+    vm: int = 0  # its [[workloads]] entry (Model.workloads): a VM or fio job, ESXi's world; its numjobs copies share it
 
     @property
     def trace(self) -> Any:
@@ -209,7 +225,9 @@ class FaultModel:
     """One change on the timeline. ``origin`` is the scenario's fault it comes from (a revert shares it)."""
 
     at: float
-    what: str  # path_down | path_up | alua | latency | loss | array_down | array_up | replication_down | replication_up
+    # path_down | path_up | alua | latency | loss | array_down | array_up | replication_down | replication_up | owner;
+    # implicit: implicit ALUA's ownership check of array ``array`` (not a fault of the file: origin -1)
+    what: str
     path: int | None  # the first device path on the target nexus (None for array/replication faults)
     state: str | None
     controllers: tuple[int, ...] = ()
@@ -219,6 +237,12 @@ class FaultModel:
     ppm: float = 0.0  # loss: frames lost per million from now on
     origin: int = 0
     revert: bool = False
+    # alua by volume or port group, owner: the device paths that change, each one's new state, and whether it
+    # crosses the inter-controller link from now on (-1: unchanged)
+    paths: tuple[int, ...] = ()
+    states: tuple[str, ...] = ()
+    crossing: tuple[int, ...] = ()
+    target: str = ""  # what it names, for the results (volume, port group, new owner)
 
 
 @dataclass(frozen=True)
@@ -241,10 +265,38 @@ class Model:
     links: tuple[LinkModel, ...] = ()
     ports: tuple[PortModel, ...] = ()  # the arrays' target ports the nexuses land on
     queues: tuple[QueueModel, ...] = ()  # every queue an I/O can wait in (model/queues.py)
+    workloads: tuple[str, ...] = ()  # the [[workloads]] names, in file order (JobModel.vm indexes it)
+    # implicit ALUA: per (volume, array with implicit_alua) its array, controllers and device paths, in order
+    cells: tuple[tuple[int, int, tuple[int, ...]], ...] = ()
+    checks: tuple[FaultModel, ...] = ()  # implicit ALUA's ownership checks, in time order (what = "implicit")
+
+    @cached_property
+    def timeline(self) -> tuple[FaultModel, ...]:
+        """What the engines' fault timeline applies, in time order: the faults, then implicit ALUA's checks of the
+        same instant."""
+        if not self.checks:
+            return self.faults
+        return tuple(sorted(self.faults + self.checks, key=lambda f: (f.at, f.what == "implicit")))
 
     @property
     def end(self) -> float:
         return self.ramp + self.duration
+
+    @property
+    def inter_controller(self) -> bool:
+        """Whether an I/O can cross between an array's controllers: then each array has a wire for the link
+        (after the nexuses', the shared links' and the replication link's, so theirs keep their indices)."""
+        return any(len(a.controllers) > 1 for a in self.arrays)
+
+    @property
+    def n_wires(self) -> int:
+        """Wires the engines serialise frames on: each nexus's own, the shared links, the replication link, and
+        with inter_controller, each array's inter-controller link (Model.ic_wire)."""
+        return len(self.controllers) + len(self.links) + 1 + (len(self.arrays) if self.inter_controller else 0)
+
+    def ic_wire(self, array: int) -> int:
+        """The wire of array ``array``'s inter-controller link."""
+        return len(self.controllers) + len(self.links) + 1 + array
 
     @property
     def numa(self) -> bool:
@@ -355,9 +407,14 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
             peer.get(i),
             a.service_time_per_kib,
             a.port_queue_depth or 0,
+            a.controllers,
+            a.inter_controller_latency if len(a.controllers) > 1 else 0.0,
+            a.inter_controller_bandwidth if len(a.controllers) > 1 else None,
+            a.implicit_alua or 0.0,
         )
         for i, a in enumerate(m.arrays)
     )
+    group_ctrl = [{n: a.controllers.index(c) for n, c in a.groups()} for a in m.arrays]  # group -> its controller
     hosts = tuple(
         HostModel(
             i,
@@ -374,6 +431,8 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
             h.numa_distances or _default_slit(h.numa_nodes),
             h.numa_penalty,
             _nvme_tags(h.nvme_io_queues, h.nvme_queue_size),
+            sched_num_req_outstanding=h.sched_num_req_outstanding or 0,
+            dsnro_per_vm=h.dsnro_scope == "per_vm",
         )
         for i, h in enumerate(m.hosts)
     )
@@ -418,6 +477,8 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                 lk,
                 port_of[key],
                 g.numa_node,
+                g.port_group or "",
+                group_ctrl[arr].get(g.port_group, -1) if g.port_group is not None else -1,
             )
             controllers.append(c)
             groups.append((c, g, name, host))
@@ -428,6 +489,15 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
     paths: list[PathModel] = []
     devices: list[DeviceModel] = []
     device_of: dict[tuple[int, str], int] = {}
+    owners = _owners(m, volumes)
+    cell_index: dict[tuple[str, int], int] = {}  # implicit ALUA: (volume, array) -> its row of cells
+
+    def cell_of(vname: str, array: int) -> int:
+        if not arrays[array].implicit_alua or (vname, array) not in owners:
+            return -1
+        return cell_index.setdefault((vname, array), len(cell_index))
+
+    pref_ao: dict[int, bool] = {}  # per device path: whether the preferred-array rule alone makes it AO
     for h, hcfg in enumerate(m.hosts):
         for v in volumes:
             vname = v.name if v is not None else "volume"
@@ -439,12 +509,21 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                 if c.host != h or m.arrays[c.array].name not in held:
                     continue
                 pref = preferred(hname)
+                # a path's own alua > the volume's table > the owner (both AO with a preferred array too) > preferred
+                owned = owners.get((vname, c.array))
+                pref_ok = pref is None or not stretched or g.array == pref
+                crossing = owned is not None and c.array_controller not in owned
                 if g.alua is not None:
                     alua = g.alua
+                elif v is not None and v.alua is not None and c.port_group in v.alua:
+                    alua = v.alua[c.port_group]
+                elif owned is not None:
+                    alua = "AO" if not crossing and pref_ok else "ANO"
                 elif pref is not None and stretched:
                     alua = "AO" if g.array == pref else "ANO"
                 else:
                     alua = "AO"
+                pref_ao[len(paths)] = pref_ok
                 if "{lun}" in name:
                     pname = name.replace("{lun}", str(v.lun if v is not None and v.lun is not None else d))
                 elif several:
@@ -466,6 +545,10 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                         g.weight,
                         peer.get(c.array) if stretched else None,
                         c.numa_node,
+                        crossing,
+                        c.array_controller,
+                        pref_ok,
+                        cell_of(vname, c.array),
                     )
                 )
             if not members and not any(w.volume in (None, vname) and (w.host or default_host) == hcfg.name for w in m.workloads):
@@ -475,7 +558,7 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
             device_of[(h, vname)] = d
 
     jobs: list[JobModel] = []
-    for w in m.workloads:
+    for wi, w in enumerate(m.workloads):
         spec = w.arrival_spec()
         hi = host_index[w.host or default_host]
         vname = w.volume or (volumes[0].name if volumes[0] is not None else "volume")
@@ -501,6 +584,7 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                     spec,
                     w.iodepth_full == "refuse",
                     w.numa_node,
+                    wi,
                 )
             )
 
@@ -535,6 +619,8 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
             f.ppm if f.ppm is not None else 0.0,
             i,
         )
+        if f.what == "owner" or (f.what == "alua" and (f.volume is not None or f.port_group is not None)):
+            base = _group_fault(base, f, m, paths, devices, controllers, cs if f.path is not None else None, pref_ao)
         faults.append(base)
         if f.duration is not None:
             # undone: the latency step removed, the loss back to what the scenario gave the link
@@ -542,9 +628,22 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                 faults.append(FaultModel(f.at + f.duration, "latency", base.path, None, cs, None, repl_target, 0.0, 0.0, i, True))
             else:
                 faults.append(FaultModel(f.at + f.duration, "loss", base.path, None, cs, None, repl_target, 0.0, -1.0, i, True))
-    faults.sort(key=lambda f: f.at)  # stable: the file's order among simultaneous faults
     ramp = max(w.ramp_time for w in m.workloads)
     run_duration = m.duration if duration is None else duration
+    cells = [(a, len(arrays[a].controllers), tuple(p.index for p in paths if p.cell == g)) for (_v, a), g in cell_index.items()]
+    checks: list[FaultModel] = []
+    for a in sorted({a for a, _, _ in cells}):  # implicit ALUA's checks (Model.timeline)
+        every = arrays[a].implicit_alua
+        n_checks = int((ramp + run_duration) / every)
+        if n_checks > MAX_IMPLICIT_CHECKS:
+            raise ScenarioError(
+                scenario.source,
+                f"arrays[{a}].implicit_alua",
+                f"{format_duration(every)} over {ramp + run_duration:g} s is {n_checks:,} ownership checks, more than the "
+                f"{MAX_IMPLICIT_CHECKS:,} pathsel takes in one run: a longer implicit_alua",
+            )
+        checks += [FaultModel(k * every, "implicit", None, None, (), a, origin=-1) for k in range(1, n_checks + 1) if k * every < ramp + run_duration]
+    faults.sort(key=lambda f: f.at)  # stable: the file's order among simultaneous faults
     problem = series_problem(ramp + run_duration, m.interval, len(paths), len(devices))
     if problem is not None:
         raise ScenarioError(scenario.source, "interval", problem)
@@ -564,7 +663,8 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                 ),
             )
     queues, admission = queue_table(devices, hosts, controllers, ports, arrays)
-    devices = [DeviceModel(d.index, d.name, d.host, d.volume, d.paths, admission[d.index]) for d in devices]
+    own = dict(run.devices)  # a policy per device: None where the run's policy runs
+    devices = [DeviceModel(d.index, d.name, d.host, d.volume, d.paths, admission[d.index], policy=own.get(d.volume)) for d in devices]
     return Model(
         name=m.name,
         protocol=m.protocol,
@@ -584,6 +684,97 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
         links=links,
         ports=tuple(ports),
         queues=queues,
+        workloads=tuple(w.name for w in m.workloads),
+        cells=tuple(cells),
+        checks=tuple(sorted(checks, key=lambda f: f.at)),
+    )
+
+
+def _owners(m: Any, volumes: list[VolumeConfig | None]) -> dict[tuple[str, int], frozenset[int]]:
+    """The controllers that own each (volume, array with two or more controllers), by their index on the array.
+
+    ``owner`` if given; else the controllers of the groups its ``alua`` table marks AO; else the volumes of the
+    array alternate between its controllers in file order (volume k: controllers[k mod n]), as dual-controller
+    arrays spread new LUNs (docs/model.md)."""
+    out: dict[tuple[str, int], frozenset[int]] = {}
+    for ai, a in enumerate(m.arrays):
+        if len(a.controllers) < 2:
+            continue
+        group_ctrl = {n: a.controllers.index(c) for n, c in a.groups()}
+        k = 0
+        for v in volumes:
+            if v is not None and v.arrays and a.name not in v.arrays:
+                continue
+            vname = v.name if v is not None else "volume"
+            if v is not None and v.owner is not None:
+                own = frozenset({a.controllers.index(v.owner)})
+            elif v is not None and v.alua is not None and any(s == "AO" and n in group_ctrl for n, s in v.alua.items()):
+                own = frozenset(group_ctrl[n] for n, s in v.alua.items() if s == "AO" and n in group_ctrl)
+            else:
+                own = frozenset({k % len(a.controllers)})
+            out[(vname, ai)] = own
+            k += 1
+    return out
+
+
+def _group_fault(
+    base: FaultModel,
+    f: Any,
+    m: Any,
+    paths: list[PathModel],
+    devices: list[DeviceModel],
+    controllers: list[ControllerModel],
+    nexus: tuple[int, ...] | None,
+    pref_ao: dict[int, bool],
+) -> FaultModel:
+    """An alua change naming a volume or a port group, or an owner change: the device paths it changes, each one's
+    new state and crossing (issue 32)."""
+    chosen, states, crossing = [], [], []
+    for p in paths:
+        c = controllers[p.controller]
+        if f.volume is not None and devices[p.device].volume != f.volume:
+            continue
+        if f.what == "alua":
+            if f.port_group is not None and c.port_group != f.port_group:
+                continue
+            if nexus is not None and p.controller not in nexus:
+                continue
+            chosen.append(p.index)
+            states.append(f.state)
+            crossing.append(-1)  # the host sees a new state; the LUN stays where it is
+        else:
+            ctrls = m.arrays[p.array].controllers
+            if len(ctrls) < 2 or c.array_controller < 0:
+                continue
+            on_owner = ctrls[c.array_controller] == f.controller
+            chosen.append(p.index)
+            states.append("AO" if on_owner and pref_ao[p.index] else "ANO")
+            crossing.append(0 if on_owner else 1)
+    return FaultModel(
+        base.at,
+        base.what,
+        base.path,
+        base.state,
+        (),
+        None,
+        False,
+        0.0,
+        0.0,
+        base.origin,
+        False,
+        tuple(chosen),
+        tuple(states),
+        tuple(crossing),
+        " ".join(
+            x
+            for x in (
+                f"volume {f.volume}" if f.volume is not None else "",
+                f"port group {f.port_group}" if f.port_group is not None else "",
+                f"path {f.path}" if f.path is not None else "",
+                f"to controller {f.controller}" if f.controller is not None else "",
+            )
+            if x
+        ),
     )
 
 

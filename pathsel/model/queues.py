@@ -35,6 +35,14 @@ The rules:
 * ``array``: ``simpy.Resource`` with ``queue_depth`` = the array's
   concurrency (never 0): requests of the I/Os and of mirror copies, FIFO.
 
+ESXi's Disk.SchedNumReqOutstanding (DSNRO) is no row of its own: it is the
+device queue's ``dsnro`` (0: none), a second limit its ``host`` rule checks
+while more than one VM (``JobModel.vm``) has I/O outstanding on the device:
+all VMs' places together (or, ``dsnro_per_vm``, each VM's own) at most
+``dsnro``. A release then hands places over in order to the waiting I/Os the
+limits let in (``per_vm``: one whose VM is at its cap is passed over). Both
+engines: ``dsnro_room`` and ``dsnro_give_back``.
+
 The device queue is a row for every device, with or without a limit (ACTV is
 counted from when it is taken); the other kinds have rows only where the
 scenario limits them (adapter_queue_depth, nvme_io_queues,
@@ -88,6 +96,8 @@ class QueueModel:
     owner: int  # the device, host, controller, port or array it belongs to (by kind)
     queue_depth: int
     name: str  # for messages and results: "<owner's name>/<kind>"
+    dsnro: int = 0  # a device queue's ESXi Disk.SchedNumReqOutstanding (0: none): its cap while VMs compete
+    dsnro_per_vm: bool = False  # dsnro caps each VM's places (dsnro_scope = "per_vm"), not all VMs' together
 
     @property
     def rule(self) -> str:
@@ -106,11 +116,14 @@ def queue_table(
     """
     rows: list[QueueModel] = []
 
-    def row(kind: str, owner: int, depth: int, name: str) -> int:
-        rows.append(QueueModel(len(rows), kind, owner, depth, f"{name}/{kind}"))
+    def row(kind: str, owner: int, depth: int, name: str, dsnro: int = 0, per_vm: bool = False) -> int:
+        rows.append(QueueModel(len(rows), kind, owner, depth, f"{name}/{kind}", dsnro, per_vm))
         return len(rows) - 1
 
-    device_row = [row(DEVICE_QUEUE, d.index, hosts[d.host].queue_depth, d.name) for d in devices]
+    device_row = [
+        row(DEVICE_QUEUE, d.index, hosts[d.host].queue_depth, d.name, _dsnro(hosts[d.host]), getattr(hosts[d.host], "dsnro_per_vm", False))
+        for d in devices
+    ]
     adapter_row = {h.index: row(ADAPTER_QUEUE, h.index, h.adapter_queue_depth, h.name) for h in hosts if h.adapter_queue_depth > 0}
     for c in controllers:
         if hosts[c.host].nvme_tags > 0:
@@ -122,6 +135,12 @@ def queue_table(
         row(ARRAY_SLOTS, a.index, a.concurrency, a.name)
     admission = tuple((device_row[d.index],) + ((adapter_row[d.host],) if d.host in adapter_row else ()) for d in devices)
     return tuple(rows), admission
+
+
+def _dsnro(host: Any) -> int:
+    """The host's DSNRO, where it binds: one at or above its queue depth never caps anything (a row without it)."""
+    n = int(getattr(host, "sched_num_req_outstanding", 0))
+    return n if 0 < n < host.queue_depth else 0
 
 
 def rows_by_owner(queues: Sequence[QueueModel], kind: str, owners: int) -> tuple[int, ...]:

@@ -39,6 +39,7 @@ def groups(r: Any, by: str) -> list[dict[str, Any]]:
         order = list(range(len(model.hosts)))
     else:
         order = [d.index for d in model.devices] or sorted(keyed)
+    own = any(d.policy is not None for d in model.devices)
     out = []
     for key in order:
         paths = keyed.get(key, [])
@@ -54,6 +55,8 @@ def groups(r: Any, by: str) -> list[dict[str, Any]]:
             row["host"] = model.hosts[d.host if d is not None else paths[0].host]
             row["device"] = d.name if d is not None else row["host"]
             row["volume"] = d.volume if d is not None else ""
+            if own:  # a policy per device (issue 32): each device's; absent when every device runs the run's
+                row["spec"] = d.policy.text if d is not None and d.policy is not None else r.policy
         row.update(
             {
                 "paths": len(paths),

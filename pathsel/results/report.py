@@ -1,7 +1,7 @@
 """A self-contained HTML report of a :class:`~pathsel.results.Result`.
 
 One file, readable offline and mailable: the scenario, the comparison table,
-the per-path table, the policy events, and the figures of
+the per-workload (VM) table, the per-path table, the policy events, and the figures of
 :mod:`pathsel.plots` with plotly.js inlined once (in the first figure). No
 ``<script src=...>``, no fonts or styles fetched from anywhere.
 
@@ -225,6 +225,38 @@ def _breakdowns(result: Result) -> str:
     return '<h2 id="breakdowns">Per host, device and op</h2>' + "".join(out)
 
 
+def _workloads(result: Result) -> str:
+    """Per workload (a VM or fio job) and op, as esxtop's VM view: what each VM saw, a noisy neighbour's effect."""
+    head = ["policy", "workload", "device", "I/Os", "IOPS", "MB/s", "GAVG (ms)", "KAVG (ms)", "DAVG (ms)", "ACTV", "QUED"]
+    head += ["p50 (ms)", "p99 (ms)", "p99.9 (ms)"]
+    rows = []
+    for r in result.runs:
+        ws = r.workloads()
+        mixed = {w["workload"] for w in ws if w["op"] == "write"} & {w["workload"] for w in ws if w["op"] == "read"}
+        for w in ws:
+            if w["op"] != "all" and w["workload"] not in mixed:
+                continue
+            first = [r.label, w["workload"], w["device"]] if w["op"] == "all" else ["", (f'<span class="op">{_e(w["op"])}</span>',), ""]
+            rows.append(
+                [
+                    *first,
+                    f"{w['ios']:,}",
+                    f"{w['iops']:,.0f}",
+                    f"{w['mbps']:,.1f}",
+                    *((_ms(w[k]) or "–") for k in ("gavg_us", "kavg_us", "davg_us")),
+                    *("" if w[k] is None else f"{w[k]:.1f}" for k in ("actv", "qued")),
+                    *((_ms(w[k]) or "–") for k in ("p50_us", "p99_us", "p999_us")),
+                ]
+            )
+    if not rows:
+        return ""
+    note = (
+        "Latency as the VM sees it, from issue to completion: GAVG = KAVG (queued in the host) + DAVG; "
+        "ACTV and QUED are the mean I/Os active on the device and waiting in the host."
+    )
+    return f'<h2 id="workloads">Per workload (VM)</h2><p class="meta">{_e(note)}</p>' + _table(head, rows, set(range(3, len(head))))
+
+
 def _events(result: Result, limit: int = 200) -> str:
     rows = []
     several_devices = any(len(r.model.devices) > len(r.model.hosts) for r in result.runs)
@@ -333,6 +365,7 @@ def render(
         '<h2 id="comparison">Comparison</h2>',
         _comparison(result),
         _breakdowns(result),
+        _workloads(result),
         '<h2 id="events">Policy events and faults</h2>',
         _events(result),
     ]

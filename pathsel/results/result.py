@@ -202,6 +202,8 @@ class RunResult:
 
     def fault_target(self, f: Any) -> str:
         model = self.model
+        if f.target:  # alua by volume or port group, owner (issue 32)
+            return str(f.target)
         if f.replication:
             return "replication"
         if f.array is not None:
@@ -240,6 +242,9 @@ class RunResult:
         m, model = self.metrics, self.model
         names = [c.name for c in model.controllers] + [ln.name for ln in model.links] + ["replication"]
         kinds = ["path"] * len(model.controllers) + ["link"] * len(model.links) + ["replication"]
+        if model.inter_controller:  # each array's link between its controllers (issue 32)
+            names += [f"{a.name}:inter-controller" for a in model.arrays]
+            kinds += ["inter_controller"] * len(model.arrays)
         out = []
         for w in range(m.n_wires):
             for d, direction in enumerate(("to_array", "to_host")):
@@ -285,7 +290,10 @@ class RunResult:
             for c in f.controllers:
                 if c in up and f.what in ("path_down", "array_down", "path_up", "array_up"):
                     up[c] = f.what.endswith("_up")
-            if f.what == "alua":
+            for pi, st in zip(f.paths, f.states):  # alua by volume or port group, owner (issue 32)
+                if pi in alua:
+                    alua[pi] = st
+            if f.what == "alua" and not f.paths:
                 for p in paths:
                     if p.controller in f.controllers:
                         alua[p.index] = f.state or p.alua
@@ -379,6 +387,13 @@ class RunResult:
 
         return groups(self, "device")
 
+    def workloads(self) -> list[dict[str, Any]]:
+        """Per workload (a VM or fio job, its numjobs copies together) and op: IOPS, MB/s, GAVG/KAVG/DAVG, ACTV/QUED
+        and latency percentiles as the VM sees them (:mod:`.workloads`)."""
+        from .workloads import workload_rows
+
+        return workload_rows(self)
+
     def to_dict(self) -> dict[str, Any]:
         """This run in the JSON contract (extra keys beyond the contract are allowed)."""
         by_op = {o["op"]: {k: o[k] for k in ("iops", "mbps", "latency_us")} for o in self.ops()}
@@ -404,6 +419,7 @@ class RunResult:
             "events": jsonable(self.metrics.events),
             "hosts": self.hosts(),
             "devices": self.devices(),
+            "workloads": self._workloads_json(),
         }
         if not self.ios:
             d["no_io"] = self.no_io_reason()  # and every latency is null
@@ -419,6 +435,11 @@ class RunResult:
                 "source": self.expect_source,
             }
         return d
+
+    def _workloads_json(self) -> list[dict[str, Any]]:
+        from .workloads import workload_json
+
+        return workload_json(self)
 
     def timeseries(self) -> pd.DataFrame:
         """One row per interval (ramp included; ``in_window`` marks the measured ones): IOPS, MB/s, latency, failed I/Os."""
@@ -593,7 +614,45 @@ class Result:
 
     def devices(self) -> pd.DataFrame:
         """One row per policy x device (one host's view of one volume): as :meth:`hosts`, with device and volume."""
-        return self._groups("device", ["host", "device", "volume"])
+        own = any(d.policy is not None for r in self.runs for d in r.model.devices)  # a policy per device: its spec
+        return self._groups("device", ["host", "device", "volume", *(["spec"] if own else [])])
+
+    def workloads(self) -> pd.DataFrame:
+        """One row per policy x workload (a VM or fio job) x op (``all``, then each op it ran): IOPS, MB/s, GAVG, KAVG,
+        DAVG (us), ACTV, QUED and latency percentiles (us) as the VM sees them (:mod:`pathsel.results.workloads`)."""
+        from .workloads import COLUMNS
+
+        rows = [{"policy": r.label, **w} for r in self.runs for w in r.workloads()]
+        return pd.DataFrame(rows, columns=["policy", *COLUMNS])
+
+    def workloads_table(self) -> str:
+        """Per policy and workload (a VM or fio job), as esxtop's VM disk view: IOPS, MB/s, GAVG, KAVG, DAVG, ACTV,
+        QUED, p50, p99, p99.9; a row per op beneath a workload that both reads and writes. Times in ms."""
+        cols = ["policy", "workload", "device", "IOPS", "MB/s", "GAVG", "KAVG", "DAVG", "ACTV", "QUED", "p50", "p99", "p99.9"]
+
+        def ms(v: Any) -> str:
+            return f"{v / 1e3:.3f}" if v is not None and math.isfinite(v) else "-"
+
+        rows = []
+        for r in self.runs:
+            ws = r.workloads()
+            several = {w["workload"] for w in ws if w["op"] != "all" and sum(1 for x in ws if x["workload"] == w["workload"]) > 2}
+            for w in ws:
+                if w["op"] != "all" and w["workload"] not in several:
+                    continue
+                head = [r.label, w["workload"], w["device"]] if w["op"] == "all" else ["", f"  {w['op']}", ""]
+                rows.append(
+                    [
+                        *head,
+                        f"{w['iops']:,.0f}",
+                        f"{w['mbps']:,.1f}",
+                        *(ms(w[k]) for k in ("gavg_us", "kavg_us", "davg_us")),
+                        *("" if w[k] is None else f"{w[k]:.1f}" for k in ("actv", "qued")),
+                        *(ms(w[k]) for k in ("p50_us", "p99_us", "p999_us")),
+                    ]
+                )
+        what = "per workload: a VM or fio job, as esxtop's VM view (latency as the VM sees it, issue to completion; ms)"
+        return what + "\n" + "\n".join(_render(cols, rows, right=set(range(3, len(cols))))) + "\n"
 
     def _groups(self, by: str, names: list[str]) -> pd.DataFrame:
         from .breakdown import COLUMNS, groups
@@ -606,13 +665,17 @@ class Result:
         return pd.DataFrame(rows, columns=["policy", *names, *COLUMNS])
 
     def breakdown_table(self, by: str) -> str:
-        """Per policy and host, device or op (``by``), as text; times in ms."""
+        """Per policy and host, device, op or workload (``by``), as text; times in ms."""
+        if by == "workload":
+            return self.workloads_table()
         if by == "op":
             df, names = self.ops(), ["op"]
         elif by in ("host", "device"):
             df, names = (self.hosts(), ["host"]) if by == "host" else (self.devices(), ["host", "device"])
+            if "spec" in df.columns:  # a policy per device: each device's policy beside it
+                df, names = df.fillna({"spec": ""}), [*names, "spec"]
         else:
-            raise ValueError(f"by: 'host', 'device' or 'op', not {by!r}")
+            raise ValueError(f"by: 'host', 'device', 'op' or 'workload', not {by!r}")
         cols = ["policy", *names, "I/Os", "IOPS", "MB/s", "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)"]
         rows = []
         for row in df.itertuples(index=False):

@@ -9,6 +9,7 @@ sections and the policy specs.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from dataclasses import dataclass
@@ -60,10 +61,25 @@ class RunSpec:
     expect_iops: float | None = None
     expect_tolerance: float = 0.15
     expect_source: str = ""
+    # a policy per device (issue 32): (volume, PolicySpec) for every volume when the run assigns any volume its own
+    # policy ([[volumes]] policy, a [[policies]] entry's volumes); () when ``policy`` runs on every device
+    devices: tuple[tuple[str, PolicySpec], ...] = ()
 
     @property
     def builtin(self) -> bool:
         return isinstance(self.policy, PolicySpec)
+
+    def policy_of(self, volume: str) -> Any:
+        """The policy the devices of ``volume`` run: their own when the run assigns one, else ``policy``."""
+        for name, spec in self.devices:
+            if name == volume:
+                return spec
+        return self.policy
+
+    @property
+    def assignment(self) -> str:
+        """The policy each volume's devices run, as text: ``lun0=latency; lun1=rr:iops=1000`` ("" without one)."""
+        return "; ".join(f"{name}={spec.text}" for name, spec in self.devices)
 
 
 @dataclass(frozen=True)
@@ -503,6 +519,7 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
         for j, a in enumerate(v.arrays or ()):
             if a not in arrays:
                 fail(f"volumes[{i}].arrays[{j}]", f"no array named {a!r} (arrays: {', '.join(arrays)})")
+    problems.extend(_check_port_groups(m))
     if m.replication is not None and m.replication.preferred_site is not None:
         if m.replication.preferred_site not in m.replication.arrays:
             fail("replication.preferred_site", f"{m.replication.preferred_site!r} is not in the replication pair ({', '.join(m.replication.arrays)})")
@@ -544,12 +561,14 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
         "array_up": "array",
         "replication_down": "",
         "replication_up": "",
+        "owner": "",
     }
     for i, f in enumerate(m.faults):
         at = f"faults[{i}]"
         need = needs[f.what]
-        if need == "path" and f.path is None:
-            fail(f"{at}.path", f"{f.what} needs the path it happens to")
+        by_volume = f.what == "alua" and (f.volume is not None or f.port_group is not None)
+        if need == "path" and f.path is None and not by_volume:
+            fail(f"{at}.path", f"{f.what} needs the path it happens to" + (" (or a volume or port_group)" if f.what == "alua" else ""))
         if need == "path or link" and (f.path is None) == (f.link is None):
             fail(f"{at}.path", f'{f.what} needs exactly one of path or link (a [[links]] name or "replication")')
         if need == "array" and f.array is None:
@@ -586,7 +605,250 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
             fail(f"{at}.ppm", f"only a loss burst takes ppm, not {f.what}")
         if f.duration is not None and f.what not in ("latency", "loss"):
             fail(f"{at}.duration", f"only a latency step or a loss burst takes a duration, not {f.what}")
+        problems.extend(_check_group_fault(m, i, f))
     return problems
+
+
+def _guess(word: str, candidates: list[str]) -> str:
+    """The " (did you mean 'x'?)" when a misspelt name is close to one of ``candidates``, else ""."""
+    guess = closest(word, candidates)
+    return f" (did you mean {guess!r}?)" if guess and guess != word else ""
+
+
+def _check_port_groups(m: ScenarioModel) -> list[tuple[str, str]]:
+    """Target port groups (issue 32): each path's group, each volume's owner and ALUA table, every group reached."""
+    problems: list[tuple[str, str]] = []
+    by_name = {a.name: a for a in m.arrays}
+    reached: set[tuple[str, str]] = set()
+    for i, g in enumerate(m.paths):
+        a = by_name.get(g.array)
+        if a is None:
+            continue
+        groups = [n for n, _ in a.groups()]
+        if g.port_group not in groups:  # reported below: its array's unreached groups would be the same defect again
+            reached.add((a.name, "\0"))
+        if g.port_group is None:
+            if a.controllers:
+                problems.append(
+                    (
+                        f"paths[{i}].port_group",
+                        f"required: array {a.name!r} has controllers ({', '.join(a.controllers)}), so each path names the "
+                        f"target port group it lands on ({', '.join(groups)})",
+                    )
+                )
+        elif not a.controllers:
+            if (a.name, "\1") not in reached:  # one line per array: the defect is its missing controllers
+                problems.append((f"paths[{i}].port_group", f"array {a.name!r} has no controllers: give it controllers = [...] or drop port_group"))
+            reached.add((a.name, "\1"))
+        elif g.port_group not in groups:
+            problems.append(
+                (
+                    f"paths[{i}].port_group",
+                    f"no port group {g.port_group!r} on array {a.name!r} (groups: {', '.join(groups)}){_guess(g.port_group, groups)}",
+                )
+            )
+        else:
+            reached.add((a.name, g.port_group))
+    for i, a in enumerate(m.arrays):
+        if not any(g.array == a.name for g in m.paths) or (a.name, "\0") in reached:
+            continue
+        for n, c in a.groups():
+            if (a.name, n) not in reached:
+                problems.append(
+                    (
+                        f"arrays[{i}].port_groups" if a.port_groups else f"arrays[{i}].controllers",
+                        f"no path reaches target port group {n!r} (controller {c!r}) of array {a.name!r}: "
+                        "give a [[paths]] entry port_group = " + repr(n) + ", or leave the group out",
+                    )
+                )
+    for i, v in enumerate(m.volumes):
+        held = [by_name[n] for n in (v.arrays or [a.name for a in m.arrays]) if n in by_name]
+        with_ctrl = [a for a in held if a.controllers]
+        if v.owner is not None:
+            if not with_ctrl:
+                problems.append((f"volumes[{i}].owner", f"none of the arrays holding volume {v.name!r} has controllers: owner needs them"))
+            for a in with_ctrl:
+                if v.owner not in a.controllers:
+                    problems.append(
+                        (
+                            f"volumes[{i}].owner",
+                            f"no controller {v.owner!r} on array {a.name!r} (controllers: {', '.join(a.controllers)}){_guess(v.owner, list(a.controllers))}",
+                        )
+                    )
+        if v.alua is not None:
+            groups = [n for a in with_ctrl for n, _ in a.groups()]
+            if not with_ctrl:
+                problems.append(
+                    (f"volumes[{i}].alua", f"none of the arrays holding volume {v.name!r} has controllers: an ALUA table per group needs them")
+                )
+                continue
+            unknown = [k for k in v.alua if k not in groups]
+            for k in unknown:
+                problems.append(
+                    (
+                        f"volumes[{i}].alua.{k}",
+                        f"no target port group {k!r} on the arrays holding volume {v.name!r} (groups: {', '.join(groups)}){_guess(k, groups)}",
+                    )
+                )
+            if not unknown and "AO" not in v.alua.values() and all(v.alua.get(n, "AO") != "AO" for n in groups):
+                problems.append(
+                    (
+                        f"volumes[{i}].alua",
+                        f"volume {v.name!r} has no optimized (AO) target port group: a LUN is AO on its owner's groups; "
+                        "mark one group AO (all ANO/standby is a bad input: no array reports it)",
+                    )
+                )
+    return problems
+
+
+def _check_group_fault(m: ScenarioModel, i: int, f: Any) -> list[tuple[str, str]]:
+    """An alua change naming a volume or a port group; an owner change (issue 32)."""
+    problems: list[tuple[str, str]] = []
+    at = f"faults[{i}]"
+    volumes = [v.name for v in m.volumes]
+    groups = sorted({n for a in m.arrays for n, _ in a.groups()})
+    if f.volume is not None and f.what not in ("alua", "owner"):
+        problems.append((f"{at}.volume", f"only an alua or owner change takes a volume, not {f.what}"))
+    if f.port_group is not None and f.what != "alua":
+        problems.append((f"{at}.port_group", f"only an alua change takes a port_group, not {f.what}"))
+    if f.controller is not None and f.what != "owner":
+        problems.append((f"{at}.controller", f"only an owner change takes a controller, not {f.what}"))
+    if f.volume is not None and f.volume not in volumes:
+        listed = "volumes: " + ", ".join(volumes) if volumes else "no [[volumes]] section"
+        problems.append((f"{at}.volume", f"no volume named {f.volume!r} ({listed}){_guess(f.volume, volumes)}"))
+    if f.port_group is not None and f.port_group not in groups:
+        listed = "groups: " + ", ".join(groups) if groups else "no array has controllers"
+        problems.append((f"{at}.port_group", f"no target port group {f.port_group!r} ({listed}){_guess(f.port_group, groups)}"))
+    if f.what == "owner":
+        if f.volume is None:
+            problems.append((f"{at}.volume", "an owner change needs the volume that moves"))
+        if f.controller is None:
+            problems.append((f"{at}.controller", "an owner change needs the controller that owns the volume from now on"))
+        if f.path is not None:
+            problems.append((f"{at}.path", "an owner change takes a volume and a controller, not a path"))
+        vol = next((v for v in m.volumes if v.name == f.volume), None)
+        if vol is not None and f.controller is not None:
+            held = [a for a in m.arrays if a.controllers and (vol.arrays is None or a.name in vol.arrays)]
+            if not held:
+                problems.append((f"{at}.volume", f"volume {vol.name!r} is on no array with controllers: nothing owns it"))
+            for a in held:
+                if f.controller not in a.controllers:
+                    problems.append(
+                        (
+                            f"{at}.controller",
+                            f"no controller {f.controller!r} on array {a.name!r} (controllers: {', '.join(a.controllers)}){_guess(f.controller, list(a.controllers))}",
+                        )
+                    )
+    return problems
+
+
+PER_DEVICE_LABEL = "per device"  # the one run of a file whose volumes name their policies and that gives no [[policies]]
+
+
+def _device_spec(model: ScenarioModel, value: Any, place: str, source: str) -> PolicySpec:
+    """One volume's policy (a spec string or a table ``{ spec = ..., key = value }``) as a PolicySpec, or a located
+    ScenarioError. Keys that configure a run (label, preferred_array, expect) belong to a [[policies]] entry."""
+    text = value if isinstance(value, str) else value.get("spec")
+    keys = [norm_key(k) for k, _ in _spec_keys(text)]
+    if any(k in RUN_KEYS for k in keys):
+        word = next(k for k in keys if k in RUN_KEYS)
+        raise ScenarioError(source, place, f"{word} belongs to a [[policies]] entry (a run), not to one volume's policy")
+    if isinstance(value, str):
+        try:
+            run = _run_from_entry(model, {"spec": value}, place, None)
+        except ScenarioError as e:
+            raise ScenarioError(source, place, e.problem) from None
+    else:
+        raw = dict(value)
+        for key in raw:
+            if norm_key(str(key)) in (*RUN_KEYS, "expect", "volumes"):
+                raise ScenarioError(source, f"{place}.{key}", f"{key} belongs to a [[policies]] entry (a run), not to one volume's policy")
+        if "spec" not in raw:
+            raise ScenarioError(source, place, 'a policy table needs spec, e.g. { spec = "rr", iops = 1000 }')
+        run = _run_from_entry(model, raw, place, source)
+    spec: PolicySpec = run.policy
+    return spec
+
+
+def _volume_policies(model: ScenarioModel, source: str) -> tuple[dict[str, PolicySpec], list[tuple[str, str]]]:
+    """The policies [[volumes]] name for their devices ({volume: spec}) and the problems of those that are bad."""
+    own: dict[str, PolicySpec] = {}
+    problems: list[tuple[str, str]] = []
+    for j, v in enumerate(model.volumes):
+        if v.policy is None:
+            continue
+        try:
+            own[v.name] = _device_spec(model, v.policy, f"volumes[{j}].policy", source)
+        except ScenarioError as e:
+            problems.extend(e.problems)
+    return own, problems
+
+
+def _run_from_policies_entry(model: ScenarioModel, entry: Any, i: int, own: dict[str, PolicySpec], source: str) -> RunSpec:
+    """A [[policies]] entry as a RunSpec. Each volume's devices run, first found: the entry's ``volumes`` for it, the
+    volume's own ``policy``, the entry's ``spec``. A file that names policies on its volumes and gives no [[policies]]
+    runs once, "per device"."""
+    place = f"policies[{i}]"
+    volume_names = [v.name for v in model.volumes]
+    assigned: dict[str, PolicySpec] = {}
+    for name, value in (entry.volumes or {}).items():
+        if name not in volume_names:
+            known = ", ".join(volume_names) if volume_names else "none: the scenario has no [[volumes]]"
+            guess = closest(name, volume_names)
+            hint = f"did you mean {guess!r}? " if guess else ""
+            raise ScenarioError(source, f"{place}.volumes.{name}", f"no volume named {name!r} ({hint}volumes: {known})")
+        assigned[name] = _device_spec(model, value, f"{place}.volumes.{name}", source)
+    if not assigned and not own:  # no volume runs a policy of its own: the entry as it always was
+        if entry.spec is None:
+            raise ScenarioError(source, f"{place}.spec", 'required key is missing (a policy spec such as "rr:iops=1")')
+        raw: dict[str, Any] = {"spec": entry.spec, **entry.extra_params}
+        if entry.label:
+            raw["label"] = entry.label
+        if entry.preferred_array is not None:
+            raw["preferred_array"] = entry.preferred_array
+        if entry.expect is not None:
+            raw["expect"] = entry.expect
+        return _run_from_entry(model, raw, place, source)
+    implicit = "policies" not in model.model_fields_set  # the schema's default entry: nobody wrote it
+    per_volume = {**own, **assigned}
+    rest = [n for n in volume_names if n not in per_volume]
+    if entry.spec is None or implicit:
+        if rest and entry.spec is None:
+            raise ScenarioError(
+                source,
+                f"{place}.spec",
+                f"required key is missing: volume {rest[0]!r} has no policy of its own ([[volumes]] policy) and volumes does not name it; "
+                "spec gives the policy of the volumes the entry does not name",
+            )
+        if entry.extra_params:
+            key = next(iter(entry.extra_params))
+            raise ScenarioError(source, f"{place}.{key}", f"{key} is a parameter of spec, which this entry does not give")
+    elif not rest:
+        raise ScenarioError(
+            source,
+            f"{place}.spec",
+            f"{entry.spec!r} runs on no device: every volume has its own policy ([[volumes]] policy or this entry's volumes); "
+            "drop spec, or name the volumes it should run on in volumes = { NAME = SPEC }",
+        )
+    raw = {"spec": entry.spec if entry.spec is not None and not implicit else "rr", **entry.extra_params}
+    if entry.preferred_array is not None:
+        raw["preferred_array"] = entry.preferred_array
+    if entry.expect is not None:
+        raw["expect"] = entry.expect
+    base = _run_from_entry(model, raw, place, source)
+    if rest:
+        per_volume.update({n: base.policy for n in rest})
+    else:  # every volume has its own: the run's policy is the first volume's (what a table shows as its spec)
+        base = dataclasses.replace(base, policy=per_volume[volume_names[0]])
+    devices = tuple((n, per_volume[n]) for n in volume_names)
+    if entry.label:
+        label = entry.label
+    elif implicit:
+        label = PER_DEVICE_LABEL
+    else:  # names the assignment: what a sweep, league or recommendation shows as one setting
+        parts = [f"{n}={s.text}" for n, s in assigned.items()]
+        label = "; ".join(([base.label] if rest else []) + parts) or PER_DEVICE_LABEL
+    return dataclasses.replace(base, label=label, devices=devices)
 
 
 def build_scenario(data: dict[str, Any], source: str) -> Scenario:
@@ -597,19 +859,16 @@ def build_scenario(data: dict[str, Any], source: str) -> Scenario:
         raise _model_error(source, e) from None
     problems = _check_references(model, source)
     runs, places = [], []
+    own, own_problems = _volume_policies(model, source)
+    problems.extend(own_problems)
     for i, entry in enumerate(model.policies):
-        raw = {"spec": entry.spec, **entry.extra_params}
-        if entry.label:
-            raw["label"] = entry.label
-        if entry.preferred_array is not None:
-            raw["preferred_array"] = entry.preferred_array
-        if entry.expect is not None:
-            raw["expect"] = entry.expect
         try:
-            runs.append(_run_from_entry(model, raw, f"policies[{i}]", source))
-            places.append((f"policies[{i}]" + (".label" if entry.label else ".spec"), f"policies[{i}]"))
+            run = _run_from_policies_entry(model, entry, i, own, source)
         except ScenarioError as e:
             problems.extend(e.problems)
+            continue
+        runs.append(run)
+        places.append((f"policies[{i}]" + (".label" if entry.label else ".spec"), f"policies[{i}]"))
     problems.extend(unique_labels(runs, places, 'label = "NAME"'))
     if problems:
         raise ScenarioError.several(source, _in_file_order(problems))

@@ -55,6 +55,7 @@ __all__ = [
     "FaultConfig",
     "LinkConfig",
     "VolumeConfig",
+    "PortGroupConfig",
     "FAULT_KINDS",
     "ALUA_STATES",
     "RW_MODES",
@@ -71,6 +72,7 @@ FAULT_KINDS = (
     "array_up",
     "replication_down",
     "replication_up",
+    "owner",
 )
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
 
@@ -262,6 +264,13 @@ _SERVICE_TIME_SCHEMA = {
 }
 
 
+class PortGroupConfig(_Strict):
+    """A target port group (SCSI TPG, NVMe ANA group) of an array: its ports share an ALUA state per volume."""
+
+    name: Name
+    controller: Name
+
+
 class ArrayConfig(_Strict):
     name: Name
     service_time: Annotated[ServiceTime, BeforeValidator(_service_time), WithJsonSchema(_SERVICE_TIME_SCHEMA)] = Field(
@@ -293,6 +302,71 @@ class ArrayConfig(_Strict):
         description="commands each of its target ports holds at once (FC target ports: 2048-4096); one more is "
         "answered QUEUE FULL (SCSI status 0x28) and retried by the host. Default: no limit",
     )
+    # target port groups (issue 32): a dual-controller array, ALUA per (volume, group), the other controller's cost
+    controllers: tuple[Name, ...] = Field(
+        (),
+        description='the array\'s controllers (storage processors, nodes), e.g. ["A", "B"]: each volume is owned by one; '
+        "an I/O a path brings to another controller crosses the inter-controller link. Default: one controller, no crossing",
+    )
+    port_groups: tuple[PortGroupConfig, ...] = Field(
+        (), description="target port groups (SCSI TPGs, NVMe ANA groups), each on a controller. Default: one per controller, named as it"
+    )
+    inter_controller_latency: NonNegativeDuration = Field(
+        20e-6,
+        description="one-way time an I/O received on a controller that does not own its volume spends crossing to the "
+        "owner (each frame of the attempt pays it; an assumption: docs/model.md). Used only with controllers",
+    )
+    inter_controller_bandwidth: Bandwidth | None = Field(
+        8e9,
+        description="bandwidth of the link between the controllers, each direction: data frames of crossing I/Os "
+        "serialise on it, in order (default 8GB/s, a PCIe Gen3 x8 link: an assumption, docs/model.md)",
+    )
+
+    implicit_alua: PositiveDuration | None = Field(
+        None,
+        description="implicit ALUA: every this long the array moves each volume to the controller that received "
+        "more than twice as many of its commands as its owner in that time (an option; docs/model.md). Default: off",
+    )
+
+    @field_validator("implicit_alua")
+    @classmethod
+    def _implicit(cls, value: float | None, info: ValidationInfo) -> float | None:
+        if value is not None:
+            if value < 0.01 * (1 - 1e-9):
+                raise ValueError(f"{format_duration(value)} is shorter than the 10ms pathsel takes between two ownership checks")
+            if len(info.data.get("controllers") or ()) < 2:
+                raise ValueError('needs two or more controllers to move volumes between (controllers = ["A", "B"])')
+        return value
+
+    @field_validator("controllers")
+    @classmethod
+    def _controllers(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        dup = next((c for i, c in enumerate(value) if c in value[:i]), None)
+        if dup is not None:
+            raise ValueError(f"names {dup!r} twice")
+        return value
+
+    @field_validator("port_groups")
+    @classmethod
+    def _port_groups(cls, value: tuple[PortGroupConfig, ...], info: ValidationInfo) -> tuple[PortGroupConfig, ...]:
+        controllers = info.data.get("controllers")
+        if controllers is None:  # reported at controllers
+            return value
+        if value and not controllers:
+            raise ValueError("needs controllers: each group sits on one of the array's controllers")
+        names = [g.name for g in value]
+        for g in value:
+            if names.count(g.name) > 1:
+                raise ValueError(f"names {g.name!r} twice")
+            if g.controller not in controllers:
+                raise ValueError(f"port group {g.name!r}: no controller named {g.controller!r} (controllers: {', '.join(controllers)})")
+        return value
+
+    def groups(self) -> tuple[tuple[str, str], ...]:
+        """Its target port groups as (name, controller): as given, or one per controller named as it."""
+        if self.port_groups:
+            return tuple((g.name, g.controller) for g in self.port_groups)
+        return tuple((c, c) for c in self.controllers)
 
 
 class ReplicationConfig(_Strict):
@@ -372,6 +446,22 @@ class HostConfig(_Strict):
         description="ESXi Disk.QFullThreshold: after this many good statuses a throttled DQLEN grows back by one "
         "(KB 1008113; NetApp: 4); at most qfull_sample_size",
     )
+    # Disk.SchedNumReqOutstanding (issue 32): several VMs (worlds) on one device
+    sched_num_req_outstanding: int | None = Field(
+        None,
+        ge=1,
+        le=256,
+        strict=True,
+        description="ESXi Disk.SchedNumReqOutstanding (DSNRO; esxcli storage core device set -O, 1 ... 256, ESXi's "
+        "default 32; pathsel also requires at most queue_depth): while more than one workload (VM) has I/O outstanding on a "
+        "device, the device takes at most this many of them at once (dsnro_scope); a lone VM fills queue_depth. "
+        "Default: none (Linux hosts have none)",
+    )
+    dsnro_scope: Literal["all_vms", "per_vm"] = Field(
+        "all_vms",
+        description='how sched_num_req_outstanding counts: "all_vms" (the default; VMware\'s Scalable Storage '
+        "Performance, KB 1268) caps the VMs' I/Os together, \"per_vm\" caps each VM's own",
+    )
     # NUMA (issue 16): the host's nodes, their SLIT distances and what a cross-node I/O costs
     numa_nodes: int = Field(
         1, ge=1, le=MAX_NUMA_NODES, strict=True, description="NUMA nodes (sockets) of the host, as numactl --hardware counts them"
@@ -422,6 +512,18 @@ class HostConfig(_Strict):
                 raise ValueError(
                     f"qfull_threshold ({self.qfull_threshold}) must be at most qfull_sample_size ({self.qfull_sample_size}), as KB 1008113 asks"
                 )
+        dsnro = self.sched_num_req_outstanding
+        if dsnro is not None:
+            if self.queue_depth is None:
+                raise ValueError(
+                    "sched_num_req_outstanding needs queue_depth: DSNRO caps the device queue (DQLEN) while VMs "
+                    "compete, so the host must have one (e.g. queue_depth = 64)"
+                )
+            if dsnro > self.queue_depth:
+                raise ValueError(
+                    f"sched_num_req_outstanding ({dsnro}) must be at most queue_depth ({self.queue_depth}): a DSNRO "
+                    "above the device's queue depth would never bind (raise both together, as VMware KB 1268 advises)"
+                )
         return self
 
 
@@ -456,6 +558,11 @@ class PathGroup(_Strict):
         "an array share its port_queue_depth. Default: a port of its own",
     )
     numa_node: int = Field(0, ge=0, strict=True, description="the NUMA node of the HBA/NIC the path's nexus (controller) sits on")
+    port_group: Name | None = Field(
+        None,
+        description="the target port group (of its array's port_groups, or a controller's name) its target port belongs "
+        "to; required when the array has controllers",
+    )
 
     def names(self) -> list[str]:
         return [self.name.replace("{i}", str(self.start + k)) for k in range(self.count)]
@@ -485,6 +592,20 @@ class VolumeConfig(_Strict):
     lun: int | None = Field(None, ge=0, strict=True, description="fills {lun} in path names")
     arrays: tuple[Name, ...] | None = Field(
         None, min_length=1, description="arrays holding it (default: all); both of the replication pair = stretched"
+    )
+    owner: Name | None = Field(
+        None,
+        description="the controller that owns it (arrays with controllers): its port groups are AO, the others ANO, and "
+        "I/O received elsewhere crosses to it. Default: the volumes of an array alternate between its controllers",
+    )
+    alua: dict[str, AluaState] | None = Field(
+        None, description='its ALUA state per target port group, e.g. { tpg1 = "AO", tpg2 = "ANO" } (what an importer reads)'
+    )
+    # a policy per device (issue 32): a host as it is, each device on its own PSP / path selector
+    policy: str | dict[str, Any] | None = Field(
+        None,
+        description='the policy its devices use in every run, a spec ("latency", "rr:iops=1000") or a table '
+        "{ spec = \"rr\", iops = 1000 }; a [[policies]] entry's volumes = { NAME = SPEC } overrides it. Default: the run's policy",
     )
 
 
@@ -732,10 +853,12 @@ class PolicyEntry(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    spec: Name
+    spec: Name | None = None  # required unless volumes names a policy for every volume (load.py says so)
     label: str | None = None
     preferred_array: str | None = None
     expect: Expectation | None = None
+    # one assignment of policies to devices (issue 32): volume name -> spec string or { spec = ..., key = value }
+    volumes: dict[str, str | dict[str, Any]] | None = None
 
     @property
     def extra_params(self) -> dict[str, Any]:
@@ -746,8 +869,11 @@ class FaultConfig(_Strict):
     """A change at a given time. ``path`` names a nexus (every volume's path over it changes)."""
 
     at: NonNegativeDuration
-    what: Literal["path_down", "path_up", "alua", "latency", "loss", "array_down", "array_up", "replication_down", "replication_up"]
+    what: Literal["path_down", "path_up", "alua", "latency", "loss", "array_down", "array_up", "replication_down", "replication_up", "owner"]
     path: Name | None = None
+    volume: Name | None = Field(None, description="alua: only this volume's paths; owner: the volume that moves")
+    port_group: Name | None = Field(None, description="alua: the paths landing on this target port group")
+    controller: Name | None = Field(None, description="owner: the controller that owns the volume from now on")
     link: Name | None = Field(None, description='a [[links]] name, or "replication", for latency and loss')
     array: Name | None = None
     host: str | None = None

@@ -23,6 +23,7 @@ paired difference with a 95 % confidence interval) in every condition.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +72,9 @@ def _setting_text(spec_text: str, label: str, pparams: list[str]) -> str:
 
 
 def _family_of(spec_text: str) -> str:
+    if "; " in spec_text or re.match(r"[^:=]+=", spec_text):  # a policy per device, "lun0=SPEC; lun1=SPEC": one family if all are
+        names = {_family_of(part.partition("=")[2]) for part in spec_text.split("; ")}
+        return names.pop() if len(names) == 1 else ""
     try:
         return parse_spec(spec_text)[0].name
     except ValueError:

@@ -264,6 +264,12 @@ def _set_policy_params(run: RunSpec, changes: dict[str, Any], p_of: dict[str, Sw
     except ValueError as e:
         bad = p_of.get(getattr(e, "key", None) or "") or next(iter(p_of.values()))
         raise ScenarioError(bad.source, bad.place, str(e)) from None
+    if run.devices:  # a policy per device, every device of this family (_family): each gets the values; the label names them
+        devices = tuple((v, parse_spec(s.name, {**s.as_dict(), **changes})[0]) for v, s in run.devices)
+        label = "; ".join(f"{v}={s.text}" for v, s in devices) + (f",preferred_array={run.preferred_array}" if run.preferred_array else "")
+        if devices == run.devices:
+            return dataclasses.replace(run, label=label)
+        return dataclasses.replace(run, label=label, policy=spec, devices=devices, expect_iops=None, expect_source="")
     if spec == pol:
         return dataclasses.replace(run, label=_swept_label(spec, run.preferred_array))
     # The file's expectation was measured for its own parameters, not these.
@@ -271,6 +277,9 @@ def _set_policy_params(run: RunSpec, changes: dict[str, Any], p_of: dict[str, Sw
 
 
 def _family(run: RunSpec) -> str | None:
+    if run.devices:  # a policy per device: a family's parameter applies when every device runs that family
+        names = {s.name for _, s in run.devices}
+        return names.pop() if len(names) == 1 else None
     return run.policy.name if isinstance(run.policy, PolicySpec) else None
 
 

@@ -8,15 +8,17 @@ tells the policy (``path_change``) and wakes the I/Os waiting for a change.
 from __future__ import annotations
 
 from ...jit import call_v_4, jit
-from ...policies.framework.kernel import log_event
+from ...policies.framework.kernel import ANO, AO, log_event
 from .layout import (
     EV_FAULT,
     EV_NOTICE,
     F_ALUA,
     F_ARRAY_DOWN,
     F_ARRAY_UP,
+    F_IMPLICIT,
     F_LATENCY,
     F_LOSS,
+    F_OWNER,
     F_PATH_DOWN,
     F_PATH_UP,
     F_REPL_EXTRA,
@@ -38,8 +40,11 @@ def path_changed(P, S, V, p, kind):
     """The host sees path ``p`` change: log it, tell the device's policy."""
     d = V.p_dev[p]
     log_event(V, d, kind, p, V.alua[p], V.up[p])
-    if P.pol_path != 0:
-        call_v_4(P.pol_path, P.pol_view, P.pol_state, d, V.p_local[p])
+    fn, st = P.pol_path, P.pol_state
+    if P.pol_multi != 0:
+        fn, st = P.d_ppath[d], P.d_pstate[d]
+    if fn != 0:
+        call_v_4(fn, P.pol_view, st, d, V.p_local[p])
 
 
 @jit
@@ -63,8 +68,44 @@ def set_wire(P, S, V, c, up):
 
 
 @jit
+def implicit_alua(P, S, V, array):
+    """reference.implicit: each volume of ``array`` moves to the controller that received more than twice as many of
+    its commands as the owner since the last check; the counts restart."""
+    moved = False
+    for g in range(P.g_array.shape[0]):
+        if P.g_array[g] != array:
+            continue
+        n = P.g_n[g]
+        owner = -1
+        for i in range(P.g_np[g]):
+            p = P.g_paths[g, i]
+            if S.cross[p] == 0:
+                owner = P.p_actl[p]
+                break
+        best = 0
+        for k in range(1, n):
+            if S.ia_count[g, k] > S.ia_count[g, best]:
+                best = k
+        if owner >= 0 and best != owner and S.ia_count[g, best] > 2 * S.ia_count[g, owner]:
+            for i in range(P.g_np[g]):
+                p = P.g_paths[g, i]
+                on_owner = P.p_actl[p] == best
+                V.alua[p] = AO if (on_owner and P.p_prefao[p] == 1) else ANO
+                S.cross[p] = 0 if on_owner else 1
+                path_changed(P, S, V, p, LOG_ALUA)
+            moved = True
+        for k in range(n):
+            S.ia_count[g, k] = 0
+    if moved:
+        wake_waiters(S)
+
+
+@jit
 def apply_fault(P, S, V, f):
     what = P.f_what[f]
+    if what == F_IMPLICIT:
+        implicit_alua(P, S, V, P.f_array[f])
+        return
     log_event(V, -1, LOG_FAULT, what, P.f_origin[f], P.f_revert[f])
     nc = P.f_nc[f]
     if what == F_PATH_DOWN or what == F_PATH_UP or what == F_ARRAY_DOWN or what == F_ARRAY_UP:
@@ -73,6 +114,14 @@ def apply_fault(P, S, V, f):
             S.alive[P.f_array[f]] = up
         for i in range(nc):
             set_wire(P, S, V, P.f_cs[f, i], up)
+    elif what == F_OWNER or P.f_np[f] > 0:  # alua by volume or port group, owner: the paths' states and crossings (issue 32)
+        for i in range(P.f_np[f]):
+            p = P.f_paths[f, i]
+            V.alua[p] = P.f_pstate[f, i]
+            if P.f_pcross[f, i] >= 0:
+                S.cross[p] = P.f_pcross[f, i]
+            path_changed(P, S, V, p, LOG_ALUA)
+        wake_waiters(S)
     elif what == F_ALUA:
         for i in range(nc):
             c = P.f_cs[f, i]

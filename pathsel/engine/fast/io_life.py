@@ -203,7 +203,10 @@ def begin_attempt(P, S, V, R, s):
     """The top of reference.io_life's loop: ask the policy for a path; take the path's "path" queue (reference.path_take:
     NVMe-oF, a tag of its controller) or wait there; then send the first frame."""
     d = P.j_dev[S.slot[s, K_JOB]]
-    k = call_i_4(P.pol_select, P.pol_view, P.pol_state, d, s)
+    fn, st = P.pol_select, P.pol_state
+    if P.pol_multi != 0:  # a policy per device: its own entry point and record
+        fn, st = P.d_psel[d], P.d_pstate[d]
+    k = call_i_4(fn, P.pol_view, st, d, s)
     if k < 0:  # no usable path: wait for a change, at most the host's APD timeout
         S.slot[s, K_STAGE] = ST_APD
         start_wait(P, S, V, s, P.hp_apd[P.d_host[d]])
@@ -242,8 +245,11 @@ def send_attempt(P, S, V, R, s, d, k, p):
     V.c_out[c] += 1
     V.c_out_bytes[c] += size
     rec_path(R, now, p, 1)
-    if P.pol_start != 0:
-        call_v_5(P.pol_start, P.pol_view, P.pol_state, d, k, s)
+    fn, st = P.pol_start, P.pol_state
+    if P.pol_multi != 0:
+        fn, st = P.d_pstart[d], P.d_pstate[d]
+    if fn != 0:
+        call_v_5(fn, P.pol_view, st, d, k, s)
     if deadline < np.inf:
         arm_abort(S, h, s, deadline)
     add = 0.0
@@ -414,8 +420,11 @@ def complete(P, S, V, R, s):
     end_attempt(P, S, V, R, s, p)
     on_path = now - S.slotf[s, K_STARTED]
     d = P.j_dev[S.slot[s, K_JOB]]
-    if P.pol_complete != 0:
-        call_v_6f(P.pol_complete, P.pol_view, P.pol_state, d, V.p_local[p], s, on_path)
+    fn, st = P.pol_complete, P.pol_state
+    if P.pol_multi != 0:
+        fn, st = P.d_pcomp[d], P.d_pstate[d]
+    if fn != 0:
+        call_v_6f(fn, P.pol_view, st, d, V.p_local[p], s, on_path)
     rec_complete(
         R,
         now,
@@ -426,6 +435,7 @@ def complete(P, S, V, R, s):
         on_path,
         d,
         (S.slotf[s, K_ADMITTED] - S.slotf[s, K_ISSUED]) + S.slotf[s, K_PATH_WAIT],
+        S.slot[s, K_JOB],
     )
     if P.trace_on != 0:
         t = S.si[I_NTRACE]
@@ -442,7 +452,7 @@ def complete(P, S, V, R, s):
         S.tr_attempts[t] = S.slot[s, K_ATTEMPTS]
     if P.hp_qfs[P.d_host[d]] > 0:  # ESXi's throttling is on: a good status counts
         throttle(P, S, V, R, d, False)
-    release_admission(P, S, V, R, d)
+    release_admission(P, S, V, R, d, S.slot[s, K_JOB])
     next_io(P, S, V, R, s)
 
 
@@ -463,7 +473,7 @@ def next_io(P, S, V, R, s):
     if h < S.jb_tail[j]:
         t = S.jb_time[j, h & (S.jb_time.shape[1] - 1)]
         S.jb_head[j] = h + 1
-        rec_dev(R, now, P.j_dev[j], 0, -1)
+        rec_dev(R, now, P.j_dev[j], 0, -1, j)
         new_io(P, S, V, R, s, t)
     else:
         t = S.ji_tail[j]
@@ -497,7 +507,7 @@ def arrival(P, S, V, R, j):
             return
         S.jb_time[j, t & (S.jb_time.shape[1] - 1)] = now
         S.jb_tail[j] = t + 1
-        rec_dev(R, now, P.j_dev[j], 0, 1)
+        rec_dev(R, now, P.j_dev[j], 0, 1, j)
     gap = value(V, P.str_arr[j])
     if gap < np.inf:  # else a trace's last record has arrived: no more
         timeout(S, V, gap, EV_ARRIVAL, j)

@@ -70,7 +70,7 @@ RULE_CODES = {"host": RULE_HOST, "path": RULE_PATH, "refuse": RULE_REFUSE, "arra
 M_NONE, M_RUNNING, M_END_SCHEDULED, M_PROCESSED = 0, 1, 2, 3
 
 # fault kinds (model.FaultModel.what)
-F_PATH_DOWN, F_PATH_UP, F_ALUA, F_LATENCY, F_LOSS, F_ARRAY_DOWN, F_ARRAY_UP, F_REPL_DOWN, F_REPL_UP = range(9)
+F_PATH_DOWN, F_PATH_UP, F_ALUA, F_LATENCY, F_LOSS, F_ARRAY_DOWN, F_ARRAY_UP, F_REPL_DOWN, F_REPL_UP, F_OWNER, F_IMPLICIT = range(11)
 FAULT_CODES = {
     "path_down": F_PATH_DOWN,
     "path_up": F_PATH_UP,
@@ -81,6 +81,8 @@ FAULT_CODES = {
     "array_up": F_ARRAY_UP,
     "replication_down": F_REPL_DOWN,
     "replication_up": F_REPL_UP,
+    "owner": F_OWNER,
+    "implicit": F_IMPLICIT,
 }
 
 # the engine's own log entries (a policy's are kernel.EV_POLICY and above)
@@ -135,6 +137,13 @@ PARAMS = Layout(
         ("c_npaths", "i8", 1),
         ("l_bw", "f8", 1),
         ("a_perkib", "f8", 1),  # service seconds added per KiB
+        # per array its inter-controller link (issue 32): one-way seconds and bandwidth (0: none) a crossing frame
+        # pays, and the wire of array 0's link (Model.ic_wire; the others follow); the replication link's wire
+        ("a_icl", "f8", 1),
+        ("a_icbw", "f8", 1),
+        ("ic_on", "i8", 0),  # whether any array has two controllers (a frame reads its path's crossing only then)
+        ("w_ic0", "i8", 0),
+        ("w_repl", "i8", 0),
         # the replication link: its two arrays, bandwidth, added latency, loss, the mediator's preferred site and loser
         ("r_a0", "i8", 0),
         ("r_bw", "f8", 0),
@@ -174,6 +183,11 @@ PARAMS = Layout(
         ("p_pathq", "i8", 1),
         ("pathq_on", "i8", 0),  # whether any path has a "path" row
         ("a_q", "i8", 1),
+        # ESXi's DSNRO per row (0: none; only device queues have one), 1 where it caps each VM (per_vm), each job's VM
+        ("q_dsnro", "i8", 1),
+        ("dsnro_on", "i8", 0),  # whether any row has DSNRO (a take reads its row's only then)
+        ("q_pervm", "i8", 1),
+        ("j_world", "i8", 1),
         # per host the QUEUE FULL retry delay and ESXi's throttling (Disk.QFullSampleSize, 0: off; Disk.QFullThreshold)
         ("hp_qfr", "f8", 1),
         ("hp_qfs", "i8", 1),
@@ -197,6 +211,21 @@ PARAMS = Layout(
         ("f_state", "i8", 1),
         ("f_origin", "i8", 1),
         ("f_revert", "i8", 1),
+        # alua by volume or port group, owner: per fault its device paths, their new states and crossings (-1: as is)
+        ("f_paths", "i8", 2),
+        ("f_np", "i8", 1),
+        ("f_pstate", "i8", 2),
+        ("f_pcross", "i8", 2),
+        # implicit ALUA (Model.cells): per device path its cell (-1: none), its array controller, whether the
+        # preferred-array rule leaves it AO; per cell its array, controllers, device paths and their count
+        ("p_cell", "i8", 1),
+        ("ia_on", "i8", 0),  # whether any cell exists (a command reads its path's only then)
+        ("p_actl", "i8", 1),
+        ("p_prefao", "i8", 1),
+        ("g_array", "i8", 1),
+        ("g_n", "i8", 1),
+        ("g_paths", "i8", 2),
+        ("g_np", "i8", 1),
         ("p_alua0", "i8", 1),
         # value streams (rows of V.rnd): per job, per (array, op) service, replication, per nexus loss then replication loss
         ("str_job", "i8", 1),
@@ -204,12 +233,19 @@ PARAMS = Layout(
         ("str_repl", "i8", 0),
         ("str_loss", "i8", 1),
         ("trace_on", "i8", 0),
-        # the policy: its entry points (C functions, 0 for none) and its record's address; the view's address
-        ("pol_select", "i8", 0),
+        # the policy, per device (a policy per device, issue 32): its entry points (C functions, 0 for none) and its
+        # record's address; the view's address
+        ("pol_select", "i8", 0),  # the run's policy (every device's, unless pol_multi)
         ("pol_start", "i8", 0),
         ("pol_complete", "i8", 0),
         ("pol_path", "i8", 0),
         ("pol_state", "i8", 0),
+        ("pol_multi", "i8", 0),  # 1: devices run different policies (the d_p* arrays)
+        ("d_psel", "i8", 1),
+        ("d_pstart", "i8", 1),
+        ("d_pcomp", "i8", 1),
+        ("d_ppath", "i8", 1),
+        ("d_pstate", "i8", 1),
         ("pol_view", "i8", 0),
     ],
 )
@@ -237,6 +273,8 @@ STATE = Layout(
         ("extra", "f8", 1),
         ("loss", "f8", 1),
         ("alive", "i8", 1),
+        ("cross", "i8", 1),  # per device path: its I/O crosses to its volume's owner (an owner fault flips it)
+        ("ia_count", "i8", 2),  # implicit ALUA: commands per (cell, controller) since the cell's last check
         ("wire_free", "f8", 2),
         # the queues, one row each (Q_* columns, fast/queues.py), the rings of their FIFOs end to end, and per row
         # the QUEUE FULL and good statuses counted towards its next throttling change (a device queue's)
@@ -245,6 +283,11 @@ STATE = Layout(
         ("q_fifo", "i8", 1),
         ("q_qfull_seen", "i8", 1),
         ("q_good_seen", "i8", 1),
+        # DSNRO (a row with P.q_dsnro > 0): per row the VMs with I/O outstanding on its device, per row and VM those
+        # I/Os (issued to the device, not done) and the places they hold; (1, 1) when no row has DSNRO
+        ("q_worlds", "i8", 1),
+        ("qw_out", "i8", 2),
+        ("qw_held", "i8", 2),
         # per open-loop job a FIFO of arrival times waiting for a slot (backlog) and one of its slots waiting for an
         # arrival (idle)
         ("jb_time", "f8", 2),

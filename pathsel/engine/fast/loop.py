@@ -236,7 +236,7 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
         elif kind == EV_WAKE:
             if S.slot[s, K_WAKEVAL] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
                 rec_fail(R, V.clock[0])
-                release_admission(P, S, V, R, P.j_dev[S.slot[s, K_JOB]])
+                release_admission(P, S, V, R, P.j_dev[S.slot[s, K_JOB]], S.slot[s, K_JOB])
                 next_io(P, S, V, R, s)
             else:
                 begin_attempt(P, S, V, R, s)

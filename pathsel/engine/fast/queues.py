@@ -15,7 +15,10 @@ and the QUEUE FULLs it answered. ``P.q_rule`` says what a full row does:
   place (``EV_QUEUE_GRANT``); given back at completion, last taken first
   (:func:`release_admission`). ACTV/QUED per device as esxtop counts them:
   waiting at the first row is QUED, taking it ACTV; waiting at a later row
-  moves ACTV back to QUED until the grant.
+  moves ACTV back to QUED until the grant. A device queue with ESXi's DSNRO
+  (``P.q_dsnro``) also counts each VM's I/Os outstanding and places held
+  (``S.qw_out``, ``S.qw_held``, ``S.q_worlds``): :func:`dsnro_room`,
+  :func:`dsnro_give_back`.
 * ``path``: the same :func:`take` and :func:`give_back`, on the row of the
   chosen path (``P.p_pathq``: an NVMe-oF controller's tags), held by the
   attempt (``K_QUEUE``) and given back when it ends.
@@ -112,25 +115,38 @@ def take(P, S, V, R, s, d, r, first):
     now = V.clock[0]
     advance(P, S, r, now)
     depth = S.q[r, Q_QUEUE_DEPTH]
-    if depth <= 0 or S.q[r, Q_IN_USE] < depth:
+    if P.dsnro_on != 0 and P.q_dsnro[r] > 0:  # ESXi's DSNRO on this device queue: the I/O's VM has one more outstanding here
+        w = P.j_world[S.slot[s, K_JOB]]
+        S.qw_out[r, w] += 1
+        if S.qw_out[r, w] == 1:
+            S.q_worlds[r] += 1
+        if S.q[r, Q_IN_USE] < depth and dsnro_room(P, S, r, w):
+            S.q[r, Q_IN_USE] += 1
+            S.qw_held[r, w] += 1
+            rec_dev(R, now, d, 1, 0, S.slot[s, K_JOB])
+            return True
+    elif depth <= 0 or S.q[r, Q_IN_USE] < depth:
         S.q[r, Q_IN_USE] += 1
         if first:
-            rec_dev(R, now, d, 1, 0)
+            rec_dev(R, now, d, 1, 0, S.slot[s, K_JOB])
         return True
     join(P, S, r, s)
     S.slot[s, K_QUEUE] = r + 1
-    rec_dev(R, now, d, 0 if first else -1, 1)
+    rec_dev(R, now, d, 0 if first else -1, 1, S.slot[s, K_JOB])
     return False
 
 
 @hot
-def give_back(P, S, V, R, r, d, first):
-    """reference.give_back: an I/O of device ``d`` gives its place of row ``r`` back; the first waiting is handed it
-    (EV_QUEUE_GRANT), and as many more as a queue depth grown back by throttling has room for."""
+def give_back(P, S, V, R, r, d, first, j):
+    """reference.give_back: an I/O of device ``d`` (job ``j``) gives its place of row ``r`` back; the first waiting is
+    handed it (EV_QUEUE_GRANT), and as many more as a queue depth grown back by throttling has room for."""
     now = V.clock[0]
     advance(P, S, r, now)
     if first:
-        rec_dev(R, now, d, -1, 0)
+        rec_dev(R, now, d, -1, 0, j)
+    if P.dsnro_on != 0 and P.q_dsnro[r] > 0:
+        dsnro_give_back(P, S, R, r, P.j_world[j], now)
+        return
     depth = S.q[r, Q_QUEUE_DEPTH]
     if S.q[r, Q_HEAD] < S.q[r, Q_TAIL] and S.q[r, Q_IN_USE] <= depth:
         hand_over(P, S, R, r, now)  # the place goes on: in use unchanged
@@ -142,10 +158,54 @@ def give_back(P, S, V, R, r, d, first):
 
 
 @hot
+def dsnro_room(P, S, r, w):
+    """reference.dsnro_room: whether DSNRO lets VM ``w`` take one more place of device queue ``r``: always while it is
+    alone (no other VM has I/O outstanding there); else below DSNRO, all VMs' places together or its own (per_vm)."""
+    if S.q_worlds[r] <= 1:
+        return True
+    if P.q_pervm[r] != 0:
+        return S.qw_held[r, w] < P.q_dsnro[r]
+    return S.q[r, Q_IN_USE] < P.q_dsnro[r]
+
+
+@hot
+def dsnro_give_back(P, S, R, r, w, now):
+    """reference.dsnro_give_back: an I/O of VM ``w`` gives its place of device queue ``r`` (with DSNRO) back; the
+    waiting are handed places in order while the queue depth and DSNRO allow (per_vm: one whose VM is at its cap is
+    passed over, keeping its place in line)."""
+    S.q[r, Q_IN_USE] -= 1
+    S.qw_held[r, w] -= 1
+    S.qw_out[r, w] -= 1
+    if S.qw_out[r, w] == 0:
+        S.q_worlds[r] -= 1  # its last I/O here: maybe alone again, the cap lifts
+    depth = S.q[r, Q_QUEUE_DEPTH]
+    off, mask = P.q_off[r], P.q_mask[r]
+    i = S.q[r, Q_HEAD]
+    while i < S.q[r, Q_TAIL] and S.q[r, Q_IN_USE] < depth:
+        e = at(P, S, r, i)
+        j = S.slot[e, K_JOB]
+        v = P.j_world[j]
+        if dsnro_room(P, S, r, v):
+            tail = S.q[r, Q_TAIL]
+            for k in range(i, tail - 1):  # it leaves the line; the rest keep their order
+                S.q_fifo[off + (k & mask)] = S.q_fifo[off + ((k + 1) & mask)]
+            S.q[r, Q_TAIL] = tail - 1
+            S.q[r, Q_IN_USE] += 1
+            S.qw_held[r, v] += 1
+            rec_dev(R, now, P.j_dev[j], 1, -1, j)
+            push_normal(S, EV_QUEUE_GRANT, e)
+        elif P.q_pervm[r] == 0:
+            break  # all VMs' cap: no one behind fits either
+        else:
+            i += 1
+
+
+@hot
 def hand_over(P, S, R, r, now):
     """The first I/O waiting at row ``r`` has its place: ACTV again (it was QUED), and it goes on (EV_QUEUE_GRANT)."""
     w = first_out(P, S, r)
-    rec_dev(R, now, P.j_dev[S.slot[w, K_JOB]], 1, -1)
+    j = S.slot[w, K_JOB]
+    rec_dev(R, now, P.j_dev[j], 1, -1, j)
     push_normal(S, EV_QUEUE_GRANT, w)
 
 
@@ -173,11 +233,11 @@ def admitted_at(P, d, r):
 
 
 @hot
-def release_admission(P, S, V, R, d):
-    """reference.release: the I/O of device ``d`` is done (completed or failed): its "host" places go back, last
-    taken first."""
+def release_admission(P, S, V, R, d, j):
+    """reference.release: the I/O of device ``d`` (job ``j``) is done (completed or failed): its "host" places go
+    back, last taken first."""
     for k in range(P.d_nadm[d] - 1, -1, -1):
-        give_back(P, S, V, R, P.d_adm[d, k], d, k == 0)
+        give_back(P, S, V, R, P.d_adm[d, k], d, k == 0, j)
 
 
 @hot
@@ -186,7 +246,7 @@ def path_release(P, S, V, R, s):
     r1 = S.slot[s, K_QUEUE]
     if r1 != 0:
         S.slot[s, K_QUEUE] = 0
-        give_back(P, S, V, R, r1 - 1, -1, False)
+        give_back(P, S, V, R, r1 - 1, -1, False, -1)
 
 
 @jit
@@ -217,6 +277,10 @@ def throttle(P, S, V, R, d, qfull):
 @hot
 def port_accept(P, S, V, R, s, p):
     """reference.accept: the port takes the command (True), or answers QUEUE FULL: a status frame back (False)."""
+    if P.ia_on != 0:  # implicit ALUA counts the commands each controller receives
+        g = P.p_cell[p]
+        if g >= 0:
+            S.ia_count[g, P.p_actl[p]] += 1
     r = P.p_portq[p]
     if r < 0:
         return True

@@ -35,7 +35,7 @@ from ...policies.framework.kernel import (
 )
 from ...timing.distributions import Constant
 from ..host_queues import overload
-from ..recorder import Live, close_record, new_record, to_metrics
+from ..recorder import Live, close_record, new_record, to_metrics, vm_slots
 from ..streams import Draws, make_streams
 from . import layout as L
 from .loop import run_kernel
@@ -59,6 +59,21 @@ class _Run:
         self.model, self.defn, self.params = model, defn, params
         P, A, J = len(model.paths), len(model.arrays), len(model.jobs)
         C, Lk, D = len(model.controllers), len(model.links), len(model.devices)
+        # a policy per device (issue 32): the distinct (definition, parameters) the devices run, the run's own first;
+        # each gets its own record, and each device calls its policy's entry points with its policy's record
+        self.pols: list[tuple[PolicyDef, dict[str, Any]]] = [(defn, params)]
+        self.pol_of = np.zeros(D, dtype=np.int64)
+        known = {(id(defn), repr(sorted(params.items()))): 0}  # a thousand devices on two policies: two records
+        for dv in model.devices:
+            if dv.policy is not None:
+                own = resolve(dv.policy)
+                key = (id(own[0]), repr(sorted(own[1].items())))
+                if key not in known:
+                    known[key] = len(self.pols)
+                    self.pols.append(own)
+                self.pol_of[dv.index] = known[key]
+        d_draws = np.array([self.pols[g][0].draws for g in self.pol_of], dtype=np.int64)
+        any_draws = bool(d_draws.any()) if D else bool(defn.draws)
         dev_paths = [model.device_paths(d) for d in range(D)]
         self.dev_paths = dev_paths
         MP = max(1, max((len(dp) for dp in dev_paths), default=1))
@@ -79,7 +94,7 @@ class _Run:
         str_arr = J + C + 2 * A + 2 + C + np.arange(J, dtype=i64)
         assert len(draws) == J + C + 2 * A + 1 + C + 1 + J
         str_pol = np.full(D, -1, dtype=i64)
-        if defn.draws:  # each device's policy generator, served in blocks as the policy's uniforms
+        if any_draws:  # each device's policy generator, served in blocks as the policy's uniforms
             str_pol[:] = len(draws) + np.arange(D, dtype=i64)
             draws += [Draws(g) for g in streams.policies]
         # Streams this model can never draw from (loss decisions without loss, reads in a
@@ -103,11 +118,13 @@ class _Run:
         # instead of pre-drawn copies of it (16 k nexuses: 16 k rows, and a cache miss or two per frame).
         c_lat = np.array([d.dist.value if isinstance(d.dist, Constant) else -1.0 for d in draws[J : J + C]], dtype=f64)
         used[str_path[c_lat >= 0]] = False
+        if any_draws:  # a device whose own policy draws nothing reads no row (the trap, as for a run that draws none)
+            used[str_pol[d_draws == 0]] = False
         trap = int(used.sum())
         row = np.full(len(draws), trap, dtype=i64)  # the trap row is the last
         row[used] = np.arange(trap)
         str_job, str_path, str_svc, str_repl, str_loss, str_arr = (row[x] for x in (str_job, str_path, str_svc, str_repl, str_loss, str_arr))
-        d_stream = row[str_pol] if defn.draws else np.full(D, trap, dtype=i64)  # a policy that draws undeclared hits the trap
+        d_stream = row[str_pol] if any_draws else np.full(D, trap, dtype=i64)  # a policy that draws undeclared hits the trap
         feeds = [d for d, u in zip(draws, used) if u]
         # The most values one event can draw from each stream (the loop stops for a refill between events,
         # never inside one): a job's op and size; a frame's latency on a nexus or the replication link and an
@@ -116,8 +133,8 @@ class _Run:
         # per call, for the few calls one event makes on one device.
         margin = np.full(len(draws), EVENT_DRAWS, dtype=i64)
         margin[J + C + 2 * A + 1 : J + C + 2 * A + 2 + C] = LOSS_DRAWS
-        if defn.draws:
-            margin[len(draws) - D :] = 4 * defn.draws + EVENT_DRAWS
+        if any_draws:
+            margin[len(draws) - D :] = 4 * d_draws + EVENT_DRAWS
         margins = [int(m) for m, u in zip(margin, used) if u]
 
         # -- traces replayed: each distinct trace's records once, its job copies pointing at them ----------
@@ -204,9 +221,13 @@ class _Run:
 
         # -- the policy ---------------------------------------------------------------------------
         self.devices = [DeviceInfo(tuple(p.name for p in dp), tuple(p.alua for p in dp), tuple(p.index for p in dp)) for dp in dev_paths]
-        self.pstate = defn.new_state(params, self.devices, N)
-        hooks = defn.hooks()
+        # each policy's record holds every device (devices index it by their run-wide number); a device reads its own
+        self.pstates = [pd.new_state(pp, self.devices, N) for pd, pp in self.pols]
+        self.pstate = self.pstates[0]
+        pol_hooks = [pd.hooks() for pd, _ in self.pols]
+        hooks = pol_hooks[0]
         self.hooks = hooks
+        d_hooks = [pol_hooks[g] for g in self.pol_of]
 
         # -- the model as numbers ---------------------------------------------------------------------
         ML = max(1, max((len(c.links) for c in model.controllers), default=1))
@@ -217,12 +238,24 @@ class _Run:
         for c, ctrl in enumerate(model.controllers):
             c_links[c, : len(ctrl.links)] = ctrl.links
             c_paths[c, : len(cpaths[c])] = cpaths[c]
-        faults = model.faults
+        faults = model.timeline  # the faults and implicit ALUA's checks
         F = len(faults)
         MC = max(1, max((len(f.controllers) for f in faults), default=1))
         f_cs = np.full((F, MC), -1, dtype=i64)
         for i, f in enumerate(faults):
             f_cs[i, : len(f.controllers)] = f.controllers
+        MFP = max(1, max((len(f.paths) for f in faults), default=1))
+        g_paths = np.full((max(1, len(model.cells)), max(1, max((len(ps) for _, _, ps in model.cells), default=1))), -1, dtype=i64)
+        for g, (_a, _n, ps) in enumerate(model.cells):
+            g_paths[g, : len(ps)] = ps
+        f_paths = np.full((F, MFP), -1, dtype=i64)
+        f_pstate = np.zeros((F, MFP), dtype=i64)
+        f_pcross = np.full((F, MFP), -1, dtype=i64)
+        for i, f in enumerate(faults):
+            n = len(f.paths)
+            f_paths[i, :n] = f.paths
+            f_pstate[i, :n] = [ALUA_CODES[x] for x in f.states]
+            f_pcross[i, :n] = f.crossing
         repl = model.replication
         loser = (repl.arrays[1] if repl.preferred_site == repl.arrays[0] else repl.arrays[0]) if repl else -1
         ctrls = model.controllers
@@ -248,6 +281,11 @@ class _Run:
                 c_npaths=np.array([len(x) for x in cpaths], dtype=i64),
                 l_bw=np.array([ln.bandwidth for ln in model.links] or [0.0], dtype=f64),
                 a_perkib=np.array([a.per_kib for a in model.arrays], dtype=f64),
+                a_icl=np.array([a.ic_latency for a in model.arrays], dtype=f64),
+                a_icbw=np.array([a.ic_bandwidth or 0.0 for a in model.arrays], dtype=f64),
+                w_ic0=model.ic_wire(0),
+                ic_on=1 if model.inter_controller else 0,
+                w_repl=C + Lk,
                 r_a0=repl.arrays[0] if repl else -1,
                 r_bw=(repl.bandwidth or 0.0) if repl else 0.0,
                 r_extra=repl.extra if repl else 0.0,
@@ -287,6 +325,18 @@ class _Run:
                 f_state=np.array([ALUA_CODES.get(f.state or "AO", 0) for f in faults], dtype=i64),
                 f_origin=np.array([f.origin for f in faults], dtype=i64),
                 f_revert=np.array([1 if f.revert else 0 for f in faults], dtype=i64),
+                f_paths=f_paths,
+                f_np=np.array([len(f.paths) for f in faults], dtype=i64),
+                f_pstate=f_pstate,
+                f_pcross=f_pcross,
+                p_cell=np.array([p.cell for p in model.paths] or [-1], dtype=i64),
+                ia_on=1 if model.cells else 0,
+                p_actl=np.array([p.array_controller for p in model.paths] or [-1], dtype=i64),
+                p_prefao=np.array([1 if p.pref_ao else 0 for p in model.paths] or [1], dtype=i64),
+                g_array=np.array([a for a, _, _ in model.cells], dtype=i64),
+                g_n=np.array([n for _, n, _ in model.cells], dtype=i64),
+                g_paths=g_paths,
+                g_np=np.array([len(ps) for _, _, ps in model.cells], dtype=i64),
                 p_alua0=np.array([ALUA_CODES[p.alua] for p in model.paths], dtype=i64),
                 str_job=str_job,
                 str_svc=str_svc,
@@ -298,16 +348,33 @@ class _Run:
                 pol_complete=hooks.complete,
                 pol_path=hooks.path_change,
                 pol_state=self.pstate.address,
+                pol_multi=1 if len(self.pols) > 1 else 0,
+                d_psel=np.array([h.select for h in d_hooks] or [0], dtype=i64),
+                d_pstart=np.array([h.start for h in d_hooks] or [0], dtype=i64),
+                d_pcomp=np.array([h.complete for h in d_hooks] or [0], dtype=i64),
+                d_ppath=np.array([h.path_change for h in d_hooks] or [0], dtype=i64),
+                d_pstate=np.array([self.pstates[g].address for g in self.pol_of] or [0], dtype=i64),
                 pol_view=self.view.address,
             )
         )
 
         # -- the engine's own state ----------------------------------------------------------------------
         self.state = _lay_out_state(model, slots, trace, qs)
-        W = C + Lk + 1  # wires: each nexus's own, the shared links, the replication link
+        W = model.n_wires  # wires: each nexus's own, the shared links, the replication link, inter-controller links
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
         device_queue_depth = [model.queues[r].queue_depth for r in model.queue_rows(DEVICE_QUEUE)]
-        self.rec = new_record(P, n_bins, W, (model.ramp, model.end), model.interval, D, model.host_queues, device_queue_depth)
+        self.rec = new_record(
+            P,
+            n_bins,
+            W,
+            (model.ramp, model.end),
+            model.interval,
+            D,
+            model.host_queues,
+            device_queue_depth,
+            [j.vm for j in model.jobs],
+            len(model.workloads),
+        )
         # The processes SimPy starts first: every job slot, then the fault timeline.
         for s in range(N):
             push_urgent.py_func(self.state, L.EV_INIT, s)
@@ -341,8 +408,9 @@ class _Run:
             d = int(v.ev_dev[e])
             device = model.devices[d].name
             if kind >= EV_POLICY:
+                pd = self.pols[int(self.pol_of[d])][0]  # the device's own policy decodes its events
                 name, details = event_details(
-                    self.defn, kind, int(v.ev_a[e]), int(v.ev_b[e]), int(v.ev_path[e]), v.ev_mask[e], v.ev_val[e], self.devices[d].names
+                    pd, kind, int(v.ev_a[e]), int(v.ev_b[e]), int(v.ev_path[e]), v.ev_mask[e], v.ev_val[e], self.devices[d].names
                 )
                 out.append({"t": t, "device": device, "event": name, **details})
             else:
@@ -373,7 +441,9 @@ class _Run:
         out = {}
         for d, dev in enumerate(self.model.devices):
             info = self.devices[d]
-            out[dev.name] = self.defn.describe_config(Snapshot(self.params, self.pstate, self.view, d, info.names, info.paths))
+            g = int(self.pol_of[d])
+            pd, pp = self.pols[g]
+            out[dev.name] = pd.describe_config(Snapshot(pp, self.pstates[g], self.view, d, info.names, info.paths))
         return out
 
 
@@ -532,7 +602,7 @@ def _lay_out_state(model: Model, slots: list[int], trace: bool, queues: dict[str
     pow2 = lambda n: 1 << (int(n) - 1).bit_length()  # noqa: E731 - ring buffers are indexed with a mask
     fifo_cap = pow2(8 * N + 4 * P + 64)
     tcap = TRACE_CAP if trace else 1
-    W = C + len(model.links) + 1
+    W = model.n_wires
     wt_cap = pow2(2 * N + 8)
     si = np.zeros(L.N_SI, dtype=i64)
     si[L.I_REPL_OK] = 1
@@ -565,6 +635,8 @@ def _lay_out_state(model: Model, slots: list[int], trace: bool, queues: dict[str
             extra=np.array([c.extra for c in ctrls], dtype=f64),
             loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
             alive=np.ones(A, dtype=i64),
+            cross=np.array([1 if p.crossing else 0 for p in model.paths] or [0], dtype=i64),
+            ia_count=np.zeros((max(1, len(model.cells)), max(1, max((n for _, n, _ in model.cells), default=1))), dtype=i64),
             wire_free=np.zeros((W, 2), dtype=f64),
             **queues,
             jb_time=np.zeros((J, jb_cap), dtype=f64),
@@ -638,13 +710,22 @@ def _queue_table(model: Model, slots: list[int]) -> tuple[dict[str, Any], dict[s
         p_pathq=p_pathq,
         pathq_on=int((p_pathq >= 0).any()),
         a_q=np.array(model.queue_rows(ARRAY_SLOTS), dtype=i64),
+        q_dsnro=np.array([q.dsnro for q in model.queues], dtype=i64),
+        dsnro_on=int(any(q.dsnro > 0 for q in model.queues)),
+        q_pervm=np.array([1 if q.dsnro_per_vm else 0 for q in model.queues], dtype=i64),
+        j_world=np.array([j.vm for j in model.jobs] or [0], dtype=i64),
     )
+    dsnro = any(q.dsnro > 0 for q in model.queues)
+    QW = (Q, max((j.vm for j in model.jobs), default=0) + 1) if dsnro else (1, 1)
     state = dict(
         q=q,
         qf=q.view(np.float64),
         q_fifo=np.zeros(int(cap.sum()), dtype=i64),
         q_qfull_seen=np.zeros(Q, dtype=i64),
         q_good_seen=np.zeros(Q, dtype=i64),
+        q_worlds=np.zeros(Q, dtype=i64),
+        qw_out=np.zeros(QW, dtype=i64),
+        qw_held=np.zeros(QW, dtype=i64),
     )
     return params, state
 
@@ -696,7 +777,7 @@ def run_fast(
     ``live_step`` simulated seconds with what has been measured so far.
     """
     defn, params = resolve(policy)
-    prepare([defn])  # compiled or loaded once per process
+    prepare([defn, *(resolve(d.policy)[0] for d in model.devices if d.policy is not None)])  # compiled or loaded once per process
     run = _Run(model, defn, params, trace)
     events: list[dict[str, Any]] = []
     records: list[tuple] = []
@@ -738,7 +819,7 @@ def run_fast(
     run.drain_events(events)
     run.drain_trace(records)
     close_record(run.rec, model.end)
-    m = to_metrics(run.rec, len(model.paths), model.device_slots())
+    m = to_metrics(run.rec, len(model.paths), model.device_slots(), vm_slots(model.jobs))
     st = run.state
     waiting = [float(st.jb_time[j, st.jb_head[j] & (st.jb_time.shape[1] - 1)]) for j in range(len(model.jobs)) if st.jb_head[j] < st.jb_tail[j]]
     m.oldest_in_flight = min([float(st.slotf[:, L.K_ISSUED].min(initial=np.inf))] + waiting)

@@ -83,6 +83,7 @@ def leg(P, S, V, R, s, p, direction, nbytes, add=0.0):
     c = V.p_ctrl[p]
     lat = P.p_lat[p]
     delay = (lat if lat >= 0.0 else value(V, P.p_str[p])) + S.extra[c]
+    cross = P.ic_on != 0 and S.cross[p] != 0  # to the volume's owner over the link between the controllers, and back
     if add != 0.0:
         delay += add
     if nbytes != 0:
@@ -99,7 +100,13 @@ def leg(P, S, V, R, s, p, direction, nbytes, add=0.0):
                 w = nc + li
                 bw = P.l_bw[li]
             t = serialise(S, R, w, direction, t, nbytes, bw)
+        if cross:  # then the link between the array's controllers
+            a = P.p_array[p]
+            if P.a_icbw[a] > 0.0:
+                t = serialise(S, R, P.w_ic0 + a, direction, t, nbytes, P.a_icbw[a])
         delay += t - now
+    if cross:
+        delay += P.a_icl[P.p_array[p]]
     if S.loss[c] > 0:
         delay = lose(V, R, P.str_loss[c], S.loss[c], P.c_recov[c], delay, S.slotf[s, K_DEADLINE] - now)
     S.slot[s, K_EPOCH] = S.epoch[c]
@@ -116,7 +123,7 @@ def repl_trip(P, S, V, R, s, first):
         d = 0 if a == P.r_a0 else 1
         bw = P.r_bw
         if bw > 0.0:
-            delay += serialise(S, R, S.wire_free.shape[0] - 1, d, now, V.s_size[s], bw) - now
+            delay += serialise(S, R, P.w_repl, d, now, V.s_size[s], bw) - now
     if S.sf[F_REPL_LOSS] > 0:
         delay = lose(V, R, P.str_loss[P.str_loss.shape[0] - 1], S.sf[F_REPL_LOSS], P.r_recov, delay, np.inf)
     return delay

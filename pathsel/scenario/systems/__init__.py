@@ -53,7 +53,9 @@ def import_outputs(
 ) -> Imported:
     """A scenario skeleton from a host's multipath listings (see :data:`IMPORT_KINDS`).
 
-    ``devices`` chooses ESXi devices (default: every shared one); ``output``
+    ``devices`` chooses what to import, each a name or a shell glob (ESXi
+    devices, multipath map names or WWIDs, NVMe subsystem names or NQNs, MPIO
+    disks as ``MPIO Disk1`` or ``1``; default: every shared one); ``output``
     names the scenario file in messages; ``workload``, a fio JSON file, gives
     the workload its job options (rw, bs, iodepth, numjobs, rwmixread).
     Raises ScenarioError (file, line, problem) for output it cannot read.
@@ -68,8 +70,6 @@ def import_outputs(
     sources = [read_source(f) for f in files]
     kwargs: dict[str, Any] = {"host": host or default_host}
     if devices:
-        if kind != "esxcli":
-            raise ScenarioError("command line", "--device", f"chooses ESXi devices (import esxcli), not {kind} ones")
         kwargs["devices"] = list(devices)
     sk = importer(sources, **kwargs)
     _check_size(sk, sources[0].name)
@@ -146,18 +146,24 @@ def emit(
     vendor: str | None = None,
     model: str | None = None,
     satp: str = "VMW_SATP_ALUA",
+    sched_num_req_outstanding: int | None = None,
 ) -> str:
     """The text that applies ``spec`` on a system: for ``device``, for a ``vendor``/``model``, or as the default.
 
     ``device`` is an ESXi device (naa...), a multipath WWID, an NVMe subsystem
     NQN or an MPIO disk number; ``vendor`` and ``model`` are the SCSI vendor
     and product (ESXi SATP rules, multipath.conf ``devices``) or, for NVMe,
-    ``model`` is the subsystem's model. Raises ScenarioError (one line) for a
-    policy the system cannot run or a setting it cannot take.
+    ``model`` is the subsystem's model. ``sched_num_req_outstanding`` (esxcli
+    with ``device`` only) also sets the device's DSNRO. Raises ScenarioError
+    (one line) for a policy the system cannot run or a setting it cannot take.
     """
     s = _spec(spec)
+    if sched_num_req_outstanding is not None and kind != "esxcli":
+        raise ScenarioError(
+            "command line", "--sched-num-req-outstanding", f"is ESXi's Disk.SchedNumReqOutstanding, set with --emit esxcli, not {kind}"
+        )
     if kind == "esxcli":
-        return emit_esxcli(s, device, satp)
+        return emit_esxcli(s, device, satp, sched_num_req_outstanding)
     if kind == "satp-rule":
         return emit_satp_rule(s, device, vendor, model, satp)
     if kind == "multipath.conf":

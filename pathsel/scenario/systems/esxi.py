@@ -61,6 +61,7 @@ from typing import Any
 
 from ...errors import ScenarioError
 from ...policies.spec import PolicySpec, parse_spec
+from .groups import choose, infer_port_groups, mixed_states
 from .quoting import comment_text, sh_quote, sh_word
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source, ascii_int, check_name, runtime_key
@@ -71,6 +72,8 @@ _KEY = re.compile(r"^\s+([A-Za-z][A-Za-z0-9 /()_.-]*?):(?:\s+(.*))?$")
 # ASCII digits, at most 9 (\d would take Arabic-Indic digits; a longer number is no adapter, target or LUN ESXi has)
 _RUNTIME = re.compile(r"^(vmhba[0-9]{1,9}):C([0-9]{1,9}):T([0-9]{1,9}):L([0-9]{1,9})$")
 _TPG = re.compile(r"TPG_id=([0-9]+),TPG_state=(\w+)", re.ASCII)
+_PATH_TPG = re.compile(r"^\{?TPG_id=([0-9]{1,9}),", re.ASCII)  # nmp path list's Storage Array Type Path Config
+DSNRO_RANGE = (1, 256)  # esxcli storage core device set -O: ESXi's range (the schema's sched_num_req_outstanding)
 PSPS = {"VMW_PSP_RR": "rr", "VMW_PSP_FIXED": "fixed", "VMW_PSP_MRU": "mru"}
 _GROUP_STATE = {
     "active": "AO",
@@ -123,6 +126,8 @@ def _blocks(src: Source, what: str) -> list[_Block]:
 
 def _kind_of(src: Source) -> str:
     text = src.text
+    if "Device Max Queue Depth:" in text or "No of outstanding IOs with competing worlds:" in text:
+        return "core-device"
     if "Path Selection Policy:" in text or "Storage Array Type:" in text:
         return "device"
     if "Group State:" in text:
@@ -205,12 +210,13 @@ def _wwn(hexstr: str) -> str:
 
 
 def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str] | None = None) -> Skeleton:
-    """A skeleton from ``esxcli storage nmp device list`` plus ``core path list`` (and optionally ``nmp path list``)."""
+    """A skeleton from ``esxcli storage nmp device list`` plus ``core path list`` (and optionally ``nmp path list``
+    and ``core device list``); ``devices``: device names or globs to keep (default: every shared device)."""
     by_kind: dict[str, Source] = {}
     for src in sources:
         kind = _kind_of(src)
         if not kind:
-            raise src.fail(1, "not esxcli storage nmp device list, core path list or nmp path list output")
+            raise src.fail(1, "not esxcli storage nmp device list, core path list, nmp path list or core device list output")
         if kind in by_kind:
             raise src.fail(1, f"a second {kind.replace('-', ' ')} list (the first is {by_kind[kind].name}): give each once")
         by_kind[kind] = src
@@ -227,19 +233,16 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
         devs[b.title] = b
     notes: list[str] = []
     chosen = []
+    kept = choose(((name, ()) for name in devs), devices, dsrc.name, "device")
     for name, b in devs.items():
         satp = b.get("Storage Array Type") or ""
-        if devices is not None:
-            if name in devices:
+        if kept is not None:
+            if name in kept:
                 chosen.append(name)
         elif satp == "VMW_SATP_LOCAL" or name.startswith("mpx."):
             notes.append(f"skipped local device {name} ({satp or 'mpx'})")
         else:
             chosen.append(name)
-    if devices is not None:
-        missing = [d for d in devices if d not in devs]
-        if missing:
-            raise ScenarioError("command line", "--device", f"no device {missing[0]!r} in {dsrc.name} (devices: {', '.join(devs)})")
     if not chosen:
         raise dsrc.fail(1, "no shared (non-local) device to import")
     specs = {d: _psp_spec(dsrc, devs[d]) for d in chosen}
@@ -280,6 +283,8 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
                 if gs not in _GROUP_STATE:
                     raise src.fail(gl, f"Group State {gs!r} is not one of {', '.join(_GROUP_STATE)}")
                 facts["group"] = gs
+                if m_tpg := _PATH_TPG.match(b.get("Storage Array Type Path Config") or ""):
+                    facts["tpg"] = str(int(m_tpg.group(1)))
     for d in chosen:
         if not any(dev == d for dev, _ in paths):
             raise dsrc.fail(devs[d].line, f"device {d} has no paths in the path list(s) given")
@@ -317,17 +322,35 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
         state, why = alua(dev, rt, f)
         key = tuple(f["nexus"])
         entry = nexus_of.setdefault(
-            key, {"array": arrays[f.get("node", "")], "state": state, "why": why, "devs": {}, "target": f.get("target", ""), "rt": rt}
+            key,
+            {"array": arrays[f.get("node", "")], "state": state, "why": why, "devs": {}, "per": {}, "target": f.get("target", ""), "rt": rt},
         )
-        if entry["state"] != state:
-            src, line = f["line"]
-            other = next(iter(entry["devs"]))
-            raise src.fail(
-                line,
-                f"{rt} is {state} for {dev} but {entry['state']} for {other}: pathsel keeps one ALUA "
-                "state per nexus; import the devices one at a time with --device",
-            )
+        if why and not entry["why"]:
+            entry["state"], entry["why"] = state, why
+        if "tpg" in f:
+            entry.setdefault("tpg", f["tpg"])
         entry["devs"][dev] = f["lun"]
+        entry["per"][dev] = None if why else state  # down: no state to group by
+    # LUNs owned by different controllers (one nexus AO for one device, ANO for another): ALUA states are per
+    # (device, target port group); the groups come from TPG_id (nmp path list) or the states' pattern (groups.py)
+    per_nexus = {k: dict(e["per"]) for k, e in nexus_of.items()}
+    tpg = None
+    if mixed_states(per_nexus):
+        ids = {k: e["tpg"] for k, e in nexus_of.items() if "tpg" in e}
+        tpg = infer_port_groups(per_nexus, chosen, ids)
+        if len(arrays) > 1:  # alternating owners over two target nodes: one array's controllers, not a metro cluster
+            notes.append(
+                f"{len(arrays)} target node names ({', '.join(_wwn(n) for n in arrays)}) with LUNs owned alternately: "
+                "read as one array's controllers; if they are two arrays of a metro cluster, import the devices one at a time"
+            )
+            arrays = {node: "array1" for node in arrays}
+            for e in nexus_of.values():
+                e["array"] = "array1"
+        how = "TPG_id (esxcli storage nmp path list)" if len(ids) == len(nexus_of) else "the paths' states over the devices"
+        notes.append(
+            f"LUNs owned by different controllers: {len(tpg.groups)} target port group(s) from {how}: "
+            + ", ".join(f"{g} on controller {c}" for g, c in tpg.controller_of.items())
+        )
     for dev in chosen:
         mine = {k for k, e in nexus_of.items() if dev in e["devs"]}
         my_arrays = {nexus_of[k]["array"] for k in mine}
@@ -342,21 +365,42 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
     several = len(chosen) > 1
     sk = Skeleton("esxcli", [s.name for s in sources], host, "scsi")
     for node, name in arrays.items():
-        sk.arrays.append(SkArray(name, f"target node {_wwn(node)}" if node else "the only array the output names"))
+        if any(a.name == name for a in sk.arrays):
+            continue
+        comment = f"target node {_wwn(node)}" if node else "the only array the output names"
+        if tpg is not None and len(set(arrays.values())) < len(arrays):
+            comment = "target nodes " + ", ".join(_wwn(n) for n in arrays)
+        array = SkArray(name, comment)
+        if tpg is not None:
+            array.controllers, array.port_groups = tpg.controllers, list(tpg.controller_of.items())
+        sk.arrays.append(array)
+    per_device = several and len(set(specs.values())) > 1  # each device keeps its own PSP: one run is the host as it is
     for dev in chosen:
         lun = Counter(n for e in nexus_of.values() for d, n in e["devs"].items() if d == dev).most_common(1)[0][0]
         dev_arrays = sorted({e["array"] for e in nexus_of.values() if dev in e["devs"]})
         disp = devs[dev].get("Device Display Name") or ""
-        sk.volumes.append(SkVolume(dev, lun if several else None, dev_arrays, disp.split(" (")[0]))
+        vol = SkVolume(dev, lun if several else None, dev_arrays, disp.split(" (")[0])
+        if tpg is not None:
+            vol.alua, vol.owner = tpg.alua[dev], tpg.owner[dev]
+        if per_device:
+            vol.policy = specs[dev]
+        sk.volumes.append(vol)
     for key, e in sorted(nexus_of.items(), key=lambda kv: runtime_key(kv[1]["rt"])):
         name = f"{key[0]}:C{key[1]}:T{key[2]}:L{{lun}}" if several else e["rt"]
         comment = ", ".join(x for x in (e["target"], e["why"]) if x)
-        sk.paths.append(SkPath(name, e["array"], e["state"], comment=comment))
+        path_state: str | None = e["state"] if tpg is None else ("unavailable" if e["why"] else None)
+        sk.paths.append(SkPath(name, e["array"], path_state, comment=comment, port_group=None if tpg is None else tpg.group_of[key]))
         if e["why"]:
             notes.append(f'{e["rt"]} is {e["why"]}: written alua = "unavailable" (pathsel has no path that starts down)')
-    for spec in dict.fromkeys(specs.values()):
-        who = [d for d, s in specs.items() if s == spec]
-        sk.policies.append((spec, f"as imported: {spec}" + (f" ({len(who)} devices)" if several and len(who) > 1 else "")))
+    if per_device:
+        notes.append("devices with different PSPs: each [[volumes]] entry keeps its own (policy); the scenario runs them together, once")
+        sk.policies.append(("", "as imported: per device"))
+    else:
+        for spec in dict.fromkeys(specs.values()):
+            who = [d for d, s in specs.items() if s == spec]
+            sk.policies.append((spec, f"as imported: {spec}" + (f" ({len(who)} devices)" if several and len(who) > 1 else "")))
+    if "core-device" in by_kind:
+        _queue_depths(sk, by_kind["core-device"], chosen, notes)
     satps = sorted({devs[d].get("Storage Array Type") or "" for d in chosen})
     sk.told = [
         f"host {host}: {len(chosen)} device(s) ({', '.join(chosen)}), {len(nexus_of)} path(s), "
@@ -373,6 +417,57 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
     return sk
 
 
+def _queue_depths(sk: Skeleton, src: Source, chosen: list[str], notes: list[str]) -> None:
+    """``esxcli storage core device list``: each device's ``Device Max Queue Depth`` (DQLEN) and ``No of
+    outstanding IOs with competing worlds`` (Disk.SchedNumReqOutstanding, DSNRO, per device since ESXi 5.5) as the
+    host's ``queue_depth`` and ``sched_num_req_outstanding`` (pathsel gives every device of a host the same)."""
+    blocks: dict[str, _Block] = {}
+    for b in _blocks(src, "device"):
+        check_name(src, b.line, "device name", b.title)
+        if b.title in blocks:
+            raise src.fail(b.line, f"device {b.title} is listed twice (the first is line {blocks[b.title].line})")
+        blocks[b.title] = b
+    found: dict[str, list[tuple[str, int, int]]] = {"Device Max Queue Depth": [], "No of outstanding IOs with competing worlds": []}
+    for dev in chosen:
+        block = blocks.get(dev)
+        if block is None:
+            notes.append(f"{dev} is not in {src.name}: its queue depth and DSNRO are not read")
+            continue
+        for key, rows in found.items():
+            if key not in block.fields:
+                continue
+            text, line = block.fields[key]
+            value = ascii_int(text, 1, 65536)
+            if value is None:
+                raise src.fail(line, f"{key}: {text[:60]!r} is not a whole number in 1..65,536")
+            rows.append((dev, value, line))
+
+    def one(rows: list[tuple[str, int, int]], what: str) -> int | None:
+        if not rows:
+            return None
+        values = Counter(v for _, v, _ in rows)
+        value = min(values, key=lambda v: (-values[v], v))  # the most common; on a tie the smaller (the tighter cap)
+        if len(values) > 1:
+            others = ", ".join(f"{d} {v}" for d, v, _ in rows if v != value)
+            notes.append(f"{what} differs between devices ({others}): pathsel gives every device of a host one; written {value}")
+        return value
+
+    qd = one(found["Device Max Queue Depth"], "Device Max Queue Depth")
+    dsnro = one(found["No of outstanding IOs with competing worlds"], "No of outstanding IOs with competing worlds")
+    if qd is not None:
+        sk.queue_depth = qd
+        sk.queue_note = f"Device Max Queue Depth (DQLEN) in {src.name}"
+    if dsnro is not None:
+        low, high = DSNRO_RANGE
+        if qd is not None and dsnro > qd:  # ESXi caps the competing worlds' count at the device's queue depth
+            notes.append(f"No of outstanding IOs with competing worlds {dsnro} is more than Device Max Queue Depth {qd}: written {qd}")
+            dsnro = qd
+        if not low <= dsnro <= high:
+            line = found["No of outstanding IOs with competing worlds"][0][2]
+            raise src.fail(line, f"No of outstanding IOs with competing worlds: {dsnro} is outside ESXi's range {low}..{high}")
+        sk.sched_num_req_outstanding = dsnro
+
+
 # -- esxcli out ---------------------------------------------------------------------------------------
 
 
@@ -385,6 +480,7 @@ class EsxcliSetting:
     satp: str | None = None
     vendor: str | None = None
     model: str | None = None
+    dsnro: int | None = None  # Disk.SchedNumReqOutstanding the commands set on the device
 
 
 def _refuse(spec: PolicySpec, where: str) -> ScenarioError:
@@ -416,10 +512,22 @@ def _pathsel_only(spec: PolicySpec) -> list[str]:
     return [f"# {comment_text(', '.join(changed))}: pathsel's reading of how ESXi chooses, not an esxcli setting"] if changed else []
 
 
-def emit_esxcli(spec: PolicySpec, device: str | None = None, satp: str = "VMW_SATP_ALUA") -> str:
-    """The esxcli commands that set ``spec`` on ``device``, or as ``satp``'s default PSP without one."""
+def emit_esxcli(spec: PolicySpec, device: str | None = None, satp: str = "VMW_SATP_ALUA", dsnro: int | None = None) -> str:
+    """The esxcli commands that set ``spec`` on ``device``, or as ``satp``'s default PSP without one; ``dsnro``
+    also sets the device's Disk.SchedNumReqOutstanding (``esxcli storage core device set -O``, per device since
+    ESXi 5.5)."""
     if spec.name not in ("rr", "latency", "fixed", "mru"):
         raise _refuse(spec, "esxcli")
+    if dsnro is not None:
+        low, high = DSNRO_RANGE
+        if isinstance(dsnro, bool) or not isinstance(dsnro, int) or not low <= dsnro <= high:
+            raise ScenarioError("command line", "--sched-num-req-outstanding", f"{dsnro!r} is not a whole number in ESXi's range {low}..{high}")
+        if device is None:
+            raise ScenarioError(
+                "command line",
+                "--sched-num-req-outstanding",
+                "DSNRO is set per device (esxcli storage core device set --device ... --sched-num-req-outstanding N): give --device",
+            )
     psp = {"rr": "VMW_PSP_RR", "latency": "VMW_PSP_RR", "fixed": "VMW_PSP_FIXED", "mru": "VMW_PSP_MRU"}[spec.name]
     lines = [f"# pathsel: {comment_text(spec.text)}"] + _pathsel_only(spec)
     if device is None:
@@ -446,6 +554,8 @@ def emit_esxcli(spec: PolicySpec, device: str | None = None, satp: str = "VMW_SA
     elif spec.name == "fixed" and spec["preferred"]:
         path = sh_quote(spec["preferred"], "--policy fixed:preferred")
         lines.append(f"esxcli storage nmp psp fixed deviceconfig set --device={dev} --path={path}")
+    if dsnro is not None:  # a whole number checked above: written as digits, never as text given
+        lines.append(f"esxcli storage core device set --device={dev} --sched-num-req-outstanding={int(dsnro)}")
     return "\n".join(lines) + "\n"
 
 
@@ -520,6 +630,7 @@ _LONG = {
     "-U": "--useano",
     "-p": "--path",
 }
+_LONG_CORE = {"-d": "--device", "-O": "--sched-num-req-outstanding"}  # esxcli storage core device set's own letters
 
 
 def _options(words: list[str]) -> dict[str, str]:
@@ -540,6 +651,7 @@ def _options(words: list[str]) -> dict[str, str]:
 def read_esxcli_commands(src: Source) -> EsxcliSetting:
     """The setting esxcli commands (``--emit esxcli`` or ``satp-rule``) make: read back for round trips."""
     psp = device = satp = vendor = model = None
+    dsnro: int | None = None
     rr: dict[str, str] = {}
     preferred = None
     for n, raw in enumerate(src.lines, 1):
@@ -562,6 +674,12 @@ def read_esxcli_commands(src: Source) -> EsxcliSetting:
             preferred = o.get("--path")
         elif verb.startswith("storage nmp satp set"):
             psp, satp = o.get("--default-psp"), o.get("--satp")
+        elif verb.startswith("storage core device set"):
+            core = _options([_LONG_CORE.get(w, w) for w in words])
+            value = core.get("--sched-num-req-outstanding", "")
+            if not re.fullmatch("[0-9]{1,3}", value) or not DSNRO_RANGE[0] <= int(value) <= DSNRO_RANGE[1]:
+                raise src.fail(n, f"--sched-num-req-outstanding={value[:40]!r} is not a whole number in 1..256")
+            dsnro = int(value)
         elif verb.startswith("storage nmp satp rule add"):
             psp, satp, device, vendor, model = o.get("--psp"), o.get("--satp"), o.get("--device"), o.get("--vendor"), o.get("--model")
             opt = o.get("--psp-option", "")
@@ -598,4 +716,4 @@ def read_esxcli_commands(src: Source) -> EsxcliSetting:
         spec = parse_spec(text, {"preferred": preferred} if name == "fixed" and preferred else None)[0]
     except ValueError as e:
         raise src.fail(None, f"sets no policy pathsel reads: {e}") from None
-    return EsxcliSetting(spec.text, device, satp, vendor, model)
+    return EsxcliSetting(spec.text, device, satp, vendor, model, dsnro)

@@ -51,6 +51,7 @@ from ...errors import ScenarioError
 from ...policies.presets import PRESETS
 from ...policies.spec import PolicySpec, parse_spec
 from ...units import MAX_DURATION
+from .groups import choose, infer_port_groups, mixed_states
 from .quoting import comment_text, mpconf_value
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source, ascii_int, check_name
@@ -345,8 +346,8 @@ def _failback(src: Source, value: str, line: int) -> str:
     return value
 
 
-def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
-    """A skeleton from ``multipath -ll`` (and ``multipath.conf``)."""
+def import_multipath(sources: list[Source], host: str = "linux01", devices: list[str] | None = None) -> Skeleton:
+    """A skeleton from ``multipath -ll`` (and ``multipath.conf``); ``devices``: map names or WWIDs (globs) to keep."""
     ll = [s for s in sources if re.search(r"policy='", s.text) or re.search(r" dm-\d+ ", s.text)]
     confs = [s for s in sources if s not in ll]
     if len(ll) != 1:
@@ -364,6 +365,9 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
     conf_src = confs[0] if confs else None
     conf = parse_multipath_conf(conf_src) if conf_src else None
     maps = _parse_ll(src)
+    kept = choose(((m.name, [m.wwid]) for m in maps), devices, src.name, "map")
+    if kept is not None:
+        maps = [m for m in maps if m.name in kept]
     notes: list[str] = []
     several = len(maps) > 1
     specs: dict[str, str] = {}
@@ -404,20 +408,17 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
                 h, c, t, lun = p["hctl"].split(":")
                 state, why = base, ""
                 if p["chk"] == "ghost":
-                    state = "standby"
+                    state = base = "standby"
                 if p["dm"] == "failed" or p["chk"] in _DOWN:
                     state, why = "unavailable", f"{p['dm']} {p['chk']} in the capture"
                 key = (h, c, t)
-                nx = nexus.setdefault(key, {"state": state, "why": why, "maps": {}, "dev": p["dev"], "hctl": p["hctl"], "line": p["line"]})
+                nx = nexus.setdefault(key, {"state": state, "why": why, "maps": {}, "per": {}, "dev": p["dev"], "hctl": p["hctl"], "line": p["line"]})
                 if mp.name in nx["maps"]:  # two LUNs of one map over one nexus: one would silently replace the other
                     raise src.fail(p["line"], f"map {mp.name} has two paths over {h}:{c}:{t} (the first is line {nx['line']})")
-                if nx["state"] != state:
-                    raise src.fail(
-                        p["line"],
-                        f"{p['hctl']} is {state} for {mp.name} but {nx['state']} for {next(iter(nx['maps']))}: "
-                        "pathsel keeps one ALUA state per nexus; import the maps one at a time",
-                    )
+                if why and not nx["why"]:  # the note names the path that is down
+                    nx["why"], nx["hctl"], nx["dev"] = why, p["hctl"], p["dev"]
                 nx["maps"][mp.name] = int(lun)
+                nx["per"][mp.name] = base  # the group's state for this LUN (prio), down or not: the groups come from it
     for mp in maps:
         missing = [k for k, e in nexus.items() if mp.name not in e["maps"]]
         if missing:
@@ -429,19 +430,43 @@ def import_multipath(sources: list[Source], host: str = "linux01") -> Skeleton:
             )
     vp = f"{maps[0].vendor},{maps[0].product}"
     sk = Skeleton("multipath", [s.name for s in sources], host, "scsi")
-    sk.arrays.append(SkArray("array1", vp))
+    # LUNs owned by different controllers: one wire is AO for one map and ANO for another; ALUA states are per
+    # (LUN, target port group), so the nexuses are grouped by their states over the maps (groups.py)
+    per_nexus = {k: dict(e["per"]) for k, e in nexus.items()}
+    tpg = infer_port_groups(per_nexus, [m.name for m in maps]) if mixed_states(per_nexus) else None
+    array = SkArray("array1", vp)
+    if tpg is not None:
+        array.controllers, array.port_groups = tpg.controllers, list(tpg.controller_of.items())
+        notes.append(
+            f"{len(tpg.groups)} target port group(s) inferred from the path groups' priorities over the maps "
+            f"(multipath -ll does not name them): {', '.join(f'{g} on controller {c}' for g, c in tpg.controller_of.items())}"
+        )
+    sk.arrays.append(array)
     for mp in maps:
         lun = next(iter({e["maps"][mp.name] for e in nexus.values()}))
-        sk.volumes.append(SkVolume(mp.name, lun if several else None, None, f"{mp.wwid} {mp.vendor},{mp.product}"))
+        vol = SkVolume(mp.name, lun if several else None, None, f"{mp.wwid} {mp.vendor},{mp.product}")
+        if tpg is not None:
+            vol.alua, vol.owner = tpg.alua[mp.name], tpg.owner[mp.name]
+        sk.volumes.append(vol)
     for key, nx in nexus.items():  # in the order multipath -ll lists them (the current group first)
         name = f"{key[0]}:{key[1]}:{key[2]}:{{lun}}" if several else nx["dev"]
         comment = nx["hctl"] if not several else ""
-        sk.paths.append(SkPath(name, "array1", nx["state"], comment=", ".join(x for x in (comment, nx["why"]) if x)))
+        path_state: str | None = ("unavailable" if nx["why"] else nx["state"]) if tpg is None else ("unavailable" if nx["why"] else None)
+        group = None if tpg is None else tpg.group_of[key]
+        sk.paths.append(SkPath(name, "array1", path_state, comment=", ".join(x for x in (comment, nx["why"]) if x), port_group=group))
         if nx["why"]:
             notes.append(f'{nx["hctl"]} ({nx["dev"]}) is {nx["why"]}: written alua = "unavailable"')
-    for spec in dict.fromkeys(specs.values()):
-        sk.policies.append((spec, f"as imported: {spec}"))
-    if any(e["state"] == "ANO" for e in nexus.values()):
+    if several and len(set(specs.values())) > 1:  # each map keeps its own selector: one run, the host as it is
+        for vol in sk.volumes:
+            vol.policy = specs[vol.name]
+        notes.append(
+            "maps with different selectors or settings: each [[volumes]] entry keeps its own (policy); the scenario runs them together, once"
+        )
+        sk.policies.append(("", "as imported: per device"))
+    else:
+        for spec in dict.fromkeys(specs.values()):
+            sk.policies.append((spec, f"as imported: {spec}"))
+    if tpg is None and any(e["state"] == "ANO" for e in nexus.values()):
         notes.append(
             "ANO paths may lead to the partner controller or to a second array (a metro cluster): "
             "multipath -ll does not say; for a metro cluster add an [[arrays]] entry, [replication] and set those paths' array"
@@ -530,8 +555,46 @@ def emit_multipath_conf(spec: PolicySpec, wwid: str | None = None, vendor: str |
     else:
         lines = [f"# pathsel: {comment_text(spec.text)}", "defaults {", *(f"\t{b}" for b in body), "}"]
         return "\n".join(lines) + "\n"
-    lines = [f"# pathsel: {comment_text(spec.text)}", f"{head} {{", f"\t{inner} {{", *(f"\t\t{b}" for b in match + body), "\t}", "}"]
+    notes = _override_notes(spec, selector, args, vendor, product) if head == "devices" else []
+    lines = [f"# pathsel: {comment_text(spec.text)}", *notes, f"{head} {{", f"\t{inner} {{", *(f"\t\t{b}" for b in match + body), "\t}", "}"]
     return "\n".join(lines) + "\n"
+
+
+def _override_notes(spec: PolicySpec, selector: str, args: str, vendor: str | None, product: str | None) -> list[str]:
+    """Comment lines saying which of multipath-tools' built-in settings for ``vendor``/``product`` the emitted
+    device entry overrides, with the built-in value, as ``multipath -t`` shows the merged result.
+
+    The built-in entry is the last of pathsel's hwtable presets (:mod:`pathsel.policies.presets`) whose vendor and
+    product patterns match the names given (propsel.c: the device's settings come from the matching hwtable
+    entries, a user's devices entry for the same device taking precedence, key by key). A name given as a pattern
+    ("LUN.*") is searched as text: an assumption that holds when it starts with the product's own letters."""
+    if not (vendor and product):
+        return []
+    found = None
+    for p in PRESETS.values():
+        if p.system == "linux-dm" and p.vendor and _ere_search(p.vendor, vendor) and _ere_search(p.product, product):
+            found = p
+    if found is None:
+        return [
+            f"# no built-in entry of multipath-tools 0.14.3 (hwtable.c) matches {comment_text(vendor)}/{comment_text(product)}: nothing overridden"
+        ]
+    built = parse_spec(found.spec)[0]
+    out = [f"# built-in entry (preset:{found.name}, {found.source}): {comment_text(found.setting)}"]
+    same = []
+    emitted_selector = f"{selector} {args}"
+    if emitted_selector != "service-time 0":
+        out.append('# overrides the built-in path_selector "service-time 0" (the default; the entry sets none)')
+    else:
+        same.append('path_selector "service-time 0"')
+    for key in ("path_grouping_policy", "failback"):
+        if str(spec[key]) != str(built[key]):
+            out.append(f"# overrides the built-in {key} {built[key]}")
+        else:
+            same.append(f"{key} {built[key]}")
+    if same:
+        out.append("# the same as built in: " + ", ".join(same))
+    out.append("# the built-in entry's other settings still apply (multipath -t shows the merged entry)")
+    return out
 
 
 def read_multipath_conf(src: Source) -> DmSetting:

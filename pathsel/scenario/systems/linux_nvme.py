@@ -38,6 +38,7 @@ from typing import Any
 
 from ...errors import ScenarioError
 from ...policies.spec import PolicySpec
+from .groups import choose
 from .quoting import comment_text, udev_value
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source, check_name
@@ -117,8 +118,8 @@ def _iopolicy_file(src: Source) -> str:
     return words[0]
 
 
-def import_nvme(sources: list[Source], host: str = "linux01") -> Skeleton:
-    """A skeleton from ``nvme list-subsys`` (and an ``iopolicy`` file)."""
+def import_nvme(sources: list[Source], host: str = "linux01", devices: list[str] | None = None) -> Skeleton:
+    """A skeleton from ``nvme list-subsys`` (and an ``iopolicy`` file); ``devices``: subsystem names or NQNs (globs) to keep."""
     lists = [s for s in sources if "NQN=" in s.text]
     others = [s for s in sources if s not in lists]
     if len(lists) != 1:
@@ -134,6 +135,9 @@ def import_nvme(sources: list[Source], host: str = "linux01") -> Skeleton:
     src = lists[0]
     policy_file = _iopolicy_file(others[0]) if others else None
     subs = _parse(src)
+    kept = choose(((s.name, [s.nqn]) for s in subs), devices, src.name, "subsystem")
+    if kept is not None:
+        subs = [s for s in subs if s.name in kept]
     notes: list[str] = []
     sk = Skeleton("nvme", [s.name for s in sources], host, "nvme")
     several = len(subs) > 1

@@ -41,6 +41,8 @@ BANDWIDTH = "the link's speed (esxcli storage san fc list, ethtool); while unset
 class SkArray:
     name: str
     comment: str = ""
+    controllers: list[str] | None = None
+    port_groups: list[tuple[str, str]] | None = None  # (group, controller)
 
 
 @dataclass
@@ -49,6 +51,9 @@ class SkVolume:
     lun: int | None = None
     arrays: list[str] | None = None
     comment: str = ""
+    alua: dict[str, str] | None = None  # target port group -> state, for this volume
+    owner: str | None = None  # the controller that owns it
+    policy: str | None = None  # the device's own policy (esxcli's PSP per device), written when devices differ
 
 
 @dataclass
@@ -58,6 +63,7 @@ class SkPath:
     alua: str | None = None
     weight: int = 0
     comment: str = ""
+    port_group: str | None = None
 
 
 @dataclass
@@ -77,6 +83,9 @@ class Skeleton:
     detection_note: str = ""
     workload: dict[str, Any] | None = None  # fio's job options (rw, bs, iodepth, numjobs) when given; else a placeholder
     workload_source: str = ""
+    queue_depth: int | None = None  # the host's DQLEN (esxcli storage core device list)
+    sched_num_req_outstanding: int | None = None  # DSNRO
+    queue_note: str = ""
 
     @property
     def stretched(self) -> bool:
@@ -131,6 +140,15 @@ class Skeleton:
             st = tomlkit.inline_table()
             st.update({"dist": "exponential", "mean": PLACEHOLDERS["service_time"][1]})
             t.add("service_time", _noted(st, _fill("service_time")))
+            if a.controllers:
+                t.add("controllers", _noted(_strings(a.controllers), "named by pathsel: the output does not name controllers"))
+            if a.port_groups:
+                groups = tomlkit.array()
+                for g, c in a.port_groups:
+                    entry = tomlkit.inline_table()
+                    entry.update({"name": _str(g), "controller": _str(c)})
+                    groups.append(entry)
+                t.add("port_groups", groups)
             arrays.append(t)
         doc.add("arrays", arrays)
         if self.stretched:
@@ -147,6 +165,10 @@ class Skeleton:
             host.add("detection", _noted(_str(self.detection), self.detection_note))
         if self.apd_timeout is not None:
             host.add("apd_timeout", _str(self.apd_timeout))
+        if self.queue_depth is not None:
+            host.add("queue_depth", _noted(tomlkit.integer(self.queue_depth), self.queue_note))
+        if self.sched_num_req_outstanding is not None:
+            host.add("sched_num_req_outstanding", tomlkit.integer(self.sched_num_req_outstanding))
         hosts.append(host)
         doc.add("hosts", hosts)
         if len(self.volumes) > 1:
@@ -158,6 +180,14 @@ class Skeleton:
                     t.add("lun", tomlkit.integer(v.lun))
                 if v.arrays is not None:
                     t.add("arrays", _strings(v.arrays))
+                if v.alua is not None:
+                    states = tomlkit.inline_table()
+                    states.update({g: _str(s) for g, s in v.alua.items()})
+                    t.add("alua", states)
+                if v.owner is not None:
+                    t.add("owner", _str(v.owner))
+                if v.policy is not None:
+                    t.add("policy", _str(v.policy))
                 volumes.append(t)
             doc.add("volumes", volumes)
         paths = tomlkit.aot()
@@ -165,6 +195,8 @@ class Skeleton:
             t = _noted(tomlkit.table(), p.comment)
             t.add("name", _str(p.name))
             t.add("array", _str(p.array))
+            if p.port_group is not None:
+                t.add("port_group", _str(p.port_group))
             if p.alua is not None:
                 t.add("alua", _str(p.alua))
             if p.weight:
@@ -191,7 +223,8 @@ class Skeleton:
         policies = tomlkit.aot()
         for spec, label in self.policies:
             t = tomlkit.table()
-            t.add("spec", _str(spec))
+            if spec:  # none: every volume runs its own policy ([[volumes]] policy), in one run
+                t.add("spec", _str(spec))
             t.add("label", _str(label))
             policies.append(t)
         if self.policies:

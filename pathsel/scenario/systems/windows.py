@@ -32,6 +32,7 @@ from typing import Any
 
 from ...errors import ScenarioError
 from ...policies.spec import PolicySpec, parse_spec
+from .groups import choose, infer_port_groups, mixed_states
 from .quoting import comment_text, ps_split, shown
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source, ascii_int
@@ -64,6 +65,8 @@ _PATH = re.compile(
 )
 # matched against a stripped line: (?P<dsm>.+) to the end, not .+?\s*$, which retries \s* at every character
 _SUMMARY = re.compile(r"^MPIO Disk(?P<n>[0-9]{1,9})\s+(?P<system>Disk [0-9]{1,9})\s+(?P<lb>\S+)\s+(?P<dsm>.+)$", re.ASCII)
+# the line under a path that names its target port group (mpclaim -s -d N on an ALUA disk)
+_TPG_LINE = re.compile(r"^TPG_State\s*:\s*(?P<state>[A-Za-z/]+)\s*,\s*TPG_Id:\s*(?P<id>[0-9]{1,9})\b", re.ASCII)
 _WEIGHT_MAX = 2**31 - 1  # the scenario's path weight is an int32 (pathsel.limits.MAX_INT32)
 
 
@@ -108,6 +111,9 @@ def _details(src: Source) -> list[dict[str, Any]]:
             disks[-1]["paths"].append({**p.groupdict(), "line": n})
             continue
         stripped = line.strip()
+        if (t := _TPG_LINE.match(stripped)) and disks and disks[-1]["paths"]:
+            disks[-1]["paths"][-1]["tpg"] = str(int(t.group("id")))
+            continue
         if re.match(r"MPIO Disk\S*:", stripped):  # a disk line _DISK does not read (a count such as '²'): never skipped
             raise src.fail(n, f"expected a disk line such as 'MPIO Disk0: 04 Paths, Round Robin with Subset, Implicit Only', got {stripped[:60]!r}")
         if disks and stripped.startswith("SN:"):
@@ -133,8 +139,9 @@ def _summary(src: Source) -> dict[int, dict[str, Any]]:
     return out
 
 
-def import_mpclaim(sources: list[Source], host: str = "windows01") -> Skeleton:
-    """A skeleton from ``mpclaim -s -d N`` outputs (and the ``mpclaim -s -d`` summary)."""
+def import_mpclaim(sources: list[Source], host: str = "windows01", devices: list[str] | None = None) -> Skeleton:
+    """A skeleton from ``mpclaim -s -d N`` outputs (and the ``mpclaim -s -d`` summary); ``devices``: the MPIO disks
+    to keep (``MPIO Disk1``, ``Disk1`` or ``1``; globs)."""
     details: list[Source] = []
     summaries: list[Source] = []
     for s in sources:
@@ -150,6 +157,10 @@ def import_mpclaim(sources: list[Source], host: str = "windows01") -> Skeleton:
             if any(d["n"] == e["n"] for _, e in disks):
                 raise src.fail(d["line"], f"MPIO Disk{d['n']} is given twice")
             disks.append((src, d))
+    where = ", ".join(s.name for s in details)
+    kept = choose(((f"MPIO Disk{d['n']}", [f"Disk{d['n']}", str(d["n"])]) for _, d in disks), devices, where, "MPIO disk")
+    if kept is not None:
+        disks = [(s, d) for s, d in disks if f"MPIO Disk{d['n']}" in kept]
     notes: list[str] = []
     for src, d in disks:
         row = summary.get(d["n"])
@@ -176,36 +187,60 @@ def import_mpclaim(sources: list[Source], host: str = "windows01") -> Skeleton:
             other = nexus_of_id.setdefault(p["id"].lower(), key)
             if other != key:
                 raise src.fail(p["line"], f"path {p['id']} is over {key} here but over {other} on line {nexus[other]['line']}")
-            if e["state"] != state:
-                raise src.fail(
-                    p["line"],
-                    f"path {p['id']} is {state} for MPIO Disk{d['n']} but {e['state']} for "
-                    f"MPIO Disk{next(iter(e['disks']))}: pathsel keeps one state per nexus; import the disks one at a time",
-                )
+            if why and not e["why"]:
+                e["state"], e["why"] = state, why
+            if "tpg" in p:
+                e.setdefault("tpg", p["tpg"])
             e["disks"][d["n"]] = int(lun)
+            e.setdefault("per", {})[f"MPIO Disk{d['n']}"] = None if why else state
     for src, d in disks:
         missing = [e["id"] for e in nexus.values() if d["n"] not in e["disks"]]
         if missing:
             raise src.fail(d["line"], f"MPIO Disk{d['n']} has no path {missing[0]}, which other disks use: import the disks one at a time")
     sk = Skeleton("mpclaim", [s.name for s in sources], host, "scsi")
-    sk.arrays.append(SkArray("array1", "the output does not name arrays"))
+    # disks owned by different controllers (a path AO for one disk, ANO for another): ALUA states are per (disk,
+    # target port group); the groups come from the TPG_Id lines, else the states' pattern (groups.py)
+    names = [f"MPIO Disk{d['n']}" for _, d in disks]
+    per_nexus = {k: dict(e["per"]) for k, e in nexus.items()}
+    tpg = None
+    array = SkArray("array1", "the output does not name arrays")
+    if mixed_states(per_nexus):
+        ids = {k: e["tpg"] for k, e in nexus.items() if "tpg" in e}
+        tpg = infer_port_groups(per_nexus, names, ids)
+        array.controllers, array.port_groups = tpg.controllers, list(tpg.controller_of.items())
+        how = "the TPG_Id lines" if len(ids) == len(nexus) else "the paths' states over the disks"
+        notes.append(
+            f"disks owned by different controllers: {len(tpg.groups)} target port group(s) from {how}: "
+            + ", ".join(f"{g} on controller {c}" for g, c in tpg.controller_of.items())
+        )
+    sk.arrays.append(array)
     for src, d in disks:
         row = summary.get(d["n"])
         lun = next(iter(e["disks"][d["n"]] for e in nexus.values()))
-        sk.volumes.append(
-            SkVolume(
-                f"MPIO Disk{d['n']}",
-                lun if several else None,
-                None,
-                ", ".join(x for x in (row["system"] if row else "", f"SN {d['sn']}" if d["sn"] else "", d["alua"]) if x),
-            )
+        vol = SkVolume(
+            f"MPIO Disk{d['n']}",
+            lun if several else None,
+            None,
+            ", ".join(x for x in (row["system"] if row else "", f"SN {d['sn']}" if d["sn"] else "", d["alua"]) if x),
         )
-    for e in nexus.values():
-        sk.paths.append(SkPath(e["id"], "array1", e["state"], e["weight"], comment=e["why"]))
+        if tpg is not None:
+            vol.alua, vol.owner = tpg.alua[vol.name], tpg.owner[vol.name]
+        sk.volumes.append(vol)
+    for key, e in nexus.items():
+        state = e["state"] if tpg is None else ("unavailable" if e["why"] else None)
+        sk.paths.append(SkPath(e["id"], "array1", state, e["weight"], comment=e["why"], port_group=None if tpg is None else tpg.group_of[key]))
         if e["why"]:
             notes.append(f'path {e["id"]} is {e["why"]}: written alua = "unavailable"')
-    for spec in dict.fromkeys(d["policy"] for _, d in disks):
-        sk.policies.append((parse_spec(spec)[0].text, f"as imported: {spec}"))
+    if several and len({d["policy"] for _, d in disks}) > 1:  # each disk keeps its own (mpclaim -l -d N P): one run, the host as it is
+        for vol, (_, d) in zip(sk.volumes, disks, strict=True):
+            vol.policy = parse_spec(d["policy"])[0].text
+        notes.append(
+            "disks with different load-balance policies: each [[volumes]] entry keeps its own (policy); the scenario runs them together, once"
+        )
+        sk.policies.append(("", "as imported: per device"))
+    else:
+        for spec in dict.fromkeys(d["policy"] for _, d in disks):
+            sk.policies.append((parse_spec(spec)[0].text, f"as imported: {spec}"))
     sk.told = [f"host {host}: {len(disks)} MPIO disk(s), {len(nexus)} path(s); policy {', '.join(dict.fromkeys(d['policy'] for _, d in disks))}"]
     sk.detection = "5s"
     sk.detection_note = "FILL IN: time for Windows to notice a path going down (MPIO PathVerificationPeriod, PDORemovePeriod)"
