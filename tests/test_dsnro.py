@@ -201,3 +201,52 @@ def test_engines_agree_on_random_datastores(case):
     (q,) = fast.runs[0].device_queues()
     assert sum(_actv(fast.runs[0]).values()) == pytest.approx(q["actv"], abs=1e-6)
     assert q["actv"] <= q["dqlen"] + 1e-9
+
+
+TWO_DATASTORES = """
+name = "dsnro per device"
+seed = 5
+duration = "500ms"
+[[arrays]]
+name = "a"
+concurrency = 256
+service_time = { dist = "exponential", mean = "200us" }
+[[hosts]]
+name = "esxi01"
+queue_depth = 64
+sched_num_req_outstanding = 32
+[[volumes]]
+name = "ds1"
+sched_num_req_outstanding = 8
+[[volumes]]
+name = "ds2"
+[[paths]]
+name = "vmhba1:C0:T{i}:L{lun}"
+count = 2
+array = "a"
+one_way_latency = "20us"
+"""
+
+
+@pytest.mark.parametrize("engine", ["fast", "reference"])
+def test_a_volume_sets_its_own_devices_dsnro(engine):
+    """ESXi sets DSNRO per device: ds1's 8 holds its two busy VMs to 8 active; ds2 keeps the host's 32 (a little
+    more on the average: at time 0 the first VM is alone and fills DQLEN until the second has issued)."""
+    vms = "".join(_vm(f"vm{k}", 48, f'volume = "ds{1 + k // 2}"') for k in range(4))
+    run = _run(pathsel.loads_scenario(TWO_DATASTORES + vms), engine)
+    actv = {q["device"]: q["actv"] for q in run.device_queues()}
+    assert actv["esxi01/ds1"] == pytest.approx(8, rel=0.01) and actv["esxi01/ds2"] == pytest.approx(32, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("host", "volume", "problem"),
+    [
+        ("queue_depth = 64", "sched_num_req_outstanding = 65", "65 must be at most the queue_depth (64) of host 'esxi01'"),
+        ("", "sched_num_req_outstanding = 8", "host 'esxi01' sees volume 'ds1' but has no queue_depth"),
+    ],
+)
+def test_a_volume_dsnro_above_or_without_a_hosts_queue_depth_is_refused(host, volume, problem):
+    text = TWO_DATASTORES.replace("queue_depth = 64\nsched_num_req_outstanding = 32", host).replace("sched_num_req_outstanding = 8", volume)
+    with pytest.raises(pathsel.ScenarioError) as e:
+        pathsel.loads_scenario(text + _vm("vm0", 4, 'volume = "ds1"'))
+    assert str(e.value).count("\n") == 0 and "volumes[0].sched_num_req_outstanding" in str(e.value) and problem in str(e.value)

@@ -191,6 +191,7 @@ class DeviceModel:
     paths: tuple[int, ...]
     admission: tuple[int, ...] = ()  # the "host"-rule queues (Model.queues) its I/Os take at issue, in order
     policy: Any = None  # its own policy (a PolicySpec: RunSpec.devices, a policy per device), None: the run's
+    sched_num_req_outstanding: int = 0  # its volume's own ESXi DSNRO (ESXi sets it per device), 0: its host's
 
 
 @dataclass(frozen=True)
@@ -554,7 +555,8 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
             if not members and not any(w.volume in (None, vname) and (w.host or default_host) == hcfg.name for w in m.workloads):
                 continue
             dname = hcfg.name if not several else f"{hcfg.name}/{vname}"
-            devices.append(DeviceModel(d, dname, h, vname, tuple(members)))
+            own_dsnro = v.sched_num_req_outstanding if v is not None and v.sched_num_req_outstanding else 0
+            devices.append(DeviceModel(d, dname, h, vname, tuple(members), sched_num_req_outstanding=own_dsnro))
             device_of[(h, vname)] = d
 
     jobs: list[JobModel] = []
@@ -664,7 +666,9 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
             )
     queues, admission = queue_table(devices, hosts, controllers, ports, arrays)
     own = dict(run.devices)  # a policy per device: None where the run's policy runs
-    devices = [DeviceModel(d.index, d.name, d.host, d.volume, d.paths, admission[d.index], policy=own.get(d.volume)) for d in devices]
+    devices = [
+        DeviceModel(d.index, d.name, d.host, d.volume, d.paths, admission[d.index], own.get(d.volume), d.sched_num_req_outstanding) for d in devices
+    ]
     return Model(
         name=m.name,
         protocol=m.protocol,

@@ -121,7 +121,7 @@ def queue_table(
         return len(rows) - 1
 
     device_row = [
-        row(DEVICE_QUEUE, d.index, hosts[d.host].queue_depth, d.name, _dsnro(hosts[d.host]), getattr(hosts[d.host], "dsnro_per_vm", False))
+        row(DEVICE_QUEUE, d.index, hosts[d.host].queue_depth, d.name, _dsnro(hosts[d.host], d), getattr(hosts[d.host], "dsnro_per_vm", False))
         for d in devices
     ]
     adapter_row = {h.index: row(ADAPTER_QUEUE, h.index, h.adapter_queue_depth, h.name) for h in hosts if h.adapter_queue_depth > 0}
@@ -137,9 +137,10 @@ def queue_table(
     return tuple(rows), admission
 
 
-def _dsnro(host: Any) -> int:
-    """The host's DSNRO, where it binds: one at or above its queue depth never caps anything (a row without it)."""
-    n = int(getattr(host, "sched_num_req_outstanding", 0))
+def _dsnro(host: Any, device: Any) -> int:
+    """The device's DSNRO (its volume's own, else its host's), where it binds: one at or above the host's queue depth
+    never caps anything (a row without it)."""
+    n = int(getattr(device, "sched_num_req_outstanding", 0) or getattr(host, "sched_num_req_outstanding", 0))
     return n if 0 < n < host.queue_depth else 0
 
 

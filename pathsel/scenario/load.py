@@ -664,6 +664,8 @@ def _check_port_groups(m: ScenarioModel) -> list[tuple[str, str]]:
     for i, v in enumerate(m.volumes):
         held = [by_name[n] for n in (v.arrays or [a.name for a in m.arrays]) if n in by_name]
         with_ctrl = [a for a in held if a.controllers]
+        if v.sched_num_req_outstanding is not None:  # DSNRO per device: at most each seeing host's DQLEN
+            problems.extend(_check_volume_dsnro(m, i, v, {a.name for a in held}))
         if v.owner is not None:
             if not with_ctrl:
                 problems.append((f"volumes[{i}].owner", f"none of the arrays holding volume {v.name!r} has controllers: owner needs them"))
@@ -699,6 +701,33 @@ def _check_port_groups(m: ScenarioModel) -> list[tuple[str, str]]:
                     )
                 )
     return problems
+
+
+def _check_volume_dsnro(m: ScenarioModel, i: int, v: Any, held: set[str]) -> list[tuple[str, str]]:
+    """A volume's own DSNRO: every host with a path to it needs a queue_depth at least as large (as [[hosts]]')."""
+    first = m.hosts[0].name
+    seeing = {g.host or first for g in m.paths if g.array in held}
+    for h in m.hosts:
+        if h.name not in seeing:
+            continue
+        n = v.sched_num_req_outstanding
+        if h.queue_depth is None:
+            return [
+                (
+                    f"volumes[{i}].sched_num_req_outstanding",
+                    f"host {h.name!r} sees volume {v.name!r} but has no queue_depth: DSNRO caps the device queue (DQLEN) "
+                    "while VMs compete, so the host must have one (e.g. queue_depth = 64)",
+                )
+            ]
+        if n > h.queue_depth:
+            return [
+                (
+                    f"volumes[{i}].sched_num_req_outstanding",
+                    f"{n} must be at most the queue_depth ({h.queue_depth}) of host {h.name!r}, which sees volume {v.name!r}: "
+                    "a DSNRO above the device's queue depth would never bind",
+                )
+            ]
+    return []
 
 
 def _check_group_fault(m: ScenarioModel, i: int, f: Any) -> list[tuple[str, str]]:

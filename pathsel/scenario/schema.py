@@ -601,6 +601,15 @@ class VolumeConfig(_Strict):
     alua: dict[str, AluaState] | None = Field(
         None, description='its ALUA state per target port group, e.g. { tpg1 = "AO", tpg2 = "ANO" } (what an importer reads)'
     )
+    sched_num_req_outstanding: int | None = Field(
+        None,
+        ge=1,
+        le=256,
+        strict=True,
+        description="ESXi's DSNRO of this volume's devices (ESXi sets it per device: esxcli storage core device set -d "
+        "DEVICE -O N): overrides [[hosts]] sched_num_req_outstanding; 1 ... 256, at most the queue_depth of each host "
+        "that sees the volume. Default: the host's",
+    )
     # a policy per device (issue 32): a host as it is, each device on its own PSP / path selector
     policy: str | dict[str, Any] | None = Field(
         None,
