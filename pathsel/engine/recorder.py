@@ -111,6 +111,7 @@ S_COLS = 8
 # minimum, maximum, KAVG sum, bytes), and its completions and bytes over the whole run (a live view's rates before
 # the window starts)
 W_N, W_TOTAL, W_LO, W_HI, W_KAVG, W_BYTES, W_N_ALL, W_BYTES_ALL = range(8)
+assert (W_N, W_TOTAL, W_LO, W_HI) == (S_N, S_TOTAL, S_LO, S_HI)  # stat_add serves both
 # per workload, one line of wl_q: ACTV and QUED now, since when, and their integrals over the window
 WQ_ACTV, WQ_QUED, WQ_LAST, WQ_AREA_A, WQ_AREA_Q = range(5)
 
@@ -259,18 +260,11 @@ def new_record(
             ts_dev_queue_depth=np.zeros((D, n_bins), dtype=f64),
             dev_area_queue_depth=np.zeros(D, dtype=f64),
             j_vm=j_vm,
-            wl_stat=_wl_stat(2 * W),
+            wl_stat=_h_stat(2 * W),
             wl_hist=np.zeros((2 * W, PATH_NBINS), dtype=i64),
             wl_q=on_lines(W, S_COLS, np.float64),
         )
     )
-
-
-def _wl_stat(rows: int) -> np.ndarray:
-    """A zeroed (rows, S_COLS) array on 64-byte lines, minima +inf."""
-    h = on_lines(rows, S_COLS, np.float64)
-    h[:, W_LO] = np.inf
-    return h
 
 
 @hot
@@ -288,7 +282,12 @@ def bin_index(ns, sub_bits):
 @hot
 def tally(R, row, seconds):
     """Count, sum, minimum and maximum of histogram row ``row``."""
-    h = R.h_stat
+    stat_add(R.h_stat, row, seconds)
+
+
+@hot
+def stat_add(h, row, seconds):
+    """Count, sum, minimum and maximum of line ``row`` of ``h`` (h_stat, or wl_stat: the same first columns)."""
     r = np.uint64(row)
     h[r, S_N] += 1.0
     h[r, S_TOTAL] += seconds
@@ -467,14 +466,9 @@ def rec_complete(R, now, op, size, latency, p, path_latency, d, kavg, j):
 def wl_add(R, row, size, latency, kavg):
     """A completion in the window of workload and op row ``row`` (vm * 2 + op)."""
     R.wl_hist[row, bin_index(np.int64(latency * 1e9), PATH_SUB_BITS)] += 1
+    stat_add(R.wl_stat, row, latency)
     h = R.wl_stat
     r = np.uint64(row)
-    h[r, W_N] += 1.0
-    h[r, W_TOTAL] += latency
-    if latency < h[r, W_LO]:
-        h[r, W_LO] = latency
-    if latency > h[r, W_HI]:
-        h[r, W_HI] = latency
     h[r, W_KAVG] += kavg
     h[r, W_BYTES] += size
 

@@ -669,14 +669,7 @@ def _check_port_groups(m: ScenarioModel) -> list[tuple[str, str]]:
         if v.owner is not None:
             if not with_ctrl:
                 problems.append((f"volumes[{i}].owner", f"none of the arrays holding volume {v.name!r} has controllers: owner needs them"))
-            for a in with_ctrl:
-                if v.owner not in a.controllers:
-                    problems.append(
-                        (
-                            f"volumes[{i}].owner",
-                            f"no controller {v.owner!r} on array {a.name!r} (controllers: {', '.join(a.controllers)}){_guess(v.owner, list(a.controllers))}",
-                        )
-                    )
+            problems.extend(_unknown_controller(f"volumes[{i}].owner", v.owner, with_ctrl))
         if v.alua is not None:
             groups = [n for a in with_ctrl for n, _ in a.groups()]
             if not with_ctrl:
@@ -701,6 +694,15 @@ def _check_port_groups(m: ScenarioModel) -> list[tuple[str, str]]:
                     )
                 )
     return problems
+
+
+def _unknown_controller(place: str, name: str, arrays: list[Any]) -> list[tuple[str, str]]:
+    """``name`` is not a controller of one of ``arrays``: a line each, with a guess at the misspelt name."""
+    return [
+        (place, f"no controller {name!r} on array {a.name!r} (controllers: {', '.join(a.controllers)}){_guess(name, list(a.controllers))}")
+        for a in arrays
+        if name not in a.controllers
+    ]
 
 
 def _check_volume_dsnro(m: ScenarioModel, i: int, v: Any, held: set[str]) -> list[tuple[str, str]]:
@@ -760,14 +762,7 @@ def _check_group_fault(m: ScenarioModel, i: int, f: Any) -> list[tuple[str, str]
             held = [a for a in m.arrays if a.controllers and (vol.arrays is None or a.name in vol.arrays)]
             if not held:
                 problems.append((f"{at}.volume", f"volume {vol.name!r} is on no array with controllers: nothing owns it"))
-            for a in held:
-                if f.controller not in a.controllers:
-                    problems.append(
-                        (
-                            f"{at}.controller",
-                            f"no controller {f.controller!r} on array {a.name!r} (controllers: {', '.join(a.controllers)}){_guess(f.controller, list(a.controllers))}",
-                        )
-                    )
+            problems.extend(_unknown_controller(f"{at}.controller", f.controller, held))
     return problems
 
 
