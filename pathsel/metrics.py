@@ -182,6 +182,17 @@ class RunMetrics:
     queue_in_use_area: np.ndarray = field(default=None)  # type: ignore[arg-type]
     queue_waiting_area: np.ndarray = field(default=None)  # type: ignore[arg-type]
     queue_qfull: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    # per wire and direction, when its last frame is across (reference.wire_free at the end): busy time past the
+    # run's end, which links() takes off a wire's utilisation (issue 33: a backlog at the end made it exceed 1)
+    wire_free_end: np.ndarray | None = None
+    # frames (issue 33): per nexus the bytes its framed legs sent over the whole run, payload to the array and to
+    # the host, then wire bytes (headers and gaps included) the same way; None when no nexus has a transport
+    frame_bytes: np.ndarray | None = None
+    # the hosts' cores (Model.cpu, issue 33): each core's busy seconds in the window; None when no CPU is modelled
+    cpu_busy: np.ndarray | None = None
+    # the fabric (Model.fabric, issue 33): per shared link and direction, seconds in the window it was held by
+    # back-pressure (its frames sent, the next link not draining them); None without a fabric
+    link_held: np.ndarray | None = None
     # per workload (a [[workloads]] entry, JobModel.vm: a VM or fio job): per op its latency as the VM sees it
     # (issue to completion, a histogram at the paths' resolution), bytes and KAVG sums (workload x op: read, write),
     # completions over the whole run (workload x op), and the time integrals of its ACTV and QUED over the window

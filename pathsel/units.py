@@ -71,7 +71,7 @@ _SIZE_UNITS = {
 # millibits); "i" makes them binary (MiB/s).
 _RATE_PREFIXES = {"": 1.0, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "g": 1e9, "G": 1e9, "t": 1e12, "T": 1e12}
 _RATE_SUFFIXES = ("/s", "/sec", "ps")
-_RATE_FORMS = "bits: Gbit, Gb, Gbps, Gbit/s, GbE, GFC or a bare G; bytes: GB/s, GBps or GiB/s"
+_RATE_FORMS = "bits: Gbit, Gb, Gbps, Gbit/s, GbE or a bare G; bytes: GB/s, GBps or GiB/s; 32GFC: Fibre Channel's speed"
 
 
 def _split(text: str, what: str, example: str) -> tuple[float, str]:
@@ -175,8 +175,8 @@ def _rate_unit(unit: str) -> float | None:
             prefix, per_unit = body[:-1], 1 / 8
         elif body.endswith("B"):
             prefix, per_unit = body[:-1], 1.0
-        elif low.endswith(("be", "fc")) and not rate and len(body) > 2:
-            prefix, per_unit = body[:-2], 1 / 8  # GbE, GFC: the nominal rate, in bits
+        elif low.endswith("be") and not rate and len(body) > 2:
+            prefix, per_unit = body[:-2], 1 / 8  # GbE: the MAC's rate, in bits (64b/66b runs the line faster)
         elif not rate:
             prefix, per_unit = body, 1 / 8  # "10G": bits, as in 10G Ethernet
             if not prefix:
@@ -194,6 +194,34 @@ def _rate_unit(unit: str) -> float | None:
     return factor * per_unit
 
 
+# Fibre Channel's speeds (FCIA speed map; T11 FC-PI-5/6/7): GFC -> (baud per lane, lanes, data bits per line bit).
+# 64GFC: 28.9 GBd PAM4 (57.8 Gb/s), 256b/257b transcoding and RS(544,514) FEC; 128GFC: four 32GFC lanes.
+FC_SPEEDS: dict[int, tuple[float, int, float]] = {
+    1: (1.0625e9, 1, 8 / 10),
+    2: (2.125e9, 1, 8 / 10),
+    4: (4.25e9, 1, 8 / 10),
+    8: (8.5e9, 1, 8 / 10),
+    16: (14.025e9, 1, 64 / 66),
+    32: (28.05e9, 1, 64 / 66),
+    64: (57.8e9, 1, (256 / 257) * (514 / 544)),
+    128: (28.05e9, 4, 64 / 66),
+}
+
+
+def fc_line_rate(gfc: int) -> float:
+    """Bytes per second a ``gfc``GFC link carries after its line encoding (frames, headers and all)."""
+    baud, lanes, code = FC_SPEEDS[gfc]
+    return baud * lanes * code / 8
+
+
+def _fc_rate(value: str, number: float, unit: str) -> float:
+    """``"32GFC"``: the speed's data rate after encoding (3,400 MB/s), not 32 Gbit/s."""
+    speeds = ", ".join(f"{g}GFC" for g in FC_SPEEDS)
+    if unit.lower() != "gfc" or number not in FC_SPEEDS:
+        raise ValueError(f"{value!r}: not a Fibre Channel speed ({speeds}); for another rate write Gbit or MB/s")
+    return fc_line_rate(int(number))
+
+
 def parse_bandwidth(value: object) -> float:
     """``"16Gbit"`` -> 2e9 bytes per second. ``b`` is a bit, ``B`` a byte; a bare ``G`` counts bits."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -205,6 +233,8 @@ def parse_bandwidth(value: object) -> float:
     number, unit = _split(value, "link speed", '"16Gbit", "25GbE" or "1600MB/s"')
     if unit == "":
         raise ValueError(f'{value!r} has no unit (write it like "{value}Gbit" or "{value}MB/s")')
+    if unit.lower().endswith("fc"):
+        return _fc_rate(value, number, unit)
     factor = _rate_unit(unit)
     if factor is None:
         if _rate_unit(unit + "/s") is not None:

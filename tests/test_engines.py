@@ -749,6 +749,17 @@ def test_engines_agree_on_random_scenarios(case):
     assert _json(fast) == _json(ref)
 
 
+@SETTINGS
+@given(cases(issue33=True))
+def test_engines_agree_on_random_fabric_frames_and_cpu(case):
+    """Issue 33's keys on every example (transports and MTUs, host CPUs, credits and switches, slow drains): the
+    whole JSON and every I/O's record are the same on both engines."""
+    sc = pathsel.loads_scenario(case.toml)
+    fast, ref = _both(sc, [_builtin(case.policy)], trace=True)
+    assert _json(fast) == _json(ref)
+    assert fast.runs[0].metrics.trace == ref.runs[0].metrics.trace
+
+
 NUMA_POLICIES = ["nvme:numa", "nvme:round-robin", "dm:io-affinity"]
 
 
@@ -788,8 +799,10 @@ def test_auto_engine_choice():
         pathsel.simulate(sc, policies=[Mine], engine="fast", duration=0.05)
 
 
-def _compressed(path, factor: float):
-    """A sims/ scenario with its clock sped up ``factor`` times (faults, detection, duration), for the reference engine's pace."""
+def _compressed(path, factor: float, tweak=None):
+    """A sims/ scenario with its clock sped up ``factor`` times (faults, detection, duration), for the reference engine's pace.
+
+    ``tweak``: a function given the parsed TOML to change it (a sweep's point) before it is built."""
     import tomllib
 
     from pathsel.scenario.load import build_scenario
@@ -811,6 +824,8 @@ def _compressed(path, factor: float):
     for f in data.get("faults", []):
         scale(f, "at")
         scale(f, "duration")
+    if tweak is not None:
+        tweak(data)
     with delay_files_relative_to(path.parent):
         return build_scenario(data, str(path))
 
@@ -828,6 +843,44 @@ def test_engines_agree_on_the_fault_and_network_sims(name, factor):
     for f, r in zip(fast.runs, ref.runs):
         assert f.metrics.trace == r.metrics.trace
         assert f.accounting["balanced"] and f.metrics.completed > 100
+
+
+# issue 33's sims: frames (transports, MTU sweep), the host's CPU (cores, queues, IRQ affinity, NUMA), the fabric
+# (switches, ISLs, bb_credits) and slow-drain faults, each clock sped up to a few thousand I/Os a run (3-100 ms).
+ISSUE33_SIMS = [
+    ("fc-slow-drain.toml", 30, None),
+    ("nvme-tcp-cores.toml", 50, None),
+    ("azure-m-series-nic-numa.toml", 100, None),
+    ("nvme-tcp-jumbo-frames.toml", 10, 1500),  # its [sweep] of paths[*].mtu, one point each
+    ("nvme-tcp-jumbo-frames.toml", 10, 9000),
+    ("library/gray-slow-drain-isl.toml", 20, None),
+    ("library/load-cpu-bound-nvme-tcp.toml", 30, None),
+]
+
+
+def _mtu(mtu):
+    def tweak(data):
+        data.pop("sweep", None)
+        for g in data["paths"]:
+            g["mtu"] = mtu
+
+    return tweak
+
+
+@pytest.mark.parametrize("name, factor, mtu", ISSUE33_SIMS)
+def test_engines_agree_on_the_fabric_frames_and_cpu_sims(name, factor, mtu):
+    from .conftest import ROOT
+
+    sc = _compressed(ROOT / "sims" / name, factor, _mtu(mtu) if mtu else None)
+    fast, ref = _both(sc, None, trace=True)
+    assert _json(fast) == _json(ref)
+    for f, r in zip(fast.runs, ref.runs):
+        assert f.metrics.trace == r.metrics.trace
+        assert f.accounting["balanced"] and f.metrics.completed > 1000
+        if f.model.cpu is not None:  # the CPU sims: the cores did work, on both engines alike
+            assert any(u > 0 for c in f.cpus() for u in c["utilisation"])
+        if "slow_drain" in json.dumps(f.faults()):  # the slow drain held a link behind the slow port
+            assert f.metrics.link_held is not None and f.metrics.link_held.sum() > 0
 
 
 # Every wake-up of an I/O waiting for a path (here: ALUA changes while no path is usable) used to leave

@@ -122,8 +122,10 @@ LINK_SPEEDS = [
     ("25GbE", 25 * GBIT),  # the Ethernet rate, no encoding or header allowance
     ("25gbe", 25 * GBIT),
     ("25GBE", 25 * GBIT),
-    ("16GFC", 16 * GBIT),  # nominal, like GbE
-    ("16gfc", 16 * GBIT),
+    ("16GFC", 1.7e9),  # 14.025 GBd x 64/66: the data rate after encoding (issue 33)
+    ("16gfc", 1.7e9),
+    ("32GFC", 3.4e9),
+    ("8GFC", 0.85e9),  # 8.5 GBd x 8/10
     ("10G", 10 * GBIT),  # bits, as 10G Ethernet
     ("10g", 10 * GBIT),
     ("100M", 100e6 / 8),

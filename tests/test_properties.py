@@ -5,7 +5,9 @@ A drawn scenario has 1-2 arrays (optionally replicated), one host or two
 10 us and 2 ms in random ALUA states (and weights, and NUMA nodes), a workload per
 host (two on some NUMA hosts) with a read/write mix, block sizes and iodepth 1-16,
 SCSI or NVMe, one built-in policy, and optionally path faults. The measured time is sized so a run completes a few thousand
-I/Os at most, which keeps each example well under a second.
+I/Os at most, which keeps each example well under a second. Half the examples also draw issue 33's keys (last, so
+the draws above keep their distribution): transports, GFC/GbE speeds and MTUs on hosts and paths, a cpu table on some
+hosts, a fabric (an ISL, switches, target port links, bb_credits, frame_size, credit_return) and a slow_drain fault.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -129,9 +132,11 @@ def _slit(draw, n: int) -> str:
 
 
 @st.composite
-def cases(draw, faults_allowed=True, policy=None, numa=None):
+def cases(draw, faults_allowed=True, policy=None, numa=None, issue33=None):
     """A random scenario. ``policy``: a spec, or a list to draw one from (default: any of POLICY_SPECS).
-    ``numa``: a host layout of LAYOUTS ("mixed": a host with 2-3 NUMA nodes beside a one-node host), default drawn."""
+    ``numa``: a host layout of LAYOUTS ("mixed": a host with 2-3 NUMA nodes beside a one-node host), default drawn.
+    ``issue33``: whether to draw issue 33's keys (transports and MTUs, a host CPU, a fabric with credits, a slow
+    drain), default drawn."""
     n_arrays = draw(st.integers(1, 2))
     replicated = n_arrays == 2 and draw(st.booleans())
     protocol = draw(st.sampled_from(["scsi", "nvme"]))
@@ -303,8 +308,135 @@ def cases(draw, faults_allowed=True, policy=None, numa=None):
     elif spec == "short-eval-latency-min-set":
         spec = LatencyRoundRobin(num_sampling_cycles=2, latency_eval_time=2, variant="min-set")
 
+    # issue 33, drawn last so every draw above keeps its distribution: frames, the host's CPU, the fabric, slow drain
+    if issue33 if issue33 is not None else draw(st.booleans()):
+        if draw(st.booleans()):
+            _frames(draw, protocol, host_blocks, paths)
+        if draw(st.booleans()):
+            _cpu(draw, nodes, host_blocks)
+        if draw(st.booleans()):
+            credited = _fabric(draw, paths, extra, rough, n_arrays)
+            if faults_allowed and credited and draw(st.booleans()):
+                faults.append(_slow_drain(draw, credited, span))
+
     toml = "\n".join(lines) + "\n\n" + "\n\n".join(arrays + ["\n".join(repl)] * bool(repl) + host_blocks + extra + paths + works + faults) + "\n"
     return Case(toml, spec, population, len(faults), duration, ramp, can_fail)
+
+
+MTUS = st.sampled_from([576, 1500, 4200, 9000, 9216])
+
+
+def _frames(draw, protocol: str, host_blocks: list[str], paths: list[str]) -> None:
+    """Issue 33's frames: a transport (the host's, a path's own, or implied by a GFC speed), an MTU on Ethernet ones."""
+    eth = ["iscsi"] if protocol == "scsi" else ["nvme-tcp", "nvme-roce"]
+    fc = "fc" if protocol == "scsi" else "nvme-fc"
+    for h in range(len(host_blocks)):
+        t = draw(st.sampled_from([None, None, fc, *eth]))
+        if t is not None:
+            host_blocks[h] += f'\ntransport = "{t}"'
+            if t in eth and draw(st.booleans()):
+                host_blocks[h] += f"\nmtu = {draw(MTUS)}"
+    for i, block in enumerate(paths):
+        kind = draw(st.sampled_from([None, None, "speed", fc, *eth]))
+        if kind is None:
+            continue
+        if kind == "speed":  # a GFC speed and no transport: FC framing, unless the host gives a transport
+            speed = draw(st.sampled_from(["8GFC", "16GFC", "32GFC", "10GbE", "25GbE"]))
+        else:
+            block += f'\ntransport = "{kind}"'
+            if kind in eth and draw(st.booleans()):
+                block += f"\nmtu = {draw(MTUS)}"
+            speed = draw(st.sampled_from([None, "10GbE", "25GbE", "16GFC"]))
+        if speed is not None:
+            block = re.sub(r'\nbandwidth = "[^"]*"', "", block) + f'\nbandwidth = "{speed}"'
+        paths[i] = block
+
+
+def _cpu(draw, nodes: list[int], host_blocks: list[str]) -> None:
+    """Issue 33's host CPU on some hosts: a few cores (a multiple of its nodes), small costs, queues, IRQ affinity."""
+    for h, n in enumerate(nodes):
+        if not draw(st.booleans()):
+            continue
+        cores = n * draw(st.integers(1, 4))
+        parts = [f"cores = {cores}"]
+        for key in ("submit", "complete", "irq"):
+            cost = draw(st.sampled_from([None, "0us", "0.5us", "2us", "10us", "100us"]))
+            if cost is not None:
+                parts.append(f'{key} = "{cost}"')
+        if draw(st.booleans()):
+            parts.append(f"coalesce = {draw(st.integers(1, 4))}")
+        if draw(st.booleans()):
+            parts.append(f"queues = {draw(st.integers(1, cores))}")
+        affinity = draw(st.sampled_from([None, "local", "range", "list"]))
+        if affinity == "local":
+            parts.append('irq_affinity = "local"')
+        elif affinity == "range":  # a cpulist, as smp_affinity_list writes it
+            lo = draw(st.integers(0, cores - 1))
+            parts.append(f'irq_affinity = "{lo}-{draw(st.integers(lo, cores - 1))}"')
+        elif affinity == "list":
+            listed = draw(st.lists(st.integers(0, cores - 1), min_size=1, max_size=cores, unique=True))
+            parts.append(f"irq_affinity = {listed}")
+        host_blocks[h] += "\ncpu = { " + ", ".join(parts) + " }"
+
+
+def _fabric(draw, paths: list[str], extra: list[str], rough: bool, n_arrays: int) -> list[str]:
+    """Issue 33's fabric: an ISL (between two switches, or a shorthand link) that some paths cross, credits on it and
+    on the shared "hba" link, target port links per array behind the second switch. Returns the links with credits."""
+    credited: list[str] = []
+
+    def credits(name: str) -> str:
+        text = f"\nbb_credits = {draw(st.integers(1, 24))}"
+        if draw(st.booleans()):
+            text += f"\nframe_size = {draw(st.sampled_from([36, 1024, 2148]))}"
+        if draw(st.booleans()):  # a slow-drain port as a condition
+            text += f'\ncredit_return = "{draw(st.sampled_from(["0s", "1us", "20us", "200us"]))}"'
+        credited.append(name)
+        return text
+
+    switched = draw(st.booleans())
+    if rough and draw(st.booleans()):  # extra[0] is the shared "hba" link
+        extra[0] += credits("hba")
+    if rough and switched:
+        extra[0] += '\nbetween = ["h:hba", "sw0"]'
+    isl = f'[[links]]\nname = "isl"\nbandwidth = "{draw(st.sampled_from(["1Gbit", "8GFC", "16GFC", "3200MB/s"]))}"'
+    if switched:
+        isl += '\nbetween = ["sw0", "sw1"]'
+    if draw(st.booleans()):
+        isl += f"\ndistance_km = {draw(st.sampled_from([0.1, 10, 50]))}"
+    if draw(st.booleans()):
+        isl += credits("isl")
+    blocks = [isl]
+    if switched:
+        sw = ['[[switches]]\nname = "sw0"', '[[switches]]\nname = "sw1"']
+        if draw(st.booleans()):
+            sw[1] += f'\nlatency = "{draw(st.sampled_from(["0s", "0.8us", "5us"]))}"'
+        for a in range(n_arrays):
+            port = f'[[links]]\nname = "tgt{a}"\nbetween = ["sw1", "a{a}:fc0"]\nbandwidth = "{draw(st.sampled_from(["8GFC", "3200MB/s"]))}"'
+            if draw(st.booleans()):
+                port += credits(f"tgt{a}")
+            blocks.append(port)
+        blocks = sw + blocks
+    extra.extend(blocks)
+    for i, block in enumerate(paths):
+        if not draw(st.booleans()):
+            continue
+        route = (["hba"] if '\nlinks = ["hba"]' in block else []) + ["isl"]
+        if switched and draw(st.booleans()):
+            route.append("tgt" + block.split('\narray = "a', 1)[1][0])  # its array's target port link
+        paths[i] = block.replace('\nlinks = ["hba"]', "") + "\nlinks = [" + ", ".join(f'"{r}"' for r in route) + "]"
+    return credited
+
+
+def _slow_drain(draw, credited: list[str], span: float) -> str:
+    """A slow_drain fault on a link with credits: R_RDYs returned late from now on (or for a while), or a stopped port."""
+    f = f'[[faults]]\nat = "{_us(draw(st.floats(0.0, 1.0)) * span)}"\nwhat = "slow_drain"\nlink = "{draw(st.sampled_from(credited))}"'
+    if draw(st.booleans()):
+        f += f'\ncredit_return = "{_us(draw(st.floats(0.0, 2e-3)))}"'
+        if draw(st.booleans()):
+            f += f'\nduration = "{_us(draw(st.floats(0.05, 0.5)) * span)}"'
+    else:
+        f += f'\nstop = true\nduration = "{_us(draw(st.floats(0.02, 0.3)) * span)}"'
+    return f
 
 
 def _simulate(case: Case, **kw):
@@ -431,6 +563,9 @@ def test_littles_law_overall_and_per_path(case):
     usable_hosts = {p.host for p in run.model.paths if p.alua in ("AO", "ANO")}
     job_hosts = {j.host for j in run.model.jobs}
     w_max = max((t[5] - t[4] for t in trace), default=0.0)
+    # ... and the I/Os still in flight at the end count by their age (a link a few credits of tiny frames drain at
+    # kB/s holds a 1 MiB read the whole run: no completed latency bounds it)
+    w_max = max(w_max, run.model.end - m.oldest_in_flight)
     if in_window and 2 * w_max / T <= 0.05 and job_hosts <= usable_hosts:
         assert abs(little["iops_x_latency"] / little["in_flight_mean"] - 1) <= 0.05
     # Per path. With no faults and a usable path from the start nothing ever
@@ -457,6 +592,41 @@ def test_same_seed_same_json(case):
     b = _simulate(case).to_json()
     assert a == b
     json.loads(a)  # valid JSON (no NaN, no numpy types)
+
+
+@SETTINGS
+@given(cases(), st.sampled_from(["fast", "reference"]))
+def test_no_wire_or_core_is_busier_than_the_window(case, engine):
+    """Issue 33: a wire's utilisation (frames, credits, back-pressure, slow drain) and a core's never pass 1."""
+    run = _simulate(case, engine=engine).runs[0]
+    for row in run.links():
+        assert 0.0 <= row["utilisation"] <= 1.0 + 1e-12, row
+    for host in run.cpus():
+        assert all(0.0 <= u <= 1.0 + 1e-12 for u in host["utilisation"]), host
+
+
+def _without_cpu_words(result) -> dict:
+    d = json.loads(result.to_json())
+    d.pop("story", None)  # a sentence on the cores' load
+    for r in d["runs"]:
+        r.pop("cpus", None)
+    return d
+
+
+@SETTINGS
+@given(cases(issue33=False), st.sampled_from(["fast", "reference"]))
+def test_a_cpu_that_costs_nothing_changes_no_time(case, engine):
+    """Issue 33: a cpu table on every host whose submit, complete and interrupt cost 0 s queues nothing: every time
+    and count is the run's without it (6 cores: a multiple of 1, 2 or 3 NUMA nodes), a fault at 0 s too: work that
+    costs nothing is no step of its own on either engine, so it moves no event past the faults of its instant.
+    """
+    free = '\ncpu = { cores = 6, submit = "0s", complete = "0s", irq = "0s" }'
+    toml = re.sub(r'(\[\[hosts\]\]\nname = "[^"]*")', r"\1" + free.replace("\\", "\\\\"), case.toml)
+    assert toml.count("cpu = {") == case.toml.count("[[hosts]]")
+    plain = _simulate(case, engine=engine)
+    costed = pathsel.simulate(pathsel.loads_scenario(toml), policies=[case.policy], engine=engine)
+    assert all(len(r.cpus()) == case.toml.count("[[hosts]]") for r in costed.runs)
+    assert _without_cpu_words(costed) == _without_cpu_words(plain)
 
 
 def test_different_seed_can_differ():

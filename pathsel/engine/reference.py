@@ -67,6 +67,7 @@ import simpy
 
 from ..metrics import RunMetrics
 from ..model import JobModel, Model
+from ..model.frames import F_MODE, frame_row, leg_wire
 from ..model.queues import ARRAY_SLOTS, DEVICE_QUEUE, NVME_TAGS, TARGET_PORT, QueueModel
 from ..policies import DeviceView, IORequest, PathTable, PathView, build_policy
 from .host_queues import overload
@@ -243,6 +244,11 @@ class _Simulation:
         # NUMA: host seconds an attempt pays, by (job, path), only when some pair pays something
         self.numa = model.numa
         self.numa_hosts = model.host_params
+        # the hosts' cores (model/cpu.py): when each is next free and its busy seconds in the window (fast: S.cpu_*)
+        self.cpu = model.cpu
+        n_cores = len(self.cpu.core_host) if self.cpu is not None else 0
+        self.cpu_free = [0.0] * n_cores
+        self.cpu_busy = [0.0] * n_cores
         self.views = [PathView(self.table, p.index) for p in model.paths]
         # The wire's truth; table.up is what the host believes (it learns after its detection delay).
         self.phys_up = [True] * C
@@ -255,6 +261,12 @@ class _Simulation:
         self.repl_ok = True
         self.alive = [True] * len(model.arrays)
         self.wire_free = [[0.0, 0.0] for _ in range(model.n_wires)]  # own wires, shared links, replication, inter-controller
+        # the fabric (issue 33): credits and back-pressure on the shared links, and each link's port's credit_return now
+        self.fabric = model.fabric
+        self.cret = [list(ln.credit_return) for ln in model.links]
+        self.held = [[0.0, 0.0] for _ in model.links]  # seconds in the window each link was held by back-pressure
+        self.frame_rows = [frame_row(c.transport, c.mtu) for c in model.controllers]  # frames (issue 33): model/frames.py
+        self.frame_bytes = [[0.0] * 4 for _ in model.controllers]  # per nexus: payload, then wire bytes, per direction
         self.cross = [p.crossing for p in model.paths]  # the path's I/O crosses to its volume's owner (owner faults flip it)
         # implicit ALUA: commands each controller received per (volume, array) since the last check (fast: S.ia_count)
         self.ia_count = [[0] * n for _a, n, _ps in model.cells]
@@ -605,8 +617,12 @@ class _Simulation:
             if deadline < math.inf:
                 self.arm_abort(io, deadline)
             qfull = False
+            cpu = self.cpu
             try:
                 yield from self.exchange(io, p, deadline)
+                if cpu is not None and cpu.job_irq[io.job] >= 0 and cpu.path_complete[p] > 0.0:  # its interrupt core completes it
+                    k, f = cpu.completion(io.job, self.model.paths[p].numa_node)
+                    yield env.timeout(self.cpu_run(k, cpu.path_complete[p] * f))
                 lost = None
             except QueueFull:
                 lost, qfull = None, True
@@ -688,6 +704,10 @@ class _Simulation:
         array = path.array
         # the attempt's first frame carries the cross-node hop (docs/model.md, NUMA)
         add = self.numa_hosts[path.host].numa_extra(io.node, path.numa_node) if self.numa else 0.0
+        cpu = self.cpu
+        if cpu is not None and cpu.job_core[io.job] >= 0 and cpu.path_submit[p] > 0.0:
+            # its job's core submits it (reserved now, FIFO); the first frame leaves when that is done (fast/first_add)
+            add += self.cpu_run(cpu.job_core[io.job], cpu.path_submit[p])
         if io.op == "read":
             yield from self.leg(p, TO_ARRAY, 0, deadline, add)  # READ command
             yield from self.accept(io, p, deadline)
@@ -698,7 +718,7 @@ class _Simulation:
         if self.model.protocol == "scsi":
             yield from self.leg(p, TO_ARRAY, 0, deadline, add)  # WRITE command
             yield from self.accept(io, p, deadline)
-            yield from self.leg(p, TO_HOST, 0, deadline)  # XFER_RDY
+            yield from self.leg(p, TO_HOST, 0, deadline, xrdy=True)  # XFER_RDY
             yield from self.leg(p, TO_ARRAY, io.size, deadline)  # data
         else:
             yield from self.leg(p, TO_ARRAY, io.size, deadline, add)  # NVMe command with in-capsule data
@@ -706,6 +726,18 @@ class _Simulation:
         yield from self.store(array, path.mirror, io)
         self.port_done(io)
         yield from self.leg(p, TO_HOST, 0, deadline)  # status
+
+    def cpu_run(self, k: int, cost: float) -> float:
+        """Core ``k`` takes ``cost`` seconds of work arriving now, after what it already has (FIFO, not preempted):
+        returns how long until it is done (fast/cpu.cpu_run). Its busy time in the window is counted now."""
+        now = self.env.now
+        start = max(now, self.cpu_free[k])
+        done = start + cost
+        self.cpu_free[k] = done
+        w = min(done, self.model.end) - max(start, self.model.ramp)
+        if w > 0.0:
+            self.cpu_busy[k] += w
+        return done - now
 
     def serialise(self, w: int, direction: int, t: float, nbytes: int, bandwidth: float) -> float:
         """Queue a frame for wire ``w`` (FIFO per direction) from time ``t``; returns when it is on the far side
@@ -721,6 +753,61 @@ class _Simulation:
         m.wire_frames[w, direction] += 1
         return done
 
+    # -- the fabric (issue 33; fast/fabric.py) ------------------------------------
+    def link_rate(self, li: int, direction: int) -> float:
+        """Bytes per second link ``li`` serialises in ``direction``: its bandwidth, or its credit bound when lower
+        (bb_credits x frame_size / the round trip of a frame and its R_RDY, with the port's credit_return now)."""
+        ln = self.model.links[li]
+        bw = ln.bandwidth
+        if ln.credit_bytes > 0.0:
+            r = ln.credit_bytes / (ln.rtt0 + self.cret[li][direction])
+            if r < bw:
+                bw = r
+        return bw
+
+    def fabric_wires(self, p: int, c: int, direction: int, t: float, nbytes: int) -> float:
+        """A frame's wires in the order it crosses them (to the array: the nexus's own wire, the route's links, the
+        inter-controller link; to the host the reverse), each link at its credit-limited rate; a link whose next
+        link drains slower than it feeds is held until the next has all but the switch's buffer (back-pressure)."""
+        model = self.model
+        ctrl = model.controllers[c]
+        nc = len(model.controllers)
+        cross = self.cross[p]
+        icbw = model.arrays[model.paths[p].array].ic_bandwidth if cross else None
+        if direction == TO_ARRAY and ctrl.bandwidth:
+            t = self.serialise(c, direction, t, nbytes, ctrl.bandwidth)
+        if direction == TO_HOST and icbw:
+            t = self.serialise(model.ic_wire(model.paths[p].array), direction, t, nbytes, icbw)
+        order = ctrl.links if direction == TO_ARRAY else ctrl.links[::-1]
+        for k, li in enumerate(order):
+            rate = self.link_rate(li, direction)
+            t = self.serialise(nc + li, direction, t, nbytes, rate)
+            # back-pressure: the link before finishes sending no earlier than this one has drained all but the
+            # switch's buffer for it (its bb_credits x frame_size): done here - the transfer's time there (the
+            # store-and-forward lag) - the buffer's drain time here; upstream while it binds
+            held, j, nxt = t, k - 1, rate
+            while j >= 0:
+                lj = order[j]
+                buf = model.links[lj].credit_bytes
+                if buf <= 0.0:
+                    break
+                rj = self.link_rate(lj, direction)
+                push = held - nbytes / rj - buf / nxt
+                free = self.wire_free[nc + lj]
+                old = free[direction]
+                if push <= old:
+                    break
+                lo, hi = max(old, model.ramp), min(push, model.end)
+                if hi > lo:
+                    self.held[lj][direction] += hi - lo
+                free[direction] = push
+                held, nxt, j = push, rj, j - 1
+        if direction == TO_ARRAY and icbw:
+            t = self.serialise(model.ic_wire(model.paths[p].array), direction, t, nbytes, icbw)
+        if direction == TO_HOST and ctrl.bandwidth:
+            t = self.serialise(c, direction, t, nbytes, ctrl.bandwidth)
+        return t
+
     def lose(self, draws: Any, ppm: float, recovery: float, delay: float, limit: float) -> float:
         """Each lost copy of a frame is resent after ``recovery``: the delay grows until one gets through
         (fast/wire.lose)."""
@@ -734,10 +821,11 @@ class _Simulation:
         self.rec.count(C_FRAMES_LOST, n)
         return delay
 
-    def leg(self, p: int, direction: int, nbytes: int, deadline: float, add: float = 0.0) -> Proc:
+    def leg(self, p: int, direction: int, nbytes: int, deadline: float, add: float = 0.0, xrdy: bool = False) -> Proc:
         """One frame over path ``p``: queue for each wire, serialise, propagate, maybe be lost and resent (fast/wire.leg).
 
-        ``add``: host seconds added before the frame leaves (the NUMA hop of an attempt's first frame)."""
+        ``add``: host seconds added before the frame leaves (the NUMA hop of an attempt's first frame). On a nexus
+        with a transport the leg is its frames: payload and every header (model/frames.py; ``xrdy``: the XFER_RDY)."""
         env, model = self.env, self.model
         c = model.paths[p].controller
         ctrl = model.controllers[c]
@@ -745,7 +833,14 @@ class _Simulation:
         delay = self.streams.paths[c].next() + self.extra[c]
         if add != 0.0:
             delay += add
-        if nbytes:
+        if self.frame_rows[c][F_MODE]:
+            fb = self.frame_bytes[c]
+            fb[direction] += nbytes
+            nbytes, _frames = leg_wire(self.frame_rows[c], direction, nbytes, 1 if xrdy else 0)
+            fb[2 + direction] += nbytes
+        if nbytes and self.fabric:
+            delay += self.fabric_wires(p, c, direction, now, nbytes) - now
+        elif nbytes:
             t = now
             if ctrl.bandwidth:
                 t = self.serialise(c, direction, t, nbytes, ctrl.bandwidth)
@@ -862,6 +957,14 @@ class _Simulation:
                 self.alive[f.array] = up
             for c in f.controllers:
                 self.set_wire(c, up)
+        elif f.what == "slow_drain":  # the link's port returns credits late, or stops draining until the revert
+            ln = model.links[f.link]
+            w = len(model.controllers) + f.link  # the link's wire
+            for d in (TO_ARRAY, TO_HOST):
+                if ln.drain[d]:
+                    self.cret[f.link][d] = ln.credit_return[d] if f.credit_return < 0.0 else f.credit_return
+                    if f.stop_until > 0.0 and self.wire_free[w][d] < f.stop_until:
+                        self.wire_free[w][d] = f.stop_until
         elif f.what == "owner" or f.paths:  # alua by volume or port group, owner: the paths' states and crossings (issue 32)
             for p, state, cross in zip(f.paths, f.states, f.crossing):
                 self.table.alua[p] = state
@@ -976,6 +1079,13 @@ class _Simulation:
         areas = np.array([q.areas() for q in self.queues], dtype=np.float64).reshape(-1, 2)
         metrics.queue_in_use_area, metrics.queue_waiting_area = areas[:, 0].copy(), areas[:, 1].copy()
         metrics.queue_qfull = np.array([q.qfull for q in self.queues], dtype=np.int64)
+        metrics.wire_free_end = np.array(self.wire_free, dtype=np.float64).reshape(-1, 2)
+        if any(c.transport for c in model.controllers):
+            metrics.frame_bytes = np.array(self.frame_bytes, dtype=np.float64).reshape(-1, 4)
+        if self.cpu is not None:
+            metrics.cpu_busy = np.array(self.cpu_busy, dtype=np.float64)
+        if self.fabric:
+            metrics.link_held = np.array(self.held, dtype=np.float64).reshape(-1, 2)
         waiting = [b[0] for b in self.backlog if b]
         metrics.oldest_in_flight = min(self.issued_at + waiting, default=math.inf)
         metrics.events = self.events

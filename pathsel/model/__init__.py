@@ -18,6 +18,7 @@ from .compile import (
     PathModel,
     PortModel,
     ReplicationModel,
+    SwitchModel,
     compile_model,
 )
 
@@ -31,6 +32,7 @@ __all__ = [
     "ControllerModel",
     "DeviceModel",
     "LinkModel",
+    "SwitchModel",
     "HostModel",
     "PortModel",
     "compile_model",

@@ -20,9 +20,11 @@ import numpy as np
 from ..errors import ScenarioError
 from ..limits import BACKLOG_CAP, MAX_BACKLOG_VALUES, MAX_DURATION, offered_problem, series_problem
 from ..scenario.load import RunSpec, Scenario, offered_load
-from ..scenario.schema import VolumeConfig
+from ..scenario.schema import FC_MAX_FRAME, VolumeConfig
 from ..timing.distributions import Distribution, Mixture
 from ..units import format_duration
+from .cpu import CpuModel, compile_cpu
+from .fabric import drain_directions, junctions, round_trip
 from .queues import QueueModel, queue_table, rows_by_owner
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "ControllerModel",
     "DeviceModel",
     "LinkModel",
+    "SwitchModel",
     "HostModel",
     "PortModel",
     "QueueModel",
@@ -136,6 +139,33 @@ class LinkModel:
     index: int
     name: str
     bandwidth: float
+    # the fabric (issue 33, model/fabric.py): bb_credits x frame_size (0: no credit limit), the round trip of a frame
+    # and its R_RDY without credit_return, the credit_return per direction (to the array, to the host; 0 where its
+    # port does not receive), which directions its port end receives (where a slow drain acts), its two ends
+    credit_bytes: float = 0.0
+    rtt0: float = 0.0
+    credit_return: tuple[float, float] = (0.0, 0.0)
+    drain: tuple[bool, bool] = (True, True)
+    between: tuple[str, ...] | None = None
+    bb_credits: int = 0
+    frame_size: int = 0
+
+    def rate(self, direction: int, credit_return: float | None = None) -> float:
+        """Bytes per second it serialises in ``direction``: its bandwidth, or the credit bound when lower (the engines'
+        link_rate, with ``credit_return`` as it is now)."""
+        if self.credit_bytes <= 0.0:
+            return self.bandwidth
+        r = self.credit_bytes / (self.rtt0 + (self.credit_return[direction] if credit_return is None else credit_return))
+        return r if r < self.bandwidth else self.bandwidth
+
+
+@dataclass(frozen=True)
+class SwitchModel:
+    """A fabric switch: the links of routes meet at it; each frame crossing it pays its latency (in ControllerModel.extra)."""
+
+    index: int
+    name: str
+    latency: float
 
 
 @dataclass(frozen=True)
@@ -156,6 +186,8 @@ class ControllerModel:
     numa_node: int = 0  # the host's NUMA node its adapter (HBA/NIC) sits on
     port_group: str = ""  # the target port group it lands on ("" : the array has no controllers)
     array_controller: int = -1  # the array's controller that group sits on (ArrayModel.controllers), -1: none
+    transport: str = ""  # "fc", "nvme-fc", "iscsi", "nvme-tcp", "nvme-roce" (model/frames.py); "": payload bytes only
+    mtu: int = 0  # Ethernet transports: the IP MTU (1500 when the scenario gives none); 0 otherwise
 
 
 @dataclass(frozen=True)
@@ -244,6 +276,11 @@ class FaultModel:
     states: tuple[str, ...] = ()
     crossing: tuple[int, ...] = ()
     target: str = ""  # what it names, for the results (volume, port group, new owner)
+    # slow_drain (issue 33): the link, its port's credit_return from now on (-1: the scenario's), and for a port that
+    # stops draining, when it drains again (0: it does not stop)
+    link: int = -1
+    credit_return: float = -1.0
+    stop_until: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -270,6 +307,14 @@ class Model:
     # implicit ALUA: per (volume, array with implicit_alua) its array, controllers and device paths, in order
     cells: tuple[tuple[int, int, tuple[int, ...]], ...] = ()
     checks: tuple[FaultModel, ...] = ()  # implicit ALUA's ownership checks, in time order (what = "implicit")
+    switches: tuple[SwitchModel, ...] = ()  # the fabric's switches (issue 33)
+    cpu: CpuModel | None = None  # the hosts' cores (model/cpu.py); None: no host has a cpu table, no CPU modelled
+
+    @property
+    def fabric(self) -> bool:
+        """Whether the fabric's mechanisms run (issue 33): a switch, a link with ends or bb_credits. Otherwise frames
+        cross a path's links in the route's order both ways, as before."""
+        return bool(self.switches) or any(ln.credit_bytes > 0.0 or ln.between is not None for ln in self.links)
 
     @cached_property
     def timeline(self) -> tuple[FaultModel, ...]:
@@ -437,7 +482,8 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
         )
         for i, h in enumerate(m.hosts)
     )
-    links = tuple(LinkModel(i, ln.name, ln.bandwidth) for i, ln in enumerate(m.links))
+    links = _links(m)
+    switch_latency = {s.name: s.latency for s in m.switches}
 
     def preferred(host: str) -> str | None:
         if run.preferred_array == "none":
@@ -464,6 +510,9 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
             lk = tuple(link_index[n] for n in g.links)
             extra = (g.distance_km + sum(m.links[i].distance_km for i in lk)) * US_PER_KM
             extra += g.extra_latency + sum(m.links[i].extra_latency for i in lk)  # a slower path, as a condition
+            if len(lk) > 1 and m.links[lk[0]].between is not None:  # each switch the route crosses forwards its frames
+                crossed = junctions([m.links[i].between or () for i in lk], switch_latency)
+                extra += sum((switch_latency[s] for s in crossed), 0.0)
             ppm = g.loss_ppm + sum(m.links[i].loss_ppm for i in lk)
             c = ControllerModel(
                 len(controllers),
@@ -480,6 +529,7 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                 g.numa_node,
                 g.port_group or "",
                 group_ctrl[arr].get(g.port_group, -1) if g.port_group is not None else -1,
+                *_framing(g, m.hosts[host_index[host]]),
             )
             controllers.append(c)
             groups.append((c, g, name, host))
@@ -603,7 +653,7 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
             cs = (by_name[(host_index[f.host or default_host], f.path)],)
         elif f.link == "replication":
             repl_target = True
-        elif f.link is not None:
+        elif f.link is not None and f.what != "slow_drain":
             li = link_index[f.link]
             cs = tuple(c.index for c in controllers if li in c.links)
         fault_array = array_index[f.array] if f.array is not None else None
@@ -623,10 +673,17 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
         )
         if f.what == "owner" or (f.what == "alua" and (f.volume is not None or f.port_group is not None)):
             base = _group_fault(base, f, m, paths, devices, controllers, cs if f.path is not None else None, pref_ao)
+        if f.what == "slow_drain" and f.link is not None:  # the link's port returns credits late, or stops until the revert
+            li = link_index[f.link]
+            until = f.at + f.duration if f.stop and f.duration is not None else 0.0
+            cret = f.credit_return if f.credit_return is not None else -1.0
+            base = FaultModel(f.at, "slow_drain", None, None, (), origin=i, target=f.link, link=li, credit_return=cret, stop_until=until)
         faults.append(base)
         if f.duration is not None:
             # undone: the latency step removed, the loss back to what the scenario gave the link
-            if f.what == "latency":
+            if f.what == "slow_drain" and f.link is not None:  # the port returns credits as the scenario says again
+                faults.append(FaultModel(f.at + f.duration, "slow_drain", None, None, (), origin=i, revert=True, link=link_index[f.link]))
+            elif f.what == "latency":
                 faults.append(FaultModel(f.at + f.duration, "latency", base.path, None, cs, None, repl_target, 0.0, 0.0, i, True))
             else:
                 faults.append(FaultModel(f.at + f.duration, "loss", base.path, None, cs, None, repl_target, 0.0, -1.0, i, True))
@@ -691,7 +748,38 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
         workloads=tuple(w.name for w in m.workloads),
         cells=tuple(cells),
         checks=tuple(sorted(checks, key=lambda f: f.at)),
+        switches=tuple(SwitchModel(i, s.name, s.latency) for i, s in enumerate(m.switches)),
+        cpu=compile_cpu(m.hosts, hosts, controllers, paths, jobs),
     )
+
+
+def _links(m: Any) -> tuple[LinkModel, ...]:
+    """The shared links, with the fabric's figures (model/fabric.py) where the scenario gives them."""
+    switches = [s.name for s in m.switches]
+    routes = [g.links for g in m.paths]
+    out = []
+    for i, ln in enumerate(m.links):
+        if ln.bb_credits is None and ln.between is None:
+            out.append(LinkModel(i, ln.name, ln.bandwidth))
+            continue
+        drain = drain_directions(ln.between, switches, routes, ln.name)
+        credits, fs = ln.bb_credits or 0, ln.frame_size or FC_MAX_FRAME
+        cret = ln.credit_return or 0.0
+        out.append(
+            LinkModel(
+                i,
+                ln.name,
+                ln.bandwidth,
+                credit_bytes=float(credits * fs),
+                rtt0=round_trip(ln.distance_km, fs, ln.bandwidth),
+                credit_return=(cret if drain[0] else 0.0, cret if drain[1] else 0.0),
+                drain=drain,
+                between=ln.between,
+                bb_credits=credits,
+                frame_size=fs if credits else 0,
+            )
+        )
+    return tuple(out)
 
 
 def _owners(m: Any, volumes: list[VolumeConfig | None]) -> dict[tuple[str, int], frozenset[int]]:
@@ -780,6 +868,14 @@ def _group_fault(
             if x
         ),
     )
+
+
+def _framing(g: Any, h: Any) -> tuple[str, int]:
+    """A nexus's transport and MTU: the path's own, else its host's; an Ethernet one without an MTU gets 1500."""
+    transport = g.transport or h.transport or ""
+    if transport not in ("iscsi", "nvme-tcp", "nvme-roce"):
+        return transport, 0
+    return transport, g.mtu or h.mtu or 1500
 
 
 def _nvme_tags(io_queues: int | None, queue_size: int | None) -> int:

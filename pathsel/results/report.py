@@ -1,7 +1,8 @@
 """A self-contained HTML report of a :class:`~pathsel.results.Result`.
 
 One file, readable offline and mailable: the scenario, the comparison table,
-the per-workload (VM) table, the per-path table, the policy events, and the figures of
+the per-workload (VM) table, the host's CPU per core and the links and switches (issue 33, only
+for a run that has them), the per-path table, the policy events, and the figures of
 :mod:`pathsel.plots` with plotly.js inlined once (in the first figure). No
 ``<script src=...>``, no fonts or styles fetched from anywhere.
 
@@ -20,8 +21,10 @@ from typing import Any
 import plotly.graph_objects as go
 
 from ..outputs import write_atomic
+from ..units import format_duration
 from ..version import __version__
 from . import plots
+from .cpu import BUSY, cpu_rows, cpulist
 from .result import Result
 from .story import story
 from .topology import key_figures, topology
@@ -59,7 +62,19 @@ def default_figures(result: Result) -> list[tuple[str, str, go.Figure]]:
         ("percentiles", "Latency percentiles", plots.latency_percentiles(result)),
         ("cdf", "Latency distribution", plots.latency_cdf(result)),
         ("paths", "Share of I/Os per path, and path state", plots.path_share_heatmap(result)),
+        # issue 33, only for a run that has them; drawn in their sections, "Host CPU" and "Links and switches"
+        *([("cpu", "Host CPU per core", plots.cpu_heatmap(result))] if _has_cpu(result) else []),
+        *([("links", "Wires: utilisation and back-pressure", plots.link_utilisation(result))] if _wire_runs(result) else []),
     ]
+
+
+def _has_cpu(result: Result) -> bool:
+    return any(r.model.cpu is not None and r.metrics.cpu_busy is not None for r in result.runs)
+
+
+def _wire_runs(result: Result) -> list[Any]:
+    """The runs whose wires the report shows: with shared links, a fabric or a transport (framing)."""
+    return [r for r in result.runs if r.model.links or r.model.fabric or r.metrics.frame_bytes is not None]
 
 
 def _e(value: Any) -> str:
@@ -257,6 +272,162 @@ def _workloads(result: Result) -> str:
     return f'<h2 id="workloads">Per workload (VM)</h2><p class="meta">{_e(note)}</p>' + _table(head, rows, set(range(3, len(head))))
 
 
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def _cpu(result: Result, figure: str) -> str:
+    """Per host with a cpu table, its cores' utilisation as esxtop's %USED: per NUMA node, then per core (folded)."""
+    per = [(r, cpu_rows(r)) for r in result.runs]
+    if not any(rows for _r, rows in per):
+        return ""
+    summary, cores = [], []
+    for r, rows in per:
+        ios = {h["host"]: h["ios"] for h in r.hosts()}
+        for host in dict.fromkeys(x["host"] for x in rows):
+            mine = [x for x in rows if x["host"] == host]
+            busy_s = sum(x["utilisation"] for x in mine) * r.model.duration
+            for n in dict.fromkeys(x["node"] for x in mine):
+                on = [x for x in mine if x["node"] == n]
+                u = [x["utilisation"] for x in on]
+                hot = [x["core"] for x in on if x["utilisation"] >= BUSY]
+                idle = [x["core"] for x in on if x["utilisation"] < 0.01]
+                summary.append(
+                    [
+                        r.label,
+                        host,
+                        n,
+                        cpulist([x["core"] for x in on]),
+                        _pct(sum(u) / len(u)),
+                        _pct(max(u)),
+                        cpulist(hot) or "–",
+                        cpulist(idle) or "–",
+                        # CPU time per I/O, measured: the host's busy seconds over its completed I/Os (all nodes)
+                        (f"{busy_s / ios[host] * 1e6:.2f}" if ios.get(host) else "–") if n == mine[0]["node"] else "",
+                    ]
+                )
+            cores += [[r.label, host, x["node"], x["core"], _pct(x["utilisation"])] for x in mine]
+    note = (
+        "Each core's busy time in the measured window (submissions, completions and their interrupts) over the window, "
+        f"as esxtop's %USED or mpstat's per-CPU view; a core at least {100 * BUSY:.0f} % busy is saturated: the work queued "
+        "for it waits. CPU per I/O is the host's busy time over its completed I/Os (the NUMA factor included)."
+    )
+    head = ["policy", "host", "NUMA node", "cores", "mean %USED", "max %USED", f"cores ≥ {100 * BUSY:.0f} %", "idle cores", "CPU per I/O (µs)"]
+    return (
+        f'<h2 id="cpu">Host CPU</h2><p class="meta">{_e(note)}</p>'
+        + _table(head, summary, {2, 4, 5, 8})
+        + figure
+        + "<details><summary>One row per policy and core (measured window)</summary>"
+        + _table(["policy", "host", "NUMA node", "core", "%USED"], cores, {2, 3, 4})
+        + "</details>"
+    )
+
+
+_KINDS = {
+    "path": "path",
+    "link": "shared link",
+    "isl": "ISL",
+    "port": "port link",
+    "replication": "replication",
+    "inter_controller": "inter-controller",
+}
+
+
+def _wires(result: Result, figure: str) -> str:
+    """Each wire's utilisation, payload (framing) and back-pressure (the fabric): the shared links, ISLs and port links
+    a run has, and with framing each path's own wire. Nothing for a run without shared links, a fabric or a transport."""
+    runs = _wire_runs(result)
+    if not runs:
+        return ""
+    rows = [(i, r, w) for i, r in enumerate(runs) for w in plots.wire_rows(r)]
+    order: dict[tuple[str, str], int] = {}
+    for _i, _r, w in rows:
+        order.setdefault((w["name"], w["direction"]), len(order))
+    rows.sort(key=lambda x: (order[(x[2]["name"], x[2]["direction"])], x[0]))  # a wire's policies together, to compare
+    framed = any("payload_mb_s" in w for _i, _r, w in rows)
+    held = any("held" in w for _i, _r, w in rows)
+    head = ["wire", "kind", "direction", "policy", "frames", "utilisation", "queue wait (µs)"]
+    head += ["payload MB/s", "payload share"] if framed else []
+    head += ["held"] if held else []
+    body, hot_body = [], []
+    for _i, r, w in rows:
+        full = w["utilisation"] >= 0.95
+        util = (f'<span class="outside">{_pct(w["utilisation"])}</span>',) if full else _pct(w["utilisation"])
+        row: list[Any] = [w["name"], _KINDS.get(w["kind"], w["kind"]), _DIR.get(w["direction"], w["direction"]), r.label]
+        row += [f"{w['frames']:,}", util, f"{w['queue_wait_us']:.2f}"]
+        if framed:
+            row += [f"{w['payload_mb_s']:,.1f}", _pct(w["payload_share"])] if "payload_mb_s" in w else ["", ""]
+        h = w.get("held", 0.0)
+        if held:
+            row.append((f'<span class="outside">{_pct(h)}</span>',) if h >= 0.01 else _pct(h))
+        body.append(row)
+        if w["utilisation"] >= HOT_WIRE or h >= 0.01:
+            hot_body.append(row)
+    notes = [
+        "Per wire and direction: the share of the run it was busy serialising frames (at most 100 %) and the mean wait of a frame queued for it."
+    ]
+    if framed:
+        notes.append(
+            "With a transport (FC, iSCSI, NVMe/TCP...): payload MB/s is the data carried; payload share is the data's part "
+            "of the bytes on the wire, the rest being frame headers, trailers and gaps."
+        )
+    if held:
+        notes.append(
+            "Held: the share of the measured window the link had sent its frames and waited for the next link to drain "
+            "them (back-pressure from a slow-drain port behind it: FC buffer-to-buffer credits not returned, no R_RDY)."
+        )
+    if any(r.model.links for r in runs):
+        notes.append("Each path's route over the links is in the set-up's key figures.")
+    numeric = {4, 5, 6, *((7, 8) if framed else ()), *((len(head) - 1,) if held else ())}
+    if len(body) <= FOLD_WIRES:
+        table = _table(head, body, numeric)
+    else:  # many wires: the busy and held ones open, every one folded
+        table = (
+            (
+                f"<h3>Wires at least {100 * HOT_WIRE:.0f} % busy or held by back-pressure</h3>" + _table(head, hot_body, numeric)
+                if hot_body
+                else f'<p class="meta">No wire was {100 * HOT_WIRE:.0f} % busy or held by back-pressure.</p>'
+            )
+            + f"<details><summary>Every wire: one row per wire, direction and policy ({len(body)} rows)</summary>"
+            + _table(head, body, numeric)
+            + "</details>"
+        )
+    return f'<h2 id="links">Links and switches</h2>{_fabric(runs[0])}<p class="meta">{_e(" ".join(notes))}</p>' + table + figure
+
+
+#: above this many rows the wire table is folded, the wires at least HOT_WIRE busy (or held) shown open
+FOLD_WIRES = 40
+HOT_WIRE = 0.8
+
+
+_DIR = {"to_array": "to the array", "to_host": "to the host"}
+
+
+def _fabric(r: Any) -> str:
+    """The fabric as the scenario gives it: each switch and its latency, each link with ends, speed and credits."""
+    model = r.model
+    out = []
+    if model.switches:
+        sw = ", ".join(f"{s.name} ({format_duration(s.latency)} latency)" if s.latency else s.name for s in model.switches)
+        out.append(f'<p class="meta">Switches: {_e(sw)}.</p>')
+    rows = []
+    for ln in model.links:
+        ends = " ↔ ".join(ln.between) if ln.between else "–"
+        credits = f"{ln.bb_credits} × {ln.frame_size:,} B" if ln.bb_credits else "–"
+        bound = ""
+        if ln.credit_bytes > 0:  # what the credits allow over the round trip, when below the speed
+            rate = min(ln.rate(0), ln.rate(1))
+            bound = f"{rate / 1e6:,.0f}" + (" (the speed)" if rate >= ln.bandwidth else "")
+        rows.append([ln.name, ends, f"{ln.bandwidth / 1e6:,.0f}" if ln.bandwidth else "–", credits, bound])
+    if rows:
+        head = ["link", "between", "speed (MB/s)", "bb_credits × frame", "credit bound (MB/s)"]
+        if not any(ln.credit_bytes > 0 or ln.between for ln in model.links):
+            rows, head = [x[:3:2] for x in rows], ["link", "speed (MB/s)"]
+            return "".join(out) + _table(head, rows, {1})
+        out.append(_table(head, rows, {2, 4}))
+    return "".join(out)
+
+
 def _events(result: Result, limit: int = 200) -> str:
     rows = []
     several_devices = any(len(r.model.devices) > len(r.model.hosts) for r in result.runs)
@@ -335,14 +506,20 @@ def render(
     # the set-up figure opens the report, beside its key figures; the others follow the tables
     setup = [f for f in figures if f[0] == "setup"][:1]
     figures = setup + [f for f in figures if f not in setup]
+    # the host's CPU and the wires (issue 33) are drawn in their own sections, beside their tables
+    shown = {"cpu": _has_cpu(result), "links": bool(_wire_runs(result))}
+    inline = {fid: f for f in figures if shown.get(fid := f[0], False)}
+
+    inlined = [False]  # plotly.js goes in the first figure of the document, wherever it is
 
     def figure_html(i: int, fid: str, heading: str, fig: go.Figure, *, heading_tag: bool = True) -> str:
         div = fig.to_html(
             full_html=False,
-            include_plotlyjs=(i == 0),
+            include_plotlyjs=not inlined[0],
             div_id=f"fig-{fid}",
             config={"displaylogo": False, "responsive": True},
         )
+        inlined[0] = True
         head = f'<h2 id="{_e(fid)}">{_e(heading)}</h2>' if heading_tag else ""
         return f'{head}<div class="figure" data-figure="{_e(fid)}">{div}</div>'
 
@@ -366,11 +543,20 @@ def render(
         _comparison(result),
         _breakdowns(result),
         _workloads(result),
+        # the host's CPU and the wires (issue 33): only for a run that has them; their figures beside their tables
+        *(
+            part
+            for part in (
+                _cpu(result, figure_html(1, *inline["cpu"], heading_tag=False) if "cpu" in inline else ""),
+                _wires(result, figure_html(1, *inline["links"], heading_tag=False) if "links" in inline else ""),
+            )
+            if part  # nothing, not even a blank line, for a run without them
+        ),
         '<h2 id="events">Policy events and faults</h2>',
         _events(result),
     ]
     for i, (fid, heading, fig) in enumerate(figures):
-        if i >= len(setup):
+        if i >= len(setup) and fid not in inline:
             parts.append(figure_html(i, fid, heading, fig))
     parts += [
         '<h2 id="per-path">Per path</h2>',

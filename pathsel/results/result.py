@@ -27,6 +27,7 @@ from ..timing.distributions import INPUT_QUANTILES
 from ..units import format_duration
 from ..version import __version__
 from .story import story
+from .wires import frame_columns, wire_utilisation
 
 __all__ = ["Result", "RunResult", "jsonable"]
 
@@ -245,22 +246,30 @@ class RunResult:
         if model.inter_controller:  # each array's link between its controllers (issue 32)
             names += [f"{a.name}:inter-controller" for a in model.arrays]
             kinds += ["inter_controller"] * len(model.arrays)
+        nc = len(model.controllers)
+        switches = {s.name for s in model.switches}
+        for i, ln in enumerate(model.links):  # the fabric (issue 33): an ISL joins two switches, a port link one
+            if ln.between is not None:
+                kinds[nc + i] = "isl" if all(x in switches for x in ln.between) else "port"
+        held = m.link_held
         out = []
         for w in range(m.n_wires):
             for d, direction in enumerate(("to_array", "to_host")):
                 frames = int(m.wire_frames[w, d])
                 if frames == 0:
                     continue
-                out.append(
-                    {
-                        "name": names[w],
-                        "kind": kinds[w],
-                        "direction": direction,
-                        "frames": frames,
-                        "utilisation": float(m.wire_busy[w, d]) / model.end,
-                        "queue_wait_us": float(m.wire_wait[w, d]) / frames * 1e6,
-                    }
-                )
+                row = {
+                    "name": names[w],
+                    "kind": kinds[w],
+                    "direction": direction,
+                    "frames": frames,
+                    "utilisation": wire_utilisation(m, w, d, model.end),
+                    "queue_wait_us": float(m.wire_wait[w, d]) / frames * 1e6,
+                }
+                row.update(frame_columns(model, m, w, d))  # frames (issue 33): the payload in what the wire carried
+                if held is not None:  # the fabric: the share of the window back-pressure held it (slow drain behind it)
+                    row["held"] = float(held[w - nc, d]) / model.duration if nc <= w < nc + len(model.links) else 0.0
+                out.append(row)
         return out
 
     def no_io_reason(self) -> str | None:
@@ -421,6 +430,8 @@ class RunResult:
             "devices": self.devices(),
             "workloads": self._workloads_json(),
         }
+        if self.model.cpu is not None:  # only then: a run without a cpu table keeps its JSON byte for byte
+            d["cpus"] = self.cpus()
         if not self.ios:
             d["no_io"] = self.no_io_reason()  # and every latency is null
         warned = self.warnings()
@@ -435,6 +446,12 @@ class RunResult:
                 "source": self.expect_source,
             }
         return d
+
+    def cpus(self) -> list[dict[str, Any]]:
+        """Per host with a cpu table: its cores' utilisation in the window, each and their mean (:mod:`.cpu`)."""
+        from .cpu import cpu_json
+
+        return cpu_json(self)
 
     def _workloads_json(self) -> list[dict[str, Any]]:
         from .workloads import workload_json
@@ -711,6 +728,13 @@ class Result:
             rows += [{"policy": r.label, "host": host_of.get(e.get("device", ""), ""), **e} for e in r.metrics.events]
         return pd.DataFrame(rows)
 
+    def cpus(self) -> pd.DataFrame:
+        """One row per policy x core of every host with a cpu table: host, core, NUMA node, utilisation (:mod:`.cpu`)."""
+        from .cpu import cpu_rows
+
+        rows = [{"policy": r.label, **c} for r in self.runs for c in cpu_rows(r)]
+        return pd.DataFrame(rows, columns=["policy", "host", "core", "node", "utilisation"])
+
     def faults(self) -> pd.DataFrame:
         """One row per policy x scenario fault: recovery time, longest stall, errors."""
         rows = [{"policy": r.label, **f} for r in self.runs for f in r.faults()]
@@ -719,7 +743,9 @@ class Result:
     def links(self) -> pd.DataFrame:
         """One row per policy x wire x direction: utilisation and mean queueing wait."""
         rows = [{"policy": r.label, **w} for r in self.runs for w in r.links()]
-        return pd.DataFrame(rows, columns=["policy", "name", "kind", "direction", "frames", "utilisation", "queue_wait_us"])
+        framed = ["payload_mb_s", "payload_share"] if any("payload_mb_s" in w for w in rows) else []  # a transport (issue 33)
+        held = ["held"] if any("held" in w for w in rows) else []  # the fabric (issue 33): back-pressure's share of the window
+        return pd.DataFrame(rows, columns=["policy", "name", "kind", "direction", "frames", "utilisation", "queue_wait_us", *framed, *held])
 
     def delays(self) -> pd.DataFrame:
         """Every distinct input delay with its given (input_*) and modelled (model_*) quantiles."""
@@ -813,6 +839,11 @@ class Result:
                         ]
                     )
             text += "\n".join(_render(qcols, qrows, right=set(range(2, len(qcols))))) + "\n"
+        if any(r.model.cpu is not None for r in self.runs):
+            from .cpu import cpu_lines
+
+            text += "\nhost CPU (busy in the window per core, as esxtop's %USED: submissions and completions)\n"
+            text += "\n".join(cpu_lines(self)) + "\n"
         bad = [r.label for r in self.runs if not r.accounting["balanced"]]
         if bad:
             text += f"\nI/O ACCOUNTING DOES NOT BALANCE for {', '.join(bad)} (a bug: please report it)\n"

@@ -23,6 +23,8 @@ from typing import Any, Protocol
 
 from ..metrics import RunMetrics
 from ..model import Model
+from .cpu import cpu_sentences
+from .fabric import fabric_sentences
 
 __all__ = ["story", "text", "fmt_time", "fmt_change", "SHARE_USED", "Run", "Runs"]
 
@@ -317,8 +319,9 @@ _WHAT = {
     "replication_up": "the replication link came back",
     "latency": "the latency on {target} changed",
     "loss": "{target} started losing frames",
+    "slow_drain": "the port on {target} started draining slowly",
 }
-_DOWN = ("path_down", "array_down", "replication_down", "latency", "loss", "alua")
+_DOWN = ("path_down", "array_down", "replication_down", "latency", "loss", "alua", "slow_drain")
 
 
 def _faults(r: Run, paths: _Paths) -> list[tuple[float, str]]:
@@ -441,6 +444,10 @@ def story(result: Runs) -> list[tuple[str | None, list[str]]]:
         said += _other_policy_events(r)
         # what the policy did and what happened to the paths, in time order
         said += [sentence for _, sentence in sorted(_evaluations(r, paths) + _faults(r, paths), key=lambda ts: ts[0])]
+        if r.model.cpu is not None:
+            said += cpu_sentences(r)
+        if r.model.fabric:
+            said += fabric_sentences(r)
         said += [s for s in (_accounting(r),) if s]
         out.append((r.label, said))
     return out

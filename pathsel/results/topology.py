@@ -30,6 +30,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from ..model import US_PER_KM
+from ..model.fabric import junctions
 from ..units import format_duration
 from .result import Result, RunResult
 
@@ -53,6 +54,29 @@ class Nexus:
     array: str
     alua: str  # at the start of the run (the first of its device paths)
     paths: tuple[int, ...]  # the device paths over it
+
+
+def _junctions(model: Any, links: Sequence[int]) -> list[str]:
+    """The switches a route of links crosses (the fabric, issue 33); none for the [[links]] shorthand."""
+    ends = [model.links[i].between for i in links]
+    if len(ends) < 2 or any(e is None for e in ends):
+        return []
+    return junctions([e for e in ends if e is not None], [s.name for s in model.switches])
+
+
+def _switch_latency(model: Any, links: Sequence[int]) -> float:
+    """One-way seconds the switches of a route add (in ControllerModel.extra with the distance)."""
+    by_name = {s.name: s.latency for s in model.switches}
+    return sum((by_name[s] for s in _junctions(model, links)), 0.0)
+
+
+def _route(model: Any, links: Sequence[int]) -> str:
+    """A route in words: its links, and between them the switches they meet at."""
+    names = [model.links[i].name for i in links]
+    switches = _junctions(model, links)
+    if not switches:
+        return ", ".join(names)
+    return " → ".join(x for pair in zip(names, [*switches, ""]) for x in pair if x)
 
 
 def nexuses(r: RunResult) -> list[Nexus]:
@@ -397,7 +421,7 @@ def key_figures(result: Result | RunResult) -> list[tuple[str, str]]:
     # paths: one row per host, array and kind of path
     groups: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
     for c in model.controllers:
-        key = (c.host, c.array, c.one_way_latency.describe(), c.bandwidth, round(c.extra / US_PER_KM, 6), c.links)
+        key = (c.host, c.array, c.one_way_latency.describe(), c.bandwidth, round((c.extra - _switch_latency(model, c.links)) / US_PER_KM, 6), c.links)
         groups[key].append(c)
     alua = {p.controller: p.alua for p in model.paths}
     for (h, a, latency, bw, km, links), cs in groups.items():
@@ -407,7 +431,7 @@ def key_figures(result: Result | RunResult) -> list[tuple[str, str]]:
             f"{len(cs)} path{'s' if len(cs) > 1 else ''} ({names}), one way {latency}"
             + (f" + {km:g} km" if km else "")
             + f", {_bandwidth(bw)}, {'/'.join(states)} at start"
-            + (f", via {', '.join(model.links[i].name for i in links)}" if links else "")
+            + (f", via {_route(model, links)}" if links else "")
         )
         rows.append((f"paths {model.hosts[h]} → {model.arrays[a].name}", value))
     for a in model.arrays:

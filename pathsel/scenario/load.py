@@ -513,6 +513,7 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
         for j, ln in enumerate(g.links):
             if ln not in links:
                 fail(f"paths[{i}].links[{j}]", f"no link named {ln!r} ({'links: ' + ', '.join(links) if links else 'no [[links]] section'})")
+    problems.extend(_check_fabric(m))
     volumes = [v.name for v in m.volumes]
     unique(volumes, "volumes")
     for i, v in enumerate(m.volumes):
@@ -520,6 +521,7 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
             if a not in arrays:
                 fail(f"volumes[{i}].arrays[{j}]", f"no array named {a!r} (arrays: {', '.join(arrays)})")
     problems.extend(_check_port_groups(m))
+    problems.extend(_check_framing(m))
     if m.replication is not None and m.replication.preferred_site is not None:
         if m.replication.preferred_site not in m.replication.arrays:
             fail("replication.preferred_site", f"{m.replication.preferred_site!r} is not in the replication pair ({', '.join(m.replication.arrays)})")
@@ -562,6 +564,7 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
         "replication_down": "",
         "replication_up": "",
         "owner": "",
+        "slow_drain": "link",
     }
     for i, f in enumerate(m.faults):
         at = f"faults[{i}]"
@@ -571,11 +574,13 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
             fail(f"{at}.path", f"{f.what} needs the path it happens to" + (" (or a volume or port_group)" if f.what == "alua" else ""))
         if need == "path or link" and (f.path is None) == (f.link is None):
             fail(f"{at}.path", f'{f.what} needs exactly one of path or link (a [[links]] name or "replication")')
+        if need == "link" and (f.link is None or f.link == "replication"):
+            fail(f"{at}.link", f"{f.what} needs the [[links]] link whose port drains slowly (one with bb_credits)")
         if need == "array" and f.array is None:
             fail(f"{at}.array", f"{f.what} needs the array it happens to")
         if f.path is not None and need not in ("path", "path or link"):
             fail(f"{at}.path", f"{f.what} does not take a path")
-        if f.link is not None and need != "path or link":
+        if f.link is not None and need not in ("path or link", "link"):
             fail(f"{at}.link", f"{f.what} does not take a link")
         if f.array is not None and need != "array":
             fail(f"{at}.array", f"{f.what} does not take an array")
@@ -585,7 +590,7 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
                 fail(f"{at}.path", f"no path named {f.path!r} on host {host!r}")
         if f.link is not None and f.link != "replication" and f.link not in links:
             fail(f"{at}.link", f"no link named {f.link!r} (links: {', '.join(['replication', *links])})")
-        if f.link == "replication" and m.replication is None:
+        if f.link == "replication" and m.replication is None and need != "link":
             fail(f"{at}.link", "there is no [replication] section")
         if f.array is not None and f.array not in arrays:
             fail(f"{at}.array", f"no array named {f.array!r} (arrays: {', '.join(arrays)})")
@@ -603,10 +608,129 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
             fail(f"{at}.ppm", "a loss burst needs ppm (frames lost per million)")
         if f.what != "loss" and f.ppm is not None:
             fail(f"{at}.ppm", f"only a loss burst takes ppm, not {f.what}")
-        if f.duration is not None and f.what not in ("latency", "loss"):
-            fail(f"{at}.duration", f"only a latency step or a loss burst takes a duration, not {f.what}")
+        if f.duration is not None and f.what not in ("latency", "loss", "slow_drain"):
+            fail(f"{at}.duration", f"only a latency step, a loss burst or a slow drain takes a duration, not {f.what}")
+        problems.extend(_check_slow_drain(m, i, f))
         problems.extend(_check_group_fault(m, i, f))
     return problems
+
+
+def _check_framing(m: ScenarioModel) -> list[tuple[str, str]]:
+    """A path's transport (its own or its host's) carries the scenario's protocol; mtu is for Ethernet ones."""
+    problems: list[tuple[str, str]] = []
+    hosts = {h.name: h for h in m.hosts}
+    scsi = ("fc", "iscsi")
+    for i, h in enumerate(m.hosts):
+        if h.transport is not None and (h.transport in scsi) != (m.protocol == "scsi"):
+            problems.append((f"hosts[{i}].transport", _protocol_clash(h.transport, m.protocol)))
+    for i, g in enumerate(m.paths):
+        own = hosts.get(g.host or m.hosts[0].name) if g.host is not None or len(m.hosts) == 1 else None
+        if g.transport is not None and (g.transport in scsi) != (m.protocol == "scsi"):
+            problems.append((f"paths[{i}].transport", _protocol_clash(g.transport, m.protocol)))
+        transport = g.transport or (own.transport if own is not None else None)
+        if g.mtu is not None and transport is None:
+            problems.append((f"paths[{i}].mtu", 'needs a transport (e.g. transport = "nvme-tcp"): without one a path has no frames'))
+        elif g.mtu is not None and transport in ("fc", "nvme-fc"):
+            why = f"is for Ethernet transports; its transport is {transport!r} (its host's), whose frames carry at most 2,112 bytes"
+            problems.append((f"paths[{i}].mtu", why + " (FC-FS): drop mtu"))
+    for i, h in enumerate(m.hosts):
+        if h.mtu is not None and h.transport is None and not any(g.transport for g in m.paths):
+            problems.append((f"hosts[{i}].mtu", 'needs a transport (e.g. transport = "nvme-tcp"): without one a path has no frames'))
+    return problems
+
+
+def _protocol_clash(transport: str, protocol: str) -> str:
+    carries = "SCSI" if transport in ("fc", "iscsi") else "NVMe"
+    want = "scsi" if carries == "SCSI" else "nvme"
+    return f"{transport!r} carries {carries}, but the scenario's protocol is {protocol!r} (set protocol = {want!r}, or another transport)"
+
+
+def _check_fabric(m: ScenarioModel) -> list[tuple[str, str]]:
+    """The fabric (issue 33): unique switches, and each path's route of [[links]] meeting at switches."""
+    problems: list[tuple[str, str]] = []
+    switches = [s.name for s in m.switches]
+    seen: set[str] = set()
+    for i, s in enumerate(m.switches):
+        if s.name in seen:
+            problems.append((f"switches[{i}].name", f"duplicate switch name {s.name!r}"))
+        seen.add(s.name)
+    if problems:
+        return problems  # routes through a switch named twice: that defect first
+    for i, ln in enumerate(m.links):
+        # with a fabric declared, a link touching no switch is most likely a mistyped switch name (a direct-attached
+        # port-to-port link needs no between)
+        if switches and ln.between is not None and not any(e in switches for e in ln.between):
+            hint = "".join(dict.fromkeys(_guess(e, switches) for e in ln.between))[:200]
+            problems.append(
+                (
+                    f"links[{i}].between",
+                    f"neither {ln.between[0]!r} nor {ln.between[1]!r} is a [[switches]] name: a fabric link has a switch at one end at least{hint}",
+                )
+            )
+    if problems:
+        return problems
+    by_name = {ln.name: ln for ln in m.links}
+    reported: set[tuple[str, str]] = set()  # a pair of links that do not meet: one line, for its first route
+    for i, g in enumerate(m.paths):
+        route = [by_name[n] for n in g.links if n in by_name]
+        if len(route) != len(g.links):
+            continue  # an unknown link: reported already
+        for j, ln in enumerate(route):
+            if g.links.index(ln.name) != j:
+                problems.append((f"paths[{i}].links[{j}]", f"names link {ln.name!r} twice: a route crosses each link once"))
+                break
+        ends = [ln.between for ln in route]
+        if all(e is None for e in ends):
+            continue  # the shorthand: links in order, no switches
+        if any(e is None for e in ends):
+            j = next(k for k, e in enumerate(ends) if e is None)
+            if (route[j].name, "") not in reported:
+                reported.add((route[j].name, ""))
+                problems.append(
+                    (
+                        f"paths[{i}].links[{j}]",
+                        f"link {route[j].name!r} has no between while other links of this route have: give every link of a "
+                        "route its two ends, or none",
+                    )
+                )
+            continue
+        for j in range(1, len(route)):
+            a, b = ends[j - 1], ends[j]
+            assert a is not None and b is not None
+            meet = [x for x in a if x in b and x in switches]
+            if not meet and (route[j - 1].name, route[j].name) in reported:
+                break
+            if not meet:
+                reported.add((route[j - 1].name, route[j].name))
+                unknown = list(dict.fromkeys(x for x in (*a, *b) if x not in switches))
+                hint = "".join(dict.fromkeys(_guess(x, switches) for x in unknown))[:200] if switches else " (no [[switches]] section)"
+                problems.append(
+                    (
+                        f"paths[{i}].links[{j}]",
+                        f"links {route[j - 1].name!r} ({' - '.join(a)}) and {route[j].name!r} ({' - '.join(b)}) do not "
+                        f"meet at a switch: consecutive links of a route share a [[switches]] end{hint}",
+                    )
+                )
+                break
+    return problems
+
+
+def _check_slow_drain(m: ScenarioModel, i: int, f: Any) -> list[tuple[str, str]]:
+    """A slow_drain fault: on a link with bb_credits; credit_return or stop (which needs a duration)."""
+    at = f"faults[{i}]"
+    if f.what != "slow_drain":
+        for key in ("credit_return", "stop"):
+            if getattr(f, key) is not None:
+                return [(f"{at}.{key}", f"only a slow_drain fault takes {key}, not {f.what}")]
+        return []
+    link = next((ln for ln in m.links if ln.name == f.link), None)
+    if link is not None and link.bb_credits is None:
+        return [(f"{at}.link", f"link {f.link!r} has no bb_credits: a slow drain is credits returned late (give the link bb_credits)")]
+    if (f.credit_return is None) == (not f.stop):
+        return [(f"{at}.credit_return", 'a slow_drain needs exactly one of credit_return (e.g. "1ms") or stop = true')]
+    if f.stop and f.duration is None:
+        return [(f"{at}.duration", "a stopped port drains again only when the fault reverts: give the stop a duration")]
+    return []
 
 
 def _guess(word: str, candidates: list[str]) -> str:

@@ -54,6 +54,7 @@ __all__ = [
     "Expectation",
     "FaultConfig",
     "LinkConfig",
+    "SwitchConfig",
     "VolumeConfig",
     "PortGroupConfig",
     "FAULT_KINDS",
@@ -73,6 +74,7 @@ FAULT_KINDS = (
     "replication_down",
     "replication_up",
     "owner",
+    "slow_drain",
 )
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
 
@@ -166,7 +168,33 @@ NonNegativeDuration = Annotated[float, BeforeValidator(_non_negative_duration), 
 Bandwidth = Annotated[float, BeforeValidator(_positive_bandwidth), WithJsonSchema({"type": "string"})]
 BlockSizes = Annotated[tuple[tuple[int, float], ...], BeforeValidator(_block_sizes), WithJsonSchema({"type": "string"})]
 Name = Annotated[str, Field(min_length=1)]
+# FC frames (FC-FS): 36 bytes the smallest (SOF, header, CRC, EOF, no payload), 2148 the largest (a 2112-byte data field)
+FC_MIN_FRAME, FC_MAX_FRAME = 36, 2148
+MAX_BB_CREDITS = 65535  # the largest BB_Credit a login can advertise: a 16-bit field (FC-LS)
+DEFAULT_SWITCH_LATENCY = 0.8e-6  # seconds: docs/model.md, "The fabric: switches, credits and slow drain"
 AluaState = Literal["AO", "ANO", "standby", "unavailable", "transitioning"]
+# frames on the wire (issue 33): the transport a nexus runs, whose per-frame overhead model/frames.py counts
+Transport = Literal["fc", "nvme-fc", "iscsi", "nvme-tcp", "nvme-roce"]
+ETHERNET_TRANSPORTS = ("iscsi", "nvme-tcp", "nvme-roce")
+Mtu = Annotated[
+    int,
+    Field(
+        ge=576,
+        le=9216,
+        strict=True,
+        description="Ethernet transports only: the IP MTU in bytes (ip link ... mtu; 1500 standard, 9000 jumbo). Default 1500",
+    ),
+]
+
+
+def _mtu_needs_ethernet(transport: str | None, mtu: int | None) -> None:
+    if mtu is not None and transport is not None and transport not in ETHERNET_TRANSPORTS:
+        raise ValueError(
+            f"mtu = {mtu} is for Ethernet transports ({', '.join(ETHERNET_TRANSPORTS)}); {transport!r} frames carry "
+            "a fixed 2,112-byte data field at most (FC-FS): drop mtu"
+        )
+
+
 Ppm = Annotated[float, Field(ge=0, le=1_000_000, strict=True, allow_inf_nan=False, description="frames lost per million")]
 
 
@@ -381,6 +409,92 @@ class ReplicationConfig(_Strict):
     preferred_site: str | None = Field(None, description="the array the mediator keeps serving when the replication link fails (default: the first)")
 
 
+MAX_CPU_COST = 0.01  # seconds: a per-I/O CPU time above 10 ms is a typo (a unit), not a driver
+
+
+def _cpu_cost(value: Any) -> float:
+    seconds = _non_negative_duration(value)
+    if not math.isfinite(seconds) or seconds > MAX_CPU_COST:
+        raise ValueError(f"must be at most 10ms of CPU per I/O (got {value!r}): drivers take microseconds")
+    return seconds
+
+
+CpuCost = Annotated[float, BeforeValidator(_cpu_cost), WithJsonSchema({"type": "string"})]
+
+
+def _cpu_list(value: Any) -> tuple[int, ...] | str:
+    """irq_affinity: "local", a cpulist as /proc/irq/N/smp_affinity_list writes it ("1-16", "0-3,8-11") or a list of
+    core numbers -> "local" or the cores in the order given."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text == "local":
+            return "local"
+        cores: list[int] = []
+        for part in text.split(","):
+            lo, dash, hi = part.strip().partition("-")
+            if not lo.isdigit() or (dash and not hi.isdigit()):
+                raise ValueError(f'{value!r}: expected "local" or a cpulist such as "1-16" or "0-3,8-11" (smp_affinity_list)')
+            a, b = int(lo), int(hi) if dash else int(lo)
+            if b < a:
+                raise ValueError(f"{value!r}: the range {part.strip()!r} runs backwards")
+            cores.extend(range(a, b + 1))
+        value = cores
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ValueError('an empty list of cores: give at least one (or "local")')
+        if any(not isinstance(c, int) or isinstance(c, bool) or c < 0 for c in value):
+            raise ValueError(f"{list(value)!r}: core numbers are integers >= 0")
+        if len(set(value)) != len(value):
+            raise ValueError(f"{list(value)!r}: a core is named twice")
+        return tuple(value)
+    raise ValueError(f'expected "local", a cpulist such as "1-16", or a list of core numbers, got {value!r}')
+
+
+IrqAffinity = Annotated[tuple[int, ...] | str, BeforeValidator(_cpu_list), WithJsonSchema({"type": "string"})]
+
+
+class CpuConfig(_Strict):
+    """The host's CPU (issue 33): cores, the CPU time each I/O costs, its I/O queues and where their interrupts land
+    (docs/model.md, The host's CPU)."""
+
+    cores: int = Field(ge=1, le=4096, strict=True, description="cores (logical CPUs, as nproc counts them), split evenly over numa_nodes in order")
+    submit: CpuCost | None = Field(None, description="CPU time to submit one attempt, on its job's core. Default: by the path's transport")
+    complete: CpuCost | None = Field(
+        None, description="CPU time to complete one I/O (the status), on its queue's interrupt core. Default: by transport"
+    )
+    irq: CpuCost | None = Field(None, description="CPU time of one interrupt, shared by the coalesce completions it carries. Default: by transport")
+    coalesce: int = Field(
+        1,
+        ge=1,
+        le=1024,
+        strict=True,
+        description="completions per interrupt (interrupt coalescing: ethtool -C rx-frames, NVMe aggregation threshold)",
+    )
+    queues: int | None = Field(
+        None,
+        ge=1,
+        le=4096,
+        strict=True,
+        description="I/O queues the completions arrive on (NVMe I/O queues, blk-mq hardware contexts, NIC receive queues). Default: one per core",
+    )
+    irq_affinity: IrqAffinity = Field(
+        "local",
+        description="where each queue's interrupt is handled: \"local\" (per-CPU queues: on the submitting core's queue, "
+        'blk-mq\'s map) or the cores, a cpulist ("1-16") or a list, the queues spread over them in order',
+    )
+
+    @model_validator(mode="after")
+    def _fits(self) -> CpuConfig:
+        q = self.queues if self.queues is not None else self.cores
+        if q > self.cores:
+            raise ValueError(f"queues = {q} is more than cores = {self.cores}: pathsel maps at most one queue per core")
+        if not isinstance(self.irq_affinity, str):
+            bad = [c for c in self.irq_affinity if c >= self.cores]
+            if bad:
+                raise ValueError(f"irq_affinity names core {bad[0]}, but the host has cores 0-{self.cores - 1}")
+        return self
+
+
 class HostConfig(_Strict):
     name: Name
     preferred_array: str | None = Field(
@@ -476,6 +590,17 @@ class HostConfig(_Strict):
         description="host latency an I/O pays when the path's adapter sits on another node than the issuing "
         "CPU: this much per 10 distance units above local (an assumption; docs/model.md)",
     )
+    transport: Transport | None = Field(None, description="the default transport of its [[paths]] (a path's own transport wins)")
+    mtu: Mtu | None = None
+    cpu: CpuConfig | None = Field(
+        None, description="the host's CPU: cores and CPU time per I/O (docs/model.md, The host's CPU). Default: no CPU modelled"
+    )
+
+    @field_validator("mtu")
+    @classmethod
+    def _framing(cls, mtu: int | None, info: ValidationInfo) -> int | None:
+        _mtu_needs_ethernet(info.data.get("transport"), mtu)
+        return mtu
 
     @field_validator("numa_distances")
     @classmethod
@@ -493,6 +618,12 @@ class HostConfig(_Strict):
             if any(row[b] <= row[a] for b in range(n) if b != a):
                 raise ValueError(f"row {a}: the diagonal ({row[a]}) must be the smallest in its row, a node being nearest itself (got {list(row)})")
         return d
+
+    @model_validator(mode="after")
+    def _cpu_nodes(self) -> HostConfig:
+        if self.cpu is not None and self.cpu.cores % self.numa_nodes:
+            raise ValueError(f"cpu.cores = {self.cpu.cores} does not split evenly over numa_nodes = {self.numa_nodes}: give each node as many cores")
+        return self
 
     @model_validator(mode="after")
     def _throttling(self) -> HostConfig:
@@ -563,6 +694,19 @@ class PathGroup(_Strict):
         description="the target port group (of its array's port_groups, or a controller's name) its target port belongs "
         "to; required when the array has controllers",
     )
+    transport: Transport | None = Field(
+        None,
+        description='the nexus\'s transport ("fc", "nvme-fc", "iscsi", "nvme-tcp", "nvme-roce"): every frame of an '
+        "exchange (command, data, status) then serialises with its real overhead (docs/model.md, Frames and line rates). "
+        "Default: its host's, else none (payload bytes only)",
+    )
+    mtu: Mtu | None = None
+
+    @field_validator("mtu")
+    @classmethod
+    def _framing(cls, mtu: int | None, info: ValidationInfo) -> int | None:
+        _mtu_needs_ethernet(info.data.get("transport"), mtu)
+        return mtu
 
     def names(self) -> list[str]:
         return [self.name.replace("{i}", str(self.start + k)) for k in range(self.count)]
@@ -583,6 +727,59 @@ class LinkConfig(_Strict):
         0.0, description="one-way seconds added to every frame of every path crossing it (a congested ISL, as a condition)"
     )
     loss_ppm: Ppm = 0.0
+    # the fabric (issue 33, docs/model.md "The fabric: switches, credits and slow drain")
+    between: tuple[Name, ...] | None = Field(
+        None,
+        description="its two ends: [[switches]] names, or a host or array port's name (any other name): an ISL is a link "
+        "between two switches; consecutive links of a path's route must meet at a switch",
+    )
+    bb_credits: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_BB_CREDITS,
+        strict=True,
+        description="FC buffer-to-buffer credits its receiver advertises (Brocade F_Port default 8): the link carries at most "
+        "bb_credits x frame_size per round trip of a frame and its R_RDY. Default: no credit limit",
+    )
+    frame_size: int | None = Field(
+        None,
+        ge=FC_MIN_FRAME,
+        le=FC_MAX_FRAME,
+        strict=True,
+        description="bytes of one frame on the wire, with bb_credits (default 2148: a full FC frame with its overhead)",
+    )
+    credit_return: NonNegativeDuration | None = Field(
+        None,
+        description="with bb_credits: seconds the port at its end (not a switch) takes to return each R_RDY beyond the "
+        "round trip: a slow-drain device, as a condition (default 0)",
+    )
+
+    @field_validator("between")
+    @classmethod
+    def _two_ends(cls, v: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if v is not None and len(v) != 2:
+            raise ValueError(f"a link has two ends: between = [end, end], got {len(v)} name{'s' if len(v) != 1 else ''}")
+        return v
+
+    @model_validator(mode="after")
+    def _credits(self) -> LinkConfig:
+        for key in ("frame_size", "credit_return"):
+            if getattr(self, key) is not None and self.bb_credits is None:
+                raise ValueError(f"{key} needs bb_credits: it only matters to buffer-to-buffer credit flow control")
+        if self.between is not None and self.between[0] == self.between[1]:
+            raise ValueError(f"between names {self.between[0]!r} twice: a link joins two different ends")
+        return self
+
+
+class SwitchConfig(_Strict):
+    """A fabric switch (FC) that [[links]] meet at: each switch a frame crosses adds its forwarding latency."""
+
+    name: Name
+    latency: NonNegativeDuration = Field(
+        DEFAULT_SWITCH_LATENCY,
+        description="one-way seconds the switch adds to each frame it forwards (default 0.8us: an assumption from a vendor's "
+        "port-to-port table, docs/model.md)",
+    )
 
 
 class VolumeConfig(_Strict):
@@ -878,7 +1075,9 @@ class FaultConfig(_Strict):
     """A change at a given time. ``path`` names a nexus (every volume's path over it changes)."""
 
     at: NonNegativeDuration
-    what: Literal["path_down", "path_up", "alua", "latency", "loss", "array_down", "array_up", "replication_down", "replication_up", "owner"]
+    what: Literal[
+        "path_down", "path_up", "alua", "latency", "loss", "array_down", "array_up", "replication_down", "replication_up", "owner", "slow_drain"
+    ]
     path: Name | None = None
     volume: Name | None = Field(None, description="alua: only this volume's paths; owner: the volume that moves")
     port_group: Name | None = Field(None, description="alua: the paths landing on this target port group")
@@ -890,6 +1089,10 @@ class FaultConfig(_Strict):
     add: NonNegativeDuration | None = Field(None, description="latency: one-way delay added from now on (0 removes it)")
     ppm: Ppm | None = None
     duration: PositiveDuration | None = Field(None, description="latency or loss: undone after this long")
+    credit_return: NonNegativeDuration | None = Field(
+        None, description="slow_drain: seconds the link's port takes to return each R_RDY from now on (undone after duration)"
+    )
+    stop: bool | None = Field(None, description="slow_drain: the link's port stops draining until the fault reverts (needs duration)")
 
 
 class ScenarioModel(_Strict):
@@ -905,7 +1108,33 @@ class ScenarioModel(_Strict):
     hosts: tuple[HostConfig, ...] = Field((HostConfig(name="host"),), min_length=1)
     volumes: tuple[VolumeConfig, ...] = ()
     links: tuple[LinkConfig, ...] = ()
+    switches: tuple[SwitchConfig, ...] = ()
     paths: tuple[PathGroup, ...] = Field(min_length=1)
     workloads: tuple[WorkloadConfig, ...] = Field(min_length=1)
     policies: tuple[Annotated[PolicyEntry, BeforeValidator(_policy_entry)], ...] = Field((PolicyEntry(spec="rr"),), min_length=1)
     faults: tuple[FaultConfig, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gfc_implies_fc(cls, data: Any) -> Any:
+        return _imply_fc_framing(data)
+
+
+def _imply_fc_framing(data: Any) -> Any:
+    """A path whose bandwidth is a Fibre Channel speed ("32GFC") and that has no transport (its own or its host's)
+    runs FC framing: "fc", or "nvme-fc" when the protocol is NVMe (docs/model.md, Frames and line rates)."""
+    if not isinstance(data, dict) or not isinstance(data.get("paths"), (list, tuple)):
+        return data
+    hosts = data.get("hosts")
+    hosts = [h for h in hosts if isinstance(h, dict)] if isinstance(hosts, (list, tuple)) else []
+    by_name = {h.get("name"): h for h in hosts}
+    out, changed = [], False
+    for g in data["paths"]:
+        bw = g.get("bandwidth") if isinstance(g, dict) else None
+        if isinstance(bw, str) and bw.strip().lower().endswith("gfc") and "transport" not in g:
+            h = by_name.get(g.get("host")) if g.get("host") is not None else (hosts[0] if len(hosts) == 1 else None)
+            if h is None or h.get("transport") is None:
+                g = {**g, "transport": "nvme-fc" if data.get("protocol") == "nvme" else "fc"}
+                changed = True
+        out.append(g)
+    return {**data, "paths": out} if changed else data

@@ -75,6 +75,7 @@ METRICS: dict[str, tuple[str, str, bool]] = {
     "kavg_mean_us": ("us", "relative", False),  # esxtop's KAVG: the time queued in the host
     "davg_mean_us": ("us", "relative", False),
     "refused_fraction": ("share", "relative", False),  # arrivals refused at a full iodepth / arrivals, whole run
+    "cpu_utilisation_mean": ("share", "absolute", False),  # the hosts' cores (issue 33): mean busy share in the window
     "share": ("share", "absolute", False),
     "little": ("rel", "absolute", False),
     "failover_retried": ("I/Os", "absolute", True),
@@ -437,6 +438,9 @@ def _measure(check: Check, run: RunResult) -> float:
     if check.metric.startswith("latency_"):
         key = check.metric[len("latency_") : -len("_us")]
         return lat[key]
+    if check.metric == "cpu_utilisation_mean":
+        cores = [u for h in run.cpus() for u in h["utilisation"]]
+        return sum(cores) / len(cores) if cores else math.nan
     if check.metric == "refused_fraction":
         m = run.metrics
         offered = m.refused + m.issued

@@ -24,6 +24,7 @@ from .layout import (
     F_REPL_EXTRA,
     F_REPL_LOSS,
     F_REPL_UP,
+    F_SLOW_DRAIN,
     I_FAULT_NEXT,
     I_REPL_OK,
     LOG_ALUA,
@@ -114,6 +115,14 @@ def apply_fault(P, S, V, f):
             S.alive[P.f_array[f]] = up
         for i in range(nc):
             set_wire(P, S, V, P.f_cs[f, i], up)
+    elif what == F_SLOW_DRAIN:  # reference.apply: the link's port returns credits late, or stops until the revert
+        li = P.f_link[f]
+        w = P.c_bw.shape[0] + li
+        for d in range(2):
+            if P.l_drain[li, d] != 0:
+                S.l_cret[li, d] = P.l_cret0[li, d] if P.f_cret[f] < 0.0 else P.f_cret[f]
+                if P.f_stop[f] > 0.0 and S.wire_free[w, d] < P.f_stop[f]:
+                    S.wire_free[w, d] = P.f_stop[f]
     elif what == F_OWNER or P.f_np[f] > 0:  # alua by volume or port group, owner: the paths' states and crossings (issue 32)
         for i in range(P.f_np[f]):
             p = P.f_paths[f, i]

@@ -51,12 +51,14 @@ from ..recorder import (
     rec_path,
     rec_qfull,
 )
+from .cpu import cpu_run
 from .layout import (
     A_NONE,
     A_QUEUED,
     A_SERVING,
     EV_ABORT,
     EV_ARRIVAL,
+    EV_CPU,
     EV_DEADLINE,
     EV_M_ABORT,
     EV_M_FWD,
@@ -102,6 +104,7 @@ from .layout import (
     MS_SERVING,
     RULE_PATH,
     ST_APD,
+    ST_CPU_DONE,
     ST_IDLE,
     ST_PATH_QUEUED,
     ST_QFULL,
@@ -252,9 +255,16 @@ def send_attempt(P, S, V, R, s, d, k, p):
         call_v_5(fn, P.pol_view, st, d, k, s)
     if deadline < np.inf:
         arm_abort(S, h, s, deadline)
+    first_frame(P, S, V, R, s, p, h)
+
+
+@hot
+def first_frame(P, S, V, R, s, p, h):
+    """The attempt's first frame leaves on path ``p`` (host ``h``): a read's command, a SCSI write's command, an NVMe
+    write's command with its data (send_attempt, or cpu_done once the core has submitted it)."""
     add = 0.0
-    if P.numa != 0:  # the attempt's first frame carries the cross-node hop (docs/model.md, NUMA)
-        add = P.numa_pen[h, V.s_node[s], V.p_node[p]]
+    if P.first_on != 0:  # the first frame carries the cross-node hop (NUMA) and waits for its core's submission (CPU)
+        add = first_add(P, S, V, s, p, h)
     # one call of leg, not one per branch: it is inlined, and this function is inlined at every attempt's start
     nbytes = 0
     if V.s_op[s] == 0:
@@ -263,7 +273,7 @@ def send_attempt(P, S, V, R, s, d, k, p):
         S.slot[s, K_STAGE] = ST_W_CMD
     else:
         S.slot[s, K_STAGE] = ST_W_DATA
-        nbytes = size
+        nbytes = V.s_size[s]
     leg(P, S, V, R, s, p, 0, nbytes, add)
 
 
@@ -321,7 +331,42 @@ def on_leg(P, S, V, R, s):
     elif stage == ST_QFULL:
         qfull_back(P, S, V, R, s)
     else:  # ST_R_DATA or ST_W_STATUS: done
+        if P.cpu_on != 0 and P.j_irq[S.slot[s, K_JOB]] >= 0 and P.p_ccomp[p] > 0.0:
+            cpu_complete(P, S, V, s, p, P.d_host[P.j_dev[S.slot[s, K_JOB]]])
+            return
         complete(P, S, V, R, s)
+
+
+# -- the host's CPU (issue 33) ------------------------------------------------------------------------------
+@jit
+def first_add(P, S, V, s, p, h):
+    """Host seconds before the attempt's first frame leaves on path ``p``: the NUMA hop (docs/model.md, NUMA), then
+    its job's core submitting it (the host's CPU: reserved now, FIFO, as reference.exchange does). A call, not
+    inlined: first_frame is inlined at every attempt's start, and runs with neither keep it as it was."""
+    add = 0.0
+    if P.numa != 0:
+        add = P.numa_pen[h, V.s_node[s], V.p_node[p]]
+    if P.cpu_on != 0:
+        k = P.j_core[S.slot[s, K_JOB]]
+        if k >= 0 and P.p_csub[p] > 0.0:  # work that costs nothing takes no core
+            add += cpu_run(P, S, V, k, P.p_csub[p])
+    return add
+
+
+@jit
+def cpu_complete(P, S, V, s, p, h):
+    """reference.io_life after exchange: the status reached the host; its queue's interrupt core completes the I/O
+    (its cost times the NUMA factor of that core's node and the adapter's)."""
+    k = P.j_irq[S.slot[s, K_JOB]]
+    cost = P.p_ccomp[p] * P.cpu_fac[h, P.core_node[k], V.p_node[p]]
+    S.slot[s, K_STAGE] = ST_CPU_DONE
+    timeout(S, V, cpu_run(P, S, V, k, cost), EV_CPU, tag(S, s))
+
+
+@jit
+def cpu_done(P, S, V, R, s):
+    """EV_CPU: the interrupt core has done the I/O's completion work; the I/O completes."""
+    complete(P, S, V, R, s)
 
 
 # -- at the array ------------------------------------------------------------------------------------------

@@ -26,6 +26,8 @@ EV_DEADLINE, EV_ABORT, EV_M_ABORT = 16, 17, 18
 EV_QUEUE_GRANT, EV_ARRIVALS_INIT, EV_ARRIVAL, EV_OPEN_WAKE = 19, 20, 21, 22
 # the arrays' target ports: a command answered QUEUE FULL is sent again after the host's retry delay (arg: slot)
 EV_QFULL_RETRY = 23
+# the host's CPU (issue 33): a core has done an attempt's submission or its completion (arg: tag; the stage says which)
+EV_CPU = 40
 
 # -- stages of an I/O's main process ---------------------------------------------------
 ST_R_CMD, ST_R_SVC, ST_R_DATA = 0, 1, 2
@@ -34,6 +36,7 @@ ST_APD, ST_WAIT_LOST = 9, 10
 ST_QUEUED, ST_IDLE = 11, 12  # waiting at one of its device's "host" queues (K_QUEUE); an open-loop slot without an arrival
 ST_QFULL, ST_QFULL_WAIT = 13, 14  # a QUEUE FULL status on its way back; waiting to be sent again
 ST_PATH_QUEUED = 15  # its path chosen (K_PATH), waiting at that path's "path" queue (K_QUEUE: NVMe-oF tags) since K_STARTED
+ST_CPU_DONE = 41  # the host's CPU: its interrupt core completing the I/O (a submission is its first frame's add)
 
 # the columns of a slot's row (S.slot for integers, S.slotf for floats): the ones every event reads first
 K_STAGE, K_PATH, K_JOB, K_EPOCH, K_MSTATE, K_MWAIT, K_SEQ, K_ATTEMPTS = 0, 1, 2, 3, 4, 5, 6, 7
@@ -71,6 +74,7 @@ M_NONE, M_RUNNING, M_END_SCHEDULED, M_PROCESSED = 0, 1, 2, 3
 
 # fault kinds (model.FaultModel.what)
 F_PATH_DOWN, F_PATH_UP, F_ALUA, F_LATENCY, F_LOSS, F_ARRAY_DOWN, F_ARRAY_UP, F_REPL_DOWN, F_REPL_UP, F_OWNER, F_IMPLICIT = range(11)
+F_SLOW_DRAIN = 11  # the fabric (issue 33)
 FAULT_CODES = {
     "path_down": F_PATH_DOWN,
     "path_up": F_PATH_UP,
@@ -83,6 +87,7 @@ FAULT_CODES = {
     "replication_up": F_REPL_UP,
     "owner": F_OWNER,
     "implicit": F_IMPLICIT,
+    "slow_drain": F_SLOW_DRAIN,
 }
 
 # the engine's own log entries (a policy's are kernel.EV_POLICY and above)
@@ -247,6 +252,33 @@ PARAMS = Layout(
         ("d_ppath", "i8", 1),
         ("d_pstate", "i8", 1),
         ("pol_view", "i8", 0),
+        # the fabric (issue 33): whether it runs (Model.fabric); per link its bb_credits x frame_size (0: no credit
+        # limit), round trip without credit_return, its scenario's credit_return and which directions its port
+        # receives (link, direction); per fault its link, credit_return from then on (-1: the scenario's), stop-until
+        ("fabric_on", "i8", 0),
+        ("l_cb", "f8", 1),
+        ("l_rtt0", "f8", 1),
+        ("l_cret0", "f8", 2),
+        ("l_drain", "i8", 2),
+        ("f_link", "i8", 1),
+        ("f_cret", "f8", 1),
+        ("f_stop", "f8", 1),
+        # the host's CPU (Model.cpu, issue 33): whether any host has cores; per job its submitting and its completing
+        # core (-1: its host has no cpu table); per device path the CPU seconds of a submission and of a completion
+        # (before the NUMA factor); per core its host and node; per host [core node, adapter node] the factor
+        ("cpu_on", "i8", 0),
+        ("j_core", "i8", 1),
+        ("j_irq", "i8", 1),
+        ("p_csub", "f8", 1),
+        ("p_ccomp", "f8", 1),
+        ("core_host", "i8", 1),
+        ("core_node", "i8", 1),
+        ("cpu_fac", "f8", 3),
+        # frames (issue 33, model/frames.py): whether any nexus has a transport; per nexus its framing row (F_*)
+        ("frames_on", "i8", 0),
+        ("c_frm", "i8", 2),
+        # an attempt's first frame waits before it leaves (io_life.first_add): a NUMA hop, or its core's submission
+        ("first_on", "i8", 0),
     ],
 )
 
@@ -316,6 +348,13 @@ STATE = Layout(
         ("tr_done", "f8", 1),
         ("tr_path", "i8", 1),
         ("tr_attempts", "i8", 1),
+        ("l_cret", "f8", 2),  # the fabric: each link's port's credit_return now (link, direction)
+        ("l_held", "f8", 2),  # and the seconds in the window each was held by back-pressure (link, direction)
+        # the host's CPU: per core when it is next free and its busy seconds in the window
+        ("cpu_free", "f8", 1),
+        ("cpu_busy", "f8", 1),
+        # frames: per nexus the bytes its framed legs sent, payload then on the wire, each per direction (4 columns)
+        ("c_fbytes", "f8", 2),
     ],
     cols={"h_ka": 2, "slot": SLOT_COLS, "slotf": SLOT_COLS, "wire_free": 2, "q": Q_COLS, "qf": Q_COLS},
 )

@@ -24,6 +24,7 @@ from .io_life import (
     abort_mirror,
     arrival,
     begin_attempt,
+    cpu_done,
     mirror_at_peer,
     mirror_end,
     new_io,
@@ -42,6 +43,7 @@ from .layout import (
     EV_APD_TIMER,
     EV_ARRIVAL,
     EV_ARRIVALS_INIT,
+    EV_CPU,
     EV_DEADLINE,
     EV_FAULT,
     EV_FAULT_INIT,
@@ -252,5 +254,9 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
             new_io(P, S, V, R, s, V.clock[0])
         elif kind == EV_QFULL_RETRY:
             begin_attempt(P, S, V, R, s)
+        elif kind == EV_CPU:  # the host's CPU (issue 33): an attempt's event past the others', its tag checked here
+            s = arg & SLOT_MASK
+            if (arg >> TAG_SHIFT) == S.slot[s, K_GEN]:
+                cpu_done(P, S, V, R, s)
         heap_settle(S)
     return status

@@ -21,6 +21,7 @@ import numpy as np
 from ...jit import on_lines
 from ...metrics import RunMetrics
 from ...model import Model
+from ...model.frames import N_FRAME, frame_row
 from ...model.queues import ARRAY, ARRAY_SLOTS, DEVICE_QUEUE, HOST, NVME_TAGS, PATH, TARGET_PORT
 from ...policies.framework.adapter import event_details
 from ...policies.framework.define import DeviceInfo, PolicyDef, Snapshot
@@ -355,6 +356,10 @@ class _Run:
                 d_ppath=np.array([h.path_change for h in d_hooks] or [0], dtype=i64),
                 d_pstate=np.array([self.pstates[g].address for g in self.pol_of] or [0], dtype=i64),
                 pol_view=self.view.address,
+                **_fabric_params(model, faults),
+                **_cpu_params(model),
+                **_frame_params(model),
+                first_on=1 if model.numa or (model.cpu is not None and any(c > 0.0 for c in model.cpu.path_submit)) else 0,
             )
         )
 
@@ -660,7 +665,51 @@ def _lay_out_state(model: Model, slots: list[int], trace: bool, queues: dict[str
             tr_done=np.zeros(tcap, dtype=f64),
             tr_path=np.zeros(tcap, dtype=i64),
             tr_attempts=np.zeros(tcap, dtype=i64),
+            l_cret=np.array([ln.credit_return for ln in model.links] or [(0.0, 0.0)], dtype=np.float64).reshape(-1, 2),
+            l_held=np.zeros((max(1, len(model.links)), 2), dtype=np.float64),
+            cpu_free=np.zeros(max(1, len(model.cpu.core_host) if model.cpu else 1), dtype=f64),
+            cpu_busy=np.zeros(max(1, len(model.cpu.core_host) if model.cpu else 1), dtype=f64),
+            c_fbytes=np.zeros((len(model.controllers), 4), dtype=f64),
         )
+    )
+
+
+def _frame_params(model: Model) -> dict[str, Any]:
+    """Each nexus's framing row (model/frames.py) as PARAMS fields; frames_on 0 when no nexus has a transport."""
+    rows = [frame_row(c.transport, c.mtu) for c in model.controllers]
+    on = any(r[0] != 0 for r in rows)
+    return dict(frames_on=1 if on else 0, c_frm=np.array(rows if on else [[0] * N_FRAME], dtype=np.int64).reshape(-1, N_FRAME))
+
+
+def _cpu_params(model: Model) -> dict[str, Any]:
+    """The hosts' cores (Model.cpu, model/cpu.py) as PARAMS fields; one unused entry each when no CPU is modelled."""
+    i64, f64 = np.int64, np.float64
+    cpu = model.cpu
+    if cpu is None:
+        return dict(
+            cpu_on=0,
+            j_core=np.full(1, -1, dtype=i64),
+            j_irq=np.full(1, -1, dtype=i64),
+            p_csub=np.zeros(1, dtype=f64),
+            p_ccomp=np.zeros(1, dtype=f64),
+            core_host=np.zeros(1, dtype=i64),
+            core_node=np.zeros(1, dtype=i64),
+            cpu_fac=np.ones((1, 1, 1), dtype=f64),
+        )
+    NN = max(len(f) for f in cpu.factor)
+    fac = np.ones((len(cpu.factor), NN, NN), dtype=f64)
+    for h, rows in enumerate(cpu.factor):
+        for a, row in enumerate(rows):
+            fac[h, a, : len(row)] = row
+    return dict(
+        cpu_on=1,
+        j_core=np.array(cpu.job_core, dtype=i64),
+        j_irq=np.array(cpu.job_irq, dtype=i64),
+        p_csub=np.array(cpu.path_submit, dtype=f64),
+        p_ccomp=np.array(cpu.path_complete, dtype=f64),
+        core_host=np.array(cpu.core_host, dtype=i64),
+        core_node=np.array(cpu.core_node, dtype=i64),
+        cpu_fac=fac,
     )
 
 
@@ -728,6 +777,23 @@ def _queue_table(model: Model, slots: list[int]) -> tuple[dict[str, Any], dict[s
         qw_held=np.zeros(QW, dtype=i64),
     )
     return params, state
+
+
+def _fabric_params(model: Model, faults: tuple[Any, ...]) -> dict[str, Any]:
+    """The fabric (issue 33, model/fabric.py) as PARAMS fields: per link its credits, round trip, credit_return and
+    drain directions (one unused entry when there is no link), per fault its slow drain (unused for other faults)."""
+    i64, f64 = np.int64, np.float64
+    links = model.links
+    return dict(
+        fabric_on=1 if model.fabric else 0,
+        l_cb=np.array([ln.credit_bytes for ln in links] or [0.0], dtype=f64),
+        l_rtt0=np.array([ln.rtt0 for ln in links] or [0.0], dtype=f64),
+        l_cret0=np.array([ln.credit_return for ln in links] or [(0.0, 0.0)], dtype=f64).reshape(-1, 2),
+        l_drain=np.array([[1 if x else 0 for x in ln.drain] for ln in links] or [(0, 0)], dtype=i64).reshape(-1, 2),
+        f_link=np.array([f.link for f in faults], dtype=i64),
+        f_cret=np.array([f.credit_return for f in faults], dtype=f64),
+        f_stop=np.array([f.stop_until for f in faults], dtype=f64),
+    )
 
 
 def _queue_counters(st: Any, model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -824,6 +890,13 @@ def run_fast(
     waiting = [float(st.jb_time[j, st.jb_head[j] & (st.jb_time.shape[1] - 1)]) for j in range(len(model.jobs)) if st.jb_head[j] < st.jb_tail[j]]
     m.oldest_in_flight = min([float(st.slotf[:, L.K_ISSUED].min(initial=np.inf))] + waiting)
     m.queue_in_use_area, m.queue_waiting_area, m.queue_qfull = _queue_counters(st, model)
+    m.wire_free_end = st.wire_free[: m.n_wires].copy()
+    if any(c.transport for c in model.controllers):
+        m.frame_bytes = st.c_fbytes.copy()
+    if model.cpu is not None:
+        m.cpu_busy = st.cpu_busy[: len(model.cpu.core_host)].copy()
+    if model.fabric:
+        m.link_held = st.l_held[: len(model.links)].copy()
     m.events = events
     m.config_strings = run.config_strings()
     if trace:

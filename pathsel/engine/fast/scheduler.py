@@ -33,6 +33,7 @@ import numpy as np
 from ...jit import hot, jit, prefetch
 from .layout import (
     EV_APD_TIMER,
+    EV_CPU,
     EV_LEG,
     EV_M_ACK,
     EV_M_FWD,
@@ -251,7 +252,7 @@ def heap_drop_stale_timers(S):
             w = a % n_slots
             if S.slot[w, K_WAITID] != a // n_slots or S.slot[w, K_WOKEN] != 0:
                 continue
-        elif kind == EV_LEG or kind == EV_SVC_MAIN or kind == EV_M_FWD or kind == EV_M_SVC or kind == EV_M_ACK:
+        elif kind == EV_LEG or kind == EV_SVC_MAIN or kind == EV_M_FWD or kind == EV_M_SVC or kind == EV_M_ACK or kind == EV_CPU:
             if (ka[i, 1] >> TAG_SHIFT) != S.slot[ka[i, 1] & SLOT_MASK, K_GEN]:
                 continue
         ht[m] = ht[i]
