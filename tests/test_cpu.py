@@ -270,6 +270,7 @@ BAD = [
     ('cores = 4, submit = "1s"', "hosts[0].cpu.submit", "at most 10ms"),
     ('cores = 4, irq_affinity = "1-4"', "hosts[0].cpu", "names core 4, but the host has cores 0-3"),
     ('cores = 4, irq_affinity = "3-1"', "hosts[0].cpu.irq_affinity", "runs backwards"),
+    ('cores = 4, irq_affinity = "0-99999999999"', "hosts[0].cpu.irq_affinity", "a host has at most 4,096 cores"),
     ('cores = 4, irq_affinity = "node0"', "hosts[0].cpu.irq_affinity", "cpulist"),
     ("cores = 4, irq_affinity = []", "hosts[0].cpu.irq_affinity", "empty list"),
     ("cores = 4, irq_affinity = [1, 1]", "hosts[0].cpu.irq_affinity", "named twice"),

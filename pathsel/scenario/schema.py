@@ -437,6 +437,8 @@ def _cpu_list(value: Any) -> tuple[int, ...] | str:
             a, b = int(lo), int(hi) if dash else int(lo)
             if b < a:
                 raise ValueError(f"{value!r}: the range {part.strip()!r} runs backwards")
+            if b >= 4096 or len(cores) + b - a >= 4096:  # cores are at most 4,096: never expand a huge range
+                raise ValueError(f"{value!r}: names core {b}, but a host has at most 4,096 cores")
             cores.extend(range(a, b + 1))
         value = cores
     if isinstance(value, (list, tuple)):
