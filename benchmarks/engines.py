@@ -166,6 +166,10 @@ def load_old(commit: str):
         import pathsel as old_pathsel
         from pathsel.engine import run_fast
         from pathsel.model import compile_model
+
+        # read while the old modules are in place: a package that imports its names on first use would
+        # otherwise import this checkout's module under the old name
+        old_loads = old_pathsel.loads_scenario
     finally:
         sys.path.pop(0)
         old = swap(new)
@@ -184,7 +188,7 @@ def load_old(commit: str):
         return call
 
     class Old:  # the old package's functions, each run with its modules in place
-        loads_scenario = staticmethod(with_old(old_pathsel.loads_scenario))
+        loads_scenario = staticmethod(with_old(old_loads))
 
     return Old, with_old(run_fast), with_old(compile_model), with_old
 

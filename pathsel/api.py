@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .engine import ENGINES, prepare, resolve, supports
 from .errors import ScenarioError
@@ -17,6 +15,9 @@ from .results import Result, RunResult
 from .scenario import RunSpec, Scenario, default_scenario, load_scenario
 from .scenario.load import unique_labels
 from .units import parse_seconds
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a DataFrame is made: a simulation's command line never needs pandas
 
 __all__ = ["simulate", "simulate_seeds", "resolve_scenario", "with_policies", "duration_seconds"]
 
@@ -187,6 +188,8 @@ def simulate_seeds(
     The numbers behind :func:`pathsel.plots.compare_seeds`: one run is one
     sample, so compare policies by their spread over seeds, not by one run.
     """
+
+    import pandas as pd
 
     seeds = list(seeds)
     if not seeds:

@@ -18,16 +18,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .api import resolve_scenario, simulate
 from .cli_site import add_emit_options, add_site_commands, emit_recommended, emit_simulate, presets_text
-from .engine import supports
 from .errors import ScenarioError
 from .outputs import check_output, same_file, scenario_files, write_atomic
-from .policies.spec import POLICY_DEFS
-from .scenario.schema import ScenarioModel
 from .units import parse_seconds
 from .version import __version__
 
+# Heavy modules (the engines and numba, pandas, the scenario schema) are imported in the commands that use them,
+# so --version, --help and the listing commands answer at once (tests/test_startup.py).
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
@@ -134,6 +132,7 @@ def _writing(path: str, what: str = "") -> Iterator[None]:
 
 def _scenario(args: argparse.Namespace) -> tuple[Scenario, Case | None]:
     """The scenario FILE holds (a validation case's too), with --policy's policies; and the case, if it is one."""
+    from .api import resolve_scenario
     from .studies.validate import case_of
 
     case = case_of(args.file)
@@ -145,6 +144,8 @@ def _scenario(args: argparse.Namespace) -> tuple[Scenario, Case | None]:
 
 def _engine(scenario: Scenario, engine: str) -> str:
     """auto takes the reference engine, without a warning, for a validation case's random split (a Python policy)."""
+    from .engine import supports
+
     python = [r.label for r in scenario.runs if not supports(r.policy)]
     if not python:
         return engine
@@ -165,6 +166,8 @@ def _notice(args: argparse.Namespace) -> Callable[[str], None] | None:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
+    from .api import simulate
+
     scenario, case = _scenario(args)
     if args.emit:
         return emit_simulate(args, scenario)
@@ -215,10 +218,6 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
 def _cmd_policies(args: argparse.Namespace) -> int:
     if args.presets:
         sys.stdout.write(presets_text(args.markdown))
@@ -228,21 +227,43 @@ def _cmd_policies(args: argparse.Namespace) -> int:
 
         sys.stdout.write(markdown_table())
         return 0
-    width = max(len(d.name) for d in POLICY_DEFS.values())
-    for d in POLICY_DEFS.values():
-        print(f"{d.name:{width}s}  {d.summary}")
-        for p in d.params:
-            rng = (
-                f" [{_num(p.low)}..{_num(p.high)}]"
-                if p.low is not None and p.high is not None
-                else (f" [{'|'.join(p.choices)}]" if p.choices else "")
-            )
-            print(f"{'':{width + 2}s}{p.name}={p.default}{rng}  {p.doc}")
+    from .policies.listing import text  # the shipped listing: no numba unless the policy sources changed
+
+    sys.stdout.write(text())
     return 0
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
+    from .scenario.schema import ScenarioModel
+
     print(json.dumps(ScenarioModel.model_json_schema(), indent=2))
+    return 0
+
+
+def _cmd_warm(args: argparse.Namespace) -> int:
+    """Compile the fast engine and policies now, so that later runs (and every worker of a sweep) start at once."""
+    import time
+
+    from .engine.fast.warm import prepare
+    from .policies.registry import BUILTIN
+
+    started = time.perf_counter()
+    if args.all:
+        defs = list(BUILTIN)
+    else:
+        from .engine import resolve
+
+        scenario, _ = _scenario(args)
+        own = [spec for run in scenario.runs for _, spec in run.devices]
+        defs = [resolve(spec)[0] for spec in [*(run.policy for run in scenario.runs), *own]]
+    quiet = args.quiet
+    prepare(defs, notify=None if quiet else _notice(args), progress=not quiet and sys.stderr.isatty())
+    if not quiet:
+        from .jit import cache_dir
+
+        names = sorted({d.name for d in defs})
+        shown = ", ".join(names) if len(names) <= 6 else f"{len(names)} policies"
+        print(f"pathsel warm: the fast engine and {shown} are compiled in {cache_dir()} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
     return 0
 
 
@@ -259,16 +280,27 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .studies.validate import format_table, validate
+    from .studies.validate import Row, case_line, format_table, validate
 
-    engines = None if args.engine == "both" else (args.engine,)
-    progress = None
-    if sys.stderr.isatty():
+    # None: the length's own engines (fast for the default and --quick, both for --full)
+    engines = {None: None, "both": ("fast", "reference")}.get(args.engine, (args.engine,))
+    progress = done = None
+    if not args.quiet:
+        # a line per case on stderr, tty or not (a log of a long run shows where it is); on a terminal the
+        # case's name shows while it runs and its line replaces it
+        tty = sys.stderr.isatty()
 
         def progress(name: str) -> None:
-            print(f"pathsel validate: {name} ...", file=sys.stderr)
+            if tty:
+                print(f"pathsel validate: {name} ...", end="", file=sys.stderr, flush=True)
 
-    rows = validate(args.cases or None, quick=args.quick, engines=engines, progress=progress)
+        def done(name: str, rows: list[Row], seconds: float) -> None:
+            print(("\r\x1b[K" if tty else "") + f"pathsel validate: {case_line(name, rows, seconds)}", file=sys.stderr, flush=True)
+
+    # One process by default: on this project's busy 2-core machine, spawning workers (each imports pathsel)
+    # did not pay, paired; --workers helps with idle cores and --full.
+    workers = 1 if args.serial else args.workers or 1
+    rows = validate(args.cases or None, quick=args.quick, full=args.full, engines=engines, progress=progress, done=done, workers=workers)
     if args.json:
         print(_json({"cases": [r.to_dict() for r in rows]}))
     else:
@@ -312,6 +344,7 @@ def _cmd_example(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from .api import simulate
     from .results.report import write  # plotly only when a report is asked for
 
     scenario, _ = _scenario(args)  # a validation case file works too
@@ -639,14 +672,22 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CASE",
         help="case files or directories (default: ./sims/validation if there is one, else the cases installed with pathsel)",
     )
-    val.add_argument("--quick", action="store_true", help="short runs (the test suite's)")
+    length = val.add_mutually_exclusive_group()
+    length.add_argument("--quick", action="store_true", help="each case at its quick_duration, short lengths at which its checks hold")
+    length.add_argument("--full", action="store_true", help="each case at its full_duration on both engines (tens of minutes)")
     val.add_argument(
         "--engine",
-        default="both",
+        default=None,
         choices=["both", "fast", "reference"],
-        help="engines to run built-in policies on (default: both; Python policies always run on reference)",
+        help="engines to run built-in policies on (default: fast; both with --full; Python policies always run on reference)",
     )
     val.add_argument("--json", action="store_true", help='print {"cases": [...]} on stdout')
+    where = val.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers", type=_positive_int, metavar="N", help="N > 1: the reference engine's cases in N worker processes beside this one (default: 1)"
+    )
+    where.add_argument("--serial", action="store_true", help="run every case in this process, one after another (the default)")
+    val.add_argument("-q", "--quiet", action="store_true", help="no line per case on stderr")
     val.set_defaults(func=_cmd_validate)
 
     exa = sub.add_parser(
@@ -670,6 +711,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     sch = sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors)")
     sch.set_defaults(func=_cmd_schema)
+
+    wrm = sub.add_parser(
+        "warm",
+        help="compile the fast engine and a scenario's policies now (once per machine), so that the first run starts at once",
+    )
+    wrm.add_argument("file", nargs="?", metavar="FILE", help="scenario whose policies to compile (default: the embedded default)")
+    wrm.add_argument("--policy", action="append", metavar="SPEC", help="compile this policy instead of the file's (repeatable)")
+    wrm.add_argument("--all", action="store_true", help="compile every built-in policy (what a sweep or a league may run)")
+    wrm.add_argument("-q", "--quiet", action="store_true", help="no notice, no progress bar, no summary")
+    wrm.set_defaults(func=_cmd_warm)
 
     rep = sub.add_parser("report", help="run a scenario's policies and write a self-contained HTML report with figures")
     rep.add_argument("file", nargs="?", help="scenario TOML file, or a validation case file (default: the embedded seed 004 test drive)")

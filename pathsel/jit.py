@@ -34,12 +34,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
 import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,8 @@ __all__ = [
     "is_ready",
     "mark_ready",
     "njit",
+    "light_passes",
+    "PASS_LEVEL",
     "Dispatcher",
     "hot",
     "jit",
@@ -292,6 +295,71 @@ def _patch_codegen() -> bool:
 
 
 LINK_ONLY = _patch_codegen()
+
+
+def _skip_blas_probe() -> bool:
+    """Let numba's CPU target load without importing SciPy's linear algebra (about 0.3-0.5 s of a cached run).
+
+    When numba's CPU target first loads (a compile, or loading the engine from
+    the cache), ``numba.np.arraymath`` probes for a BLAS by importing
+    ``scipy.linalg.cython_blas``. SciPy is one of pathsel's dependencies, so
+    the answer is known: yes. The probe is answered without the import, and
+    numba's own check is put back for its first real BLAS call (``np.dot`` in
+    compiled code), which imports SciPy then. False, and nothing changed, if
+    numba's internals moved or the target has loaded already.
+    """
+    if "numba.np.arraymath" in sys.modules:
+        return False
+    try:
+        from numba.np import linalg
+    except ImportError:  # pragma: no cover - a numba change
+        return False
+    real = getattr(linalg, "ensure_blas", None)
+    if real is None:  # pragma: no cover - a numba change
+        return False
+    linalg.ensure_blas = lambda: None
+    try:
+        from numba.np import arraymath
+    finally:
+        linalg.ensure_blas = real
+    if getattr(arraymath, "ensure_blas", None) is not None:
+        arraymath.ensure_blas = real
+    return bool(getattr(arraymath, "_HAVE_BLAS", False))
+
+
+BLAS_PROBE_SKIPPED = _skip_blas_probe()
+
+
+# -- optimisation level -------------------------------------------------------------
+PASS_LEVEL = 1  # LLVM's optimisation passes over pathsel's compiled code (numba's default is 3)
+
+
+@contextlib.contextmanager
+def light_passes() -> Iterator[None]:
+    """Run LLVM's optimisation passes at :data:`PASS_LEVEL` for what is compiled inside (numba's default: 3).
+
+    The engine is one loop with every handler inlined into it; at level 3 the
+    passes over that one function were about a quarter of a cold compile, and
+    the loop they produce ran no faster than level 1's on the test drive and the
+    engine benchmark's specs (docs/model.md, "Speed"). numba reads ``config.OPT``
+    when it builds a pass manager, so setting it here changes the passes only;
+    machine code generation keeps the level the target machine was made with
+    (numba's, 3), which is why numba's code generator is started first. An
+    explicit ``NUMBA_OPT`` in the environment wins.
+    """
+    if "NUMBA_OPT" in os.environ:
+        yield
+        return
+    from numba.core import config
+    from numba.core.registry import cpu_target
+
+    cpu_target.target_context.codegen()  # the target machine, made now with numba's own level
+    old = config.OPT
+    config.OPT = type(old)(PASS_LEVEL)
+    try:
+        yield
+    finally:
+        config.OPT = old
 
 
 # -- decorators -------------------------------------------------------------------

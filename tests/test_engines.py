@@ -1216,14 +1216,16 @@ def test_the_late_handlers_are_typed_as_the_loop_calls_them():
     code = """
 from numba.core import event
 from pathsel.engine.fast import warm
-warm.run_kernel.compile(warm._SIGNATURE)
+from pathsel.jit import light_passes
+with light_passes():  # as prepare compiles it
+    warm.run_kernel.compile(warm._SIGNATURE)
 compiled = []
 class Listen(event.Listener):
     def on_start(self, ev):
         compiled.append(ev.data["dispatcher"].py_func.__qualname__)
     def on_end(self, ev):
         pass
-with event.install_listener("numba:compile", Listen()):
+with event.install_listener("numba:compile", Listen()), light_passes():
     warm.late_handlers.compile(warm._LATE_SIGNATURE)
 print(",".join(compiled))
 """

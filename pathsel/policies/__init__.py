@@ -19,79 +19,104 @@ a PolicyDef, a Policy subclass or instance) into a fresh policy object for one d
 from __future__ import annotations
 
 import copy
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from .aix import AixShortestQueue
-from .dm import DmHistoricalServiceTime, DmIoAffinity, DmQueueLength, DmRoundRobin, DmServiceTime
-from .esxi import Fixed, LatencyRoundRobin, MostRecentlyUsed, RoundRobin
-from .framework import kernel
-from .framework.adapter import CompiledPolicy, policy_class
-from .framework.base import (
-    USABLE_STATES,
-    DeviceView,
-    IORequest,
-    PathTable,
-    PathView,
-    Policy,
-    alua_working_set,
-)
-from .framework.define import (
-    Event,
-    EventData,
-    Field,
-    Param,
-    PolicyDef,
-    Setup,
-    Snapshot,
-    compiled,
-    compiled_inline,
-    per_device,
-    per_io,
-    per_path,
-    scalar,
-    scratch,
-    table,
-)
-from .guard import Guard
-from .hpp import HppFixed, HppLatency, HppLoadBalanceBytes, HppLoadBalanceIops, HppRoundRobin
-from .mpio import MpioFailoverOnly, MpioLeastBlocks, MpioLeastQueueDepth, MpioRoundRobin, MpioRoundRobinWithSubset, MpioWeightedPaths
-from .nvme import NvmeNuma, NvmeQueueDepth, NvmeRoundRobin
-from .p2c import PeakEwmaP2C
-from .registry import POLICY_DEFS, register
-from .spec import PolicySpec, parse_spec
-
-# The built-in policies' Python classes by policy name: a spec names a built-in policy, and builds its class here.
-_CLASSES: dict[str, type[CompiledPolicy]] = {
-    cls.definition.name: cls
-    for cls in (
-        Fixed,
-        MostRecentlyUsed,
-        RoundRobin,
-        LatencyRoundRobin,
-        DmRoundRobin,
-        DmQueueLength,
-        DmServiceTime,
-        DmHistoricalServiceTime,
-        DmIoAffinity,
-        NvmeNuma,
-        NvmeRoundRobin,
-        NvmeQueueDepth,
-        MpioFailoverOnly,
-        MpioRoundRobin,
-        MpioRoundRobinWithSubset,
-        MpioLeastQueueDepth,
-        MpioWeightedPaths,
-        MpioLeastBlocks,
-        HppFixed,
-        HppRoundRobin,
-        HppLoadBalanceIops,
-        HppLoadBalanceBytes,
-        HppLatency,
-        AixShortestQueue,
-        PeakEwmaP2C,
-        Guard,
+if TYPE_CHECKING:
+    from .aix import AixShortestQueue
+    from .dm import DmHistoricalServiceTime, DmIoAffinity, DmQueueLength, DmRoundRobin, DmServiceTime
+    from .esxi import Fixed, LatencyRoundRobin, MostRecentlyUsed, RoundRobin
+    from .framework import kernel
+    from .framework.adapter import CompiledPolicy, policy_class
+    from .framework.base import (
+        USABLE_STATES,
+        DeviceView,
+        IORequest,
+        PathTable,
+        PathView,
+        Policy,
+        alua_working_set,
     )
+    from .framework.define import (
+        Event,
+        EventData,
+        Field,
+        Param,
+        PolicyDef,
+        Setup,
+        Snapshot,
+        compiled,
+        compiled_inline,
+        per_device,
+        per_io,
+        per_path,
+        scalar,
+        scratch,
+        table,
+    )
+    from .guard import Guard
+    from .hpp import HppFixed, HppLatency, HppLoadBalanceBytes, HppLoadBalanceIops, HppRoundRobin
+    from .mpio import MpioFailoverOnly, MpioLeastBlocks, MpioLeastQueueDepth, MpioRoundRobin, MpioRoundRobinWithSubset, MpioWeightedPaths
+    from .nvme import NvmeNuma, NvmeQueueDepth, NvmeRoundRobin
+    from .p2c import PeakEwmaP2C
+    from .registry import POLICY_DEFS, register
+    from .spec import PolicySpec, parse_spec
+
+# Where each name lives, imported on first use: the policy families define compiled hooks (numba), which
+# `pathsel --help`, `pathsel presets` and the presets table (pathsel.policies.presets) do not need.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("USABLE_STATES", "DeviceView", "IORequest", "PathTable", "PathView", "Policy", "alua_working_set"), ".framework.base"),
+    **dict.fromkeys(
+        (
+            "Event",
+            "EventData",
+            "Field",
+            "Param",
+            "PolicyDef",
+            "Setup",
+            "Snapshot",
+            "compiled",
+            "compiled_inline",
+            "per_device",
+            "per_io",
+            "per_path",
+            "scalar",
+            "scratch",
+            "table",
+        ),
+        ".framework.define",
+    ),
+    **dict.fromkeys(("CompiledPolicy", "policy_class"), ".framework.adapter"),
+    **dict.fromkeys(("POLICY_DEFS", "register"), ".registry"),
+    **dict.fromkeys(("PolicySpec", "parse_spec"), ".spec"),
+    "AixShortestQueue": ".aix",
+    **dict.fromkeys(("DmHistoricalServiceTime", "DmIoAffinity", "DmQueueLength", "DmRoundRobin", "DmServiceTime"), ".dm"),
+    **dict.fromkeys(("Fixed", "LatencyRoundRobin", "MostRecentlyUsed", "RoundRobin"), ".esxi"),
+    "Guard": ".guard",
+    **dict.fromkeys(("HppFixed", "HppLatency", "HppLoadBalanceBytes", "HppLoadBalanceIops", "HppRoundRobin"), ".hpp"),
+    **dict.fromkeys(
+        ("MpioFailoverOnly", "MpioLeastBlocks", "MpioLeastQueueDepth", "MpioRoundRobin", "MpioRoundRobinWithSubset", "MpioWeightedPaths"), ".mpio"
+    ),
+    **dict.fromkeys(("NvmeNuma", "NvmeQueueDepth", "NvmeRoundRobin"), ".nvme"),
+    "PeakEwmaP2C": ".p2c",
 }
+
+# The built-in policies' Python classes by policy name: a spec names a built-in policy, and builds its class here
+# (filled on first use from the classes the family files export).
+_CLASSES: dict[str, type[CompiledPolicy]] = {}
+_CLASS_NAMES = tuple(n for n, m in _LAZY.items() if m in (".aix", ".dm", ".esxi", ".guard", ".hpp", ".mpio", ".nvme", ".p2c"))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "kernel":
+        value: Any = importlib.import_module(".framework.kernel", __name__)
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Policy",
@@ -156,14 +181,25 @@ __all__ = [
 
 def class_of(defn: PolicyDef) -> type[CompiledPolicy]:
     """The Python class that runs ``defn`` on the reference engine."""
+    if not _CLASSES:
+        for n in _CLASS_NAMES:
+            builtin = __getattr__(n)
+            _CLASSES[builtin.definition.name] = builtin
     cls = _CLASSES.get(defn.name)
     if cls is None or cls.definition is not defn:
+        from .framework.adapter import policy_class
+
         cls = _CLASSES[defn.name] = policy_class(defn)
     return cls
 
 
 def build_policy(policy: Any) -> Policy:
     """A fresh Policy instance for one device."""
+    from .framework.base import Policy
+    from .framework.define import PolicyDef
+    from .registry import POLICY_DEFS
+    from .spec import PolicySpec, parse_spec
+
     if isinstance(policy, str):
         policy = parse_spec(policy)[0]
     if isinstance(policy, PolicySpec):
@@ -178,6 +214,9 @@ def build_policy(policy: Any) -> Policy:
 
 
 def policy_label(policy: Any) -> str:
+    from .framework.define import PolicyDef
+    from .spec import PolicySpec
+
     if isinstance(policy, PolicySpec):
         return policy.text
     if isinstance(policy, PolicyDef):

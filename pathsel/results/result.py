@@ -16,18 +16,19 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..limits import RETRY_WARNING
-from ..metrics import RunMetrics
+from ..metrics import RunMetrics, summaries_us
 from ..model import Model
 from ..timing.distributions import INPUT_QUANTILES
 from ..units import format_duration
 from ..version import __version__
 from .story import story
 from .wires import frame_columns, wire_utilisation
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported by each method that makes a DataFrame: pathsel simulate prints without pandas
 
 __all__ = ["Result", "RunResult", "jsonable"]
 
@@ -139,6 +140,8 @@ class RunResult:
         """Per interval and device: mean I/Os active on the device (ACTV), waiting in the host (QUED), its mean
         queue depth (DQLEN, NaN without one; ESXi's throttling moves it) and the QUEUE FULL statuses of the run
         in the interval (all devices together)."""
+        import pandas as pd
+
         m, w = self.metrics, self.metrics.interval
         dq = m.ts_dev_queue_depth
         limited = [bool(self.model.host_params[d.host].queue_depth) for d in self.model.devices]
@@ -360,10 +363,11 @@ class RunResult:
         total = max(self.ios, 1)
         # the state after the last fault on each path (path names are unique per host only)
         alua = {(e["device"], e["path"]): e["alua"] for e in m.events if "alua" in e and "path" in e}
+        port_limited = self.port_limited  # once, not per path: it scans every port (16 k paths x 16 k ports)
         out = []
-        for p in model.paths:
+        summaries = summaries_us([m.path_hist[p.index] for p in model.paths])  # in numpy passes, not one by one
+        for p, s in zip(model.paths, summaries, strict=True):
             h = m.path_hist[p.index]
-            s = h.summary_us()
             device = model.devices[p.device].name if model.devices else model.hosts[p.host]
             out.append(
                 {
@@ -379,7 +383,7 @@ class RunResult:
                     # time-average I/Os in flight on the path over the measured window
                     "in_flight_mean": m.path_in_flight_area[p.index] / self.duration,
                     # QUEUE FULL statuses back on the path in the window (only with a target port limit)
-                    **({"qfull": int(m.path_qfull[p.index])} if self.port_limited else {}),
+                    **({"qfull": int(m.path_qfull[p.index])} if port_limited else {}),
                 }
             )
         return out
@@ -460,6 +464,8 @@ class RunResult:
 
     def timeseries(self) -> pd.DataFrame:
         """One row per interval (ramp included; ``in_window`` marks the measured ones): IOPS, MB/s, latency, failed I/Os."""
+        import pandas as pd
+
         m = self.metrics
         t = [i * m.interval for i in range(m.n_bins)]
         ios = m.ts_ios
@@ -479,6 +485,8 @@ class RunResult:
 
     def path_share(self) -> pd.DataFrame:
         """Per interval and path: I/Os completed and their share of the interval's I/Os."""
+        import pandas as pd
+
         m = self.metrics
         rows = []
         for b in range(m.n_bins):
@@ -560,6 +568,8 @@ class Result:
 
     def summary(self) -> pd.DataFrame:
         """One row per policy: IOPS, MB/s, latency percentiles (us), paths used (>= 0.5 % of I/Os), the file's expected IOPS."""
+        import pandas as pd
+
         rows = []
         for r in self.runs:
             lat = r.latency_us
@@ -581,6 +591,8 @@ class Result:
 
     def ops(self) -> pd.DataFrame:
         """One row per policy x op that ran (read, write): the summary's columns, per op, as fio prints them."""
+        import pandas as pd
+
         rows = []
         for r in self.runs:
             for o in r.ops():
@@ -603,6 +615,8 @@ class Result:
 
     def paths(self) -> pd.DataFrame:
         """One row per policy x path: host, device, array, ALUA state, I/Os, share, IOPS, latency (us), I/Os in flight."""
+        import pandas as pd
+
         rows = []
         for r in self.runs:
             for p in r.paths():
@@ -637,6 +651,8 @@ class Result:
     def workloads(self) -> pd.DataFrame:
         """One row per policy x workload (a VM or fio job) x op (``all``, then each op it ran): IOPS, MB/s, GAVG, KAVG,
         DAVG (us), ACTV, QUED and latency percentiles (us) as the VM sees them (:mod:`pathsel.results.workloads`)."""
+        import pandas as pd
+
         from .workloads import COLUMNS
 
         rows = [{"policy": r.label, **w} for r in self.runs for w in r.workloads()]
@@ -672,6 +688,8 @@ class Result:
         return what + "\n" + "\n".join(_render(cols, rows, right=set(range(3, len(cols))))) + "\n"
 
     def _groups(self, by: str, names: list[str]) -> pd.DataFrame:
+        import pandas as pd
+
         from .breakdown import COLUMNS, groups
 
         rows = []
@@ -714,14 +732,20 @@ class Result:
 
     def timeseries(self) -> pd.DataFrame:
         """One row per policy x interval: IOPS, MB/s, latency and failed I/Os; ``in_window`` marks the measured rows."""
+        import pandas as pd
+
         return pd.concat([r.timeseries() for r in self.runs], ignore_index=True)
 
     def path_share(self) -> pd.DataFrame:
         """One row per policy x interval x path: I/Os completed and their share of the interval's I/Os."""
+        import pandas as pd
+
         return pd.concat([r.path_share() for r in self.runs], ignore_index=True)
 
     def events(self) -> pd.DataFrame:
         """One row per policy event or fault, with the host of the device it happened on ("" for a fault)."""
+        import pandas as pd
+
         rows = []
         for r in self.runs:
             host_of = {d.name: r.model.hosts[d.host] for d in r.model.devices}
@@ -730,6 +754,8 @@ class Result:
 
     def cpus(self) -> pd.DataFrame:
         """One row per policy x core of every host with a cpu table: host, core, NUMA node, utilisation (:mod:`.cpu`)."""
+        import pandas as pd
+
         from .cpu import cpu_rows
 
         rows = [{"policy": r.label, **c} for r in self.runs for c in cpu_rows(r)]
@@ -737,11 +763,15 @@ class Result:
 
     def faults(self) -> pd.DataFrame:
         """One row per policy x scenario fault: recovery time, longest stall, errors."""
+        import pandas as pd
+
         rows = [{"policy": r.label, **f} for r in self.runs for f in r.faults()]
         return pd.DataFrame(rows, columns=["policy", "at_s", "what", "target", "iops_before", "recovery_s", "max_stall_ms", "errors"])
 
     def links(self) -> pd.DataFrame:
         """One row per policy x wire x direction: utilisation and mean queueing wait."""
+        import pandas as pd
+
         rows = [{"policy": r.label, **w} for r in self.runs for w in r.links()]
         framed = ["payload_mb_s", "payload_share"] if any("payload_mb_s" in w for w in rows) else []  # a transport (issue 33)
         held = ["held"] if any("held" in w for w in rows) else []  # the fabric (issue 33): back-pressure's share of the window
@@ -749,11 +779,15 @@ class Result:
 
     def delays(self) -> pd.DataFrame:
         """Every distinct input delay with its given (input_*) and modelled (model_*) quantiles."""
+        import pandas as pd
+
         rows = self.runs[0].delays() if self.runs else []
         return pd.DataFrame([{**r, "used_by": ", ".join(r["used_by"])} for r in rows])
 
     def accounting(self) -> pd.DataFrame:
         """One row per policy: issued = completed + failed + in flight at the end."""
+        import pandas as pd
+
         return pd.DataFrame([{"policy": r.label, **r.accounting} for r in self.runs])
 
     def to_dict(self) -> dict[str, Any]:
@@ -785,8 +819,10 @@ class Result:
         cols = ["policy", "IOPS", "MB/s", "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)", "paths used", "measured IOPS"]
         rows = []
         for r in self.runs:
-            used = [p for p in r.paths() if p["share"] >= 0.005]
-            arrays = sorted({p["array"] for p in used})
+            # paths()'s shares without its latency percentiles (a second at 16,384 paths)
+            hist, total = r.metrics.path_hist, max(r.ios, 1)
+            used = [p for p in r.model.paths if hist[p.index].n / total >= 0.005]
+            arrays = sorted({r.model.arrays[p.array].name for p in used})
             expected = ""
             if r.expect_iops is not None:
                 err = r.expectation_error or 0.0

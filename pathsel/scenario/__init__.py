@@ -1,14 +1,19 @@
 """Scenario files: the user's words, validated into immutable models."""
 
-from .load import (
-    DEFAULT_SCENARIO_NAME,
-    RunSpec,
-    Scenario,
-    default_scenario,
-    load_scenario,
-    loads_scenario,
-)
-from .schema import ScenarioModel
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .load import (
+        DEFAULT_SCENARIO_NAME,
+        RunSpec,
+        Scenario,
+        default_scenario,
+        load_scenario,
+        loads_scenario,
+    )
+    from .schema import ScenarioModel
 
 __all__ = [
     "Scenario",
@@ -19,3 +24,14 @@ __all__ = [
     "default_scenario",
     "DEFAULT_SCENARIO_NAME",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Each name from its module on first use: ``pathsel schema`` reads the schema without loading the model compiler."""
+    import importlib
+
+    if name in __all__:
+        value = getattr(importlib.import_module(".schema" if name == "ScenarioModel" else ".load", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

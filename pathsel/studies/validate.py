@@ -8,8 +8,9 @@ the scenario is validated, so the scenario schema stays as it is::
     [validation]
     case = "mva-single-server"
     source = "Reiser & Lavenberg 1980 (exact MVA)"
-    duration = "20s"              # measured time of the full run (default: the scenario's)
-    quick_duration = "3s"         # with --quick
+    duration = "2s"               # measured time of the default run (default: the scenario's `duration`)
+    quick_duration = "1s"         # with --quick, the test suite's (default: duration)
+    full_duration = "20s"         # with --full (default: duration)
     random_split = { p0 = 0.5, p1 = 0.5 }   # run RandomSplit with these weights instead of [[policies]]
     every_builtin_policy = true   # add every built-in policy, at its defaults, to the file's policies
 
@@ -22,16 +23,23 @@ the scenario is validated, so the scenario schema stays as it is::
     compare = "equal"             # or "at_most" / "at_least" (one-sided)
     # share checks select paths: path = "name", paths = [...] (the worst of them counts) or array = "name"
 
-Each case runs on both engines when every policy is built in, else on the
-reference engine. One row per check, run and engine. Unless the scenario sets
-``interval``, it is set to 1/20 of the shortest run, so that IOPS rows carry a
-batch-means 95 % half-width (``ci95`` in the JSON).
+Three lengths: the default run is short and on the fast engine (a case with
+a Python policy runs on the reference engine), so ``pathsel validate`` takes
+about a minute; ``full`` runs each case at ``full_duration`` on both engines
+(the reference engine only, for a Python policy); ``quick`` runs each at
+``quick_duration``. ``engines`` narrows any of them. One row per check, run
+and engine. Unless the scenario sets ``interval``, it is set to 1/20 of the
+shortest run, so that IOPS rows carry a batch-means 95 % half-width (``ci95``
+in the JSON).
 """
 
 from __future__ import annotations
 
 import math
+import os
+import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -45,7 +53,7 @@ from ..errors import ScenarioError, closest
 from ..model import FaultModel
 from ..policies.spec import POLICY_DEFS
 from ..results import RunResult
-from ..scenario.load import RunSpec, Scenario, build_scenario, read_toml
+from ..scenario.load import RunSpec, Scenario, build_scenario, parse_toml, read_text, read_toml
 from ..timing.distributions import Constant
 from ..units import parse_duration
 from .analytic import RandomSplit
@@ -61,6 +69,8 @@ __all__ = [
     "case_files",
     "run_case",
     "validate",
+    "case_line",
+    "default_workers",
     "format_table",
     "default_dir",
 ]
@@ -88,6 +98,7 @@ _CASE_KEYS = {
     "source",
     "duration",
     "quick_duration",
+    "full_duration",
     "random_split",
     "every_builtin_policy",
     "scenario",
@@ -126,6 +137,7 @@ class Case:
     checks: list[Check]
     duration: float | None
     quick_duration: float | None
+    full_duration: float | None = None
     random_split: dict[str, float] | None = None
     engines: tuple[str, ...] | None = None
 
@@ -149,6 +161,19 @@ class Case:
     @property
     def needs_trace(self) -> bool:
         return any(METRICS[c.metric][2] for c in self.checks)
+
+    def duration_for(self, length: str = "default") -> float | None:
+        """Measured seconds of a run of this length ("default", "quick" or "full"); None: the scenario's own."""
+        if length == "quick" and self.quick_duration:
+            return self.quick_duration
+        if length == "full" and self.full_duration:
+            return self.full_duration
+        return self.duration
+
+    def engines_for(self, length: str = "default") -> tuple[str, ...]:
+        """The engines a run of this length uses: ``full`` every one the case allows, else the first (fast, when it can)."""
+        allowed = self.engines or (("fast", "reference") if self.builtin else ("reference",))
+        return allowed if length == "full" else allowed[:1]
 
 
 @dataclass
@@ -246,13 +271,18 @@ def load_case(path: str | Path) -> Case:
             raise fail(key, "must be > 0")
         return value
 
-    duration, quick = dur("duration"), dur("quick_duration")
+    duration, quick, full = dur("duration"), dur("quick_duration"), dur("full_duration")
+    # quick <= default <= full: a case whose lengths cross was mistyped ("2ms" for "2s")
+    given = [(k, v) for k, v in (("quick_duration", quick), ("duration", duration), ("full_duration", full)) if v is not None]
+    for (k1, v1), (k2, v2) in zip(given, given[1:]):
+        if v1 > v2:
+            raise fail(k2, f"{meta[k2]!r} is shorter than {k1} = {meta[k1]!r} (quick_duration <= duration <= full_duration)")
     # Time-series bins small enough for a batch-means confidence interval on IOPS.
     try:
         own = parse_duration(data.get("duration", "10s"))
     except (ValueError, TypeError):
         own = 10.0  # the scenario's own check reports it
-    candidates = [d for d in (duration, quick, own) if d and d > 0]
+    candidates = [d for d in (duration, quick, full, own) if d and d > 0]
     shortest = min(candidates) if candidates else 1.0
     data.setdefault("interval", f"{shortest / 20 * 1e6:.3f}us")
     if not isinstance(meta.get("every_builtin_policy", False), bool):
@@ -335,6 +365,7 @@ def load_case(path: str | Path) -> Case:
         checks=checks,
         duration=duration,
         quick_duration=quick,
+        full_duration=full,
         random_split={str(k): float(v) for k, v in split.items()} if split is not None else None,
         engines=tuple(engines) if engines else None,
     )
@@ -353,7 +384,12 @@ def case_of(path: str | Path | None) -> Case | None:
         return None
     p = Path(path)
     try:
-        data = read_toml(p)
+        text = read_text(p)
+        # A file that never spells "validation" has no such table (a key spells it with escapes only in a
+        # quoted key): not parsed twice, then, which took a quarter second for a 16,384-path cluster.
+        if "validation" not in text and "\\u" not in text and "\\U" not in text:
+            return None
+        data = parse_toml(text, str(p))
     except ScenarioError:
         return None  # the scenario loader reports it
     if "validation" not in data:
@@ -491,13 +527,26 @@ def _judge(check: Check, simulated: float) -> tuple[float, bool]:
     return error, abs(error) <= slack
 
 
-def run_case(case: Case, *, quick: bool = False, engines: tuple[str, ...] | None = None) -> list[Row]:
-    """Simulate the case on each engine and judge every check."""
-    duration = case.quick_duration if quick and case.quick_duration else case.duration
-    todo = case.engines or (("fast", "reference") if case.builtin else ("reference",))
-    if engines is not None:
-        # a case with a Python policy runs on the reference engine whatever was asked
-        todo = tuple(e for e in todo if e in engines) or todo[:1]
+def _length(quick: bool, full: bool) -> str:
+    if quick and full:
+        raise ValueError("quick and full are two lengths: ask for one")
+    return "quick" if quick else "full" if full else "default"
+
+
+def _engines(case: Case, length: str, engines: tuple[str, ...] | None) -> tuple[str, ...]:
+    if engines is None:
+        return case.engines_for(length)
+    allowed = case.engines_for("full")
+    # a case with a Python policy runs on the reference engine whatever was asked
+    return tuple(e for e in allowed if e in engines) or allowed[:1]
+
+
+def run_case(case: Case, *, quick: bool = False, full: bool = False, engines: tuple[str, ...] | None = None) -> list[Row]:
+    """Simulate the case and judge every check: at its default length on the fast engine (a Python policy: the
+    reference engine), ``quick`` or ``full`` (every engine the case allows) unless ``engines`` narrows it."""
+    length = _length(quick, full)
+    duration = case.duration_for(length)
+    todo = _engines(case, length, engines)
     rows: list[Row] = []
     for engine in todo:
         with warnings.catch_warnings():
@@ -544,17 +593,77 @@ def validate(
     paths: list[str | Path] | None = None,
     *,
     quick: bool = False,
+    full: bool = False,
     engines: tuple[str, ...] | None = None,
     progress: Callable[[str], None] | None = None,
+    done: Callable[[str, list[Row], float], None] | None = None,
+    workers: int = 1,
 ) -> list[Row]:
-    """Every case's rows, in file order. ``progress(case name)`` is called as each case starts."""
-    rows: list[Row] = []
+    """Every case's rows, in file order. ``progress(case name)`` is called as each case starts and
+    ``done(case name, its rows, wall seconds)`` as it ends, both in this process.
+
+    ``workers`` > 1: the cases that run on the reference engine go to that many worker processes while this
+    one runs the others (their lines come after; the rows are the same, in file order)."""
+    length = _length(quick, full)
     cases = [load_case(f) for f in case_files(paths)]  # every file is checked before anything runs
-    for case in cases:
-        if progress is not None:
-            progress(case.name)
-        rows.extend(run_case(case, quick=quick, engines=engines))
-    return rows
+    got: dict[int, list[Row]] = {}
+
+    def finish(i: int, rows: list[Row], seconds: float) -> None:
+        got[i] = rows
+        if done is not None:
+            done(cases[i].name, rows, seconds)
+
+    # The reference engine (SimPy) is the slow part and runs one case per core; the fast engine's cases are
+    # short and stay here, where its compiled code is already loaded.
+    slow = [i for i, c in enumerate(cases) if "reference" in _engines(c, length, engines)] if workers > 1 else []
+    if len(slow) == len(cases) and slow:
+        slow = slow[1:]  # this process takes one too, rather than idle
+    pool = None
+    if slow:
+        import multiprocessing
+
+        # spawn, not fork: a forked copy of a process that has loaded numba's LLVM is not safe
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(slow)), mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = {i: pool.submit(_run_file, cases[i].file, quick, full, engines) for i in slow} if pool is not None else {}
+        for i, case in enumerate(cases):
+            if i in futures:
+                continue
+            if progress is not None:
+                progress(case.name)
+            start = time.perf_counter()
+            finish(i, run_case(case, quick=quick, full=full, engines=engines), time.perf_counter() - start)
+        which = {f: i for i, f in futures.items()}
+        for future in as_completed(which):
+            finish(which[future], *future.result())
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return [r for i in range(len(cases)) for r in got[i]]
+
+
+def default_workers() -> int:
+    """The CPUs this process may use (as ``pathsel sweep``'s default, without importing its pandas)."""
+    if hasattr(os, "process_cpu_count"):  # 3.13+
+        return os.process_cpu_count() or 1
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def _run_file(file: str, quick: bool, full: bool, engines: tuple[str, ...] | None) -> tuple[list[Row], float]:
+    """A worker process's job: one case, read from its file again (a Case holds Python policy objects)."""
+    start = time.perf_counter()
+    rows = run_case(load_case(file), quick=quick, full=full, engines=engines)
+    return rows, time.perf_counter() - start
+
+
+def case_line(name: str, rows: list[Row], seconds: float) -> str:
+    """One case's progress line: ``mm1-open: 2/2 checks passed on fast (0.2 s)``."""
+    engines = " and ".join(dict.fromkeys(r.engine for r in rows))
+    passed = sum(r.passed for r in rows)
+    failed = f", {len(rows) - passed} FAILED" if passed < len(rows) else ""
+    return f"{name}: {passed}/{len(rows)} checks passed{failed} on {engines} ({seconds:.1f} s)"
 
 
 # -- output ------------------------------------------------------------------

@@ -92,11 +92,9 @@ from .layout import (
     params_at,
     state_at,
 )
-from .queues import release_admission, release_slot, trigger_put
+from .queues import PREFETCH_SLOTS, release_admission, release_slot, trigger_put
 from .scheduler import KIND_BITS, KIND_MASK, heap_min8, heap_settle, next_in_line, push_normal, timeout
 from .wire import repl_trip, value
-
-PREFETCH_SLOTS = 16384  # 3 MiB of slot rows: 8 x 32 x 8 (8,192 slots) ran as fast without the prefetch
 
 
 @hot

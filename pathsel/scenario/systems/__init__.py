@@ -15,30 +15,51 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ScenarioError
 from ...limits import MAX_DEVICE_PATHS, MAX_INT32, MAX_PATHS
-from ...policies.spec import PolicySpec, parse_spec
-from .esxi import EsxcliSetting, emit_esxcli, emit_satp_rule, import_esxcli, read_esxcli_commands
-from .linux_dm import DmSetting, emit_multipath_conf, import_multipath, read_multipath_conf
-from .linux_nvme import NvmeSetting, emit_nvme_udev, import_nvme, read_nvme_udev
-from .skeleton import Imported, Skeleton
 from .text import Source, ascii_int, read_source
-from .windows import MpioSetting, emit_powershell, import_mpclaim, read_powershell
+
+# The system modules read policy specs (the policy registry, whose hooks are compiled with numba) and build
+# scenarios: imported when a function here runs, so the CLI's parser can list the kinds without them.
+if TYPE_CHECKING:
+    from ...policies.spec import PolicySpec
+    from .esxi import EsxcliSetting
+    from .linux_dm import DmSetting
+    from .linux_nvme import NvmeSetting
+    from .skeleton import Imported, Skeleton
+    from .windows import MpioSetting
 
 __all__ = ["import_outputs", "emit", "read_emitted", "IMPORT_KINDS", "EMIT_KINDS", "Imported", "Skeleton", "Source"]
 
-# kind -> (importer, default host name, what to give)
+# kind -> (importer as module.function, default host name, what to give)
 IMPORT_KINDS = {
-    "esxcli": (import_esxcli, "esxi01", "esxcli storage nmp device list + esxcli storage core path list [+ nmp path list]"),
-    "multipath": (import_multipath, "linux01", "multipath -ll [+ /etc/multipath.conf]"),
-    "nvme": (import_nvme, "linux01", "nvme list-subsys [-v] [+ /sys/class/nvme-subsystem/nvme-subsysN/iopolicy]"),
-    "mpclaim": (import_mpclaim, "windows01", "mpclaim -s -d N for each MPIO disk [+ mpclaim -s -d]"),
+    "esxcli": ("esxi.import_esxcli", "esxi01", "esxcli storage nmp device list + esxcli storage core path list [+ nmp path list]"),
+    "multipath": ("linux_dm.import_multipath", "linux01", "multipath -ll [+ /etc/multipath.conf]"),
+    "nvme": ("linux_nvme.import_nvme", "linux01", "nvme list-subsys [-v] [+ /sys/class/nvme-subsystem/nvme-subsysN/iopolicy]"),
+    "mpclaim": ("windows.import_mpclaim", "windows01", "mpclaim -s -d N for each MPIO disk [+ mpclaim -s -d]"),
 }
 EMIT_KINDS = ("esxcli", "satp-rule", "multipath.conf", "nvme-udev", "powershell")
+
+
+def __getattr__(name: str) -> Any:
+    """``Imported``, ``Skeleton`` (in ``__all__``) from their module on first use."""
+    if name in ("Imported", "Skeleton"):
+        value = getattr(importlib.import_module(".skeleton", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _function(where: str) -> Callable[..., Any]:
+    """``module.function`` of this package, imported now."""
+    module, name = where.split(".")
+    f: Callable[..., Any] = getattr(importlib.import_module(f".{module}", __name__), name)
+    return f
 
 
 def import_outputs(
@@ -64,7 +85,10 @@ def import_outputs(
         raise ScenarioError("command line", "import", f"unknown kind {kind!r} (kinds: {', '.join(IMPORT_KINDS)})")
     if not files:
         raise ScenarioError("command line", f"import {kind}", f"give the output files: {IMPORT_KINDS[kind][2]}")
-    importer, default_host, _ = IMPORT_KINDS[kind]
+    from .skeleton import Imported
+
+    importer_at, default_host, _ = IMPORT_KINDS[kind]
+    importer = _function(importer_at)
     if host and not _encodable(host):  # a shell's $'\xff' arrives as a surrogate escape: no file can hold it as text
         raise ScenarioError("command line", "--host", f"{host!r} is not text (bytes that are not UTF-8)")
     sources = [read_source(f) for f in files]
@@ -130,6 +154,8 @@ def fio_workload(path: str | Path) -> dict[str, Any]:
 
 
 def _spec(spec: PolicySpec | str) -> PolicySpec:
+    from ...policies.spec import PolicySpec, parse_spec
+
     if isinstance(spec, PolicySpec):
         return spec
     try:
@@ -157,6 +183,11 @@ def emit(
     with ``device`` only) also sets the device's DSNRO. Raises ScenarioError
     (one line) for a policy the system cannot run or a setting it cannot take.
     """
+    from .esxi import emit_esxcli, emit_satp_rule
+    from .linux_dm import emit_multipath_conf
+    from .linux_nvme import emit_nvme_udev
+    from .windows import emit_powershell
+
     s = _spec(spec)
     if sched_num_req_outstanding is not None and kind != "esxcli":
         raise ScenarioError(
@@ -177,6 +208,11 @@ def emit(
 
 def read_emitted(kind: str, text: str, source: str = "<emitted>") -> EsxcliSetting | DmSetting | NvmeSetting | MpioSetting:
     """The setting an emitted text makes (its ``.spec`` and what it applies to), read back."""
+    from .esxi import read_esxcli_commands
+    from .linux_dm import read_multipath_conf
+    from .linux_nvme import read_nvme_udev
+    from .windows import read_powershell
+
     src = Source(source, text)
     readers: dict[str, Callable[[Source], EsxcliSetting | DmSetting | NvmeSetting | MpioSetting]] = {
         "esxcli": read_esxcli_commands,
