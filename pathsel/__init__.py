@@ -89,7 +89,33 @@ def __getattr__(name: str) -> Any:
         module: ModuleType = importlib.import_module(f".results.{name}" if name != "examples" else ".examples", __name__)
         globals()[name] = module
         return module
+    if name in _SUBPACKAGES:  # `import pathsel; pathsel.policies` worked when every module was imported at once
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
     raise AttributeError(f"module 'pathsel' has no attribute {name!r}")
+
+
+# The package's own modules a user may reach as attributes after `import pathsel` (they were imported eagerly before).
+_SUBPACKAGES = frozenset(
+    {
+        "api",
+        "engine",
+        "errors",
+        "jit",
+        "limits",
+        "measured",
+        "metrics",
+        "model",
+        "policies",
+        "results",
+        "scenario",
+        "stats",
+        "studies",
+        "timing",
+        "units",
+    }
+)
 
 
 def __dir__() -> list[str]:

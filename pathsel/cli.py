@@ -248,22 +248,33 @@ def _cmd_warm(args: argparse.Namespace) -> int:
     from .policies.registry import BUILTIN
 
     started = time.perf_counter()
+    python: list[str] = []
     if args.all:
+        if args.file or args.policy:
+            what = "FILE" if args.file else "--policy"
+            raise ScenarioError("command line", "--all", f"compiles every built-in policy: drop {what}, or drop --all")
         defs = list(BUILTIN)
     else:
-        from .engine import resolve
+        from .engine import resolve, supports
 
         scenario, _ = _scenario(args)
         own = [spec for run in scenario.runs for _, spec in run.devices]
-        defs = [resolve(spec)[0] for spec in [*(run.policy for run in scenario.runs), *own]]
+        specs = [*(run.policy for run in scenario.runs), *own]
+        # a Python policy (a class of the user's, a validation case's random split) runs on the reference engine:
+        # nothing of it is compiled; the engine still is, for the file's other policies and later runs
+        python = sorted({getattr(spec, "name", type(spec).__name__) for spec in specs if not supports(spec)})
+        defs = [resolve(spec)[0] for spec in specs if supports(spec)]
     quiet = args.quiet
     prepare(defs, notify=None if quiet else _notice(args), progress=not quiet and sys.stderr.isatty())
     if not quiet:
         from .jit import cache_dir
 
         names = sorted({d.name for d in defs})
-        shown = ", ".join(names) if len(names) <= 6 else f"{len(names)} policies"
-        print(f"pathsel warm: the fast engine and {shown} are compiled in {cache_dir()} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
+        shown = (" and " + (", ".join(names) if len(names) <= 6 else f"{len(names)} policies")) if names else ""
+        verb = "are" if names else "is"
+        print(f"pathsel warm: the fast engine{shown} {verb} compiled in {cache_dir()} ({time.perf_counter() - started:.1f} s)", file=sys.stderr)
+        if python:
+            print(f"pathsel warm: {', '.join(python)}: Python, run on the reference engine (nothing to compile)", file=sys.stderr)
     return 0
 
 

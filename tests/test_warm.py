@@ -74,12 +74,25 @@ def test_warm_quiet_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     assert out == "" and err == ""
 
 
+def test_warm_names_a_python_policy_and_compiles_the_rest(capsys: pytest.CaptureFixture[str]) -> None:
+    from pathsel.studies.validate import default_dir
+
+    case = default_dir() / "mva-single-server.toml"  # a random split: a Python policy, reference engine only
+    assert main(["warm", str(case)]) == 0
+    err = capsys.readouterr().err
+    assert "pathsel warm: the fast engine is compiled" in err
+    assert "Python, run on the reference engine" in err
+    assert "Traceback" not in err
+
+
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
         (["warm", "no-such-file.toml"], "no-such-file.toml"),
         (["warm", "--policy", "rr:iops=0"], "iops"),
         (["warm", "--policy", "bogus"], "bogus"),
+        (["warm", "--all", "--policy", "rr:iops=1"], "--all"),
+        (["warm", "--all", "no-such-file.toml"], "--all"),
     ],
 )
 def test_warm_refuses_bad_input_with_one_line(argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -118,6 +118,11 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+def __dir__() -> list[str]:
+    """The names loaded on first use too (tab completion)."""
+    return sorted(set(globals()) | set(__all__))
+
+
 __all__ = [
     "Policy",
     "PathView",

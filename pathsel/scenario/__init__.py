@@ -35,3 +35,8 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The names loaded on first use too (tab completion)."""
+    return sorted(set(globals()) | set(__all__))

@@ -166,8 +166,9 @@ def prepare(defs: Sequence[PolicyDef], *, notify: Callable[[str], None] | None =
         if notify is not None:
             notify(
                 f"pathsel: compiling the fast engine once (about {USUAL_SECONDS} s on 2 cores with other work beside it, "
-                f"~450 MB); it is cached in {cache_dir()} and later runs start at once (`pathsel warm` does it ahead)"
+                f"~420 MB); it is cached in {cache_dir()} and later runs start at once (`pathsel warm` does it ahead)"
             )
+        bar = _Clock(USUAL_SECONDS if cold_engine else 5.0) if progress else None
         helper = None
         if cold_engine:  # the late handlers and the policies in a second process, while this one does the loop
             helper = subprocess.Popen(
@@ -176,7 +177,6 @@ def prepare(defs: Sequence[PolicyDef], *, notify: Callable[[str], None] | None =
                 stderr=subprocess.DEVNULL,
                 env=os.environ.copy(),
             )
-        bar = _Clock(USUAL_SECONDS if cold_engine else 5.0) if progress else None
         counter = _Counter(bar.tick if bar is not None else (lambda: None))
         try:
             with event.install_listener("numba:compile", counter), light_passes():

@@ -224,3 +224,8 @@ def read_emitted(kind: str, text: str, source: str = "<emitted>") -> EsxcliSetti
     if kind not in readers:
         raise ScenarioError("command line", "--emit", f"unknown kind {kind!r} (kinds: {', '.join(EMIT_KINDS)})")
     return readers[kind](src)
+
+
+def __dir__() -> list[str]:
+    """The names loaded on first use too (tab completion)."""
+    return sorted(set(globals()) | set(__all__))
