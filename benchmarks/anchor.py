@@ -5,7 +5,7 @@
 
 Compiles ``anchor.c`` with ``cc -O2`` (``$CC`` if set) into a temporary
 directory, or says plainly that no C compiler was found. For each spec it runs
-seed 004's test drive (``pathsel.default_scenario()``, as benchmarks/engines.py
+the founding test drive (``pathsel.default_scenario()``, as benchmarks/engines.py
 does) on pathsel's fast engine, in this process with its compiled code loaded
 (a warm-up run first), and the C loop on the same model's parameters (read
 from pathsel's compiled model: paths, their arrays, latencies and bandwidths,

@@ -1,4 +1,4 @@
-"""Engine speed, compile time and memory on seed 004's test drive: a script that prints figures.
+"""Engine speed, compile time and memory on the founding test drive (Hosterman 2018): a script that prints figures.
 
     python benchmarks/engines.py                 # 60 s simulated per fast run, 10 s on the reference engine
     python benchmarks/engines.py --quick         # 5 s and 2 s

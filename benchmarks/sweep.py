@@ -3,7 +3,7 @@
     python benchmarks/sweep.py            # 48 runs of 2 s simulated per worker count; long sweeps of 300 and 1200 runs
     python benchmarks/sweep.py --quick    # 16 runs; 100 and 400
 
-Prints, on seed 004's test drive (its three policies per run):
+Prints, on the founding test drive (its three policies per run):
 
 * throughput on 1 worker (in this process) and on every local core (a process
   pool): runs per wall second and simulated I/Os per wall second (measured I/Os
@@ -69,7 +69,7 @@ def main() -> None:
     args = ap.parse_args()
     runs, long_runs = (16, (100, 400)) if args.quick else (48, (300, 1200))
     n = cores()
-    print(f"sweep throughput: seed 004's test drive, 3 policies per run, 2 s simulated, {runs} runs; {n} local core(s)\n")
+    print(f"sweep throughput: the founding test drive, 3 policies per run, 2 s simulated, {runs} runs; {n} local core(s)\n")
     print(f"{'workers':>8s} {'wall s':>8s} {'runs/s':>8s} {'sim I/O per wall s':>19s} {'CPU s':>7s} {'cores busy':>10s}")
     rates, cpus = {}, {}
     for w in sorted({1, n}):

@@ -81,8 +81,8 @@ def simulate(
     """Run every policy of a scenario on the same seed and compare them.
 
     ``scenario``: a file path, a loaded :class:`Scenario`, or None for the
-    embedded default (seed 004's test drive). ``policies`` replaces the file's
-    policies: spec strings (``"rr:iops=1"``), Policy subclasses or instances.
+    embedded default (the founding test drive, Hosterman 2018). ``policies``
+    replaces the file's policies: spec strings (``"rr:iops=1"``), Policy subclasses or instances.
     ``duration`` (after the ramp: a number of seconds, or a string with a
     unit such as ``"500ms"``) and ``seed`` override the file's.
     ``trace=True`` keeps a per-I/O record in each run's ``metrics.trace``.

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from .cli_site import add_emit_options, add_site_commands, emit_recommended, emit_simulate, presets_text
 from .errors import ScenarioError
 from .outputs import check_output, same_file, scenario_files, write_atomic
+from .units import MAX_DURATION as _MAX_SECONDS
 from .units import parse_seconds
 from .version import __version__
 
@@ -57,7 +58,7 @@ def _duration(text: str) -> float:
 # Options whose value may look like an option ("--duration -1s"): argparse would take the
 # value for an unknown option and say "expected one argument"; joined as --duration=-1s,
 # the value reaches its check and gets a proper message.
-_VALUE_OPTIONS = ("--duration", "--seed", "--replications", "--workers", "--top", "--speed", "--delay")
+_VALUE_OPTIONS = ("--duration", "--seed", "--replications", "--workers", "--top", "--speed", "--delay", "-d", "-n", "--iterations")
 _NEGATIVE = re.compile(r"-(?:[0-9.]|inf|nan)", re.IGNORECASE)
 
 
@@ -372,15 +373,40 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_top(args: argparse.Namespace) -> int:
-    from .top import pick_run, run_top
+    batch = args.batch or args.text
+    if not batch and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ScenarioError("command line", "pathsel top", "needs a terminal for its live view: add -b for esxtop's CSV or --text")
+    if args.iterations is not None and args.iterations * args.delay > _MAX_SECONDS:
+        raise ScenarioError(
+            "command line",
+            "argument -n",
+            f"{args.iterations} samples every {args.delay:g} s is {args.iterations * args.delay:g} simulated seconds, "
+            f"more than {_MAX_SECONDS:g}: fewer samples or a shorter -d",
+        )
+    # at once, before numba and the scenario load (a second or more; the first compile ~30 s, which says so)
+    if not batch:
+        print("pathsel top: starting... (loading the scenario and the engine)", flush=True)
+    elif sys.stderr.isatty():
+        print("pathsel top: starting... (loading the scenario and the engine)", file=sys.stderr, flush=True)
+    from .top import VIEWS, pick_run, run_top
 
     scenario, _ = _scenario(argparse.Namespace(file=args.file, policy=None))
     run = pick_run(scenario, args.policy)
-    if not args.batch and not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise ScenarioError("command line", "pathsel top", "needs a terminal for its live view: add --batch for plain text")
-    speed = None if args.batch and args.speed is None else (args.speed or 1.0)
-    view = {"d": "devices", "p": "paths", "h": "hosts", "v": "vms"}.get(args.view, args.view)
-    return run_top(scenario, run, speed=speed, refresh=args.delay, view=view, batch=args.batch, duration=args.duration, seed=args.seed)
+    speed = None if batch and args.speed is None else (args.speed or 1.0)
+    view = VIEWS.get(args.view, args.view)
+    return run_top(
+        scenario,
+        run,
+        speed=speed,
+        refresh=args.delay,
+        view=view,
+        batch=batch,
+        text=args.text,
+        iterations=args.iterations,
+        duration=args.duration,
+        seed=args.seed,
+        notify=_notice(args),
+    )
 
 
 def _summary_text(res: SweepResult) -> str:
@@ -392,7 +418,13 @@ def _summary_text(res: SweepResult) -> str:
     s = res.summary()
     if s.empty:
         return ""
-    show = {"iops": ("IOPS", 1.0, "{:,.0f}"), "p99_us": ("p99 (ms)", 1e-3, "{:,.3f}"), "convergence_s": ("convergence (s)", 1.0, "{:,.2f}")}
+    # KAVG (esxtop: time queued in the host) where the scenario models host queues; the column is left out otherwise.
+    show = {
+        "iops": ("IOPS", 1.0, "{:,.0f}"),
+        "p99_us": ("p99 (ms)", 1e-3, "{:,.3f}"),
+        "kavg_us": ("KAVG (ms)", 1e-3, "{:,.3f}"),
+        "convergence_s": ("convergence (s)", 1.0, "{:,.2f}"),
+    }
     keys = ["scenario", "point", "policy"]
     rows: dict[tuple[Any, ...], dict[str, str]] = {}
     for r in s[s.metric.isin(list(show))].itertuples(index=False):
@@ -639,7 +671,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     sim = sub.add_parser("simulate", help="run a scenario's policies and print the comparison")
-    sim.add_argument("file", nargs="?", help="scenario TOML file, or a validation case file (default: the embedded seed 004 test drive)")
+    sim.add_argument("file", nargs="?", help="scenario TOML file, or a validation case file (default: the embedded Hosterman 2018 test drive)")
     sim.add_argument(
         "--policy",
         action="append",
@@ -670,7 +702,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.set_defaults(func=_cmd_simulate)
 
     pre = sub.add_parser("predict", help="print the analytic figures: throughput bounds, and Mean Value Analysis where a policy has a fixed split")
-    pre.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded seed 004 test drive)")
+    pre.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded Hosterman 2018 test drive)")
     pre.add_argument("--policy", action="append", metavar="SPEC", help="policy to analyse instead of the file's (repeatable)")
     pre.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     pre.add_argument("--paths", action="store_true", help="also print each policy's path shares and MVA latency per path")
@@ -734,7 +766,7 @@ def build_parser() -> argparse.ArgumentParser:
     wrm.set_defaults(func=_cmd_warm)
 
     rep = sub.add_parser("report", help="run a scenario's policies and write a self-contained HTML report with figures")
-    rep.add_argument("file", nargs="?", help="scenario TOML file, or a validation case file (default: the embedded seed 004 test drive)")
+    rep.add_argument("file", nargs="?", help="scenario TOML file, or a validation case file (default: the embedded Hosterman 2018 test drive)")
     rep.add_argument("-o", "--output", default="report.html", metavar="HTML", help="where to write the report (default: report.html)")
     rep.add_argument("--policy", action="append", metavar="SPEC", help="policy to run instead of the file's (repeatable)")
     rep.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms, 2min)")
@@ -743,27 +775,46 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no closing line")
     rep.set_defaults(func=_cmd_report)
 
-    top = sub.add_parser("top", help="watch one policy's run live, esxtop-style: per device, path and host IOPS, latency, ACTV/QUED and share")
-    top.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded seed 004 test drive)")
+    top = sub.add_parser(
+        "top",
+        help="watch one policy's run live as esxtop shows a host: per device, adapter, path, host and VM; -b writes esxtop's CSV",
+    )
+    top.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded Hosterman 2018 test drive)")
     top.add_argument("--policy", metavar="SPEC", help="the file's policy with this label or spec, or any policy spec (default: the file's first)")
     top.add_argument(
         "--speed",
         type=_speed,
         metavar="X",
-        help="simulated seconds per wall-clock second (default 1: real time; --batch: as fast as it runs)",
+        help="simulated seconds per wall-clock second: paces the frames (default 1: real time; -b and --text: as fast as it runs)",
     )
     top.add_argument(
-        "-d", "--delay", type=_duration, default=1.0, metavar="S", help="wall-clock seconds between refreshes (default 1, as esxtop's -d)"
+        "-d",
+        "--delay",
+        type=_duration,
+        default=1.0,
+        metavar="S",
+        help="seconds between samples on the simulated host's clock, as esxtop's -d on the host's (default 1); "
+        "on screen a frame every S/speed wall seconds",
+    )
+    top.add_argument(
+        "-n",
+        "--iterations",
+        type=_positive_int,
+        metavar="N",
+        help="stop after N samples, as esxtop's -n (without --duration the run lasts long enough for them)",
     )
     top.add_argument(
         "--view",
         default="devices",
-        choices=["devices", "paths", "hosts", "vms", "d", "p", "h", "v"],
-        help="first view (keys d, p, h, v switch; vms: a row per workload, esxtop's VM disk view)",
+        choices=["devices", "adapters", "paths", "hosts", "vms", "u", "d", "p", "h", "v"],
+        help="first view, by name or esxtop's key: u devices, d adapters, v VMs (esxtop's screens); p paths, h hosts (pathsel's)",
     )
     top.add_argument("--duration", type=_duration, help="measured time after the ramp: seconds (20) or with a unit (500ms)")
     top.add_argument("--seed", type=_seed, help="random seed (same seed, same results)")
-    top.add_argument("-b", "--batch", action="store_true", help="print plain-text snapshots, one per refresh, as esxtop -b (no terminal needed)")
+    top.add_argument(
+        "-b", "--batch", action="store_true", help="write esxtop -b's perfmon CSV (PDH-CSV 4.0), a line per sample, to stdout (no terminal needed)"
+    )
+    top.add_argument("--text", action="store_true", help="print plain-text snapshots of the view instead, one per sample (no terminal needed)")
     top.set_defaults(func=_cmd_top)
 
     swp = sub.add_parser("sweep", help="run a grid of policy and scenario parameters x replications; save a tidy table")
@@ -771,7 +822,7 @@ def build_parser() -> argparse.ArgumentParser:
         "files",
         nargs="*",
         metavar="FILE",
-        help="scenario files (default: the embedded seed 004 test drive); a [sweep] table in a file gives its grid",
+        help="scenario files (default: the embedded Hosterman 2018 test drive); a [sweep] table in a file gives its grid",
     )
     swp.add_argument(
         "--param",

@@ -235,7 +235,7 @@ def add_site_commands(
     imp.set_defaults(func=_cmd_import)
 
     cal = sub.add_parser("calibrate", help="fit a scenario's unknowns (service time, latencies, concurrency) to measured IOPS and latency")
-    cal.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded seed 004 test drive)")
+    cal.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded Hosterman 2018 test drive)")
     cal.add_argument(
         "--fit",
         action="append",

@@ -1,6 +1,7 @@
 """Quantities written the way storage people write them.
 
-Durations (``50us``, ``0.05ms``, ``1ms``, ``3s``, ``2min``) become seconds,
+Durations (``50us``, ``0.05ms``, ``1ms``, ``3s``, ``10m``, ``2min``, ``1h``) become seconds, with fio's
+time suffixes (``m`` is minutes, ``ms`` milliseconds, ``d`` days),
 sizes (``512``, ``4k``, ``32KiB``, ``1m``) become bytes and link speeds
 (``16Gbit``, ``32Gb``, ``25GbE``, ``10G``, ``1600MB/s``) become bytes per second.
 
@@ -49,8 +50,13 @@ _DURATION_UNITS = {
     "msec": 1e-3,
     "s": 1.0,
     "sec": 1.0,
+    # fio's time suffixes (HOWTO, "Parameter types": time): m is minutes, as in runtime=10m; ms stays milliseconds.
+    "m": 60.0,
     "min": 60.0,
     "h": 3600.0,
+    "hour": 3600.0,
+    "d": 86400.0,
+    "day": 86400.0,
 }
 
 _SIZE_UNITS = {
@@ -112,7 +118,7 @@ def parse_duration(value: object) -> float:
         raise ValueError(f'{value!r} has no unit (write it like "{value}us", "{value}ms" or "{value}s")')
     factor = _DURATION_UNITS.get(unit) or _DURATION_UNITS.get(unit.lower())
     if factor is None:
-        raise ValueError(f"{value!r}: unknown time unit {unit!r} (use ns, us, ms, s, min or h)")
+        raise ValueError(f"{value!r}: unknown time unit {unit!r} (use ns, us, ms, s, m or min, h or d, as fio does)")
     return _at_least_a_nanosecond(_at_most_max(number * factor, value), value)
 
 

@@ -11,8 +11,8 @@ The convention, for README.md and every page of docs/:
 
 A page's blocks run in one fresh directory holding a copy of ``sims/`` and of
 the import samples ``tests/data/import/`` (as in a checkout), so ``sims/...``
-and ``tests/data/import/...`` paths work and outputs (``report.html``, ``r.parquet``) stay
-there; the python blocks of a page share one namespace. ``sh`` blocks run
+and ``tests/data/import/...`` paths work; the README's tour and getting-started.md write their files
+(``report.html``, ``r.parquet``) under ``out=$(mktemp -d)``, never into that copy, which is checked; the python blocks of a page share one namespace. ``sh`` blocks run
 under ``bash -e -o pipefail``: every command of a block must succeed.
 
 To keep the suite short, runs are cut, never skipped: ``pathsel simulate``,
@@ -101,9 +101,11 @@ def test_not_run_marks_give_a_reason_and_precede_a_command():
 def test_the_readme_tour_is_run():
     tour = [b for b in blocks(ROOT / "README.md") if b.runs]
     commands = [ln.split("#")[0].strip() for b in tour if b.lang == "sh" for ln in b.code.splitlines()]
-    assert "pathsel sweep sims/*.toml --param latency.latency_eval_time=30000,180000 --out r.parquet" in commands
-    assert "pathsel recommend r.parquet" in commands
-    assert any(c.startswith("pathsel top ") and "--batch" in c for c in commands)  # the live view, as esxtop -b
+    assert 'pathsel sweep sims/*.toml --param latency.latency_eval_time=30000,180000 --out "$out"/r.parquet' in commands
+    assert 'pathsel recommend "$out"/r.parquet' in commands
+    assert commands[0] == "out=$(mktemp -d)"  # the tour's files go to a temporary folder, not the checkout
+    assert any(c.startswith("pathsel top ") and "--text" in c for c in commands)  # the live view's frames as text
+    assert any(c.startswith("pathsel top ") and " -b " in c for c in commands)  # esxtop -b's CSV
     assert len([b for b in tour if b.lang == "python"]) >= 2
 
 
@@ -190,6 +192,15 @@ def _capped(fn):
     return call
 
 
+# The pages a new user runs from the checkout: every file their commands write goes to a temporary folder
+# (out=$(mktemp -d), or a pipe), so that running them leaves the checkout as it was.
+TOUR_PAGES = (ROOT / "README.md", ROOT / "docs" / "getting-started.md")
+
+
+def _listing(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 def _pages_with_commands() -> list:
     return [pytest.param(p, id=str(p.relative_to(ROOT))) for p in PAGES if any(b.runs for b in blocks(p))]
 
@@ -202,12 +213,14 @@ def test_page_commands_run(page: Path, tmp_path: Path, shim_bin: Path, monkeypat
     work.mkdir()
     shutil.copytree(ROOT / "sims", work / "sims")
     shutil.copytree(ROOT / "tests" / "data" / "import", work / "tests" / "data" / "import")
-    env = {**os.environ, "PATH": f"{shim_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
+    (tmp_path / "tmp").mkdir()  # mktemp -d's folders, outside the checkout's copy and removed with it
+    env = {**os.environ, "PATH": f"{shim_bin}{os.pathsep}{os.environ.get('PATH', '')}", "TMPDIR": str(tmp_path / "tmp")}
     monkeypatch.chdir(work)
     monkeypatch.setattr(go.Figure, "show", lambda self, *a, **k: None)  # no browser
     for name in ("simulate", "sweep", "simulate_seeds"):
         monkeypatch.setattr(pathsel, name, _capped(getattr(pathsel, name)))
     namespace: dict[str, object] = {"__name__": "__docs__"}
+    before = _listing(work)
     for b in blocks(page):
         if not b.runs:
             continue
@@ -219,3 +232,7 @@ def test_page_commands_run(page: Path, tmp_path: Path, shim_bin: Path, monkeypat
         assert done.returncode == 0, (
             f"{b.where}: exit status {done.returncode}\n{b.code}\n--- stdout (end)\n{done.stdout[-2000:]}\n--- stderr (end)\n{done.stderr[-3000:]}"
         )
+    if page in TOUR_PAGES:
+        after = _listing(work)
+        written = sorted(k for k in after.keys() | before.keys() if after.get(k) != before.get(k))
+        assert not written, f"{page.name}: the commands wrote into the checkout (write them under out=$(mktemp -d)): {written[:10]}"

@@ -136,7 +136,8 @@ def test_a_small_league_runs_and_ranks(small):
     assert st.loc["guard", "worst_iops_regret"] < st.loc["rr", "worst_iops_regret"]
     assert "league: 3 policies x 2 scenarios x 2 replication(s)" in small.text()
     md = small.markdown()
-    assert md.count("\n") == 2 + 3 and "`guard`" in md
+    table_md, definitions = md.split("\n\n")  # the table, then what its columns hold (regret, recovery)
+    assert table_md.count("\n") + 1 == 2 + 3 and "`guard`" in md and definitions.startswith("regret: how much worse")
     fig = small.heatmap("p99")
     assert list(fig.data[0].y) == list(small.standings.policy)
 

@@ -38,7 +38,7 @@ LATENCY = "latency RR, all paths AO"
 
 
 def faulty_scenario() -> pathsel.Scenario:
-    """Seed 004's test drive (three policies) with a path going down and back, and an ALUA change."""
+    """The founding test drive (three policies) with a path going down and back, and an ALUA change."""
     text = (SIMS / "esxi-latency-testdrive.toml").read_text(encoding="utf-8") + FAULTS
     # the host learns of each fault at once, so the state strip changes at the fault times
     text = text.replace('name = "esxi01"', 'name = "esxi01"\ndetection = "0s"', 1)

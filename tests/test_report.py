@@ -101,7 +101,7 @@ def test_report_command_writes_the_file_and_is_silent_off_a_terminal(tmp_path, t
 
     code = main(["report", "-o", str(tmp_path / "q.html"), "--duration", "0.2s", "-q"])  # embedded default
     assert (code, *capsys.readouterr()) == (0, "", "")
-    assert "seed 004" in (tmp_path / "q.html").read_text(encoding="utf-8")
+    assert "test drive (Hosterman 2018)" in (tmp_path / "q.html").read_text(encoding="utf-8")
 
 
 def test_report_command_errors_are_one_line_and_status_2(tmp_path, capsys):

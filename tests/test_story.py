@@ -63,7 +63,9 @@ def test_latency_rr_says_when_it_dropped_which_paths_and_what_that_bought(testdr
     assert "retried" not in s_rr and "went down" not in s_rr and "evaluated" not in s_rr
     assert "on the 10 local paths" in said(testdrive, RR_PREF)
     best = max(testdrive.runs, key=lambda r: r.iops)
-    assert said(testdrive, None).startswith(f"Most IOPS: {best.label} ({best.iops:,.0f})")
+    overview = dict(story(testdrive))[None]
+    assert overview[0].startswith("This scenario is about distance (paths to local 50 us, to remote ")
+    assert overview[1].startswith(f"Most IOPS: {best.label} ({best.iops:,.0f})")
 
 
 def test_a_path_failure_is_told_with_detection_recovery_and_retries(failover):
@@ -124,7 +126,7 @@ def test_story_is_in_the_table_output_the_report_and_the_json(testdrive, capsys,
     assert all(len(line) <= 100 for line in words.splitlines())
     lines = words.splitlines()
     assert not any(a[-1].isdigit() and b.lstrip().startswith(("%", "ms", "s ", "IOPS")) for a, b in zip(lines, lines[1:]))
-    assert text(testdrive).startswith("what happened:\n  Most IOPS: ")
+    assert text(testdrive).startswith("what happened:\n  This scenario is about distance")
 
     html = report.render(testdrive, figures=[])
     assert html.index('id="story"') < html.index('id="comparison"')

@@ -63,18 +63,20 @@ def test_latency_rr_shows_the_remote_paths_dropped_in_the_path_view():
     assert "PATH" in text and "%SHR" in text and "vmhba2:C0:T9:L1" in text
     assert f"{late.now:8.2f} s of 2 s" in text
     devices = text_view(run.label, late, model, "devices")
-    assert devices.splitlines()[4].split()[:2] == ["DEVICE", "CMDS/s"] and "esxi01" in devices
+    # esxtop's disk device columns; the device as the scenario names it (its implicit volume), not the host
+    assert devices.splitlines()[4].split()[:7] == ["DEVICE", "DQLEN", "ACTV", "QUED", "%USD", "LOAD", "CMDS/s"]
+    assert devices.splitlines()[6].split()[0] == "volume"
 
 
 def test_batch_prints_a_snapshot_per_refresh(capsys):
-    code = main(["top", str(SIMS / "fast-failover.toml"), "--batch", "-d", "0.5", "--duration", "2", "--view", "p"])
+    code = main(["top", str(SIMS / "fast-failover.toml"), "--text", "-d", "0.5", "--duration", "2", "--view", "p"])
     out = capsys.readouterr().out
     assert code == 0
     heads = re.findall(r"^ +([\d.]+) s of 2 s", out, re.M)
     assert heads == ["0.50", "1.00", "1.50", "2.00"]  # every refresh before the end, then the end
     assert out.count("nvme0c1n1") == 4 and "active/passive (MRU)" in out
     # another policy, by spec; a bad one is a located error
-    assert main(["top", str(SIMS / "fast-failover.toml"), "--batch", "-d", "0.5", "--duration", "1", "--policy", "round robin"]) == 0
+    assert main(["top", str(SIMS / "fast-failover.toml"), "--text", "-d", "0.5", "--duration", "1", "--policy", "round robin"]) == 0
     assert "round robin" in capsys.readouterr().out
     assert main(["top", "--batch", "--policy", "rr:iops=0"]) == 2
     assert "iops must be" in capsys.readouterr().err
@@ -82,10 +84,10 @@ def test_batch_prints_a_snapshot_per_refresh(capsys):
 
 def test_batch_with_a_speed_follows_the_wall_clock(capsys):
     start = time.monotonic()
-    assert main(["top", str(SIMS / "fast-failover.toml"), "--batch", "--speed", "2", "-d", "0.5", "--duration", "4"]) == 0
+    assert main(["top", str(SIMS / "fast-failover.toml"), "--text", "--speed", "2", "-d", "1", "--duration", "4"]) == 0
     took = time.monotonic() - start
-    # refreshes at 1, 2 and 3 s of simulated time and the final one at 4: 3 s after the first at speed 2 is 1.5 s
-    assert took >= 1.45, took
+    # samples every simulated second (-d 1), the last at 4 s; pacing counts from time 0: 4 s at speed 2 is 2 s
+    assert took >= 1.95, took
     assert capsys.readouterr().out.count("pathsel top") == 4
 
 
@@ -103,7 +105,7 @@ BATCH_COUNTS = [
 
 @pytest.mark.parametrize(("duration", "delay", "heads"), BATCH_COUNTS)
 def test_batch_prints_ceil_of_end_over_refresh_snapshots_the_last_at_the_end(capsys, duration, delay, heads):
-    assert main(["top", str(SIMS / "fast-failover.toml"), "--batch", "-d", delay, "--duration", duration]) == 0
+    assert main(["top", str(SIMS / "fast-failover.toml"), "--text", "-d", delay, "--duration", duration]) == 0
     out = capsys.readouterr().out
     assert re.findall(r"^ +([\d.]+) s of [\d.]+ s", out, re.M) == heads
     assert len(heads) == math.ceil(float(duration) / float(delay) - 1e-9)
@@ -121,7 +123,7 @@ def test_batch_snapshots_cover_the_whole_run(monkeypatch, duration, delay):
     monkeypatch.setattr(top_module, "text_view", lambda label, snap, *a, **k: (seen.append(snap), real(label, snap, *a, **k))[1])
     sc = pathsel.load_scenario(SIMS / "fast-failover.toml")
     run = pick_run(sc, None)
-    assert top_module.run_top(sc, run, speed=None, refresh=float(delay), batch=True, duration=float(duration), out=io.StringIO()) == 0
+    assert top_module.run_top(sc, run, speed=None, refresh=float(delay), batch=True, text=True, duration=float(duration), out=io.StringIO()) == 0
     model = compile_model(sc, run, duration=float(duration))
     metrics = run_fast(model, run.policy)
     assert seen[-1].now == model.end
@@ -142,7 +144,7 @@ def test_the_final_snapshot_on_the_reference_engine(monkeypatch):
     monkeypatch.setattr(top_module, "text_view", lambda label, snap, *a, **k: (seen.append(snap), real(label, snap, *a, **k))[1])
     sc = case_of(SIMS / "validation" / "mva-single-server.toml").runnable_scenario
     run = pick_run(sc, None)
-    assert top_module.run_top(sc, run, speed=None, refresh=0.3, batch=True, duration=1.0, out=io.StringIO()) == 0
+    assert top_module.run_top(sc, run, speed=None, refresh=0.3, batch=True, text=True, duration=1.0, out=io.StringIO()) == 0
     model = compile_model(sc, run, duration=1.0)
     assert [round(s.now, 6) for s in seen] == [0.3, 0.6, 0.9, model.end]
     assert sum(s.cmds * s.step for s in seen) == pytest.approx(run_reference(model, run.policy).ts_ios.sum())
@@ -214,7 +216,8 @@ def test_the_slowest_speed_paces_without_overflowing_sleep(monkeypatch):
 
 def test_without_a_terminal_it_says_to_use_batch(capsys):
     assert main(["top", "--duration", "1"]) == 2
-    assert "needs a terminal" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "needs a terminal" in err and "add -b for esxtop's CSV or --text" in err
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
@@ -248,8 +251,8 @@ def test_keys_switch_views_pause_and_quit_in_a_real_terminal(tmp_path):
         subprocess.run(["tmux", "send-keys", "-t", session, k], check=True)
 
     try:
-        first = wait_for(r"DEVICE +CMDS/s")
-        assert "esxi01" in first and "view: devices" in first
+        first = wait_for(r"DEVICE +DQLEN +ACTV")
+        assert "volume" in first and "view: devices" in first
         keys("p")
         paths = wait_for(r"PATH +ARRAY +STATE")
         assert "vmhba2:C0:T9:L1" in paths and "view: paths" in paths
@@ -261,7 +264,11 @@ def test_keys_switch_views_pause_and_quit_in_a_real_terminal(tmp_path):
         time.sleep(1.5)
         assert clock(screen()) > clock(paused)
         keys("h")
-        assert "esxi01" in wait_for(r"HOST +CMDS/s")
+        assert "esxi01" in wait_for(r"HOST +DQLEN")
+        keys("d")  # esxtop's disk adapter screen: the paths' vmhbaN
+        assert "vmhba2" in wait_for(r"ADAPTR +NPTH")
+        keys("u")  # esxtop's disk device screen
+        assert "volume" in wait_for(r"DEVICE +DQLEN")
         keys("+")
         wait_for("speed 2x")
         keys("q")

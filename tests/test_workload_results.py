@@ -206,7 +206,7 @@ def test_tops_vm_view():
 
 
 def test_top_batch_starts_in_the_vm_view(capsys):
-    assert main(["top", str(SIMS / "esxi-24-vms-dqlen.toml"), "--batch", "--view", "v", "--duration", "0.3", "-d", "0.25", "--speed", "1000"]) == 0
+    assert main(["top", str(SIMS / "esxi-24-vms-dqlen.toml"), "--text", "--view", "v", "--duration", "0.3", "-d", "0.25", "--speed", "1000"]) == 0
     out = capsys.readouterr().out
     assert "VMNAME" in out and "LAT/rd" in out
 

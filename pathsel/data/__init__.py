@@ -21,4 +21,4 @@ VALIDATION = EXAMPLES / "validation"
 """The validation cases ``pathsel validate`` runs by default."""
 
 DEFAULT_SCENARIO = EXAMPLES / "esxi-latency-testdrive.toml"
-"""The embedded default: seed 004's ESXi latency round robin test drive."""
+"""The embedded default: the founding ESXi latency round robin test drive (Hosterman 2018)."""

@@ -30,6 +30,7 @@ __all__ = ["MeasureError", "Figure", "Measurement", "read_text", "METRICS", "MAX
 METRICS = {
     "iops": "I/Os completed per second",
     "mean": "mean latency (s)",
+    "p50": "median latency (s)",
     "p99": "99th percentile latency (s)",
 }
 
@@ -55,13 +56,15 @@ class MeasureError(ValueError):
 
 @dataclass(frozen=True)
 class Figure:
-    """One measured number: ``metric`` (iops, mean, p99) of the device, or of ``path`` when given."""
+    """One measured number: ``metric`` (iops, mean, p50, p99) of the device, or of ``path`` when given, or of
+    one op (``read``, ``write``) when ``op`` is given (fio's per-op percentiles of a randrw job)."""
 
     metric: str
     value: float
     stderr: float | None = None  # its standard error, when the file says how it varied
     path: str | None = None
     where: str = ""  # where in the file it comes from
+    op: str | None = None
 
     def __post_init__(self) -> None:
         if self.metric not in METRICS:
@@ -82,15 +85,16 @@ class Measurement:
     notes: tuple[str, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)  # what else the file said (esxtop ACTV, fio job options)
 
-    def get(self, metric: str, path: str | None = None) -> Figure | None:
-        return next((f for f in self.figures if f.metric == metric and f.path == path), None)
+    def get(self, metric: str, path: str | None = None, op: str | None = None) -> Figure | None:
+        return next((f for f in self.figures if f.metric == metric and f.path == path and f.op == op), None)
 
     def describe(self) -> str:
         parts = []
         for f in self.figures:
             if f.path is not None:
                 continue
-            value = f"{f.value:,.0f} IOPS" if f.metric == "iops" else f"{f.metric} {f.value * 1e3:.3f} ms"
+            what = f"{f.metric} {f.op}" if f.op else f.metric
+            value = f"{f.value:,.0f} IOPS" if f.metric == "iops" else f"{what} {f.value * 1e3:.3f} ms"
             parts.append(value)
         per_path = len({f.path for f in self.figures if f.path is not None})
         more = f", {per_path} path(s)" if per_path else ""
@@ -111,7 +115,14 @@ def read_text(path: str | Path, source: str | None = None) -> str:
 
 
 def figure(
-    source: str, metric: str, value: float, stderr: float | None = None, path: str | None = None, where: str = "", place: str | None = None
+    source: str,
+    metric: str,
+    value: float,
+    stderr: float | None = None,
+    path: str | None = None,
+    where: str = "",
+    place: str | None = None,
+    op: str | None = None,
 ) -> Figure:
     """A :class:`Figure`, or a MeasureError located at ``place`` (default ``where``) when the file's value is 0,
     negative, not finite or past :data:`MAX_IOPS` / :data:`MAX_LATENCY` (calibration divides by it and compares
@@ -126,7 +137,7 @@ def figure(
         )
     if stderr is not None and not (math.isfinite(stderr) and stderr >= 0):
         stderr = None  # its spread unknown: calibration falls back to the default noise
-    return Figure(metric, value, stderr, path, where)
+    return Figure(metric, value, stderr, path, where, op)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -227,7 +227,11 @@ def fio_latency_table(doc: dict[str, Any], source: str, op: str | None = None) -
 
 
 def fio_measurement(doc: dict[str, Any], source: str, op: str | None = None) -> Measurement:
-    """IOPS, mean and p99 completion latency of ``op`` (every op with I/Os when None), summed over jobs."""
+    """IOPS, mean, p50 and p99 completion latency of ``op`` (every op with I/Os when None), summed over jobs.
+
+    The percentiles come from json+ bins merged over jobs and ops, else from fio's percentile table
+    (``"50.000000"``, ``"99.000000"``) of the one job and op; tables of one job's read and write (randrw)
+    cannot be merged into one, so each op keeps its own p50 and p99 (a figure with ``op``)."""
     ops = [op] if op is not None else _ops_with_io(doc)
     if op is not None:
         _choose_op(doc, source, op)
@@ -240,7 +244,9 @@ def fio_measurement(doc: dict[str, Any], source: str, op: str | None = None) -> 
     ios_total = 0
     bins: dict[float, int] = {}
     have_bins = True
-    p99_single: float | None = None
+    # per op: the percentile table's p50 and p99 of each job that has the op, for when they cannot be merged
+    tables: dict[str, list[dict[str, float]]] = {}
+    entries: dict[str, int] = {}  # jobs with I/Os of each op
     lat_entries = 0
     for j, job in enumerate(doc["jobs"]):
         for o in ops:
@@ -266,6 +272,7 @@ def fio_measurement(doc: dict[str, Any], source: str, op: str | None = None) -> 
             weighted_mean += _latency(lat["mean"], scale, source, f"{place}.{key}.mean") * n
             ios_total += n
             lat_entries += 1
+            entries[o] = entries.get(o, 0) + 1
             if isinstance(lat.get("bins"), dict) and lat["bins"]:
                 for v, c in _bins(lat, scale, source, f"{place}.{key}").items():
                     bins[v] = bins.get(v, 0) + c
@@ -273,9 +280,12 @@ def fio_measurement(doc: dict[str, Any], source: str, op: str | None = None) -> 
                 have_bins = False
                 given = lat.get("percentile")
                 pct = given if isinstance(given, dict) else {}
-                hit = next((v for k, v in pct.items() if _is_p99(k)), None)
-                if hit is not None:
-                    p99_single = _latency(hit, scale, source, f"{place}.{key}.percentile")
+                found = {}
+                for metric, at in (("p50", 50.0), ("p99", 99.0)):
+                    hit = next((v for k, v in pct.items() if _is_percentile(k, at)), None)
+                    if hit is not None:
+                        found[metric] = _latency(hit, scale, source, f"{place}.{key}.percentile")
+                tables.setdefault(o, []).append(found)
     # the figures sum or average over jobs: a bad one is located at "jobs"
     figures = [figure(source, "iops", iops, math.sqrt(var_iops) if noise_known and var_iops > 0 else None, where="iops", place="jobs")]
     notes = []
@@ -283,11 +293,22 @@ def fio_measurement(doc: dict[str, Any], source: str, op: str | None = None) -> 
         figures.append(figure(source, "mean", weighted_mean / ios_total, where="clat mean", place="jobs"))
     if have_bins and bins:
         probs, values, _ = _table_from_bins(bins)
-        figures.append(figure(source, "p99", float(np.interp(0.99, probs, values)), where="clat bins", place="jobs"))
-    elif lat_entries == 1 and p99_single is not None:
-        figures.append(figure(source, "p99", p99_single, where="clat percentile 99.000000", place="jobs"))
+        for metric, q in (("p50", 0.50), ("p99", 0.99)):
+            figures.append(figure(source, metric, float(np.interp(q, probs, values)), where="clat bins", place="jobs"))
+    elif lat_entries == 1:
+        (found,) = next(iter(tables.values()))
+        for metric, value in sorted(found.items()):
+            figures.append(figure(source, metric, value, where=f"clat percentile {metric[1:]}.000000", place="jobs"))
     elif lat_entries > 1:
-        notes.append("p99 left out: several jobs or ops without json+ bins cannot be merged (--group_reporting or json+)")
+        # one job of randrw: read's and write's tables cannot be merged into one, but each is that op's own figure
+        per_op = [o for o, found in tables.items() if entries[o] == 1 and found[0]]
+        for o in per_op:
+            for metric, value in sorted(tables[o][0].items()):
+                figures.append(figure(source, metric, value, where=f"{o} clat percentile {metric[1:]}.000000", place="jobs", op=o))
+        merged = "; kept per op" if per_op else ""
+        several = [o for o in tables if entries[o] > 1]
+        why = f"several jobs with {' and '.join(several)} I/Os" if several else f"{' and '.join(tables)} together"
+        notes.append(f"p50 and p99 of {why} left out: percentile tables without json+ bins cannot be merged (--group_reporting or json+){merged}")
     job0 = doc["jobs"][0]
     opts = job0.get("job options", {}) if isinstance(job0.get("job options"), dict) else {}
     glob = doc.get("global options", {}) if isinstance(doc.get("global options"), dict) else {}
@@ -304,8 +325,8 @@ def fio_measurement(doc: dict[str, Any], source: str, op: str | None = None) -> 
     )
 
 
-def _is_p99(key: str) -> bool:
+def _is_percentile(key: str, at: float) -> bool:
     try:
-        return abs(float(key) - 99.0) < 1e-9
+        return abs(float(key) - at) < 1e-9
     except ValueError:
         return False

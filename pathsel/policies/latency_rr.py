@@ -105,7 +105,7 @@ def size_normalised(latency: float, size: float, bandwidth: float | None) -> flo
 #    keeps the paths within tolerance of the best and rotates over them one I/O at a time;
 #    score keeps every sampled path and dispatches as lqd does. The averages stay fixed
 #    until the next evaluation. Why lqd and cutoff 2: docs/model.md (a ratio wide enough
-#    that 16-sample noise does not drop equal paths, narrow enough to drop seed 004's
+#    that 16-sample noise does not drop equal paths, narrow enough to drop the test drive's
 #    remote paths at 2.6 x the local ones).
 # 4. A path that leaves the working set leaves the sets at once and is not evaluated; if
 #    none of the chosen paths is in the working set a new window opens at once.

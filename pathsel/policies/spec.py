@@ -88,7 +88,29 @@ def _split_name(text: str) -> tuple[str, str]:
     return f"{head}:{' '.join(parts)}", rest
 
 
+def _multipath_conf_guess(name: str) -> str | None:
+    """``"service-time 0"`` (multipath.conf's ``path_selector`` value, with its argument count) -> ``"dm:service-time"``.
+
+    Only a suggestion: without the ``dm:`` a bare ``round-robin`` could as well mean NVMe's iopolicy.
+    """
+    text = name.strip()
+    if text.lower().startswith("path_selector"):  # the whole multipath.conf line pasted
+        text = text[len("path_selector") :]
+    words = text.strip().strip("\"'").split()
+    if not words or len(words) > 2 or (len(words) == 2 and not words[1].isdigit()):
+        return None
+    selectors = [n.partition(":")[2] for n in POLICY_DEFS if n.startswith("dm:")]
+    word = words[0].lower()
+    guess = word if word in selectors else closest(word, selectors) if len(words) == 2 else None
+    return "dm:" + guess if guess else None
+
+
 def _unknown(name: str) -> str:
+    dm = _multipath_conf_guess(name)
+    if dm is not None and ":" not in name:
+        selector = dm.partition(":")[2]
+        nvme = f"; NVMe's native iopolicy {selector} is nvme:{selector}" if f"nvme:{selector}" in POLICY_DEFS else ""
+        return f"unknown policy {name!r} (did you mean {dm!r}? multipath.conf's path_selector \"{selector} 0\" is pathsel's {dm}{nvme})"
     bare = [n for n in POLICY_DEFS if ":" not in n]
     family = name.partition(":")[0].strip().lower()
     in_a_family = family in families()

@@ -17,12 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..metrics import PATH_SUB_BITS, LogHistogram
+from .used import used_paths
 
 __all__ = ["groups", "COLUMNS"]
 
 #: the DataFrame columns after policy and the group's names
 COLUMNS = ["paths", "paths_used", "ios", "share", "iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "in_flight_mean"]
-_USED = 0.005  # the table's "paths used": at least 0.5 % of the run's I/Os
 
 
 def groups(r: Any, by: str) -> list[dict[str, Any]]:
@@ -40,6 +40,7 @@ def groups(r: Any, by: str) -> list[dict[str, Any]]:
     else:
         order = [d.index for d in model.devices] or sorted(keyed)
     own = any(d.policy is not None for d in model.devices)
+    used = {p.index for p in used_paths(r)}  # the table's "paths used": >= 0.5 % of its device's I/Os
     out = []
     for key in order:
         paths = keyed.get(key, [])
@@ -60,7 +61,7 @@ def groups(r: Any, by: str) -> list[dict[str, Any]]:
         row.update(
             {
                 "paths": len(paths),
-                "paths_used": sum(1 for p in paths if m.path_hist[p.index].n / total >= _USED),
+                "paths_used": sum(1 for p in paths if p.index in used),
                 "ios": ios,
                 "share": ios / total,
                 "iops": ios / r.duration,

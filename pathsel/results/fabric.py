@@ -36,7 +36,7 @@ def slow_drain_effects(r: Any) -> list[dict[str, Any]]:
     nc = len(model.controllers)
     out = []
     for f in model.faults:
-        if f.what != "slow_drain" or f.revert:
+        if f.what != "slow_drain" or f.revert or f.at >= model.end:  # past the run's end: it did not happen
             continue
         until = next((g.at for g in model.faults if g.revert and g.origin == f.origin), model.end)
         slow = f.link

@@ -24,10 +24,12 @@ from ..outputs import write_atomic
 from ..units import format_duration
 from ..version import __version__
 from . import plots
+from .bandwidth import BW_HEAD, fio_bw
 from .cpu import BUSY, cpu_rows, cpulist
 from .result import Result
 from .story import story
 from .topology import key_figures, topology
+from .used import used_cell
 
 __all__ = ["render", "write", "default_figures"]
 
@@ -106,12 +108,10 @@ def _latency_cells(lat: dict[str, float]) -> list[str]:
 
 
 def _comparison(result: Result) -> str:
-    head = ["policy", "spec", "IOPS", "MB/s", "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)", "paths used", "measured IOPS"]
+    head = ["policy", "spec", "IOPS", BW_HEAD, "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)", "paths used", "measured IOPS"]
     rows = []
     for r in result.runs:
         lat = r.latency_us
-        used = [p for p in r.paths() if p["share"] >= 0.005]
-        arrays = ", ".join(sorted({p["array"] for p in used}))
         expected: Any = ""
         if r.expect_iops is not None:
             err = r.expectation_error or 0.0
@@ -121,11 +121,11 @@ def _comparison(result: Result) -> str:
                 f'{r.expect_iops:,.0f} <span class="{cls}">({err:+.1%}, {word} at ±{r.expect_tolerance:.0%})</span>'
                 + (f"<br><small>{_e(r.expect_source)}</small>" if r.expect_source else ""),
             )
-        rows.append([r.label, r.policy, f"{r.iops:,.0f}", f"{r.mbps:,.1f}", *_latency_cells(lat), f"{len(used)} ({arrays})", expected])
+        rows.append([r.label, r.policy, f"{r.iops:,.0f}", fio_bw(r.mbps), *_latency_cells(lat), used_cell(r), expected])
         ops = r.ops()
         if len(ops) > 1:  # a mix: reads and writes apart, as fio prints them
             rows += [
-                [(f'<span class="op">{o["op"]}</span>',), "", f"{o['iops']:,.0f}", f"{o['mbps']:,.1f}", *_latency_cells(o["latency_us"]), "", ""]
+                [(f'<span class="op">{o["op"]}</span>',), "", f"{o['iops']:,.0f}", fio_bw(o["mbps"]), *_latency_cells(o["latency_us"]), "", ""]
                 for o in ops
             ]
     notes = [
@@ -185,7 +185,7 @@ def _breakdowns(result: Result) -> str:
         "I/Os",
         "share",
         "IOPS",
-        "MB/s",
+        BW_HEAD,
         "mean (ms)",
         "p50 (ms)",
         "p99 (ms)",
@@ -211,7 +211,7 @@ def _breakdowns(result: Result) -> str:
                         f"{g['ios']:,}",
                         f"{g['share']:.1%}",
                         f"{g['iops']:,.0f}",
-                        f"{g['mbps']:,.1f}",
+                        fio_bw(g["mbps"]),
                         *(_latency_cells(lat) if g["ios"] else [""] * 5),
                         f"{g['paths_used']} of {g['paths']}",
                         f"{g['in_flight_mean']:.2f}",
@@ -228,7 +228,7 @@ def _breakdowns(result: Result) -> str:
                 f"{o['ios']:,}",
                 f"{o['ios'] / max(r.ios, 1):.1%}",
                 f"{o['iops']:,.0f}",
-                f"{o['mbps']:,.1f}",
+                fio_bw(o["mbps"]),
                 *_latency_cells(o["latency_us"]),
             ]
             for r in result.runs

@@ -24,8 +24,11 @@ from ..model import Model
 from ..timing.distributions import INPUT_QUANTILES
 from ..units import format_duration
 from ..version import __version__
+from .bandwidth import BW_HEAD, fio_bw
 from .story import story
+from .used import used_cell, used_paths
 from .wires import frame_columns, wire_utilisation
+from .words import past_end
 
 if TYPE_CHECKING:
     import pandas as pd  # imported by each method that makes a DataFrame: pathsel simulate prints without pandas
@@ -188,7 +191,8 @@ class RunResult:
 
     def faults(self) -> list[dict[str, Any]]:
         """Per scenario fault: what, when, how long until IOPS was back within 5 % of its level before,
-        the longest I/O latency meanwhile, and the I/Os that failed (``recovery_s`` None: not in this run)."""
+        the longest I/O latency meanwhile, and the I/Os that failed (``recovery_s`` None: not in this run).
+        A fault the scenario places at or after the run's end has ``after_end`` True and no figures."""
         m, model = self.metrics, self.model
         # one entry per instant and kind: four paths cut at once are one fault to recover from
         groups: dict[tuple[float, str], list[Any]] = {}
@@ -198,9 +202,25 @@ class RunResult:
         times = sorted({at for at, _ in groups})
         out = []
         for (at, what), fs in groups.items():
+            target = ", ".join(self.fault_target(f) for f in fs)
+            if at >= model.end:
+                # written in the scenario but after the run's end (a shorter --duration): it never happened, so it
+                # has no recovery and no stall to report, where the series would have shown the last interval's
+                out.append(
+                    {
+                        "at_s": at,
+                        "what": what,
+                        "target": target,
+                        "iops_before": None,
+                        "recovery_s": None,
+                        "max_stall_ms": None,
+                        "errors": 0,
+                        "after_end": True,
+                    }
+                )
+                continue
             # the window runs to the next later fault
             nxt = next((t for t in times if t > at), model.end)
-            target = ", ".join(self.fault_target(f) for f in fs)
             out.append({"at_s": at, "what": what, "target": target, **_recovery(m, at, nxt, model.ramp, model.end)})
         return out
 
@@ -567,7 +587,7 @@ class Result:
         raise KeyError(label)
 
     def summary(self) -> pd.DataFrame:
-        """One row per policy: IOPS, MB/s, latency percentiles (us), paths used (>= 0.5 % of I/Os), the file's expected IOPS."""
+        """One row per policy: IOPS, MB/s, latency percentiles (us), paths used (>= 0.5 % of their device's I/Os), the file's expected IOPS."""
         import pandas as pd
 
         rows = []
@@ -583,7 +603,7 @@ class Result:
                     "p99_us": lat["p99"],
                     "p999_us": lat["p999"],
                     "max_us": lat["max"],
-                    "paths_used": sum(1 for p in r.paths() if p["share"] >= 0.005),
+                    "paths_used": len(used_paths(r)),  # >= 0.5 % of its device's I/Os (results/used.py)
                     "expected_iops": r.expect_iops,
                 }
             )
@@ -711,7 +731,7 @@ class Result:
                 df, names = df.fillna({"spec": ""}), [*names, "spec"]
         else:
             raise ValueError(f"by: 'host', 'device', 'op' or 'workload', not {by!r}")
-        cols = ["policy", *names, "I/Os", "IOPS", "MB/s", "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)"]
+        cols = ["policy", *names, "I/Os", "IOPS", BW_HEAD, "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)"]
         rows = []
         for row in df.itertuples(index=False):
             lat = {k: getattr(row, f"{k}_us") for k in ("mean", "p50", "p99", "p999", "max")}
@@ -720,7 +740,7 @@ class Result:
                     row.policy,
                     *(str(getattr(row, n)) for n in names),
                     f"{row.ios:,}",
-                    *(_figures(row.iops, row.mbps, lat) if row.ios else [f"{row.iops:,.0f}", f"{row.mbps:,.1f}", *"-----"]),
+                    *(_figures(row.iops, row.mbps, lat) if row.ios else [f"{row.iops:,.0f}", fio_bw(row.mbps), *"-----"]),
                 ]
             )
         what = {
@@ -816,19 +836,16 @@ class Result:
         """The comparison a person reads: one row per policy, and for a mix of reads and writes one row per op
         beneath it (as fio prints read and write apart). Times in ms."""
         head = f"{self.scenario}\n  engine={self.engine}  seed={self.seed}  measured {self.duration_s:g}s after {self.ramp_s:g}s ramp\n"
-        cols = ["policy", "IOPS", "MB/s", "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)", "paths used", "measured IOPS"]
+        cols = ["policy", "IOPS", BW_HEAD, "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)", "paths used", "measured IOPS"]
         rows = []
         for r in self.runs:
-            # paths()'s shares without its latency percentiles (a second at 16,384 paths)
-            hist, total = r.metrics.path_hist, max(r.ios, 1)
-            used = [p for p in r.model.paths if hist[p.index].n / total >= 0.005]
-            arrays = sorted({r.model.arrays[p.array].name for p in used})
             expected = ""
             if r.expect_iops is not None:
                 err = r.expectation_error or 0.0
                 mark = "ok" if abs(err) <= r.expect_tolerance else "OUTSIDE"
                 expected = f"{r.expect_iops:,.0f} ({err:+.1%}, {mark} at ±{r.expect_tolerance:.0%})"
-            rows.append([r.label, *_figures(r.iops, r.mbps, r.latency_us), f"{len(used)} ({', '.join(arrays)})", expected])
+            # per device with several (a cluster's paths each carry a sliver of the run), without paths()'s percentiles
+            rows.append([r.label, *_figures(r.iops, r.mbps, r.latency_us), used_cell(r), expected])
             ops = r.ops()
             if len(ops) > 1:
                 rows += [[f"  {o['op']}", *_figures(o["iops"], o["mbps"], o["latency_us"]), "", ""] for o in ops]
@@ -844,7 +861,18 @@ class Result:
             text += "\nfaults (recovery: IOPS back within 5 % of before; stall: longest I/O latency meanwhile)\n"
             for r in self.runs:
                 for f in r.faults():
-                    rec = "not recovered" if f["recovery_s"] is None else f"recovered in {f['recovery_s']:.3f}s"
+                    if f.get("after_end"):
+                        end = r.model.end
+                        when = past_end([f["at_s"]], end)  # the story's word: "at" the end exactly, else "after"
+                        text += f"  {r.label}: {f['at_s']:g}s {f['what']} {f['target']}: {when} the run's end at {end:g}s, so it did not happen (lengthen --duration)\n"
+                        continue
+                    rec = (
+                        "not recovered"
+                        if f["recovery_s"] is None
+                        else f"recovered in {f['recovery_s']:.3f}s"
+                        if f["recovery_s"] > 0
+                        else "no dip of 5 %"
+                    )
                     text += (
                         f"  {r.label}: {f['at_s']:g}s {f['what']} {f['target']}: {rec}, "
                         f"longest stall {f['max_stall_ms']:.1f} ms, {f['errors']} failed I/Os\n"
@@ -929,10 +957,10 @@ class Result:
 
 
 def _figures(iops: float, mbps: float, latency_us: dict[str, float]) -> list[str]:
-    """IOPS, MB/s and the latency columns (ms) of a comparison row; a dash for a latency no I/O gave."""
+    """IOPS, MiB/s (MB/s) as fio prints them, and the latency columns (ms) of a comparison row; a dash for a latency no I/O gave."""
     return [
         f"{iops:,.0f}",
-        f"{mbps:,.1f}",
+        fio_bw(mbps),
         *(f"{latency_us[k] / 1e3:.3f}" if math.isfinite(latency_us[k]) else "–" for k in ("mean", "p50", "p99", "p999", "max")),
     ]
 

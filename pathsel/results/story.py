@@ -25,6 +25,13 @@ from ..metrics import RunMetrics
 from ..model import Model
 from .cpu import cpu_sentences
 from .fabric import fabric_sentences
+from .story_alike import alike_sentences
+from .story_hosts import HANDFUL, per_host
+from .story_numa import numa_sentences
+from .story_queues import queue_sentence
+from .subject import subject
+from .used import SHARE_USED, per_device, used_paths
+from .words import fmt_time, past_end
 
 __all__ = ["story", "text", "fmt_time", "fmt_change", "SHARE_USED", "Run", "Runs"]
 
@@ -69,20 +76,9 @@ class Runs(Protocol):
     def runs(self) -> Sequence[Run]: ...
 
 
-#: a path "used" by a policy carries at least this share of its I/Os (the table's "paths used")
-SHARE_USED = 0.005
 #: IOPS closer than this are "the same"
 SAME = 0.02
 _PATH_EVENTS = ("path_down", "path_up", "alua")
-
-
-def fmt_time(t: float) -> str:
-    """A simulated time as a person says it: ``48.9 ms``, ``2.02 s``, ``11 s``."""
-    if t <= 0:
-        return "0 s"
-    if t < 1:
-        return f"{t * 1e3:.3g} ms"
-    return f"{t:.4g} s"
 
 
 def _ms(seconds_or_us: float, *, us: bool = False) -> str:
@@ -148,8 +144,10 @@ class _Paths:
             return f"the {n} {whole[0]} paths{of}"
         if n <= 3:
             return _list([self.name(p, qualify=qualify) for p in chosen])
+        if several_arrays and len(arrays) == 1:
+            return f"{n} of {len(among)} paths{of}, all to {next(iter(arrays))}"
         if several_arrays:
-            return f"{n} of {len(among)} paths{of} ({', '.join(f'{k} {a}' for a, k in arrays.items())})"
+            return f"{n} of {len(among)} paths{of} ({', '.join(f'{k} to {a}' for a, k in arrays.items())})"
         return f"{n} of {len(among)} paths{of}"
 
     def latency_by_array(self, latency_us: dict[str, float], device: str) -> str:
@@ -168,10 +166,29 @@ class _Paths:
 
 
 def _used(r: Run) -> list[Any]:
-    # each path's share as paths() gives it (path names are unique per host and device), without the latency
-    # percentiles paths() also works out: 16,384 paths' of them cost a second
-    hist, total = r.metrics.path_hist, max(r.ios, 1)
-    return [p for p in r.model.paths if hist[p.index].n / total >= SHARE_USED]
+    # each path's share of its device's I/Os (results/used.py), without the latency percentiles paths() also
+    # works out: 16,384 paths' of them cost a second
+    return used_paths(r)
+
+
+def _where(r: Run, used: list[Any], paths: _Paths) -> str:
+    """The headline's "on ...": ``all 4 paths``, or with several devices how many of each device's paths carried I/O."""
+    n_devices, of_device, used_of = per_device(r, used)
+    if n_devices <= 1:
+        return "on " + paths.describe(used, list(r.model.paths))
+    if not used:
+        return "on no path"
+    counts = [used_of.get(k, 0) for k in of_device]
+    sizes = sorted(set(of_device.values()))
+    arrays = _list(sorted({paths.array(p) for p in used}))
+    unit = "devices" if r.model.devices else "hosts"  # without [[volumes]] each host's paths are its one device
+    if all(used_of.get(k, 0) == n for k, n in of_device.items()):
+        # "all 1 paths" and "all 2 paths" read as slips: the one path, both paths
+        each = "all the paths" if len(sizes) > 1 else {1: "the one path", 2: "both paths"}.get(sizes[0], f"all {sizes[0]} paths")
+        return f"on {each} of each of its {n_devices:,} {unit} ({len(used):,} paths, to {arrays})"
+    lo, hi = min(counts), max(counts)
+    total = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}"
+    return f"on {lo if lo == hi else f'{lo}-{hi}'} of the {total} paths of each of its {n_devices:,} {unit} ({len(used):,} of {len(r.model.paths):,} paths, to {arrays})"
 
 
 # -- sentences -------------------------------------------------------------------
@@ -179,9 +196,8 @@ def _used(r: Run) -> list[Any]:
 
 def _headline(r: Run, others: list[Run], paths: _Paths) -> str:
     lat = r.latency_us
-    used = _used(r)
-    where = paths.describe(used, list(r.model.paths))
-    s = f"{r.iops:,.0f} IOPS at {_ms(lat['mean'], us=True)} mean and {_ms(lat['p99'], us=True)} p99, on {where}"
+    where = _where(r, _used(r), paths)
+    s = f"{r.iops:,.0f} IOPS at {_ms(lat['mean'], us=True)} mean and {_ms(lat['p99'], us=True)} p99, {where}"
     if not r.ios:
         return "No I/O completed in the measured window."
     comparisons = []
@@ -199,17 +215,6 @@ def _headline(r: Run, others: list[Run], paths: _Paths) -> str:
     if comparisons:
         s += "; " + _list(comparisons)
     return s + "."
-
-
-def _per_host(r: Run) -> str | None:
-    """With several hosts, each one's IOPS and latency on its paths: one combined row hides a starved host."""
-    if len(r.model.hosts) < 2 or not r.ios:
-        return None
-    parts = []
-    for g in r.hosts():
-        lat = f" at {_ms(g['latency_us']['mean'], us=True)} mean on its paths" if g["ios"] else ""
-        parts.append(f"{g['host']} {g['iops']:,.0f} IOPS{lat} ({g['share'] * 100:.0f} %)")
-    return "Per host: " + "; ".join(parts) + "."
 
 
 def _ratio(r: Run, o: Run) -> float:
@@ -232,6 +237,8 @@ def _evaluations(r: Run, paths: _Paths) -> list[tuple[float, str]]:
     for e in r.metrics.events:
         if e["event"] == "evaluation":
             by_device.setdefault(e["device"], []).append(e)
+    if len(by_device) > HANDFUL:  # a cluster: a sentence per device would be a page
+        return _evaluations_summed(r, paths, by_device)
     for device, evals in by_device.items():
         on = f"On {device}, " if paths.several_devices else ""
         among = [p for (d, _), p in paths.by_name.items() if d == device]
@@ -267,7 +274,107 @@ def _evaluations(r: Run, paths: _Paths) -> list[tuple[float, str]]:
         elif same:
             s = f"{on}{_plural(same, 'later evaluation')} kept the same paths."
             out.append((last, s[0].upper() + s[1:]))
+        idle = _kept_unused(r, paths, device, evals[-1])
+        if idle:
+            out.append((last, idle))
     return out
+
+
+def _kept_unused(r: Run, paths: _Paths, device: str, last: dict[str, Any]) -> str | None:
+    """Kept is not used: a path the last evaluation kept may still carry (almost) no I/O, as the table counts it."""
+    kept = [paths.by_name[(device, n)] for n in last.get("active", ()) if (device, n) in paths.by_name]
+    used = {p.index for p in _used(r)}
+    idle = [p for p in kept if p.index not in used]
+    if not idle or len(idle) == len(kept):
+        return None
+    hist = r.metrics.path_hist
+    none = all(hist[p.index].n == 0 for p in idle)
+    what = "carried no I/O" if none else f"carried under {SHARE_USED * 100:.1f} % of the I/Os"
+    names = paths.describe(idle, [p for (d, _), p in paths.by_name.items() if d == device], qualify=False)
+    s = f"Of the kept paths, {names} {what} in the measured window, so the table counts {len(kept) - len(idle)} paths used"
+    if _scores(r):
+        measured = last.get("latency_us", {})
+        slow = [float(measured[p.name]) for p in idle if isinstance(measured.get(p.name), (int, float))]
+        highest = slow and max(slow) >= max(float(v) for v in measured.values())
+        seen = f", from its measured {_ms(max(slow), us=True)}{' (the highest)' if highest else ''}," if slow and len(idle) == 1 else ""
+        this = "this path's" if len(idle) == 1 else "theirs"
+        s += f": each I/O goes to the kept path with the lowest measured latency x (I/Os in flight + 1), and {this}{seen} never was the lowest"
+    return s + "."
+
+
+def _scores(r: Run) -> bool:
+    """Whether the policy sends each I/O to the kept path with the lowest latency x (in flight + 1): then a kept path
+    whose measured latency never was the lowest carries nothing."""
+    spec = str(getattr(r, "policy", ""))
+    return "score" in spec or "lqd" in spec or (spec.split(":")[0] in ("latency", "hpp") and "min-set" not in spec)
+
+
+def _kept_unused_summed(r: Run, paths: _Paths, by_device: dict[str, list[dict[str, Any]]]) -> str | None:
+    """:func:`_kept_unused` over many devices: how many kept paths carried (almost) nothing, on how many devices, so
+    that "every path kept" beside "3-5 of the 8 paths used" reads as two facts, not a contradiction."""
+    used = {p.index for p in _used(r)}
+    kept = idle = 0
+    devices = 0
+    arrays: Counter[str] = Counter()
+    for device, evals in by_device.items():
+        mine = [paths.by_name[(device, n)] for n in evals[-1].get("active", ()) if (device, n) in paths.by_name]
+        unused = [p for p in mine if p.index not in used]
+        kept += len(mine)
+        if unused and len(unused) < len(mine):
+            idle += len(unused)
+            devices += 1
+            arrays.update(paths.array(p) for p in unused)
+    if not idle:
+        return None
+    on = f"all {devices:,} devices" if devices == len(by_device) else f"{devices:,} of the {len(by_device):,} devices"
+    to = f" ({', '.join(f'{k:,} to {a}' for a, k in arrays.most_common())})" if len({paths.array(p) for p in paths.by_name.values()}) > 1 else ""
+    s = (
+        f"Kept is not used: on {on}, {_plural(idle, 'kept path')}{to} carried under "
+        f"{SHARE_USED * 100:.1f} % of their device's I/Os in the measured window, so the table counts {kept - idle:,} of the {kept:,} kept paths used"
+    )
+    if _scores(r):
+        s += ": each I/O goes to the kept path with the lowest measured latency x (I/Os in flight + 1), and theirs seldom or never was the lowest"
+    return s + "."
+
+
+def _evaluations_summed(r: Run, paths: _Paths, by_device: dict[str, list[dict[str, Any]]]) -> list[tuple[float, str]]:
+    """Evaluations on many devices: when they began, and what the last one kept across the devices."""
+    firsts = [evals[0]["t"] for evals in by_device.values()]
+    changes = 0
+    kept_all: list[str] = []
+    dropped: list[tuple[str, int, int]] = []
+    for device, evals in by_device.items():
+        among = sum(1 for d, _ in paths.by_name if d == device)
+        active = len(evals[-1].get("active", ()))
+        changes += len({tuple(sorted(e.get("active", ()))) for e in evals}) - 1
+        if active >= among:
+            kept_all.append(device)
+        else:
+            dropped.append((device, active, among))
+    lo, hi = min(firsts), max(firsts)
+    when = fmt_time(lo) if lo == hi else f"{fmt_time(lo)}-{fmt_time(hi)}"
+    once = all(len(evals) == 1 for evals in by_device.values())  # no re-evaluation within the run: "the last" misleads
+    s = f"It evaluated the paths of each of {len(by_device):,} devices {'once, at' if once else 'first at'} {when}"
+    last = "that evaluation" if once else "the last evaluation"
+    if not dropped:
+        s += f"; {last} kept every path on all {len(by_device):,}"
+    else:
+        alike = len({(k, n) for _, k, n in dropped}) == 1  # "each kept 3 of 4" says it for all of them
+        if alike:
+            _, k, n = dropped[0]
+            eg = f"each kept {k} of {n}" if len(dropped) > 1 else f"{dropped[0][0]} kept {k} of {n}"
+        else:
+            eg = ", ".join(f"{d} kept {k} of {n}" for d, k, n in dropped[:2]) + (", ..." if len(dropped) > 2 else "")
+        if not kept_all:  # no device kept every path: "kept every path on 0" is no sentence
+            on = "the one device" if len(dropped) == 1 else "both devices" if len(dropped) == 2 else f"each of the {len(dropped):,}"
+            some = "a path" if all(n - k == 1 for _, k, n in dropped) else "paths"
+            s += f"; {last} dropped {some} on {on} ({eg})"
+        else:
+            s += f"; {last} kept every path on {len(kept_all):,} and dropped some on {len(dropped):,} ({eg})"
+    if changes:
+        s += f"; the sets of paths changed {_plural(changes, 'time')} in all"
+    idle = _kept_unused_summed(r, paths, by_device)
+    return [(hi, s + "."), *([(hi, idle)] if idle else [])]
 
 
 def _other_policy_events(r: Run) -> list[str]:
@@ -317,6 +424,8 @@ _WHAT = {
     "loss": "{target} started losing frames",
     "slow_drain": "the port on {target} started draining slowly",
 }
+#: faults whose change the host notices (a path event): a latency, loss or slow drain changes no path's state
+_NOTICED = ("path_down", "path_up", "alua", "array_down", "array_up", "owner")
 _DOWN = ("path_down", "array_down", "replication_down", "latency", "loss", "alua", "slow_drain")
 
 
@@ -324,8 +433,19 @@ def _faults(r: Run, paths: _Paths) -> list[tuple[float, str]]:
     model = r.model
     out = []
     states = {(f.at, f.what): f.state for f in model.faults if not f.revert}
-    times = sorted({f.at for f in model.faults if not f.revert})
+    times = sorted({f.at for f in model.faults if not f.revert and f.at < model.end})  # a fault past the end never came
+    late = sorted({f["at_s"] for f in r.faults() if f.get("after_end")})
+    if late:
+        when = _list([fmt_time(t) for t in late])
+        out.append(
+            (
+                model.end,
+                f"The scenario's {'fault' if len(late) == 1 else 'faults'} at {when} came {past_end(late, model.end)} the run's end at {fmt_time(model.end)}, so {'it' if len(late) == 1 else 'they'} did not happen; a longer --duration shows {'it' if len(late) == 1 else 'them'}.",
+            )
+        )
     for f in r.faults():
+        if f.get("after_end"):
+            continue
         at, what = f["at_s"], f["what"]
         faults = [x for x in model.faults if not x.revert and x.at == at and x.what == what]
         controllers = {c for x in faults for c in x.controllers}
@@ -334,10 +454,24 @@ def _faults(r: Run, paths: _Paths) -> list[tuple[float, str]]:
         among = [p for p in model.paths if p.host in hosts]
         target = paths.describe(hit, among) if hit and not what.startswith(("array", "replication")) else f["target"]
         s = f"At {fmt_time(at)} " + _WHAT.get(what, what + " on {target}").format(target=target, state=states.get((at, what)))
+        if what == "latency" and hit and all(not x.replication for x in faults):  # by how much, not just "changed"
+            s = f"At {fmt_time(at)} " + _latency_turns(model, paths, faults, among)
+        if what == "alua" and len({x.state for x in faults}) > 1:  # paths turning different states at once: each its own
+            s = f"At {fmt_time(at)} " + _alua_turns(model, paths, faults, among)
+        if what in ("path_down", "path_up") and len(hosts) == 1 and len(hit) > 1 and paths.several_devices:
+            s = f"At {fmt_time(at)} " + _nexus_fault(model, paths, what, controllers, hit, among)
         # when the host learnt of it: its first path event on a path the fault touched
         names = {(model.devices[p.device].name if model.devices else model.hosts[p.host], p.name) for p in hit}
+        # only a change of the paths' state is noticed (a latency or loss change is not), and before the next fault
+        # on those paths (whose own event it would be)
+        again = min((x.at for x in model.faults if x.at > at and controllers & set(x.controllers)), default=math.inf)
         noticed = next(
-            (e for e in r.metrics.events if e["event"] in _PATH_EVENTS and e["t"] >= at and (e.get("device"), e.get("path")) in names), None
+            (
+                e
+                for e in r.metrics.events
+                if what in _NOTICED and e["event"] in _PATH_EVENTS and at <= e["t"] < again and (e.get("device"), e.get("path")) in names
+            ),
+            None,
         )
         if noticed is not None:
             delay = noticed["t"] - at
@@ -359,7 +493,10 @@ def _faults(r: Run, paths: _Paths) -> list[tuple[float, str]]:
                 clauses.append("this policy had no I/O there")
             else:
                 clauses.append(f"this policy had {share * 100:.0f} % of {whose} I/Os there")
-        if what in _DOWN:
+        if what in _DOWN and not f.get("iops_before"):  # at the start: no level before it to come back to
+            if at < r.metrics.interval:
+                clauses.append("it was in place from the start of the run, so there is no earlier IOPS to compare with")
+        elif what in _DOWN:
             nxt = next((t for t in times if t > at), None)
             if f["recovery_s"] is None:
                 until = f"until the next fault at {fmt_time(nxt)}" if nxt is not None else "to the end of the run"
@@ -373,6 +510,42 @@ def _faults(r: Run, paths: _Paths) -> list[tuple[float, str]]:
             clauses.append(f"{_plural(f['errors'], 'I/O')} failed")
         out.append((at, s + "; " + "; ".join(clauses) + "."))
     return out
+
+
+def _alua_turns(model: Any, paths: _Paths, faults: list[Any], among: list[Any]) -> str:
+    """ALUA changes at one time to different states, each named: ``vmhba0:C0:T1:L1 and vmhba1:C0:T1:L1 turned AO
+    and vmhba0:C0:T0:L1 and vmhba1:C0:T0:L1 turned ANO``."""
+    by_state: dict[str, list[Any]] = {}
+    for x in faults:
+        hit = [p for p in model.paths if p.controller in set(x.controllers)]
+        by_state.setdefault(str(x.state), []).extend(p for p in hit if p not in by_state.get(str(x.state), []))
+    return _list([f"{paths.describe(hit, among)} turned {state}" for state, hit in by_state.items()])
+
+
+def _latency_turns(model: Any, paths: _Paths, faults: list[Any], among: list[Any]) -> str:
+    """Latency faults at one time by what they add: ``vmhba0:C0:T1:L1 got 100 us more latency each way`` or ``the
+    added latency on vmhba0:C0:T1:L1 was taken away`` (``add`` is from the path's own latency, not from the last)."""
+    by_add: dict[float, list[Any]] = {}
+    for x in faults:
+        mine = by_add.setdefault(float(x.add), [])
+        mine.extend(p for p in model.paths if p.controller in set(x.controllers) and p not in mine)
+    parts = []
+    for add, hit in sorted(by_add.items(), key=lambda kv: -kv[0]):
+        target = paths.describe(hit, among)
+        parts.append(f"{target} got {fmt_time(add)} more latency each way" if add > 0 else f"the latency added on {target} was taken away")
+    return _list(parts)
+
+
+def _nexus_fault(model: Any, paths: _Paths, what: str, controllers: set[int], hit: list[Any], among: list[Any]) -> str:
+    """A nexus (an HBA port to a target port) carries one path per volume: ``esx01 lost 64 of its 512 paths:
+    nexus vmhba1:C0:T0 to site-a, its path to each of 64 volumes``."""
+    host = model.hosts[hit[0].host]
+    nexus = _list(sorted({model.controllers[c].name for c in controllers if model.controllers[c].host == hit[0].host}))
+    arrays = _list(sorted({paths.array(p) for p in hit}))
+    volumes = len({p.device for p in hit})
+    word = "nexus" if len(controllers) == 1 else "nexuses"
+    verb = "lost" if what == "path_down" else "got back"
+    return f"{host} {verb} {len(hit):,} of its {len(among):,} paths: {word} {nexus} to {arrays}, its path to each of {_plural(volumes, 'volume')}"
 
 
 def _share_before(r: Run, hit: list[Any], at: float) -> float | None:
@@ -412,6 +585,13 @@ def _accounting(r: Run) -> str | None:
 
 
 def _overview(result: Runs) -> list[str]:
+    """What the scenario is about; with three policies or more, the best of them; policies that gave identical figures."""
+    if not result.runs:
+        return []
+    return [subject(result.runs[0].model), *_best(result), *alike_sentences(list(result.runs))]
+
+
+def _best(result: Runs) -> list[str]:
     runs = [r for r in result.runs if r.ios]
     if len(runs) < 3:  # two runs: each one's comparison with the other says it all
         return []
@@ -425,8 +605,16 @@ def _overview(result: Runs) -> list[str]:
     return [s]
 
 
+def _capped(sentences: list[str], what: str) -> list[str]:
+    """A sentence per host past a handful is a page: the first few, then how many more the table holds."""
+    if len(sentences) <= HANDFUL + 1:
+        return sentences
+    return [*sentences[:HANDFUL], f"{len(sentences) - HANDFUL:,} more such notes on {what}: see the tables (--by host, --json)."]
+
+
 def story(result: Runs) -> list[tuple[str | None, list[str]]]:
-    """The sentences: ``(None, [overview])`` first when three policies or more ran, then ``(label, [sentences])`` per run."""
+    """The sentences: ``(None, [overview])`` first (what the scenario is about; with three policies or more, the
+    best; identical policies), then ``(label, [sentences])`` per run."""
     out: list[tuple[str | None, list[str]]] = []
     overview = _overview(result)
     if overview:
@@ -435,15 +623,17 @@ def story(result: Runs) -> list[tuple[str | None, list[str]]]:
         paths = _Paths(r)
         others = [o for o in result.runs if o is not r]
         said = [_headline(r, others, paths)]
-        said += [s for s in (_per_host(r),) if s]
+        said += [s for s in (per_host(r),) if s]
         said += [s for s in (_expectation(r),) if s]
         said += _other_policy_events(r)
         # what the policy did and what happened to the paths, in time order
         said += [sentence for _, sentence in sorted(_evaluations(r, paths) + _faults(r, paths), key=lambda ts: ts[0])]
+        said += [s for s in (queue_sentence(r),) if s]
+        said += numa_sentences(r)
         if r.model.cpu is not None:
-            said += cpu_sentences(r)
+            said += _capped(cpu_sentences(r), "host CPUs")
         if r.model.fabric:
-            said += fabric_sentences(r)
+            said += _capped(fabric_sentences(r), "the fabric")
         said += [s for s in (_accounting(r),) if s]
         out.append((r.label, said))
     return out

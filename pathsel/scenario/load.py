@@ -9,7 +9,9 @@ sections and the policy specs.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -177,11 +179,52 @@ def _problem(err: ErrorDetails) -> str:
         "less_than",
         "less_than_equal",
     ):
-        msg += f", got {_short(err.get('input'))}"
+        # the quotes are the problem only where the type is: a range check (a lax field) already read the number
+        hint = kind in ("int_type", "int_parsing", "float_type", "float_parsing")
+        msg += f", got {_short(err.get('input'))}" + (quoted_number_hint(err.get("input"), kind.startswith("int")) if hint else "")
     return msg
 
 
-def _model_error(source: str, exc: ValidationError) -> ScenarioError:
+def quoted_number_hint(value: Any, integer: bool) -> str:
+    """``': write 32 without quotes (TOML reads "32" as text)'`` when ``value`` is a number written in quotes, else ''."""
+    if not isinstance(value, str):
+        return ""
+    text = value.strip()
+    try:
+        number = int(text) if integer else float(text)
+    except ValueError:
+        return ""
+    if not math.isfinite(number) or not re.fullmatch(r"[-+]?[0-9][0-9_.eE+-]*", text):
+        return ""  # "nan" and "inf" in quotes are not numbers pathsel takes either
+    return f': write {text} without quotes (TOML reads "{value}" as text)'
+
+
+def _still_wrong(data: Any, loc: tuple[Any, ...], value: Any, integer: bool) -> str:
+    """What a quoted number would still break once written without quotes ('' when nothing): so that "drop the
+    quotes" is not followed by a second round trip (``iodepth = "0"`` is also below 1)."""
+    try:
+        text = str(value).strip()
+        # as the user would write it unquoted: "0" is the integer 0 (which a float field takes), not 0.0
+        number: float = int(text) if integer or re.fullmatch(r"[-+]?[0-9]+", text) else float(text)
+        trial = copy.deepcopy(data)
+        node = trial
+        for part in loc[:-1]:
+            node = node[part]
+        if node[loc[-1]] != value:
+            return ""
+        node[loc[-1]] = number
+    except (ValueError, KeyError, IndexError, TypeError):
+        return ""
+    try:
+        ScenarioModel.model_validate(trial)
+    except ValidationError as e:
+        for err in e.errors():
+            if tuple(p for p in err["loc"] if not (isinstance(p, str) and re.fullmatch(r"function-\w+\[.*\]", p))) == loc:
+                return _problem(err)
+    return ""
+
+
+def _model_error(source: str, exc: ValidationError, data: Any = None) -> ScenarioError:
     errors = exc.errors()
     # A list whose item is bad is also reported as too short (the bad item was dropped): not a second problem.
     errors = [e for e in errors if not (e["type"] == "too_short" and any(o is not e and o["loc"][: len(e["loc"])] == e["loc"] for o in errors))]
@@ -200,6 +243,9 @@ def _model_error(source: str, exc: ValidationError) -> ScenarioError:
         elif err["type"] == "literal_error":
             guess = closest(str(err.get("input")), re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", ""))))
             problem += f" (did you mean {guess!r}?)" if guess else ""
+        if data is not None and problem.endswith("as text)"):
+            rest = _still_wrong(data, loc, err.get("input"), err["type"].startswith("int"))
+            problem += f"; and it {rest}" if rest.startswith("must") else f"; and then: {rest}" if rest else ""
         problems.append((err, loc, problem))
     kept = [(_place(loc), problem) for err, loc, problem in problems if not (err["type"] == "missing" and loc in misspelt)]
     return ScenarioError.several(source, _in_file_order(kept))
@@ -1004,7 +1050,7 @@ def build_scenario(data: dict[str, Any], source: str) -> Scenario:
     try:
         model = ScenarioModel.model_validate(data)
     except ValidationError as e:
-        raise _model_error(source, e) from None
+        raise _model_error(source, e, data) from None
     problems = _check_references(model, source)
     runs, places = [], []
     own, own_problems = _volume_policies(model, source)
@@ -1139,6 +1185,6 @@ def load_scenario(path: str | Path) -> Scenario:
 
 
 def default_scenario() -> Scenario:
-    """The embedded default: seed 004's ESXi latency round robin test drive."""
+    """The embedded default: the founding ESXi latency round robin test drive (Hosterman 2018)."""
     text = resources.files("pathsel.data").joinpath("examples", DEFAULT_SCENARIO_NAME).read_text(encoding="utf-8")
     return loads_scenario(text, f"<default: {DEFAULT_SCENARIO_NAME}>")

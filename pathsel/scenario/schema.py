@@ -832,7 +832,7 @@ class RateStep(_Strict):
     """One step of a rate schedule: from ``at`` on, arrivals come at ``rate_iops`` (or ``rate``, bytes per second)."""
 
     at: NonNegativeDuration
-    rate_iops: float | None = Field(None, ge=0, le=MAX_RATE_IOPS, allow_inf_nan=False, description="I/Os per second from at on (0: off)")
+    rate_iops: float | None = Field(None, ge=0, le=MAX_RATE_IOPS, strict=True, allow_inf_nan=False, description="I/Os per second from at on (0: off)")
     rate: Bandwidth | None = Field(None, description="bytes per second from at on: rate / mean bs I/Os per second")
 
     @model_validator(mode="after")
@@ -859,6 +859,7 @@ class WorkloadConfig(_Strict):
         None,
         gt=0,
         le=MAX_RATE_IOPS,
+        strict=True,  # a number in quotes is refused with "drop the quotes", as for every other number
         allow_inf_nan=False,
         description="offered load, I/Os per second per job copy (open loop; iodepth caps those issued and not done)",
     )
@@ -891,6 +892,7 @@ class WorkloadConfig(_Strict):
         100.0,
         gt=0,
         le=1e6,
+        strict=True,
         allow_inf_nan=False,
         description="fio's replay_time_scale, %: 200 replays twice as fast, 50 at half the trace's rate",
     )

@@ -70,7 +70,7 @@ if TYPE_CHECKING:
 __all__ = ["calibrate", "Calibration", "Target", "DEFAULT_NOISE", "targets_from"]
 
 # Relative 1-sigma noise of a figure whose file does not say how it varied.
-DEFAULT_NOISE = {"iops": 0.02, "mean": 0.03, "p99": 0.10}
+DEFAULT_NOISE = {"iops": 0.02, "mean": 0.03, "p50": 0.05, "p99": 0.10}
 _H = 0.05  # central-difference step in ln(unknown)
 
 
@@ -79,7 +79,7 @@ class Target:
     """One measured figure to reproduce, and the run (policy) that measured it."""
 
     run: str
-    metric: str  # iops, mean, p99
+    metric: str  # iops, mean, p50, p99
     value: float
     noise: float  # relative 1-sigma
     path: str | None = None
@@ -88,7 +88,7 @@ class Target:
 
     @property
     def name(self) -> str:
-        what = {"iops": "IOPS", "mean": "mean", "p99": "p99"}[self.metric]
+        what = {"iops": "IOPS", "mean": "mean", "p50": "p50", "p99": "p99"}[self.metric]
         return f"{self.run}: {what}" + (f" {self.op}" if self.op else "") + (f" path {self.path}" if self.path else "")
 
     def show(self, value: float) -> str:
@@ -134,7 +134,7 @@ def targets_from(sc: Scenario, measurements: Sequence[Measurement], run_label: s
         op = ops[0] if len(ops) == 1 and ops[0] in ("read", "write") else None
         for f in m.figures:
             noise = (f.stderr / f.value) if f.stderr else DEFAULT_NOISE[f.metric]
-            out.append(Target(run, f.metric, f.value, max(noise, 1e-3), f.path, op, m.source))
+            out.append(Target(run, f.metric, f.value, max(noise, 1e-3), f.path, f.op or op, m.source))
         notes.extend(f"{Path(m.source).name}: {n}" for n in m.notes)
     return out, notes
 
@@ -298,7 +298,7 @@ def calibrate(
 ) -> Calibration:
     """Fit ``fit``'s unknowns (``service_time``, ``one_way_latency@remote``, ``concurrency=8..256``) to ``measured``.
 
-    ``scenario``: the scenario file (None: the embedded seed 004 test drive).
+    ``scenario``: the scenario file (None: the embedded Hosterman 2018 test drive).
     ``measured``: fio JSON, esxtop batch CSV, ``iostat -x`` or ``pathsel
     simulate --json`` files (none: the scenario's ``expect`` figures).
     ``policy``: the policy the measured set-up ran (default: the run a file

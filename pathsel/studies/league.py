@@ -36,7 +36,7 @@ from ..errors import ScenarioError
 from ..outputs import write_atomic
 from ..policies.registry import BUILTIN
 from .sweep import sweep
-from .table import read_table
+from .table import CONVERGENCE_BAND, read_table
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -226,8 +226,8 @@ class League:
         """The league table as a person reads it, then the verdict on ``guard``."""
         st = self.standings if top is None else self.standings.head(top)
         head = (
-            f"{'#':>2}  {'policy':<28} {'worst IOPS regret':>18}  {'worst p99 regret':>17}  {'mean IOPS':>9}  {'mean p99':>8}  "
-            f"{'>5% behind':>10}  {'failed':>8}  {'mean recovery':>13}"
+            f"{'#':>2}  {'policy':<28} {'worst IOPS regret':>18}  {'worst p99 regret':>17}  {'mean IOPS regret':>16}  {'mean p99 regret':>15}  "
+            f"{'>5% behind':>10}  {'failed I/Os':>11}  {'mean recovery':>13}"
         )
         lines = [
             f"league: {len(self.standings)} policies x {len(self.scenarios)} scenarios x {int(self.scores.replications.max())} replication(s)",
@@ -238,9 +238,11 @@ class League:
         for r in st.itertuples():
             lines.append(
                 f"{r.rank:>2}  {r.policy:<28} {_pct(r.worst_iops_regret):>18}  {_pct(r.worst_p99_regret):>17}  "
-                f"{_pct(r.mean_iops_regret):>9}  {_pct(r.mean_p99_regret):>8}  {r.behind_5pct:>10}  {r.failed:>8,.0f}  "
+                f"{_pct(r.mean_iops_regret):>16}  {_pct(r.mean_p99_regret):>15}  {r.behind_5pct:>10}  {r.failed:>11,.0f}  "
                 f"{_secs(r.mean_recovery_s):>13}"
             )
+        lines.append("")
+        lines.extend(legend(len(self.scenarios)))
         lines.append("")
         lines.append("worst cases (IOPS; p99):")
         lines.extend(f"  {r.policy}: {r.worst_iops_scenario}; {r.worst_p99_scenario}" for r in st.head(5).itertuples())
@@ -260,7 +262,7 @@ class League:
                 f"{_pct(r.mean_p99_regret)} | {_pct(r.worst_p999_regret)} | {r.behind_5pct} | {r.failed:,.0f} | "
                 f"{_secs(r.mean_recovery_s)} |"
             )
-        return "\n".join(rows) + "\n"
+        return "\n".join(rows) + "\n\n" + "\n".join(legend(len(self.scenarios))) + "\n"
 
     def heatmap(self, metric: str = "iops") -> go.Figure:
         """A plotly heatmap of regret, policies (best first) by scenarios (grouped by category)."""
@@ -317,6 +319,20 @@ class League:
             + "\n</body></html>\n"
         )
         return write_atomic(path, text)  # the old file or the new one, never half
+
+
+def legend(scenarios: int) -> list[str]:
+    """What the league table's columns hold, printed under it (text and Markdown alike)."""
+    band = f"{CONVERGENCE_BAND * 100:g} %"
+    return [
+        "regret: how much worse than the best policy in that scenario, in % (0 % = the best there):",
+        "  IOPS regret = (best IOPS - its IOPS) / best IOPS; p99 regret = its p99 / best p99 - 1.",
+        f"worst = the largest over the {scenarios} scenario(s), mean = their mean; ranked by the larger",
+        "  worst, then the means. >5% behind: scenarios with an IOPS regret over 5 %. failed I/Os:",
+        "  summed over the scenarios (mean per run). mean recovery: seconds from the last fault until",
+        f"  IOPS is back within {band} of its level before the first, mean over the scenarios with a",
+        "  fault in the measured window (-: none had one).",
+    ]
 
 
 def _secs(x: float) -> str:

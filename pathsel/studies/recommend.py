@@ -345,10 +345,18 @@ def format_recommendation(r: Recommendation, top: int = 10) -> str:
         lines.append(f"== {_TITLES[metric]} ({'higher' if m.higher_is_better else 'lower'} is better; regret in {how})")
         top_row = m.ranking.iloc[0]
         lines.append(f"recommended: {m.recommended}" + (f"  (spec {m.spec})" if m.spec and m.spec != m.recommended else ""))
-        lines.append(
-            f"  worst-case regret {_fmt_regret(top_row.max_regret, m.regret_kind, unit)} "
-            f"(in {top_row.worst_condition}); mean regret {_fmt_regret(top_row.mean_regret, m.regret_kind, unit)}"
-        )
+        if not (m.ranking.max_regret > 0).any():  # every setting the best everywhere: nothing to choose on
+            lines.append(
+                f"  no condition separates the settings: all {len(m.ranking)} score the same in each of the "
+                f"{m.cells.condition.nunique()} condition(s) (regret 0 everywhere), so any of them will do on this metric"
+            )
+        elif top_row.max_regret == 0:
+            lines.append(f"  worst-case regret {_fmt_regret(0.0, m.regret_kind, unit)}: the best, or tied for it, in every condition")
+        else:
+            lines.append(
+                f"  worst-case regret {_fmt_regret(top_row.max_regret, m.regret_kind, unit)} "
+                f"(in {top_row.worst_condition}); mean regret {_fmt_regret(top_row.mean_regret, m.regret_kind, unit)}"
+            )
         if m.runner_up is not None:
             ru = m.ranking.iloc[1]
             p = m.paired
@@ -368,17 +376,19 @@ def format_recommendation(r: Recommendation, top: int = 10) -> str:
             {
                 "rank": shown["rank"],
                 "setting": shown.setting,
-                "max regret": [_fmt_regret(v, m.regret_kind, unit) for v in shown.max_regret],
+                "worst regret": [_fmt_regret(v, m.regret_kind, unit) for v in shown.max_regret],
                 "mean regret": [_fmt_regret(v, m.regret_kind, unit) for v in shown.mean_regret],
-                "worst condition": shown.worst_condition,
+                # A worst case of 0 is no worst case: the setting was the best (or tied) everywhere.
+                "worst in (condition)": [c if v > 0 else "- (best in every condition)" for c, v in zip(shown.worst_condition, shown.max_regret)],
             }
         )
         lines.append("")
         lines.append(t.to_string(index=False))
         if len(m.ranking) > top:
             lines.append(f"  ... {len(m.ranking) - top} more setting(s)")
+        lines.extend(_legend(m, unit))
         cells = m.cells[m.cells.setting == m.recommended]
-        best_setting = m.cells.loc[m.cells.regret == 0].groupby("condition", sort=False).setting.first()
+        best_setting = m.cells.loc[m.cells.regret == 0].groupby("condition", sort=False).setting.agg(_best_by)
         t2 = pd.DataFrame(
             {
                 "condition": cells.condition,
@@ -386,7 +396,7 @@ def format_recommendation(r: Recommendation, top: int = 10) -> str:
                     f"{_fmt_value(v, metric)} ± {_fmt_value(h, metric) if math.isfinite(h) else 'n/a'}" for v, h in zip(cells["mean"], cells.ci95)
                 ],
                 "best there": [f"{_fmt_value(v, metric)}" for v in cells.best],
-                "by": [best_setting.get(c, "") for c in cells.condition],
+                "best setting there": [best_setting.get(c, "") for c in cells.condition],
                 "regret": [_fmt_regret(v, m.regret_kind, unit) for v in cells.regret],
             }
         )
@@ -396,6 +406,24 @@ def format_recommendation(r: Recommendation, top: int = 10) -> str:
         lines.append("")
         lines.append(f"note: {note}")
     return "\n".join(lines) + "\n"
+
+
+def _best_by(settings: pd.Series) -> str:
+    """The setting that was best in a condition; a tie named as one."""
+    names = list(settings)
+    return names[0] if len(names) == 1 else f"{names[0]} and {len(names) - 1} more (tied)"
+
+
+def _legend(m: MetricRecommendation, unit: str) -> list[str]:
+    """What the ranking's columns hold, printed under it."""
+    how = "% of the best" if m.regret_kind == "relative" else unit
+    gap = "(best - its) / best" if m.higher_is_better else "(its - best) / best"
+    if m.regret_kind != "relative":
+        gap = "best - its" if m.higher_is_better else "its - best"
+    return [
+        f"  regret: how much worse than the best setting in that condition, in {how} ({gap}; 0 = the best there);",
+        f"  worst = the largest over the {m.cells.condition.nunique()} condition(s), mean = their mean; worst in: where the worst is.",
+    ]
 
 
 def write_html(r: Recommendation, path: str | Path) -> Path:

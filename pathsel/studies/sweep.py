@@ -70,6 +70,7 @@ from .table import (
     DEFAULT_REPLICATIONS,
     METRIC_COLUMNS,
     convergence_time,
+    kavg_mean_us,
     param_columns,
     read_table,
     summarize,
@@ -107,6 +108,7 @@ def _run_one(sc: Scenario, seed: int, duration: float | None, engine: str) -> li
         rec["ios"] = run.ios
         rec["convergence_s"] = convergence_time(run)
         rec["failed"] = int(run.metrics.failed)
+        rec["kavg_us"] = kavg_mean_us(run)
         rows.append(rec)
     return rows
 

@@ -31,6 +31,7 @@ from ..scenario.load import (
     DEFAULT_SCENARIO_NAME,
     RunSpec,
     parse_toml,
+    quoted_number_hint,
     read_toml,
     scenario_from_data,
 )
@@ -179,7 +180,7 @@ def _sweep_table(data: dict[str, Any], source: str) -> dict[str, Any]:
         if key in raw:
             v = raw[key]
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ScenarioError(source, f"sweep.{key}", f"must be a whole number >= {low}, got {v!r}")
+                raise ScenarioError(source, f"sweep.{key}", f"must be a whole number >= {low}, got {v!r}" + quoted_number_hint(v, True))
             out[key] = v
     params: dict[str, Any] = {}
 

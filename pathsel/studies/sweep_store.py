@@ -77,6 +77,13 @@ def in_plan_order(df: pd.DataFrame, plan: SweepPlan) -> pd.DataFrame:
     return df.iloc[idx].reset_index(drop=True)
 
 
+def _other_columns(have: list[str], want: list[str]) -> str:
+    """Why a results file cannot be resumed: another sweep's, or this sweep's from before a column was added."""
+    if [c for c in want if c not in have] == ["kavg_us"] and [c for c in have if c not in want] == []:
+        return "was written before sweeps kept KAVG (no kavg_us column): use another --out, or delete it and run again"
+    return "holds a different sweep (other columns): use another --out, or delete it"
+
+
 class ResultsStore:
     """Results on disk: a CSV appended run by run, or Parquet part files merged at the end."""
 
@@ -98,7 +105,7 @@ class ResultsStore:
                 if self.path.stat().st_size:
                     df = pd.read_csv(self.path, keep_default_na=False, na_values=[""])
                     if list(df.columns) != self.plan.columns:
-                        raise ScenarioError(str(self.path), "", "holds a different sweep (other columns): use another --out, or delete it")
+                        raise ScenarioError(str(self.path), "", _other_columns(list(df.columns), self.plan.columns))
                     frames.append(df)
             elif not self.csv:
                 if self.path.exists():
@@ -113,7 +120,7 @@ class ResultsStore:
             return typed_table(pd.DataFrame(columns=self.plan.columns), self.plan)
         df = pd.concat(frames, ignore_index=True)
         if list(df.columns) != self.plan.columns:
-            raise ScenarioError(str(self.path), "", "holds a different sweep (other columns): use another --out, or delete it")
+            raise ScenarioError(str(self.path), "", _other_columns(list(df.columns), self.plan.columns))
         return typed_table(df, self.plan)
 
     def _trim_partial_line(self) -> None:

@@ -29,12 +29,14 @@ __all__ = [
     "param_columns",
     "summarize",
     "convergence_time",
+    "kavg_mean_us",
 ]
 
 DEFAULT_REPLICATIONS = 3
 CONVERGENCE_BAND = 0.10  # IOPS within +-10 % of the level it settles at counts as converged
 
-# Every metric of Result.summary(), then what a sweep adds: simulated I/Os, convergence after faults, failed I/Os.
+# Every metric of Result.summary(), then what a sweep adds: simulated I/Os, convergence after faults, failed I/Os,
+# and esxtop's KAVG (mean time queued in the host; empty where no host queue is modelled).
 METRIC_COLUMNS = (
     "iops",
     "mbps",
@@ -48,10 +50,11 @@ METRIC_COLUMNS = (
     "ios",
     "convergence_s",
     "failed",
+    "kavg_us",
 )
 INT_METRICS = {"paths_used", "ios", "failed"}
 # Summaries and recommendations read these; expected_iops is the file's figure, not a measurement.
-SUMMARY_METRICS = ("iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used", "convergence_s")
+SUMMARY_METRICS = ("iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used", "convergence_s", "kavg_us")
 KEY_COLUMNS = ("scenario", "point", "replication", "seed", "policy", "spec")
 NO_PARAMS = "defaults"  # the point text of a sweep without parameters
 
@@ -158,3 +161,14 @@ def convergence_time(run: RunResult, band: float = CONVERGENCE_BAND) -> float:
     if not len(back):
         return float(model.end - last)
     return float(max(starts[back[0]] - last, 0.0))
+
+
+def kavg_mean_us(run: RunResult) -> float:
+    """esxtop's KAVG over the measured window: the mean time an I/O waited in the host's queues (µs).
+
+    NaN where the run models no host queue (no device or adapter queue depth, no open-loop workload, no
+    target-port limit): there KAVG is not a figure the model has, rather than a measured 0.
+    """
+    if not (run.host_queued or run.port_limited) or not run.metrics.kavg.n:
+        return math.nan
+    return float(run.latency_split_us["kavg"]["mean"])

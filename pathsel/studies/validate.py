@@ -53,7 +53,7 @@ from ..errors import ScenarioError, closest
 from ..model import FaultModel
 from ..policies.spec import POLICY_DEFS
 from ..results import RunResult
-from ..scenario.load import RunSpec, Scenario, build_scenario, parse_toml, read_text, read_toml
+from ..scenario.load import RunSpec, Scenario, build_scenario, parse_toml, quoted_number_hint, read_text, read_toml
 from ..timing.distributions import Constant
 from ..units import parse_duration
 from .analytic import RandomSplit
@@ -325,7 +325,7 @@ def load_case(path: str | Path) -> Case:
             if isinstance(c[key], bool):
                 raise fail(f"{place}.{key}", f"must be a number, got {str(c[key]).lower()} (a boolean is not a number)")
             if not isinstance(c[key], (int, float)):
-                raise fail(f"{place}.{key}", f"must be a number, got {c[key]!r}")
+                raise fail(f"{place}.{key}", f"must be a number, got {c[key]!r}" + quoted_number_hint(c[key], False))
             if not math.isfinite(c[key]):
                 raise fail(f"{place}.{key}", f"must be a finite number, got {c[key]!r}")
         for key in ("run", "array", "path", "note"):

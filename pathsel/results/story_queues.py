@@ -1,0 +1,110 @@
+"""The story's sentence on the host's queues: how much of the latency was spent queued in the host (KAVG).
+
+esxtop splits an I/O's latency as GAVG = KAVG + DAVG: KAVG the time queued in
+the host (the VMkernel) before the device took it, DAVG from then to the
+completion. With a device queue depth (DQLEN), an adapter queue, NVMe tags or
+an open-loop workload, I/Os can wait in the host; the table under "host
+queues" gives the figures per device, this sentence the one that matters:
+"Of its 2 ms mean latency (GAVG), 1.67 ms (83 %) was queued in the host
+(KAVG)".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model.queues import DEVICE_QUEUE
+from .subject import binding_queues
+
+__all__ = ["queue_sentence", "LITTLE"]
+
+#: KAVG below this share of GAVG: "almost nothing waited in the host"
+LITTLE = 0.05
+#: a limit is named as the one I/Os waited for when the mean ACTV reached this share of it
+AT_LIMIT = 0.9
+
+
+def _ms(seconds: float) -> str:
+    ms = seconds * 1e3
+    return f"{ms:,.0f} ms" if ms >= 100 else (f"{ms:.3g} ms" if ms >= 0.01 else f"{ms:.2g} ms")
+
+
+def _ios(n: float) -> str:
+    """A mean count of I/Os, one format wherever the sentence gives one: whole from 10 up (``160``, ``322``), one
+    decimal below (``2.4``)."""
+    return f"{n:,.0f}" if n >= 9.95 else f"{n:.1f}"
+
+
+def _limits(r: Any, d: Any) -> list[tuple[str, int]]:
+    """The host-side limits on device ``d``'s I/Os at once, as (what, places): its DQLEN, its DSNRO (all VMs
+    together, when several VMs share the device: the only time ESXi applies it) and its host's adapter queue."""
+    model = r.model
+    hp = model.host_params[d.host]
+    out: list[tuple[str, int]] = []
+    if hp.queue_depth:
+        out.append(("DQLEN", int(hp.queue_depth)))
+    row = next((q for q in model.queues if q.kind == DEVICE_QUEUE and q.owner == d.index), None)
+    vms = {j.vm for j in model.jobs if j.device == d.index}
+    if row is not None and row.dsnro and not row.dsnro_per_vm and len(vms) > 1:
+        out.append(("DSNRO", int(row.dsnro)))
+    if hp.adapter_queue_depth:
+        out.append(("adapter queue depth", int(hp.adapter_queue_depth)))
+    return out
+
+
+def _waited_for(r: Any, qued: float) -> str:
+    """The sentence's ``, where 160 I/Os waited on average (QUED) for esxi01's DSNRO of 32 (...),``: the limit the I/Os waited
+    for is the lowest of the device's limits, named only when the device's mean ACTV sat at it (at least
+    :data:`AT_LIMIT` of it): a DSNRO of 32 under a DQLEN of 64 is the one that binds (ACTV 32), and a limit the
+    run never reached is not the reason anything waited."""
+    model, m = r.model, r.metrics
+    bound: dict[tuple[str, int], set[str]] = {}
+    for d in model.devices:
+        limits = _limits(r, d)
+        if not limits:
+            continue
+        what, places = min(limits, key=lambda wp: wp[1])
+        actv = float(m.dev_area_actv[d.index]) / r.duration
+        if what == "adapter queue depth":  # the adapter's places are shared by the host's devices
+            actv = sum(float(m.dev_area_actv[e.index]) for e in model.devices if e.host == d.host) / r.duration
+        if actv < AT_LIMIT * places:
+            return f", where {_ios(qued)} I/Os waited on average (QUED),"
+        bound.setdefault((what, places), set()).add(model.hosts[d.host])
+    if len(bound) != 1:
+        return f", where {_ios(qued)} I/Os waited on average (QUED),"
+    (what, places), hosts = next(iter(bound.items()))
+    devices = len(model.devices)
+    whose = f"{next(iter(hosts))}'s" if len(hosts) == 1 else f"{len(hosts):,} hosts'"
+    each = " each" if devices > 1 and what != "adapter queue depth" else ""
+    named = f"{what} of {places}{each}"
+    if what == "DSNRO":
+        dqlen = sorted({model.host_params[d.host].queue_depth for d in model.devices})
+        named += f" (Disk.SchedNumReqOutstanding, the cap while several VMs have I/O on a device; DQLEN {'/'.join(map(str, dqlen))})"
+    return f", where {_ios(qued)} I/Os waited on average{' in all' if devices > 1 else ''} (QUED) for {whose} {named},"
+
+
+def queue_sentence(r: Any) -> str | None:
+    """KAVG against GAVG over every device of the run (None: no host queue in play, or no device completed)."""
+    if not r.host_queued or not r.model.devices:
+        return None
+    m, model = r.metrics, r.model
+    n = int(m.dev_completed.sum())
+    if n == 0:
+        return None
+    kavg = float(m.dev_kavg_sum.sum()) / n
+    davg = float(m.dev_davg_sum.sum()) / n
+    gavg = kavg + davg
+    if gavg <= 0:
+        return None
+    qued = float(m.dev_area_qued.sum()) / r.duration
+    devices = len(model.devices)
+    across = f"Across its {devices:,} devices, of" if devices > 1 else "Of"
+    if kavg < LITTLE * gavg:
+        if not binding_queues(model):  # limits no workload can reach: nothing to say (a run without them is the same)
+            return None
+        return f"Almost nothing waited in the host: KAVG {_ms(kavg)} of the {_ms(gavg)} mean latency (GAVG)."
+    why = _waited_for(r, qued)
+    return (
+        f"{across} its {_ms(gavg)} mean latency (GAVG), {_ms(kavg)} ({kavg / gavg * 100:.0f} %) was queued in the host "
+        f"(KAVG){why} and {_ms(davg)} at the device (DAVG)."
+    )
