@@ -711,8 +711,10 @@ class Checked(pathsel.Policy):
         p = self.inner.select(io)
         usable = [q.name for q in self.device.paths if q.usable]
         if p is None:
-            # dm-ps-io-affinity.c's ioa_select_path returns NULL when no unfailed path is mapped to any CPU: a path
-            # whose CPUs another path took first (both on one NUMA node) is never chosen, usable or not
+            # dm-ps-io-affinity.c's ioa_select_path returns NULL when no unfailed path is mapped to any CPU. A path
+            # whose CPUs another path took first (both on one NUMA node) is never chosen here, usable or not; the
+            # kernel refuses such a table outright (ioa_add_path: "No new/valid CPU mapping found"), which pathsel
+            # does not yet (issue 34)
             assert not usable or self.inner.name == "dm:io-affinity", f"t={self.device.now}: no path chosen while {usable} usable"
             return None
         assert p.usable, f"t={self.device.now}: chose {p!r}, not usable"
