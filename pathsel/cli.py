@@ -58,7 +58,7 @@ def _duration(text: str) -> float:
 # Options whose value may look like an option ("--duration -1s"): argparse would take the
 # value for an unknown option and say "expected one argument"; joined as --duration=-1s,
 # the value reaches its check and gets a proper message.
-_VALUE_OPTIONS = ("--duration", "--seed", "--replications", "--workers", "--top", "--speed", "--delay", "-d", "-n", "--iterations")
+_VALUE_OPTIONS = ("--duration", "--seed", "--replications", "--workers", "--top", "--speed", "--delay", "-d", "-n", "--iterations", "--timeout-scale")
 _NEGATIVE = re.compile(r"-(?:[0-9.]|inf|nan)", re.IGNORECASE)
 
 
@@ -543,7 +543,7 @@ def _cmd_league(args: argparse.Namespace) -> int:
     import tempfile
 
     from .studies.fresh import write_fresh
-    from .studies.league import League, league, library_files, standings
+    from .studies.league import TIMEOUT_SCALE, League, check_timeout_scale, league, library_files, standings, table_extra
     from .studies.table import read_table
 
     _check_league_outputs(args)
@@ -551,6 +551,9 @@ def _cmd_league(args: argparse.Namespace) -> int:
         raise ScenarioError("command line", "--write-fresh", "keeps the scenarios --fresh N generates: give --fresh N with it")
     if args.table and (args.files or args.fresh or args.sensitivity):
         raise ScenarioError("command line", "--table", "ranks a saved table without running: give no FILE, --fresh or --sensitivity with it")
+    if args.table and args.timeout_scale is not None:
+        raise ScenarioError("command line", "--timeout-scale", "applies to runs; --table ranks a saved table (its own scale is in it)")
+    scale = check_timeout_scale(args.timeout_scale, "command line", "--timeout-scale") if args.timeout_scale is not None else TIMEOUT_SCALE
     files = None
     tmp = None
     client = None
@@ -558,7 +561,8 @@ def _cmd_league(args: argparse.Namespace) -> int:
     try:
         if args.table:
             scores, st = standings(args.table)
-            res = League(read_table(args.table), scores, st)
+            saved = read_table(args.table)
+            res = League(saved, scores, st, extra=table_extra(saved))  # its timeout_scale column: the legend's note
         else:
             if args.fresh:
                 if args.files:
@@ -584,6 +588,7 @@ def _cmd_league(args: argparse.Namespace) -> int:
                     executor=executor,
                     workers=args.workers,
                     progress=not args.json and not args.quiet,
+                    timeout_scale=scale,
                     _origin="command line",
                 )
             except KeyboardInterrupt:
@@ -876,6 +881,13 @@ def build_parser() -> argparse.ArgumentParser:
     lea.add_argument("--engine", default="fast", choices=["auto", "fast", "reference"], help="as for simulate (default: fast)")
     lea.add_argument("--out", metavar="FILE", help="results table, .parquet or .csv, written as runs finish; the same command again resumes")
     lea.add_argument("--table", metavar="FILE", help="rank a results table already written by --out, without running")
+    lea.add_argument(
+        "--timeout-scale",
+        type=_positive_float,
+        metavar="X",
+        help="multiply each host's io_timeout and apd_timeout by X, in (0, 1], so faults that outlast them fail I/Os "
+        "within the short runs (default: 0.01, 30 s -> 300 ms; 1: as the files give them; never below 10 us)",
+    )
     lea.add_argument(
         "--fresh", type=_positive_int, metavar="N", help="instead of the library: N scenarios generated from --fresh-seed (a held-out set)"
     )

@@ -89,7 +89,7 @@ CASES = [
     ("latency_variant_unknown.toml", "policies[0].spec", "variant must be one of min-set, score, lqd, got 'lq'"),
     ("rr_iops_0.toml", "policies[0].spec", "iops must be in 1..2147483647, got 0"),
     ("use_ano_2.toml", "policies[0].use_ano", "use_ano must be in 0..1, got 2"),
-    ("unknown_policy.toml", "policies[0].spec", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma, guard; "),
+    ("unknown_policy.toml", "policies[0].spec", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma, guard, oracle; "),
     ("unknown_param_in_spec.toml", "policies[0].spec", "rr has no parameter 'iopz' (did you mean 'iops'? parameters: type, iops, bytes, use_ano)"),
     ("unknown_param_key.toml", "policies[0].iopz", "rr has no parameter 'iopz'"),
     ("policy_not_a_table.toml", "policies[0]", 'must be a spec string such as "rr:iops=1" or a table with a spec key, got 5'),
@@ -602,7 +602,7 @@ OUTPUT_CASES = [
     (
         ["import", "multipath", "multipath-ll.txt", "bad/multipath-conf-bad-failback.conf"],
         "line 18",
-        "failback must be immediate, manual or a whole number of seconds > 0, got 'sometimes'",
+        "failback must be immediate, manual, followover or a whole number of seconds > 0, got 'sometimes'",
     ),
     (["import", "nvme", "bad/nvme-list-subsys-cut-short.txt"], "line 1", "nvme-subsys0 lists no controllers (is the output cut short?)"),
     (["import", "nvme", "bad/nvme-list-subsys-bad-ana.txt"], "line 6", "ANA state 'semi-optimized' is not one of"),

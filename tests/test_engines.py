@@ -668,6 +668,7 @@ POLICIES = [
     "dm:round-robin:path_grouping_policy=multibus",
     "dm:round-robin:path_grouping_policy=failover,failback=1",
     "dm:queue-length:path_grouping_policy=failover,failback=immediate",
+    "dm:service-time:failback=followover,polling_interval=0.01",  # multipathd: fail_path on a timeout, checker ticks
     "dm:service-time:failback=immediate",
     "dm:service-time:failback=1",
     "dm:historical-service-time:base_weight=600,threshold_multiplier=2,failback=1",
@@ -702,6 +703,11 @@ POLICIES = [
     # Finagle P2C + peak EWMA: the policy's own random stream
     "p2c-ewma",
     "p2c-ewma:decay=0.01,use_ano=1",
+    # NVMe adaptive (RFC, not merged); HDLM's extended algorithms
+    "nvme:adaptive:weight_timeout=0.01",
+    "hdlm:exlio",
+    "hdlm:exrr:seq_ios=5",
+    "hdlm:exlbk",
 ]
 
 

@@ -230,7 +230,7 @@ BAD = [
         [],
         "m.conf",
         "line 2",
-        "failback must be immediate, manual or a whole number of seconds > 0, got '-5'",
+        "failback must be immediate, manual, followover or a whole number of seconds > 0, got '-5'",
     ),
     (
         "multipath-failback-huge",
@@ -239,7 +239,7 @@ BAD = [
         [],
         "m.conf",
         "line 2",
-        "failback must be immediate, manual or a whole number of seconds > 0",
+        "failback must be immediate, manual, followover or a whole number of seconds > 0",
     ),
     (
         "mpclaim-weight-past-int32",

@@ -304,8 +304,8 @@ SPEC_SUGGESTIONS = [
     ("dm:servce-time", "unknown policy 'dm:servce-time' (did you mean 'dm:service-time'?)"),
     ("mpio:lq", "unknown policy 'mpio:lq' (did you mean 'mpio:lqd'?)"),
     # within the family only: nothing in nvme: is close, so the family's list
-    ("nvme:least-latency", "unknown policy 'nvme:least-latency' (nvme policies: nvme:numa, nvme:round-robin, nvme:queue-depth)"),
-    ("bogus", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma, guard; "),
+    ("nvme:least-latency", "unknown policy 'nvme:least-latency' (nvme policies: nvme:numa, nvme:round-robin, nvme:queue-depth, nvme:adaptive)"),
+    ("bogus", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma, guard, oracle; "),
     ("rr:iopz=1", "rr has no parameter 'iopz' (did you mean 'iops'? parameters: type, iops, bytes, use_ano)"),
     ("latency:num_sampling_cycle=16", "latency has no parameter 'num_sampling_cycle' (did you mean 'num_sampling_cycles'?"),
     ("rr:colour=1", "rr has no parameter 'colour' (parameters: type, iops, bytes, use_ano)"),

@@ -58,7 +58,9 @@ def test_numa_fails_over_per_node_and_set_live_finds_every_node_again():
     rig = Rig(["AO", "AO", "AO", "AO"], nodes=[0, 0, 1, 1])
     pol = rig.bind(NvmeNuma())
     assert on(rig, 0) == ["p0", "p0"] and on(rig, 1) == ["p2", "p2"]
-    rig.down(2)  # node 1's current path: cleared; node 0's kept
+    rig.down(2)  # the controller leaves LIVE: only disabled (nvme_path_is_disabled), nothing cleared
+    assert list(pol.state.cur[0][:2]) == [0, 2]
+    pol.on_fail(rig.views[2], rig.io(), 0.0)  # nvme_failover_req on p2: node 1's current path cleared; node 0's kept
     assert list(pol.state.cur[0][:2]) == [0, -1]
     assert on(rig, 1) == ["p3", "p3"]
     rig.down(3)
@@ -83,7 +85,10 @@ def test_round_robin_rotates_per_issuing_node():
     assert on(rig, 1, 2) == ["p0", "p1"]  # its own cursor, from the first optimized path
     assert on(rig, 0, 1) == ["p3"]
     assert pol.config_string() == "iopolicy=round-robin current_path=[node0:p3, node1:p1]"
-    rig.down(1)  # forgotten by the node whose current path it was
+    rig.down(1)  # only disabled: node 1 walks on from it (issue 34)
+    assert list(pol.state.cur[0][:2]) == [3, 1]
+    assert on(rig, 1, 1) == ["p2"]
+    pol.on_fail(rig.views[2], rig.io(), 0.0)  # a request fails over on p2: forgotten by the node whose current path it was
     assert list(pol.state.cur[0][:2]) == [3, -1]
     assert on(rig, 1, 2) == ["p0", "p2"]
 

@@ -85,8 +85,10 @@ def test_round_robin_skips_a_path_that_is_down_and_restarts_after_a_failure():
     assert rig.names_of(2) == ["p0", "p1"]
     rig.down(2)
     assert rig.names_of(3) == ["p3", "p0", "p1"]
-    rig.down(1)  # the current path fails: forgotten, the next I/O finds the first optimized path
-    assert rig.names_of(3) == ["p0", "p3", "p0"]
+    rig.down(1)  # the current path's controller goes down: only disabled, round robin walks on from it (issue 34)
+    assert rig.names_of(3) == ["p3", "p0", "p3"]
+    rig.policy.on_fail(rig.views[3], rig.io(), 0.0)  # a request fails over on the current path: forgotten
+    assert rig.names_of(2) == ["p0", "p3"]  # the next I/O finds the first optimized path
 
 
 def test_round_robin_all_down_then_back():

@@ -85,20 +85,22 @@ def test_esxi_specs_unchanged(text, canonical):
 
 
 BAD = [
-    ("bogus", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma, guard; "),
+    ("bogus", "unknown policy 'bogus' (known: fixed, mru, rr, latency, p2c-ewma, guard, oracle; "),
     ("dm", "dm: needs a policy name, one of dm:round-robin, dm:queue-length, dm:service-time, dm:historical-service-time"),
     ("dm:", "dm: needs a policy name"),
     (
         "dm:fastest",
         "unknown policy 'dm:fastest' (dm policies: dm:round-robin, dm:queue-length, dm:service-time, dm:historical-service-time, dm:io-affinity)",
     ),
-    ("nvme:least-latency", "unknown policy 'nvme:least-latency' (nvme policies: nvme:numa, nvme:round-robin, nvme:queue-depth)"),
-    ("dm:st:failback=0", "failback must be immediate, manual or a whole number of seconds > 0, got '0'"),
-    ("dm:st:failback=followover", "failback must be immediate, manual or a whole number of seconds > 0, got 'followover'"),
+    ("nvme:least-latency", "unknown policy 'nvme:least-latency' (nvme policies: nvme:numa, nvme:round-robin, nvme:queue-depth, nvme:adaptive)"),
+    ("dm:st:failback=0", "failback must be immediate, manual, followover or a whole number of seconds > 0, got '0'"),
+    ("dm:st:failback=followme", "failback must be immediate, manual, followover or a whole number of seconds > 0, got 'followme'"),
+    ("dm:st:san_path_err_threshold=-1", "san_path_err_threshold must be no or a whole number > 0, got '-1'"),
+    ("dm:st:polling_interval=0", "polling_interval must be a number of seconds in 0.001..2147483647, got '0'"),
     ("dm:st:path_grouping_policy=group_by_serial", "path_grouping_policy must be one of group_by_prio, multibus, failover, got 'group_by_serial'"),
     ("dm:hst:base_weight=1024", "base_weight must be in 0..1023, got 1024"),
     ("dm:hst:base_weight=0.5", "base_weight must be an integer, got '0.5'"),
-    ("dm:rr:repeat_count=2", "dm:round-robin has no parameter 'repeat_count' (parameters: path_grouping_policy, failback)"),
+    ("dm:rr:repeat_count=2", "dm:round-robin has no parameter 'repeat_count' (parameters: path_grouping_policy, failback, polling_interval, "),
     ("nvme:numa:node=1", "nvme:numa has no parameter 'node' (parameters: none)"),
     ("mpio:fo:failback=2", "failback must be in 0..1, got 2"),
     ("hpp:lb-rr:bytes=104857601", "bytes must be in 1..104857600, got 104857601"),

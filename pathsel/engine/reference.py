@@ -28,8 +28,9 @@ or the host sent it before noticing) sends the I/O back to step 1 once the
 host has noticed (its detection delay); a frame lost on a lossy link is resent
 after the loss recovery delay. An attempt still unanswered ``io_timeout``
 after it was sent is aborted then, wherever it is (``abort``: on the wire,
-queued or served at the array, mirroring), and retried at once; with no
-usable path the I/O waits until the host's APD timeout and then fails
+queued or served at the array, mirroring), and retried at once. Either way the
+policy hears of the failed attempt (``on_fail``) just before the retry's
+``select``; with no usable path the I/O waits until the host's APD timeout and then fails
 visibly. No I/O is ever lost: ``accounting`` checks it.
 
 Every queue an I/O can wait in is a row of ``Model.queues``
@@ -73,6 +74,7 @@ from ..policies import DeviceView, IORequest, PathTable, PathView, build_policy
 from .host_queues import overload
 from .recorder import C_FRAMES_LOST, C_REFUSED, C_RETRIED, C_TIMED_OUT, Live, Recorder, to_metrics, vm_slots
 from .streams import make_streams
+from .truth import reference_truth
 
 # a simpy process: yields events, is sent their values
 Proc = Generator[simpy.Event, Any, Any]
@@ -321,6 +323,8 @@ class _Simulation:
         self.trace: list[tuple[Any, ...]] | None = [] if trace else None
         self.seq = 0
 
+        # the truth the clairvoyant oracle reads (truth.py): refreshed before its calls only
+        self.table.truth = reference_truth(model, self)
         self.policies = []
         for d in model.devices:
             views = [self.views[p] for p in d.paths]
@@ -563,7 +567,8 @@ class _Simulation:
         self.taken[job.index] += 1
         self.seq += 1
         self.issued_at[slot] = issued_at
-        return IORequest(self.seq, job.index, op, size, issued_at, slot=slot, node=job.numa_node)
+        seq_job = job.index if job.sequential else -1  # the fast engine's view.s_seq of the slot
+        return IORequest(self.seq, job.index, op, size, issued_at, slot=slot, node=job.numa_node, seq_job=seq_job)
 
     def _draw(self, job: JobModel) -> tuple[str, int]:
         """Op and size from the job's own stream (common random numbers across policies)."""
@@ -593,7 +598,7 @@ class _Simulation:
         while True:
             path = policy.select(io)
             if path is None:  # no usable path: wait for a change (ESXi APD, dm queue_if_no_path), at most apd_timeout
-                if not (yield from self.wait_for_change(host.apd_timeout)):
+                if not (yield from self.wait_for_change(host.apd_timeout, policy.wake_at())):
                     self.rec.fail(env.now)  # visible: counted as failed, the job slot moves on
                     self.issued_at[io.slot] = math.inf
                     self.release(d, io.job)
@@ -651,6 +656,9 @@ class _Simulation:
                     self.rec.count(C_TIMED_OUT)  # the host aborts the command and retries at once
                 elif table.up[p]:
                     yield from self.wait_for_change(math.inf)  # lost in silence: retried once the host notices
+                # the failed attempt's end, just before the retry (dm-mpath multipath_end_io: the selector's end_io
+                # for an errored request, then it is requeued; fast/io_life.fail_attempt)
+                policy.on_fail(path, io, env.now - started)
                 continue
             on_path = env.now - started
             policy.on_complete(path, io, on_path)
@@ -676,8 +684,9 @@ class _Simulation:
         timer = self.env.timeout(deadline - self.env.now)
         timer.callbacks.append(lambda _t: proc.interrupt() if self.attempt_of[io.slot] == key else None)
 
-    def wait_for_change(self, timeout: float) -> Generator[simpy.Event, Any, bool]:
-        """Wait until the host sees a path change: True, or False after ``timeout`` seconds (fast/waits.start_wait)."""
+    def wait_for_change(self, timeout: float, wake: float = math.inf) -> Generator[simpy.Event, Any, bool]:
+        """Wait until the host sees a path change: True, or False after ``timeout`` seconds (fast/waits.start_wait);
+        True at ``wake`` too (the policy's wake time, fast/waits.arm_wake)."""
         woken = self.env.event()
         self.waiters.append(woken)
         if timeout < math.inf:
@@ -688,6 +697,14 @@ class _Simulation:
                     woken.succeed(False)
 
             timer.callbacks.append(expire)
+        if wake < math.inf:
+            alarm = self.env.timeout(max(wake - self.env.now, 0.0))
+
+            def ring(_t: simpy.Event) -> None:
+                if not woken.triggered:
+                    woken.succeed(True)
+
+            alarm.callbacks.append(ring)
         changed: bool = yield woken
         return changed
 

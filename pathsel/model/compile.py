@@ -246,6 +246,9 @@ class JobModel:
     refuse: bool = False  # iodepth_full = "refuse": an arrival finding iodepth I/Os issued and not done is refused
     numa_node: int = 0  # the host's NUMA node its CPUs run on (fio numa_cpu_nodes)
     vm: int = 0  # its [[workloads]] entry (Model.workloads): a VM or fio job, ESXi's world; its numjobs copies share it
+    # fio rw read, write, rw/readwrite (not a trace): each I/O continues the job's previous one (HDLM's extended
+    # algorithms keep such a run on one path; pathsel's I/Os carry no block address)
+    sequential: bool = False
 
     @property
     def trace(self) -> Any:
@@ -637,6 +640,7 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                     w.iodepth_full == "refuse",
                     w.numa_node,
                     wi,
+                    w.rw in ("read", "write", "rw", "readwrite") and getattr(spec, "ops", None) is None,
                 )
             )
 

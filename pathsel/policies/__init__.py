@@ -2,7 +2,7 @@
 
 A built-in policy is a :class:`~pathsel.policies.framework.define.PolicyDef` in one
 file per family (``esxi``, ``dm``, ``nvme``, ``mpio``, ``hpp``, ``aix``,
-``p2c``, ``guard``), listed once in :mod:`.registry`. Each is also a Python
+``p2c``, ``guard``, ``nvme_adaptive``, ``hdlm``), listed once in :mod:`.registry`. Each is also a Python
 :class:`Policy` class, made beside its PolicyDef in the family's file and
 exported here (``RoundRobin(iops=1)``), that runs its compiled hooks on the
 reference engine. What a policy is and how an engine runs it (the framework)
@@ -55,9 +55,12 @@ if TYPE_CHECKING:
         table,
     )
     from .guard import Guard
+    from .hdlm import HdlmExtendedLeastBlocks, HdlmExtendedLeastIos, HdlmExtendedRoundRobin
     from .hpp import HppFixed, HppLatency, HppLoadBalanceBytes, HppLoadBalanceIops, HppRoundRobin
     from .mpio import MpioFailoverOnly, MpioLeastBlocks, MpioLeastQueueDepth, MpioRoundRobin, MpioRoundRobinWithSubset, MpioWeightedPaths
     from .nvme import NvmeNuma, NvmeQueueDepth, NvmeRoundRobin
+    from .nvme_adaptive import NvmeAdaptive
+    from .oracle import Oracle
     from .p2c import PeakEwmaP2C
     from .registry import POLICY_DEFS, register
     from .spec import PolicySpec, parse_spec
@@ -93,18 +96,23 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("DmHistoricalServiceTime", "DmIoAffinity", "DmQueueLength", "DmRoundRobin", "DmServiceTime"), ".dm"),
     **dict.fromkeys(("Fixed", "LatencyRoundRobin", "MostRecentlyUsed", "RoundRobin"), ".esxi"),
     "Guard": ".guard",
+    "Oracle": ".oracle",
     **dict.fromkeys(("HppFixed", "HppLatency", "HppLoadBalanceBytes", "HppLoadBalanceIops", "HppRoundRobin"), ".hpp"),
     **dict.fromkeys(
         ("MpioFailoverOnly", "MpioLeastBlocks", "MpioLeastQueueDepth", "MpioRoundRobin", "MpioRoundRobinWithSubset", "MpioWeightedPaths"), ".mpio"
     ),
     **dict.fromkeys(("NvmeNuma", "NvmeQueueDepth", "NvmeRoundRobin"), ".nvme"),
+    "NvmeAdaptive": ".nvme_adaptive",
+    **dict.fromkeys(("HdlmExtendedLeastIos", "HdlmExtendedRoundRobin", "HdlmExtendedLeastBlocks"), ".hdlm"),
     "PeakEwmaP2C": ".p2c",
 }
 
 # The built-in policies' Python classes by policy name: a spec names a built-in policy, and builds its class here
 # (filled on first use from the classes the family files export).
 _CLASSES: dict[str, type[CompiledPolicy]] = {}
-_CLASS_NAMES = tuple(n for n, m in _LAZY.items() if m in (".aix", ".dm", ".esxi", ".guard", ".hpp", ".mpio", ".nvme", ".p2c"))
+_CLASS_NAMES = tuple(
+    n for n, m in _LAZY.items() if m in (".aix", ".dm", ".esxi", ".guard", ".hpp", ".mpio", ".nvme", ".nvme_adaptive", ".hdlm", ".oracle", ".p2c")
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -167,6 +175,7 @@ __all__ = [
     "NvmeNuma",
     "NvmeRoundRobin",
     "NvmeQueueDepth",
+    "NvmeAdaptive",
     "MpioFailoverOnly",
     "MpioRoundRobin",
     "MpioRoundRobinWithSubset",
@@ -179,8 +188,12 @@ __all__ = [
     "HppLoadBalanceBytes",
     "HppLatency",
     "AixShortestQueue",
+    "HdlmExtendedLeastIos",
+    "HdlmExtendedRoundRobin",
+    "HdlmExtendedLeastBlocks",
     "PeakEwmaP2C",
     "Guard",
+    "Oracle",
 ]
 
 

@@ -37,18 +37,32 @@ grouped ``group_by_prio``), the ``alua`` prioritizer (AO 50, ANO 10; standby
 Assumptions where the sources are silent or the simulator is coarser:
 
 * Path order within a group (the table order) is the scenario's path order.
-* multipathd sees path and ALUA changes at once (no ``polling_interval``).
-  A path that changes group (ALUA AO <-> ANO) is treated as failed in its old
+* multipathd sees path and ALUA changes when the host does (its
+  ``detection``); a path dm failed on an I/O error comes back at the checker's
+  next ``polling_interval`` tick (``multipathd.py``: fail_path, san_path_err,
+  marginal_path, followover, and their assumptions). A path that changes group (ALUA AO <-> ANO) is treated as failed in its old
   group and reinstated in the new one; the table reload that multipathd
   would do (fresh selector state) is not modelled.
+* The checker's loops are applied lazily (at the next select, path change,
+  failed attempt or HST completion) but as they happened: a path dm failed
+  leaves its group's list at the failure; the paths one loop reinstates go
+  back in path order (multipathd walks its path vector, discovery order:
+  here the scenario's), each into the group its ALUA state gave it at that
+  loop (the state the last sync saw, kept per path: every ALUA change comes
+  with its own sync); HST's ``valid_count`` at a completion counts the paths
+  the loops up to then reinstated.
 * ``failback=N``: the better group is used once ``N`` seconds have passed
   since it became usable (restarted when another of its paths comes *up*);
   the once-a-second tick granularity is ignored. Checked lazily at select.
 * Failover grouping orders groups by priority, then path order.
 * In-flight counts and bytes are the engine's (``v.out``, ``v.out_bytes``),
-  which equal the selector's own start_io/end_io counters; HST's EWMA and
-  ``last_finish`` learn only from completed I/Os (the kernel also calls
-  ``end_io`` for failed ones).
+  which equal the selector's own start_io/end_io counters (queue-length's
+  and service-time's ``end_io`` only undo their ``start_io``, for failed
+  I/Os too: the engine ends a failed attempt the same way). HST's EWMA and
+  ``last_finish`` learn from failed attempts as well (``multipath_end_io``
+  calls ``end_io`` for an errored request, after ``fail_path``, with the
+  request's ``io_start_time_ns``): the ``fail`` hook, at the abort or when
+  the host notices the lost I/O's path down, with the attempt's start.
 * Kernel nanosecond clocks are the simulated time: ``int(seconds * 1e9)``,
   starting at 0 rather than at boot. An I/O's start is
   ``now_ns - int(latency * 1e9)``.
@@ -65,6 +79,11 @@ Assumptions where the sources are silent or the simulator is coarser:
   its own selector), membership by ALUA state; a path down is a failed one.
   When no mapped path is usable the selector returns no path and the I/O
   waits (dm-mpath would try another group). ``map_misses`` is not kept.
+  The kernel refuses a table in which a path maps no new CPU
+  (``ioa_add_path``: "io-affinity ps: No new/valid CPU mapping found",
+  -EINVAL); pathsel does not, as its node-wide cpumasks would make that
+  refusal fire whenever two paths of a group share a node: the later path
+  simply gets no I/O.
 * service-time's relative throughput (0..100 per path) is a table argument
   multipath-tools never sets, so every path has 1; the Python class takes
   ``relative_throughput`` for experiments.
@@ -96,6 +115,21 @@ from .framework.define import (
     table,
 )
 from .framework.kernel import ALUA_NAMES, ANO, AO, EV_POLICY, log_event, numa_nodes, usable
+from .multipathd import (
+    MULTIPATHD,
+    MULTIPATHD_STATE,
+    any_counted,
+    any_fast,
+    any_held,
+    check_up,
+    fast,
+    held,
+    last_loop,
+    multipathd_setup,
+    pathfail,
+    seen_down,
+    seen_up,
+)
 
 __all__ = [
     "ROUND_ROBIN",
@@ -129,7 +163,7 @@ HST_WEIGHT_COUNT = 64
 ST_MAX_RELATIVE_THROUGHPUT = 100
 
 GROUP_BY_PRIO, MULTIBUS, FAILOVER = 0, 1, 2  # path_grouping_policy's choices, in order
-FAILBACK_MANUAL, FAILBACK_IMMEDIATE, FAILBACK_SECONDS = 0, 1, 2
+FAILBACK_MANUAL, FAILBACK_IMMEDIATE, FAILBACK_SECONDS, FAILBACK_FOLLOWOVER = 0, 1, 2, 3
 SEL_RR, SEL_QL, SEL_ST, SEL_HST, SEL_IOA = 0, 1, 2, 3, 4
 EV_GROUP_SWITCH = EV_POLICY
 
@@ -163,16 +197,16 @@ def hst_weights(base_weight: int) -> list[int]:
 
 
 def _failback(raw: Any) -> str:
-    """multipath.conf's failback: immediate, manual, or a number of seconds (kept as its decimal string)."""
+    """multipath.conf's failback: immediate, manual, followover, or a number of seconds (kept as its decimal string)."""
     text = str(raw).strip().lower()
-    if text in ("immediate", "manual"):
+    if text in ("immediate", "manual", "followover"):
         return text
     try:
         seconds = int(text)
     except ValueError:
         seconds = 0
     if isinstance(raw, bool) or seconds <= 0 or seconds > INT32_MAX:
-        raise ValueError(f"failback must be immediate, manual or a whole number of seconds > 0, got {raw!r}")
+        raise ValueError(f"failback must be immediate, manual, followover or a whole number of seconds > 0, got {raw!r}")
     return str(seconds)
 
 
@@ -190,11 +224,12 @@ GROUPS = (
         "failback",
         "manual",
         str,
-        "when to return to a better path group: immediate, manual, or N seconds after it comes back",
-        choices=("immediate", "manual", "<seconds>"),
+        "when to return to a better path group: immediate, manual, followover (only when its first path comes back), or N seconds after it comes back",
+        choices=("immediate", "manual", "followover", "<seconds>"),
         parse=_failback,
-        shown="manual [immediate, manual, N seconds > 0]",
+        shown="manual [immediate, manual, followover, N seconds > 0]",
     ),
+    *MULTIPATHD,
 )
 
 
@@ -223,8 +258,8 @@ def class_rank(v, st, d, k):
 
 @compiled_inline
 def rank(v, st, d, k):
-    """The group of a usable path, -1 for a path no group can use now."""
-    if not usable(v, v.d_paths[d, k]):
+    """The group of a usable path, -1 for a path no group can use now (down, or held out by dm / multipathd)."""
+    if not usable(v, v.d_paths[d, k]) or held(st, d, k):
         return -1
     return class_rank(v, st, d, k)
 
@@ -248,21 +283,105 @@ def move(st, d, n, k, head):
 
 
 @compiled
-def sync(v, st, d):
-    """Apply path changes in path order: reinstate paths that (re)joined a group, arm failback."""
-    n = v.d_np[d]
+def active_paths(st, d, n):
+    """count_active_paths as the last sync left it: the device's paths in a group."""
+    m = 0
     for k in range(n):
-        r = rank(v, st, d, k)
+        if st.seen_rank[d, k] >= 0:
+            m += 1
+    return m
+
+
+@compiled
+def rejoin(v, st, d, n, k, r):
+    """Path k now in group r (-1: none): one that (re)joins a group goes into its list (round-robin: the head) and
+    arms failback=N."""
+    if r >= 0 and r != st.seen_rank[d, k]:
+        move(st, d, n, k, st.selector == SEL_RR)  # round-robin reinstates at the head
+        cur = st.cur[d]
+        if cur >= 0 and r < cur and st.failback_s < np.inf:
+            # a new path up restarts the countdown; a priority change only starts one
+            if st.seen_up[d, k] == 0 or st.deadline[d] == np.inf:
+                st.deadline[d] = v.clock[0] + st.failback_s
+    st.seen_rank[d, k] = r
+
+
+@compiled_inline
+def class_then(v, st, d, k, loop):
+    """Path k's group by ALUA state at a past checker loop (the state the last sync saw: any ALUA change since came
+    with its own sync, after the loop), or now."""
+    return st.seen_cls[d, k] if loop else class_rank(v, st, d, k)
+
+
+@compiled
+def followover(v, st, d, n, k, loop):
+    """do_followover_should_failback: path k is the first of its group to come back when every other path of the
+    group is down for the checker (chkrstate DOWN; a path dm failed on an I/O error is still up for it)."""
+    r = class_then(v, st, d, k, loop)
+    if r < 0:
+        return
+    for j in range(n):
+        if j != k and class_then(v, st, d, j, loop) == r and st.chk_dn[d, j] == 0:
+            return
+    st.fo_group[d] = r
+
+
+@compiled
+def check(v, st, d, n, k, t, loop):
+    """check_path / update_path_state for a path the checker finds up at t (``loop``: at a past checker loop): reinstated
+    unless held; CHECK_PATH_NEW_UP (followover) only when the checker's previous verdict was down (oldchkrstate), which a
+    skipped check keeps."""
+    was_down = st.chk_dn[d, k] == 1
+    back = check_up(st, d, k, t, active_paths(st, d, n))
+    if not held(st, d, k):
+        st.chk_dn[d, k] = 0
+    if back and was_down and st.failback_mode == FAILBACK_FOLLOWOVER:
+        followover(v, st, d, n, k, loop)
+
+
+@compiled
+def checker(v, st, d, n):
+    """multipathd's checker loops since the last call, in time order, each path's group move at its own loop (on the
+    paths as the host saw them then); then what the host saw change since (a path seen down is a path failure, one
+    seen up is checked at once). A polling_interval check every ``every`` loops; a path marginal_path holds at every
+    loop."""
+    now = v.clock[0]
+    last = last_loop(st, now)
+    if st.tick[d] < last and (st.san_rec > 0 or st.m_st > 0 or any_held(st, d, n)):
+        while st.tick[d] < last and (any_held(st, d, n) or any_counted(st, d, n)):  # else the loops change nothing
+            nxt = st.tick[d] + 1
+            if not any_fast(st, d, n):  # skip to the next polling_interval check
+                nxt = (st.tick[d] // st.every + 1) * st.every
+                if nxt > last:
+                    break
+            st.tick[d] = nxt
+            full = nxt % st.every == 0
+            t = nxt * st.step
+            for k in range(n):
+                # a path failed after this loop waits for the next one
+                if st.seen_up[d, k] == 1 and st.failed[d, k] < t and (held(st, d, k) or st.san_n[d, k] > 0) and (full or fast(st, d, k)):
+                    check(v, st, d, n, k, t, True)
+                    rejoin(v, st, d, n, k, -1 if held(st, d, k) else st.seen_cls[d, k])
+    st.tick[d] = last
+    for k in range(n):
         up = v.up[v.d_paths[d, k]]
-        if r >= 0 and r != st.seen_rank[d, k]:
-            move(st, d, n, k, st.selector == SEL_RR)  # round-robin reinstates at the head
-            cur = st.cur[d]
-            if cur >= 0 and r < cur and st.failback_s < np.inf:
-                # a new path up restarts the countdown; a priority change only starts one
-                if st.seen_up[d, k] == 0 or st.deadline[d] == np.inf:
-                    st.deadline[d] = v.clock[0] + st.failback_s
-        st.seen_rank[d, k] = r
-        st.seen_up[d, k] = up
+        if up != st.seen_up[d, k]:
+            if up == 0:
+                seen_down(st, d, k, now)
+            else:
+                seen_up(st, d, k, now)
+                check(v, st, d, n, k, now, False)
+
+
+@compiled
+def sync(v, st, d):
+    """multipathd's checker, then the host's path changes in path order: paths that (re)joined a group, failback."""
+    n = v.d_np[d]
+    checker(v, st, d, n)
+    for k in range(n):
+        rejoin(v, st, d, n, k, rank(v, st, d, k))
+        st.seen_up[d, k] = v.up[v.d_paths[d, k]]
+        st.seen_cls[d, k] = class_rank(v, st, d, k)
 
 
 @compiled
@@ -301,7 +420,7 @@ def choose_group(v, st, d):
     if cur < 0 or not present:
         cur = best  # the current group has no path left: the first group that has one
     elif cur != best:
-        if st.failback_mode == FAILBACK_IMMEDIATE:
+        if st.failback_mode == FAILBACK_IMMEDIATE or (st.failback_mode == FAILBACK_FOLLOWOVER and st.fo_group[d] == best):
             cur = best
         elif st.failback_s < np.inf:
             if st.deadline[d] == np.inf:
@@ -310,6 +429,7 @@ def choose_group(v, st, d):
                 cur = best
     if cur == best:
         st.deadline[d] = np.inf
+    st.fo_group[d] = -1
     if cur != old and old >= 0:
         log_event(v, d, EV_GROUP_SWITCH, -1, group_prio(v, st, d, cur), group_prio(v, st, d, old))
     st.cur[d] = cur
@@ -406,13 +526,28 @@ def ioa_select(v, st, d, g, slot):
 
 
 @compiled
+def wake(v, st, d):
+    """When to ask again with no path: multipathd's next check if it holds a path whose wire is seen up, else never."""
+    for k in range(v.d_np[d]):
+        if st.seen_up[d, k] == 1 and held(st, d, k):
+            if any_fast(st, d, v.d_np[d]):
+                return (st.tick[d] + 1) * st.step  # > now: sync left tick at the last loop <= now
+            return (st.tick[d] // st.every + 1) * st.every * st.step
+    return np.inf
+
+
+@compiled
 def dm_select(v, st, d, slot):
     sync(v, st, d)
     g = choose_group(v, st, d)
     if g < 0:
+        v.d_wake[d] = wake(v, st, d)
         return -1
     if st.selector == SEL_IOA:  # no list: the map by CPU
-        return ioa_select(v, st, d, g, slot)
+        k = ioa_select(v, st, d, g, slot)
+        if k < 0:
+            v.d_wake[d] = wake(v, st, d)
+        return k
     n = v.d_np[d]
     m = 0
     for i in range(n):  # the current group's members in list order
@@ -452,6 +587,19 @@ def dm_path_change(v, st, d, k):
     sync(v, st, d)
 
 
+@compiled
+def dm_fail(v, st, d, k, slot, elapsed):
+    """``multipath_end_io`` for an attempt that failed (aborted at io_timeout, or lost): ``fail_path`` (the path
+    leaves every group until multipathd's checker reinstates it), then the selector's ``end_io``."""
+    sync(v, st, d)  # the checker's ticks up to now first (a path reinstated at a tick can fail again)
+    if v.up[v.d_paths[d, k]] == 1:  # a path the host already sees down is failed already
+        pathfail(st, d, k, v.clock[0])
+        # it leaves its group now (fail_path), so a checker loop that reinstates it before the next sync moves it
+        rejoin(v, st, d, v.d_np[d], k, -1)
+    if st.selector == SEL_HST:
+        hst_complete(v, st, d, k, slot, elapsed)
+
+
 @compiled_inline
 def ema(last, nxt, weight):
     """fixed_ema in u64 (the products wrap as the kernel's do)."""
@@ -464,6 +612,7 @@ def ema(last, nxt, weight):
 @compiled
 def hst_complete(v, st, d, k, slot, latency):
     """``hst_end_io``: the serialised service time into the EWMA, then when the path goes stale."""
+    sync(v, st, d)  # valid_count counts the paths the checker's loops up to now reinstated
     now_ns = np.int64(v.clock[0] * 1e9)
     start = now_ns - np.int64(latency * 1e9)
     # path_service_time: a request that finished after this one started makes it serial
@@ -498,7 +647,9 @@ def _py_rank(grouping: int, alua: str, up: bool, k: int, n: int) -> int:
 def _setup(selector: int):
     def setup(s: Setup) -> None:
         fb = s.params.get("failback", "manual")
-        s.state.set_scalar("failback_mode", FAILBACK_MANUAL if fb == "manual" else FAILBACK_IMMEDIATE if fb == "immediate" else FAILBACK_SECONDS)
+        modes = {"manual": FAILBACK_MANUAL, "immediate": FAILBACK_IMMEDIATE, "followover": FAILBACK_FOLLOWOVER}
+        s.state.set_scalar("failback_mode", modes.get(fb, FAILBACK_SECONDS))
+        multipathd_setup(s.params, s.state)
         s.state.set_scalar("failback_s", float(int(fb)) if str(fb).isdigit() else math.inf)
         s.state.set_scalar("selector", selector)
         grouping = s.state.path_grouping_policy
@@ -508,6 +659,7 @@ def _setup(selector: int):
             s.state.order[d, :] = np.arange(s.state.order.shape[1])
             for k in range(n):  # at the start every path is up
                 s.state.seen_rank[d, k] = _py_rank(grouping, dev.alua[k], True, k, n)
+                s.state.seen_cls[d, k] = s.state.seen_rank[d, k]
             if rt is not None:
                 if len(rt) != n:
                     raise ValueError(f"relative_throughput has {len(rt)} values for {n} paths")
@@ -556,17 +708,23 @@ _HST_STATE = (
     table("weights", "u8", HST_WEIGHT_COUNT),
 )
 _STATE = (
-    per_device("cur", init=-1),
-    per_path("order"),
-    per_path("seen_rank", init=-1),
-    per_path("seen_up", init=1),
-    per_device("deadline", "f8", math.inf),
-    per_path("rt", init=1),
-    scalar("failback_mode"),
-    scalar("failback_s", "f8", math.inf),
-    scalar("selector"),
-    scratch("tmp2"),
-) + _HST_STATE
+    (
+        per_device("cur", init=-1),
+        per_path("order"),
+        per_path("seen_rank", init=-1),
+        per_path("seen_up", init=1),
+        per_path("seen_cls", init=-1),  # each path's group by ALUA state at the last sync (for the checker's loops)
+        per_device("deadline", "f8", math.inf),
+        per_device("fo_group", init=-1),  # followover: the group whose first path came back
+        per_path("rt", init=1),
+        scalar("failback_mode"),
+        scalar("failback_s", "f8", math.inf),
+        scalar("selector"),
+        scratch("tmp2"),
+    )
+    + MULTIPATHD_STATE
+    + _HST_STATE
+)
 _SELECTOR_STATE = _STATE + (scalar("threshold_multiplier"),)  # read by the HST branch only
 
 
@@ -587,6 +745,7 @@ ROUND_ROBIN = PolicyDef(
     "Linux dm-multipath `round-robin 0`; `drivers/md/dm-ps-round-robin.c` (`rr_select_path`, `rr_reinstate_path`); multipath-tools",
     select=dm_select,
     path_change=dm_path_change,
+    fail=dm_fail,
     params=GROUPS,
     aliases=("dm:rr",),
     state=_SELECTOR_STATE,
@@ -604,6 +763,7 @@ QUEUE_LENGTH = PolicyDef(
     "`queue-length 0`; `dm-ps-queue-length.c` (`ql_select_path`)",
     select=dm_select,
     path_change=dm_path_change,
+    fail=dm_fail,
     params=GROUPS,
     aliases=("dm:ql",),
     state=_SELECTOR_STATE,
@@ -621,6 +781,7 @@ SERVICE_TIME = PolicyDef(
     "`service-time 0` (multipath-tools' default selector); `dm-ps-service-time.c` (`st_compare_load`, `st_select_path`)",
     select=dm_select,
     path_change=dm_path_change,
+    fail=dm_fail,
     params=GROUPS,
     aliases=("dm:st",),
     state=_SELECTOR_STATE,
@@ -640,6 +801,7 @@ HISTORICAL_SERVICE_TIME = PolicyDef(
     select=dm_select,
     complete=hst_complete,
     path_change=dm_path_change,
+    fail=dm_fail,
     params=(
         Param("base_weight", 972, int, "EWMA weight per ~16.8 ms bucket, 10-bit fixed point (972/1024 = 0.95)", 0, 1023),
         Param(
@@ -659,7 +821,7 @@ HISTORICAL_SERVICE_TIME = PolicyDef(
     events=_EVENTS,
     class_name="DmHistoricalServiceTime",
     counts="per path: an EWMA of the serialised service time (10-bit fixed point), in flight, the last finish and a staleness deadline",
-    notes="Sample = now − max(start, last finish). Weight `base_weight^(bucket+1)` in the kernel's fixed point (972, 923, 876, 832, …) with bucket = service time >> 24 ns (~16.8 ms), and 0 from bucket 63 (≥ 1.057 s) on, so such a sample replaces the history. Estimate (1 + in flight) × EWMA. A path that has not finished anything for (valid paths × EWMA) is stale: idle, it gets a probe; busy and winning, it only gets equal usage. Quirks: with `threshold_multiplier` 0, equal estimates and equal in-flight counts go to the *later* path in the list; only completed I/Os teach it (the kernel also learns from errors).",
+    notes="Sample = now − max(start, last finish). Weight `base_weight^(bucket+1)` in the kernel's fixed point (972, 923, 876, 832, …) with bucket = service time >> 24 ns (~16.8 ms), and 0 from bucket 63 (≥ 1.057 s) on, so such a sample replaces the history. Estimate (1 + in flight) × EWMA. A path that has not finished anything for (valid paths × EWMA) is stale: idle, it gets a probe; busy and winning, it only gets equal usage. Quirks: with `threshold_multiplier` 0, equal estimates and equal in-flight counts go to the *later* path in the list; failed attempts teach it too, as the kernel's `multipath_end_io` calls `hst_end_io` for an errored request (the sample runs from the attempt's start to its abort at `io_timeout`, or to when the host notices its path down).",
 )
 DmHistoricalServiceTime = policy_class(HISTORICAL_SERVICE_TIME, "DmHistoricalServiceTime", module=__name__)
 IO_AFFINITY = PolicyDef(
@@ -668,6 +830,7 @@ IO_AFFINITY = PolicyDef(
     "`io-affinity 0` (kernel 5.11+); `dm-ps-io-affinity.c` (`ioa_add_path`, `ioa_select_path`); multipath-tools",
     select=dm_select,
     path_change=dm_path_change,
+    fail=dm_fail,
     params=GROUPS,
     aliases=("dm:ioa",),
     state=_SELECTOR_STATE,

@@ -19,9 +19,17 @@ https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/tree/drivers/
   optimized before non-optimized; it returns at once on an optimized path
   at depth 0.
 * ``nvme_mpath_set_live``: when a path becomes live and optimized every
-  ``current_path`` is found again (back to the first optimized path);
-  ``nvme_failover_req`` / ``nvme_mpath_clear_current_path`` forget a path
-  that failed.
+  ``current_path`` is found again (back to the first optimized path).
+* ``current_path`` is cleared only by ``nvme_mpath_clear_current_path(ns)``
+  (every node where that path is current): from ``nvme_failover_req`` (a
+  request failed over: pathsel's ``fail`` hook, an attempt lost on a path
+  the host saw go down or aborted at io_timeout), namespace removal,
+  ``nvme_mpath_clear_ctrl_paths`` (controller deletion, an iopolicy change)
+  and ``nvme_mpath_revalidate_paths`` (a capacity change); none of the last
+  four happens in a pathsel run. A controller that goes down (RESETTING,
+  CONNECTING) leaves ``current_path`` alone: its path is only *disabled*
+  (``nvme_path_is_disabled``), so round-robin walks on from it to the next
+  path, and numa finds a path again because it is not optimized.
 
 ANA states: AO is optimized, ANO non-optimized; standby and unavailable
 (inaccessible) paths are never chosen; a path that is down is disabled.
@@ -37,11 +45,14 @@ Assumptions where the source is silent or the simulator is coarser:
   (``head->list`` = path order). Without NUMA keys every controller is at
   the same distance: numa picks the first optimized path.
 * ``nvme_mpath_set_live`` finds the path again for every node of the host
-  (``for_each_online_node``). round-robin's cursor is ``current_path`` of
+  (``for_each_node``). round-robin's cursor is ``current_path`` of
   the issuing node too, so each node rotates on its own (its
   ``__nvme_find_path`` compares no distance: LOCAL_DISTANCE for all).
-* A path that goes down stops being ``current_path`` at once (its in-flight
-  I/O fails over; the kernel also clears it on a controller reset).
+* A path the host sees go down (the controller leaves LIVE) stays
+  ``current_path`` until a request fails over on it; an I/O in flight on it
+  fails over when the host notices (the transport's error recovery cancels
+  it), an I/O sent on it after that at once, and one aborted at io_timeout at
+  the abort.
 * Any path that comes up or changes ANA state and is then live and optimized
   triggers ``nvme_mpath_set_live`` (its controller re-reads the ANA log).
 * queue-depth counts I/Os of every device on the controller (``v.c_out``):
@@ -96,14 +107,21 @@ def find_path(v, st, d, node, by_distance):
 
 @compiled
 def head_path_change(v, st, d, k, by_distance):
+    """nvme_update_ns_ana_state / a controller back LIVE: ``nvme_mpath_set_live`` finds every node's path again when
+    this one is live and optimized. A path going down or leaving AO/ANO clears nothing (the kernel only disables it)."""
     p = v.d_paths[d, k]
     if v.up[p] == 1 and v.alua[p] == AO:
-        for node in range(numa_nodes(v, d)):  # nvme_mpath_set_live: for_each_online_node, on this host
+        for node in range(numa_nodes(v, d)):  # nvme_mpath_set_live: for_each_node, on this host
             find_path(v, st, d, node, by_distance)
-    elif not usable(v, p):
-        for node in range(numa_nodes(v, d)):  # nvme_mpath_clear_current_path: for_each_node, on this host
-            if st.cur[d, node] == k:
-                st.cur[d, node] = -1
+
+
+@compiled
+def head_fail(v, st, d, k, slot, elapsed):
+    """``nvme_failover_req`` -> ``nvme_mpath_clear_current_path(ns)``: every node whose current path is ``k`` forgets
+    it (the request is requeued: the next select finds a path again)."""
+    for node in range(numa_nodes(v, d)):  # for_each_node, on this host
+        if st.cur[d, node] == k:
+            st.cur[d, node] = -1
 
 
 @compiled
@@ -209,6 +227,7 @@ NUMA = PolicyDef(
     "Linux NVMe `iopolicy=numa` (the default); `drivers/nvme/host/multipath.c` (`nvme_numa_path`, `__nvme_find_path`, `nvme_mpath_set_live`)",
     select=numa_select,
     path_change=numa_path_change,
+    fail=head_fail,
     state=(Field("cur", "i8", ("D", MAX_NUMA_NODES), -1),),  # current_path[node]
     config_string=lambda s: _current(s, "numa"),
     class_name="NvmeNuma",
@@ -223,12 +242,13 @@ ROUND_ROBIN = PolicyDef(
     "`iopolicy=round-robin`; `nvme_round_robin_path`",
     select=rr_select,
     path_change=rr_path_change,
+    fail=head_fail,
     aliases=("nvme:rr",),
     state=(Field("cur", "i8", ("D", MAX_NUMA_NODES), -1),),  # current_path[node]
     config_string=lambda s: _current(s, "round-robin"),
     class_name="NvmeRoundRobin",
     counts="nothing: the current path",
-    notes="The next live optimized path after the current one, wrapping; stays on the current path if it is the only optimized one. With only non-optimized paths it takes the *last* one met, so the rotation runs backwards (p0, p2, p1, …). A failed current path is forgotten (the next I/O starts from the first optimized path). The cursor is the issuing node's `current_path`, so workloads on different NUMA nodes rotate independently (no distance is compared).",
+    notes="The next live optimized path after the current one, wrapping; stays on the current path if it is the only optimized one. With only non-optimized paths it takes the *last* one met, so the rotation runs backwards (p0, p2, p1, …). A path that goes down is skipped, not forgotten: the next I/O goes to the path after it (the kernel only disables it); the current path is forgotten when an I/O fails over on it (lost on a path the host saw go down, or aborted at `io_timeout`), and the next I/O then starts from the first optimized path. The cursor is the issuing node's `current_path`, so workloads on different NUMA nodes rotate independently (no distance is compared).",
 )
 NvmeRoundRobin = policy_class(ROUND_ROBIN, "NvmeRoundRobin", module=__name__)
 

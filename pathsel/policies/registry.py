@@ -7,7 +7,7 @@ and one line in :data:`BUILTIN`.
 
 from __future__ import annotations
 
-from . import aix, dm, esxi, guard, hpp, mpio, nvme, p2c
+from . import aix, dm, esxi, guard, hdlm, hpp, mpio, nvme, nvme_adaptive, oracle, p2c
 from .framework.define import PolicyDef
 
 __all__ = ["BUILTIN", "POLICY_DEFS", "builtin", "register", "families", "markdown_table"]
@@ -28,6 +28,7 @@ BUILTIN: tuple[PolicyDef, ...] = (
     nvme.NUMA,
     nvme.ROUND_ROBIN,
     nvme.QUEUE_DEPTH,
+    nvme_adaptive.ADAPTIVE,  # an RFC (2025), not merged
     # Windows MPIO (Microsoft DSM)
     mpio.FO,
     mpio.RR,
@@ -43,10 +44,16 @@ BUILTIN: tuple[PolicyDef, ...] = (
     hpp.LB_LATENCY,
     # IBM AIX MPIO
     aix.SHORTEST_QUEUE,
+    # Hitachi Dynamic Link Manager
+    hdlm.EXLIO,
+    hdlm.EXRR,
+    hdlm.EXLBK,
     # from outside storage
     p2c.P2C_EWMA,
     # pathsel's own (docs/league.md)
     guard.GUARD,
+    # the league's clairvoyant bar: reads the engine's truth, not shippable (oracle.NOT_SHIPPED)
+    oracle.ORACLE,
 )
 
 for _d in BUILTIN:

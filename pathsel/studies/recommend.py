@@ -169,6 +169,20 @@ def _fmt_value(v: float, metric: str) -> str:
     return f"{x:,.0f}" if unit == "IOPS" else f"{x:,.3f} {unit}"
 
 
+def _not_shipped(specs: pd.Series) -> bool:
+    """Whether any of these specs names a policy no host can run (:data:`pathsel.policies.oracle.NOT_SHIPPED`)."""
+    from ..policies.oracle import NOT_SHIPPED
+
+    for spec in set(specs):
+        try:
+            name = parse_spec(spec)[0].name
+        except Exception:  # a label of the user's own policy: not ours to judge
+            continue
+        if name in NOT_SHIPPED:
+            return True
+    return False
+
+
 def recommend(
     table: pd.DataFrame | str | Path,
     *,
@@ -212,6 +226,15 @@ def recommend(
     else:
         swept = {c.split(".", 1)[0] for c in pparams}
         chosen = [p for p in known if set(family[table.policy == p]) & swept] or known
+    # a clairvoyant policy (oracle: the league's bar) reads what no host knows: never a setting to ship
+    bar = [p for p in chosen if _not_shipped(table.spec[table.policy == p].astype(str))]
+    if bar and policies:
+        raise ScenarioError(
+            source, "--policy", f"{', '.join(bar)}: clairvoyant (the league's bar), not shippable; recommend chooses among shipped policies"
+        )
+    chosen = [p for p in chosen if p not in bar]
+    if not chosen:
+        raise ScenarioError(source, "", "holds only clairvoyant policies (oracle), which no host can run: nothing to recommend")
     mask = table.policy.isin(chosen)
     df = table[mask].copy()
 

@@ -168,6 +168,7 @@ def sweep(
     _origin: str = "sweep()",
     _on_run: Callable[[int, int], None] | None = None,
     _notify: Callable[[str], None] | None = None,
+    _tags: Mapping[str, float] | None = None,
 ) -> SweepResult:
     """Run a grid of parameters x replications over one or many scenarios.
 
@@ -215,6 +216,8 @@ def sweep(
             raise ScenarioError(str(out), "", "is not a regular file (a device or a pipe): the results table is read back to resume")
     policies = list(policies) if policies is not None else None
     plan = plan_sweep(scenarios, params, replications=replications, seed=seed, policies=policies, duration=duration, origin=_origin)
+    plan.tags = {k: float(v) for k, v in (_tags or {}).items()}
+    plan.dtypes.update({k: "float64" for k in plan.tags})
     if duration is not None:  # the files' own durations passed the loader's check; this one is the sweep's
         for point in plan.points:
             m = point.sc.model
@@ -249,6 +252,15 @@ def sweep(
         partial = []
         for key, g in have.groupby(["scenario", "point", "replication"], sort=False):
             run = planned.get((key[0], key[1], int(key[2])))
+            for tag, want in plan.tags.items():  # how the runs were made (a league's timeout_scale): named, not a bare mismatch
+                had = float(g[tag].iloc[0])
+                if had != want:
+                    raise ScenarioError(
+                        str(store.path),
+                        "",
+                        f"holds runs made with {tag} = {had:g} ({key[0]}); this run has {tag} = {want:g}: "
+                        "use another --out, the same setting, or delete it",
+                    )
             if run is None or int(g.seed.iloc[0]) != run.seed or g.config.iloc[0] != run.point.config:
                 what = f"{key[0]} {key[1]} replication {key[2]}"
                 raise ScenarioError(str(store.path), "", f"holds runs this sweep does not plan ({what}): use another --out, or delete it")
@@ -284,7 +296,7 @@ def sweep(
         nonlocal points_done
         head = {"scenario": run.point.scenario, "point": run.point.text}
         rows = [
-            {**head, **run.point.cells[m["policy"]], "replication": run.replication, "seed": run.seed, **m, "config": run.point.config}
+            {**head, **run.point.cells[m["policy"]], "replication": run.replication, "seed": run.seed, **m, "config": run.point.config, **plan.tags}
             for m in metrics
         ]
         if store is not None:

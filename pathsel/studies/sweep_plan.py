@@ -157,10 +157,12 @@ class SweepPlan:
     policy_order: dict[tuple[str, str], dict[str, int]]
     skipped: dict[str, list[str]] = field(default_factory=dict)  # parameter -> the files it does not apply to
     notes: list[str] = field(default_factory=list)  # what the sweep tells its user before running
+    # constant columns after config saying how every run was made (a league's timeout_scale), checked on resume
+    tags: dict[str, float] = field(default_factory=dict)
 
     @property
     def columns(self) -> list[str]:
-        return ["scenario", "point", *self.params, "replication", "seed", "policy", "spec", *METRIC_COLUMNS, "config"]
+        return ["scenario", "point", *self.params, "replication", "seed", "policy", "spec", *METRIC_COLUMNS, "config", *self.tags]
 
 
 def _sweep_table(data: dict[str, Any], source: str) -> dict[str, Any]:

@@ -81,6 +81,13 @@ def _other_columns(have: list[str], want: list[str]) -> str:
     """Why a results file cannot be resumed: another sweep's, or this sweep's from before a column was added."""
     if [c for c in want if c not in have] == ["kavg_us"] and [c for c in have if c not in want] == []:
         return "was written before sweeps kept KAVG (no kavg_us column): use another --out, or delete it and run again"
+    if [c for c in want if c not in have] == ["timeout_scale"] and [c for c in have if c not in want] == []:
+        return (
+            "holds runs with no timeout_scale column (a sweep's, or a league's from before leagues scaled the hosts' "
+            "timeouts): use another --out, or delete it and run again"
+        )
+    if [c for c in have if c not in want] == ["timeout_scale"] and [c for c in want if c not in have] == []:
+        return "holds a league's runs (a timeout_scale column), not this sweep's: use another --out, or delete it"
     return "holds a different sweep (other columns): use another --out, or delete it"
 
 

@@ -143,7 +143,7 @@ from .scheduler import (
     push_urgent,
     timeout,
 )
-from .waits import start_wait
+from .waits import arm_wake, start_wait
 from .wire import leg, repl_trip, tag, value
 
 
@@ -213,6 +213,7 @@ def begin_attempt(P, S, V, R, s):
     if k < 0:  # no usable path: wait for a change, at most the host's APD timeout
         S.slot[s, K_STAGE] = ST_APD
         start_wait(P, S, V, s, P.hp_apd[P.d_host[d]])
+        arm_wake(S, V, s, V.d_wake[d])
         return
     p = V.d_paths[d, k]
     if P.pathq_on != 0:
@@ -578,14 +579,36 @@ def qfull_back(P, S, V, R, s):
 
 @jit
 def lost(P, S, V, R, s):
-    """reference.io_life after PathLost: retry now, or wait until the host notices the path is gone."""
+    """reference.io_life after PathLost: retry now, or wait until the host notices the path is gone (then
+    :func:`retry_lost`)."""
     p = S.slot[s, K_PATH]
     end_attempt(P, S, V, R, s, p)
     if V.up[p] == 1:
         S.slot[s, K_STAGE] = ST_WAIT_LOST
         start_wait(P, S, V, s, np.inf)
     else:
+        fail_attempt(P, S, V, s)
         begin_attempt(P, S, V, R, s)
+
+
+@jit
+def retry_lost(P, S, V, R, s):
+    """EV_WAKE of an I/O whose frame was lost in silence: the host saw a change; the failed attempt's end, the retry."""
+    fail_attempt(P, S, V, s)
+    begin_attempt(P, S, V, R, s)
+
+
+@hot
+def fail_attempt(P, S, V, s):
+    """reference.io_life's ``policy.on_fail``: the attempt on K_PATH ended without a completion (lost, aborted), just
+    before the retry (dm-mpath multipath_end_io: the selector's end_io for an errored request, then requeued)."""
+    d = P.j_dev[S.slot[s, K_JOB]]
+    fn, st = P.pol_fail, P.pol_state
+    if P.pol_multi != 0:
+        fn, st = P.d_pfail[d], P.d_pstate[d]
+    if fn != 0:
+        p = S.slot[s, K_PATH]
+        call_v_6f(fn, P.pol_view, st, d, V.p_local[p], s, V.clock[0] - S.slotf[s, K_STARTED])
 
 
 @hot
@@ -657,6 +680,7 @@ def abort(P, S, V, R, s):
         heap_drop_stale_timers(S)
     end_attempt(P, S, V, R, s, p)
     R.rc[C_TIMED_OUT] += 1
+    fail_attempt(P, S, V, s)
     begin_attempt(P, S, V, R, s)
 
 

@@ -19,6 +19,8 @@ from ...jit import Layout, address_of
 EV_INIT, EV_LEG, EV_GRANT_MAIN, EV_SVC_MAIN, EV_RELEASE = 0, 1, 2, 3, 4
 EV_M_FWD, EV_GRANT_MIRROR, EV_M_SVC, EV_M_ACK, EV_M_END = 6, 7, 8, 9, 10  # 5: the mirror's start, taken in line
 EV_FAULT_INIT, EV_FAULT, EV_NOTICE, EV_APD_TIMER, EV_WAKE = 11, 12, 13, 14, 15
+# a policy's wake time ends a no-path wait as a path change would (view d_wake; waits.arm_wake; arg as EV_APD_TIMER's)
+EV_HOLD_WAKE = 29
 # io_timeout: a host's oldest unanswered attempt is due (arg: host); an attempt's abort; its mirror's abort
 EV_DEADLINE, EV_ABORT, EV_M_ABORT = 16, 17, 18
 # a queue ("host" or "path" rule) hands a waiting I/O its place, and it goes on from there (arg: slot); an open-loop
@@ -244,12 +246,14 @@ PARAMS = Layout(
         ("pol_start", "i8", 0),
         ("pol_complete", "i8", 0),
         ("pol_path", "i8", 0),
+        ("pol_fail", "i8", 0),  # an attempt ended without a completion (io_life.fail_attempt)
         ("pol_state", "i8", 0),
         ("pol_multi", "i8", 0),  # 1: devices run different policies (the d_p* arrays)
         ("d_psel", "i8", 1),
         ("d_pstart", "i8", 1),
         ("d_pcomp", "i8", 1),
         ("d_ppath", "i8", 1),
+        ("d_pfail", "i8", 1),
         ("d_pstate", "i8", 1),
         ("pol_view", "i8", 0),
         # the fabric (issue 33): whether it runs (Model.fabric); per link its bb_credits x frame_size (0: no credit

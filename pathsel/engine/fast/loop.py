@@ -33,6 +33,7 @@ from .io_life import (
     on_leg,
     on_service_done,
     queue_granted,
+    retry_lost,
     start_mirror_service,
     start_service,
 )
@@ -49,6 +50,7 @@ from .layout import (
     EV_FAULT_INIT,
     EV_GRANT_MAIN,
     EV_GRANT_MIRROR,
+    EV_HOLD_WAKE,
     EV_INIT,
     EV_LEG,
     EV_M_ABORT,
@@ -78,6 +80,7 @@ from .layout import (
     K_MSTATE,
     K_MSUB,
     K_PATH,
+    K_STAGE,
     K_WAITID,
     K_WAKEVAL,
     K_WOKEN,
@@ -88,6 +91,7 @@ from .layout import (
     REFILL,
     SLOT_COLS,
     SLOT_MASK,
+    ST_WAIT_LOST,
     TAG_SHIFT,
     params_at,
     state_at,
@@ -233,11 +237,20 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
                 S.slot[s, K_WOKEN] = 1
                 S.slot[s, K_WAKEVAL] = 0
                 push_normal(S, EV_WAKE, s)
+        elif kind == EV_HOLD_WAKE:  # the policy's wake time (waits.arm_wake): as a path change would
+            n_slots = S.slot.shape[0]
+            s = arg % n_slots
+            if S.slot[s, K_WAITID] == arg // n_slots and S.slot[s, K_WOKEN] == 0:
+                S.slot[s, K_WOKEN] = 1
+                S.slot[s, K_WAKEVAL] = 1
+                push_normal(S, EV_WAKE, s)
         elif kind == EV_WAKE:
             if S.slot[s, K_WAKEVAL] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
                 rec_fail(R, V.clock[0])
                 release_admission(P, S, V, R, P.j_dev[S.slot[s, K_JOB]], S.slot[s, K_JOB])
                 next_io(P, S, V, R, s)
+            elif S.slot[s, K_STAGE] == ST_WAIT_LOST:  # lost in silence, the host saw a change: the policy hears of it
+                retry_lost(P, S, V, R, s)
             else:
                 begin_attempt(P, S, V, R, s)
         elif kind == EV_QUEUE_GRANT:

@@ -38,6 +38,7 @@ from ...timing.distributions import Constant
 from ..host_queues import overload
 from ..recorder import Live, close_record, new_record, to_metrics, vm_slots
 from ..streams import Draws, make_streams
+from ..truth import truth_static
 from . import layout as L
 from .loop import run_kernel
 from .scheduler import push_urgent
@@ -181,6 +182,7 @@ class _Run:
             numa_dist[dv.index, : hp.numa_nodes, : hp.numa_nodes] = np.array(hp.numa_distances, dtype=i64)
             d_nodes[dv.index] = hp.numa_nodes
         j_node = np.array([j.numa_node for j in model.jobs], dtype=i64)
+        j_seq = np.array([j.index if j.sequential else -1 for j in model.jobs], dtype=i64)
         self.view = VIEW.pack(
             dict(
                 d_paths=d_paths,
@@ -193,6 +195,7 @@ class _Run:
                 p_node=np.array([p.numa_node for p in model.paths], dtype=i64),
                 numa_dist=numa_dist,
                 d_nodes=d_nodes,
+                d_wake=np.full(max(D, 1), np.inf),  # a policy's wake time (kernel.VIEW d_wake)
                 up=np.ones(P, dtype=i64),
                 alua=np.array([ALUA_CODES[p.alua] for p in model.paths], dtype=i64),
                 out=np.zeros(P, dtype=i64),
@@ -203,6 +206,7 @@ class _Run:
                 s_size=np.zeros(N, dtype=i64),
                 s_op=np.zeros(N, dtype=i64),
                 s_node=np.ascontiguousarray(j_node[np.array(slots, dtype=i64)]) if N else np.zeros(1, dtype=i64),
+                s_seq=np.ascontiguousarray(j_seq[np.array(slots, dtype=i64)]) if N else np.full(1, -1, dtype=i64),
                 flags=np.zeros(N_FLAGS, dtype=i64),
                 ev_t=np.zeros(ev_cap, dtype=f64),
                 ev_dev=np.zeros(ev_cap, dtype=i64),
@@ -215,6 +219,8 @@ class _Run:
                 rnd=np.zeros(1, dtype=f64),
                 rq=np.zeros((len(feeds) + 1, 2), dtype=i64),  # laid out by _Feed
                 d_stream=d_stream,
+                # the truth (the oracle's only): static numbers here, the live windows on the state below
+                **truth_static(model),
             )
         )
         # room for one event's worth of log entries: a fault may log one per path, an evaluation one per device
@@ -348,12 +354,14 @@ class _Run:
                 pol_start=hooks.start,
                 pol_complete=hooks.complete,
                 pol_path=hooks.path_change,
+                pol_fail=hooks.fail,
                 pol_state=self.pstate.address,
                 pol_multi=1 if len(self.pols) > 1 else 0,
                 d_psel=np.array([h.select for h in d_hooks] or [0], dtype=i64),
                 d_pstart=np.array([h.start for h in d_hooks] or [0], dtype=i64),
                 d_pcomp=np.array([h.complete for h in d_hooks] or [0], dtype=i64),
                 d_ppath=np.array([h.path_change for h in d_hooks] or [0], dtype=i64),
+                d_pfail=np.array([h.fail for h in d_hooks] or [0], dtype=i64),
                 d_pstate=np.array([self.pstates[g].address for g in self.pol_of] or [0], dtype=i64),
                 pol_view=self.view.address,
                 **_fabric_params(model, faults),
@@ -365,6 +373,9 @@ class _Run:
 
         # -- the engine's own state ----------------------------------------------------------------------
         self.state = _lay_out_state(model, slots, trace, qs)
+        # the oracle's truth: the view's t_* fields are the engine's own arrays (no copies per event)
+        for vname, sname in (("t_up", "phys_up"), ("t_extra", "extra"), ("t_loss", "loss"), ("t_wfree", "wire_free"), ("t_q", "q")):
+            self.view.set_array(vname, getattr(self.state, sname))
         W = model.n_wires  # wires: each nexus's own, the shared links, the replication link, inter-controller links
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
         device_queue_depth = [model.queues[r].queue_depth for r in model.queue_rows(DEVICE_QUEUE)]

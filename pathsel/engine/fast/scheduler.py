@@ -34,6 +34,7 @@ from ...jit import hot, jit, prefetch
 from .layout import (
     EV_APD_TIMER,
     EV_CPU,
+    EV_HOLD_WAKE,
     EV_LEG,
     EV_M_ACK,
     EV_M_FWD,
@@ -247,7 +248,7 @@ def heap_drop_stale_timers(S):
     m = 0
     for i in range(n):
         kind = ka[i, 0] & KIND_MASK
-        if kind == EV_APD_TIMER:
+        if kind == EV_APD_TIMER or kind == EV_HOLD_WAKE:
             a = ka[i, 1]
             w = a % n_slots
             if S.slot[w, K_WAITID] != a // n_slots or S.slot[w, K_WOKEN] != 0:

@@ -14,6 +14,7 @@ import numpy as np
 from ...jit import jit
 from .layout import (
     EV_APD_TIMER,
+    EV_HOLD_WAKE,
     EV_WAKE,
     I_HEAPN,
     I_WT_HEAD,
@@ -58,6 +59,14 @@ def start_wait(P, S, V, s, limit):
             heap_drop_stale_timers(S)
         n_slots = S.slot.shape[0]
         timeout(S, V, limit, EV_APD_TIMER, s + n_slots * S.slot[s, K_WAITID])
+
+
+@jit
+def arm_wake(S, V, s, at):
+    """reference.wait_for_change's ``wake``: the policy's wake time ends this wait as a path change would."""
+    if at < np.inf:
+        n_slots = S.slot.shape[0]
+        timeout(S, V, max(at - V.clock[0], 0.0), EV_HOLD_WAKE, s + n_slots * S.slot[s, K_WAITID])
 
 
 @jit

@@ -30,6 +30,7 @@ _SELECT = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctype
 _START = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
 _COMPLETE = ctypes.CFUNCTYPE(None, *([ctypes.c_int64] * 5), ctypes.c_double)
 _PATH = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
+_FAIL = _COMPLETE
 
 
 def event_details(
@@ -88,6 +89,7 @@ class CompiledPolicy(Policy):
         self._start = _START(self._hooks.start) if self._hooks.start else None
         self._complete = _COMPLETE(self._hooks.complete) if self._hooks.complete else None
         self._path_change = _PATH(self._hooks.path_change) if self._hooks.path_change else None
+        self._fail = _FAIL(self._hooks.fail) if self._hooks.fail else None
         self._rows = np.zeros(64, dtype=np.float64)
         # (next value, refill mark): this adapter refills before each call, so the mark is never passed
         self._rq = np.array([[0, np.iinfo(np.int64).max]], dtype=np.int64)
@@ -128,6 +130,23 @@ class CompiledPolicy(Policy):
                 c_out_bytes=t.controller_outstanding_bytes,
             )
             size = len(t.names)
+        # the truth (the oracle's t_* fields): the engine's when it keeps one, else a world with nothing wrong
+        truth = t.truth if t is not None else None
+        if truth is not None:
+            cols.update(truth.arrays)
+        else:
+            nc = max(1, int(cols["p_ctrl"].max()) + 1 if len(cols["p_ctrl"]) else 1)
+            cols.update(
+                t_up=np.ones(nc, dtype=np.int64),
+                t_extra=np.zeros(nc, dtype=np.float64),
+                t_loss=np.zeros(nc, dtype=np.float64),
+                t_wfree=np.zeros((1, 2), dtype=np.float64),
+                t_q=np.zeros((1, 8), dtype=np.int64),
+                t_path=np.zeros((size, 9), dtype=np.float64),
+                t_row=np.full((size, 2), -1, dtype=np.int64),
+                t_links=np.full((nc, 1), -1, dtype=np.int64),
+            )
+        self._truth = truth if truth is not None and self.definition.name in truth.readers else None
         if t is None:
             p_node, numa_dist = np.zeros(1, dtype=np.int64), np.full((1, 1, 1), 10, dtype=np.int64)
         else:
@@ -140,10 +159,12 @@ class CompiledPolicy(Policy):
         s_size = np.zeros(slots, dtype=np.int64)
         s_op = np.zeros(slots, dtype=np.int64)
         s_node = np.zeros(slots, dtype=np.int64)
+        s_seq = np.full(slots, -1, dtype=np.int64)
         if getattr(self, "_view", None) is not None:
             s_size[: self._slots] = self._view.s_size
             s_op[: self._slots] = self._view.s_op
             s_node[: self._slots] = self._view.s_node
+            s_seq[: self._slots] = self._view.s_seq
         self._view: Packed = VIEW.pack(
             dict(
                 d_paths=np.array([list(self._paths) or [-1]], dtype=np.int64).reshape(1, mp),
@@ -154,9 +175,11 @@ class CompiledPolicy(Policy):
                 s_size=s_size,
                 s_op=s_op,
                 s_node=s_node,
+                s_seq=s_seq,
                 p_node=p_node,
                 numa_dist=numa_dist,
                 d_nodes=np.array([numa_dist.shape[1]], dtype=np.int64),  # the host's own SLIT: its own node count
+                d_wake=np.full(1, np.inf),  # the policy's wake time when it returns no path (wake_at)
                 flags=np.zeros(N_FLAGS, dtype=np.int64),
                 ev_t=np.zeros(EVENT_ROWS, dtype=np.float64),
                 ev_dev=np.zeros(EVENT_ROWS, dtype=np.int64),
@@ -201,6 +224,8 @@ class CompiledPolicy(Policy):
     def _before(self) -> None:
         v = self._view
         v.clock[0] = self.device.now
+        if self._truth is not None:
+            self._truth.refresh()
         need = self.definition.draws
         if need:  # the hooks may draw ``draws`` uniforms: have them in the row first
             pos = int(self._rq[0, 0])
@@ -244,10 +269,14 @@ class CompiledPolicy(Policy):
         self._view.s_size[s] = io.size
         self._view.s_op[s] = 1 if io.op == "write" else 0
         self._view.s_node[s] = io.node
+        self._view.s_seq[s] = io.seq_job
         self._before()
         k = self._select(self._view.address, self._state.address, 0, s)
         self._after()
         return self.device.paths[k] if k >= 0 else None
+
+    def wake_at(self) -> float:
+        return float(self._view.d_wake[0])
 
     def on_start(self, path: PathView, io: IORequest) -> None:
         if self._start is not None:
@@ -264,6 +293,15 @@ class CompiledPolicy(Policy):
             self._after()
         if io.slot < 0:
             self._slot_of.pop(io.seq, None)
+
+    def on_fail(self, path: PathView, io: IORequest, elapsed: float) -> None:
+        if self._fail is not None:
+            s = self._slot(io)
+            self._view.s_size[s] = io.size
+            self._before()
+            self._fail(self._view.address, self._state.address, 0, self._local[path.index], s, elapsed)
+            self._after()
+        # a hand-issued I/O keeps its slot: it is retried (select again), as the engines retry a failed attempt
 
     def on_path_change(self, path: PathView) -> None:
         if self._path_change is not None:

@@ -1,7 +1,7 @@
 """What a path-selection policy sees and what it must do.
 
 A policy is a small class: :meth:`Policy.select` picks a path for one I/O;
-:meth:`Policy.on_complete` and :meth:`Policy.on_path_change` let it learn.
+:meth:`Policy.on_complete`, :meth:`Policy.on_fail` and :meth:`Policy.on_path_change` let it learn.
 It sees the device's paths through :class:`PathView` objects, which are
 read-only windows on state the engine keeps (up/down, ALUA state, I/Os and
 bytes in flight). It never sees an engine, so the same policy runs on any.
@@ -25,6 +25,7 @@ makes a fresh copy for every device and every run, so instance state is safe.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
@@ -32,7 +33,7 @@ import numpy as np
 
 from .kernel import ALUA_CODES, ALUA_NAMES
 
-__all__ = ["Policy", "PathView", "DeviceView", "IORequest", "PathTable", "AluaStates", "alua_working_set", "USABLE_STATES"]
+__all__ = ["Policy", "PathView", "DeviceView", "IORequest", "PathTable", "AluaStates", "alua_working_set", "USABLE_STATES", "Truth"]
 
 # ALUA states in which a path accepts I/O. Standby and unavailable ports reject
 # commands (SPC-4 5.16.2), so no policy may use them.
@@ -51,6 +52,7 @@ class IORequest:
     attempts: int = 0
     slot: int = -1  # the job slot it occupies while in flight (-1: issued outside an engine)
     node: int = 0  # the NUMA node of the CPU that issued it (its job's numa_node)
+    seq_job: int = -1  # its job's index when that job is sequential (fio rw read, write, rw/readwrite), else -1
 
     @property
     def is_write(self) -> bool:
@@ -76,6 +78,17 @@ class AluaStates:
 
     def __iter__(self) -> Iterator[str]:
         return (ALUA_NAMES[int(c)] for c in self.codes)
+
+
+class Truth:
+    """The engine's true state as the view's ``t_*`` arrays (:data:`~pathsel.policies.framework.kernel.VIEW`), and
+    ``refresh``, which brings them up to date before a policy reads them (the reference engine's; the clairvoyant
+    ``oracle`` is the only reader)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], refresh: Callable[[], None], readers: frozenset[str] = frozenset()) -> None:
+        self.arrays = arrays
+        self.refresh = refresh
+        self.readers = readers  # the policies (by name) that read the truth: only their calls refresh it
 
 
 class PathTable:
@@ -123,6 +136,8 @@ class PathTable:
         nc = int(self.controller.max()) + 1 if n else 0
         self.controller_outstanding = np.zeros(nc, dtype=np.int64)
         self.controller_outstanding_bytes = np.zeros(nc, dtype=np.int64)
+        # the engine's true state, for the clairvoyant oracle only (the reference engine sets it when one runs)
+        self.truth: Truth | None = None
 
     def start(self, p: int, nbytes: int) -> None:
         """An attempt begins on path ``p`` (the engine calls this)."""
@@ -281,8 +296,19 @@ class Policy:
     def on_complete(self, path: PathView, io: IORequest, latency: float) -> None:
         """An I/O finished on ``path``; ``latency`` is its time on that path in seconds."""
 
+    def on_fail(self, path: PathView, io: IORequest, elapsed: float) -> None:
+        """An attempt of ``io`` on ``path`` ended without a completion (its frame lost on a path the host then saw
+        go down, or aborted at ``io_timeout``); ``elapsed`` is the seconds since it started. Called just before the
+        I/O is retried (the next :meth:`select`), as dm-mpath's ``multipath_end_io`` calls the selector's ``end_io``
+        for an errored request before requeueing it. A QUEUE FULL status is not a failure."""
+
     def on_path_change(self, path: PathView) -> None:
         """``path`` went up or down, or its ALUA state changed."""
+
+    def wake_at(self) -> float:
+        """After :meth:`select` returned None: the time to ask again although no path changes (dm's paths failed
+        until multipathd's next check); ``math.inf`` (the default): only a path change or the APD timeout."""
+        return math.inf
 
     def config_string(self) -> str:
         """The device config as the OS would print it (esxcli's form for ESXi policies)."""

@@ -118,6 +118,25 @@ VIEW = Layout(
         ("rnd", "f8", 1),
         ("rq", "i8", 2),
         ("d_stream", "i8", 1),
+        # each device's wake time: a policy that returns no path while it holds usable paths out (dm's failed paths
+        # until multipathd's next check) writes when to ask it again; inf: a path change only (the engines' default)
+        ("d_wake", "f8", 1),
+        # the truth, for the clairvoyant `oracle` only (no shipped policy reads these): windows on the engine's own
+        # state, not the host's beliefs. Per nexus its wire really up, its one-way seconds added now (distance and
+        # latency faults), its loss now (ppm); per wire and direction when it is next free; the model's queue table
+        # (columns in use, FIFO head, FIFO tail, queue depth); per path static numbers (T_* columns: oracle.py) and
+        # its rows of the queue table and wires (array slots, target port, -1: none); per nexus its shared links' wires
+        ("t_up", "i8", 1),
+        ("t_extra", "f8", 1),
+        ("t_loss", "f8", 1),
+        ("t_wfree", "f8", 2),
+        ("t_q", "i8", 2),
+        ("t_path", "f8", 2),
+        ("t_row", "i8", 2),
+        ("t_links", "i8", 2),
+        # the job of the I/O in each slot when that job is sequential (fio rw read, write, rw/readwrite), else -1:
+        # HDLM's extended algorithms (hdlm.py) keep a sequential run on its path; static, like s_node
+        ("s_seq", "i8", 1),
     ],
 )
 

@@ -189,6 +189,10 @@ def emit(
     from .windows import emit_powershell
 
     s = _spec(spec)
+    from ...policies.oracle import NOT_SHIPPED
+
+    if s.name in NOT_SHIPPED:  # it reads the engine's true state: no host can run it
+        raise ScenarioError("command line", "--emit", f"{s.name} is clairvoyant (the league's bar, not shippable): no system can run it")
     if sched_num_req_outstanding is not None and kind != "esxcli":
         raise ScenarioError(
             "command line", "--sched-num-req-outstanding", f"is ESXi's Disk.SchedNumReqOutstanding, set with --emit esxcli, not {kind}"

@@ -48,6 +48,7 @@ from typing import Any
 import re2
 
 from ...errors import ScenarioError
+from ...policies.framework.define import INT32_MAX
 from ...policies.presets import PRESETS
 from ...policies.spec import PolicySpec, parse_spec
 from ...units import MAX_DURATION
@@ -317,7 +318,7 @@ def _conf_for(conf: ConfSection | None, wwid: str, vendor: str, product: str, sr
             if mp.value("wwid") == wwid:
                 layers.append((mp, f"multipaths {wwid}"))
     for sec, where in layers:  # later layers win
-        for key in ("path_selector", "path_grouping_policy", "failback", "no_path_retry", "polling_interval"):
+        for key in ("path_selector", "path_grouping_policy", "failback", "no_path_retry", "polling_interval", *SHAKY_KEYS):
             if key == "polling_interval" and where != "defaults":
                 continue  # multipath-tools reads polling_interval in defaults only (dict.c: install_keyword under "defaults")
             if key == "failback" and sec.attrs.get(key, ("",))[0] == "0":
@@ -326,6 +327,34 @@ def _conf_for(conf: ConfSection | None, wwid: str, vendor: str, product: str, sr
                 value, line = sec.attrs[key]
                 out[key] = (value, line, where)
     return out
+
+
+# multipathd's shaky-path settings (multipath.conf(5) "Shaky paths detection"; defaults, devices, overrides and
+# multipaths sections alike): "no" or a whole number > 0 (dict.c set_off_int_undef), as dm:*'s parameters of the same name
+SHAKY_KEYS = (
+    "san_path_err_threshold",
+    "san_path_err_forget_rate",
+    "san_path_err_recovery_time",
+    "marginal_path_double_failed_time",
+    "marginal_path_err_sample_time",
+    "marginal_path_err_rate_threshold",
+    "marginal_path_err_recheck_gap_time",
+)
+
+
+def _shaky(src: Source, settings: dict[str, tuple[str, int, str]]) -> str:
+    """The shaky-path keys multipath.conf sets for a map, as spec parameters ("" when none is on); bad values refused
+    with their line."""
+    out = []
+    for key in SHAKY_KEYS:
+        if key in settings:
+            value, line, _where = settings[key]
+            if value.lower() in ("no", "0"):
+                continue
+            if ascii_int(value, 1, INT32_MAX) is None:  # checked, not pasted: "5,failback=immediate" would add a key
+                raise src.fail(line, f"{key} must be no or a whole number > 0 (at most {INT32_MAX}), got {value[:60]!r}")
+            out.append(f"{key}={int(value)}")
+    return ",".join(out)
 
 
 def _hwtable_failback(vendor: str, product: str) -> tuple[str, str] | None:
@@ -338,11 +367,11 @@ def _hwtable_failback(vendor: str, product: str) -> tuple[str, str] | None:
 
 
 def _failback(src: Source, value: str, line: int) -> str:
-    """multipath.conf's failback as the spec takes it: immediate, manual, or seconds (dict.c, set_pgfailback)."""
+    """multipath.conf's failback as the spec takes it: immediate, manual, followover, or seconds (dict.c, set_pgfailback)."""
     if value in ("immediate", "manual", "followover"):
-        return value  # followover: the spec's message says pathsel does not model it
+        return value
     if ascii_int(value, 1) is None:  # checked, not pasted: "30,path_grouping_policy=multibus" would add a key
-        raise src.fail(line, f"failback must be immediate, manual or a whole number of seconds > 0, got {value[:60]!r}")
+        raise src.fail(line, f"failback must be immediate, manual, followover or a whole number of seconds > 0, got {value[:60]!r}")
     return value
 
 
@@ -395,7 +424,12 @@ def import_multipath(sources: list[Source], host: str = "linux01", devices: list
                     f'{mp.name}: multipath.conf ({where}, line {line}) sets path_selector "{value}" but the map runs '
                     f"'{mp.groups[0]['selector']}' (multipathd reconfigure applies it): imported as running"
                 )
-        text = spec_name + ":" + ",".join(x for x in (f"path_grouping_policy={grouping}", f"failback={failback}", extra) if x)
+        shaky = _shaky(conf_src, settings) if conf_src is not None else ""
+        # the checker's ticks, which reinstate a path dm failed on an I/O error (a bad value is refused below)
+        polling = ascii_int(settings["polling_interval"][0], 1, int(MAX_DURATION)) if "polling_interval" in settings else None
+        if polling is not None and polling != 5:
+            shaky = ",".join(x for x in (shaky, f"polling_interval={polling}") if x)
+        text = spec_name + ":" + ",".join(x for x in (f"path_grouping_policy={grouping}", f"failback={failback}", shaky, extra) if x)
         try:
             specs[mp.name] = parse_spec(text)[0].text
         except ValueError as e:
@@ -488,6 +522,7 @@ def import_multipath(sources: list[Source], host: str = "linux01", devices: list
             raise conf_src.fail(interval[1], f"polling_interval {interval[0][:60]!r} is not a whole number of seconds in 1..{int(MAX_DURATION):,}")
         seconds = polling
         sk.detection, sk.detection_note = f"{polling}s", f"polling_interval {polling} (multipath.conf line {interval[1]})"
+
     retry = first.get("no_path_retry")
     if retry and conf_src is not None:
         # "fail" or "0" fail at once, "queue" queues for ever, N > 0 retries for N polling intervals
@@ -539,6 +574,23 @@ def emit_multipath_conf(spec: PolicySpec, wwid: str | None = None, vendor: str |
     if selector == "historical-service-time" and (spec["base_weight"] != 972 or spec["threshold_multiplier"] != 0):
         args = f"2 {spec['base_weight']} {spec['threshold_multiplier']}"
     body = [f'path_selector "{selector} {args}"', f"path_grouping_policy {spec['path_grouping_policy']}", f"failback {spec['failback']}"]
+    # the shaky-path keys when on (whole numbers, validated by the spec: nothing to quote)
+    body += [f"{key} {int(spec[key])}" for key in SHAKY_KEYS if spec[key]]
+    polling = spec["polling_interval"]
+    if float(polling) != int(float(polling)):
+        raise ScenarioError(
+            "command line",
+            "--emit multipath.conf",
+            f"{spec.text}: polling_interval {polling} is not a whole number of seconds (multipath.conf takes one)",
+        )
+    if float(polling) > MAX_DURATION:  # the import's bound: what is emitted must read back
+        raise ScenarioError(
+            "command line",
+            "--emit multipath.conf",
+            f"{spec.text}: polling_interval {int(float(polling))} is more than {int(MAX_DURATION):,} s (longer than any run; the import refuses it)",
+        )
+    # polling_interval lives in the defaults section only (dict.c)
+    head_lines = ["defaults {", f"\tpolling_interval {int(float(polling))}", "}"] if int(float(polling)) != 5 else []
     # A multipaths entry's wwid is compared as a string (libmultipath/config.c, find_mpe: strcmp); a devices
     # entry's vendor and product are POSIX extended regular expressions (multipath.conf(5); hwtable.c's
     # "^(HSV1[01]1|...)"), and pathsel writes them as the user gives them ("LUN.*" in docs/emit.md), so a
@@ -553,10 +605,21 @@ def emit_multipath_conf(spec: PolicySpec, wwid: str | None = None, vendor: str |
             )
         head, inner, match = "devices", "device", [f"vendor {mpconf_value(vendor, '--vendor')}", f"product {mpconf_value(product, '--model')}"]
     else:
+        if head_lines:
+            body.insert(0, head_lines[1].strip())
         lines = [f"# pathsel: {comment_text(spec.text)}", "defaults {", *(f"\t{b}" for b in body), "}"]
         return "\n".join(lines) + "\n"
     notes = _override_notes(spec, selector, args, vendor, product) if head == "devices" else []
-    lines = [f"# pathsel: {comment_text(spec.text)}", *notes, f"{head} {{", f"\t{inner} {{", *(f"\t\t{b}" for b in match + body), "\t}", "}"]
+    lines = [
+        f"# pathsel: {comment_text(spec.text)}",
+        *notes,
+        *head_lines,
+        f"{head} {{",
+        f"\t{inner} {{",
+        *(f"\t\t{b}" for b in match + body),
+        "\t}",
+        "}",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -616,6 +679,16 @@ def read_multipath_conf(src: Source) -> DmSetting:
     value, line = sec.attrs["path_selector"]
     name, extra = _selector_spec(src, value, line)
     keys = [f"{k}={sec.value(k)}" for k in ("path_grouping_policy", "failback") if sec.value(k)] + ([extra] if extra else [])
+    shaky = _shaky(src, {k: (v, ln, "") for k, (v, ln) in sec.attrs.items() if k in SHAKY_KEYS})
+    if shaky:
+        keys.append(shaky)
+    for d in conf.sections("defaults"):  # polling_interval: the defaults section's
+        if "polling_interval" in d.attrs:
+            value, pline = d.attrs["polling_interval"]
+            if ascii_int(value, 1, int(MAX_DURATION)) is None:
+                raise src.fail(pline, f"polling_interval {value[:60]!r} is not a whole number of seconds in 1..{int(MAX_DURATION):,}")
+            if int(value) != 5:
+                keys.append(f"polling_interval={int(value)}")
     try:
         spec = parse_spec(name + (":" + ",".join(keys) if keys else ""))[0]
     except ValueError as e:
