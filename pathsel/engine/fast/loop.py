@@ -230,19 +230,14 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
                 abort(P, S, V, R, s)
         elif kind == EV_M_ABORT:
             abort_mirror(P, S, V, arg & SLOT_MASK, arg >> TAG_SHIFT)
-        elif kind == EV_APD_TIMER:
+        elif kind == EV_APD_TIMER or kind == EV_HOLD_WAKE:
+            # the wait's APD timeout (the I/O fails), or the policy's wake time (waits.arm_wake: as a path change
+            # would); either only if this wait is still the slot's and nothing woke it first
             n_slots = S.slot.shape[0]
             s = arg % n_slots
             if S.slot[s, K_WAITID] == arg // n_slots and S.slot[s, K_WOKEN] == 0:
                 S.slot[s, K_WOKEN] = 1
-                S.slot[s, K_WAKEVAL] = 0
-                push_normal(S, EV_WAKE, s)
-        elif kind == EV_HOLD_WAKE:  # the policy's wake time (waits.arm_wake): as a path change would
-            n_slots = S.slot.shape[0]
-            s = arg % n_slots
-            if S.slot[s, K_WAITID] == arg // n_slots and S.slot[s, K_WOKEN] == 0:
-                S.slot[s, K_WOKEN] = 1
-                S.slot[s, K_WAKEVAL] = 1
+                S.slot[s, K_WAKEVAL] = 1 if kind == EV_HOLD_WAKE else 0
                 push_normal(S, EV_WAKE, s)
         elif kind == EV_WAKE:
             if S.slot[s, K_WAKEVAL] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
