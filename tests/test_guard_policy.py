@@ -1,4 +1,4 @@
-"""pathsel's own selector, guard: least service time x (in flight + 1) in the ALUA tier, gray paths ejected, slow start back.
+"""guard:v1 (guard as it was before issue 37, kept by name): least service time x (in flight + 1) in the ALUA tier, gray paths ejected, slow start back.
 
 Hand-driven on the policy rig (no engine): every expected choice is written
 out. Then end to end: both engines agree on it, and on a path that turns 10x
@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import pathsel
-from pathsel.policies import Guard, build_policy, parse_spec
+from pathsel.policies import GuardV1 as Guard
+from pathsel.policies import build_policy, parse_spec
 from pathsel.scenario import loads_scenario
 
 from .policy_rig import Rig
@@ -53,11 +54,11 @@ def _names_idle(rig: Rig, k: int) -> list:
 
 
 def test_defaults_and_specs():
-    pol = build_policy("guard")
+    pol = build_policy("guard:v1")
     assert pol.params == {"decay": 0.05, "eject_ratio": 3.0, "hold": 0.5, "slow_start": 8, "use_ano": 0}
-    assert build_policy("guard:eject_ratio=3,hold=2").params["eject_ratio"] == 3.0
+    assert build_policy("guard:v1:eject_ratio=3,hold=2").params["eject_ratio"] == 3.0
     with pytest.raises(ValueError, match="eject_ratio must be in 1.05..1000, got 1.0"):
-        parse_spec("guard:eject_ratio=1")
+        parse_spec("guard:v1:eject_ratio=1")
 
 
 def test_idle_identical_paths_rotate():
@@ -158,7 +159,7 @@ name = "one path turns 10x slower at 0.5 s"
 seed = 3
 duration = "1.5s"
 interval = "50ms"
-policies = ["guard", "rr:iops=1", "latency"]
+policies = ["guard:v1", "rr:iops=1", "latency"]
 
 [[arrays]]
 name = "array"
@@ -192,26 +193,26 @@ add = "2ms"
 
 def test_engines_agree_on_guard_with_faults():
     sc = loads_scenario(GRAY, "gray.toml")
-    a = pathsel.simulate(sc, engine="fast", policies=["guard"]).to_dict()
-    b = pathsel.simulate(sc, engine="reference", policies=["guard"]).to_dict()
+    a = pathsel.simulate(sc, engine="fast", policies=["guard:v1"]).to_dict()
+    b = pathsel.simulate(sc, engine="reference", policies=["guard:v1"]).to_dict()
     assert a["runs"] == b["runs"]
 
 
 def test_guard_leaves_the_gray_path_and_round_robin_does_not():
     res = pathsel.simulate(loads_scenario(GRAY, "gray.toml"))
     s = res.summary().set_index("policy")
-    assert s.loc["guard", "iops"] > 1.3 * s.loc["rr:iops=1", "iops"]
-    assert s.loc["guard", "p99_us"] < 0.5 * s.loc["rr:iops=1", "p99_us"]
+    assert s.loc["guard:v1", "iops"] > 1.3 * s.loc["rr:iops=1", "iops"]
+    assert s.loc["guard:v1", "p99_us"] < 0.5 * s.loc["rr:iops=1", "p99_us"]
     guard = res.runs[0]
     ios = {p["name"]: p["ios"] for p in guard.paths()}
     assert ios["vmhba1:C0:T3:L1"] < 0.08 * sum(ios.values())  # a quarter until 0.5 s (5 % of the run), then ~none
     names = [e for e in guard.metrics.events if e.get("event") == "ejection"]
     assert names, "the slow path was never ejected"
-    assert all(math.isfinite(x) for x in s.loc["guard", ["iops", "p99_us"]])
+    assert all(math.isfinite(x) for x in s.loc["guard:v1", ["iops", "p99_us"]])
     assert np.isfinite(guard.metrics.completed)
 
 
 def test_the_story_names_the_ejected_paths():
-    res = pathsel.simulate(loads_scenario(GRAY, "gray.toml"), policies=["guard"])
+    res = pathsel.simulate(loads_scenario(GRAY, "gray.toml"), policies=["guard:v1"])
     said = " ".join(s for _, ss in res.story() for s in ss)
     assert "It ejected vmhba1:C0:T3:L1" in said and "for latency" in said

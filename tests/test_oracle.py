@@ -36,6 +36,7 @@ def _rig_with_truth(alua, controllers=None):
         t_up=np.ones(nc, dtype=np.int64),
         t_extra=np.zeros(nc, dtype=np.float64),
         t_loss=np.zeros(nc, dtype=np.float64),
+        t_loss_op=np.zeros((nc, 2), dtype=np.float64),
         t_wfree=np.zeros((nc, 2), dtype=np.float64),
         t_q=np.zeros((1, 8), dtype=np.int64),
         t_path=np.zeros((n, T_COLS), dtype=np.float64),

@@ -19,7 +19,7 @@ from pathsel.policies.registry import BUILTIN
 def family_of(defn):
     """The module of pathsel.policies that defines ``defn`` (binds it to a name in its ``__all__``)."""
     found = []
-    for name in ("esxi", "dm", "nvme", "nvme_adaptive", "mpio", "hpp", "aix", "hdlm", "p2c", "guard", "oracle"):
+    for name in ("esxi", "dm", "nvme", "nvme_adaptive", "mpio", "hpp", "aix", "hdlm", "p2c", "guard", "guard_v1", "oracle"):
         module = importlib.import_module(f"pathsel.policies.{name}")
         if any(getattr(module, n) is defn for n in module.__all__):
             found.append(module)

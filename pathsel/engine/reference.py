@@ -256,7 +256,8 @@ class _Simulation:
         self.phys_up = [True] * C
         self.epoch = [0] * C  # bumped when a nexus goes down: frames in flight on it are lost
         self.extra = [c.extra for c in model.controllers]  # one-way seconds added (distance, latency steps)
-        self.loss = [c.loss_ppm for c in model.controllers]
+        self.loss = [c.loss_ppm for c in model.controllers]  # any frame's (the larger of the two below): draw or not
+        self.loss_op = [list(c.op_loss()) for c in model.controllers]  # a read's frames, a write's (loss_ops; fast: S.loss_op)
         repl = model.replication
         self.repl_extra = repl.extra if repl else 0.0
         self.repl_loss = repl.loss_ppm if repl else 0.0
@@ -541,7 +542,7 @@ class _Simulation:
         if q.in_use >= q.queue_depth:
             if q.ramp <= now < q.end:
                 q.qfull += 1
-            yield from self.leg(p, TO_HOST, 0, deadline)  # the QUEUE FULL status
+            yield from self.leg(p, TO_HOST, 0, deadline, op=0 if io.op == "read" else 1)  # the QUEUE FULL status
             raise QueueFull
         q.in_use += 1
         self.held_port[io.slot] = r
@@ -726,23 +727,23 @@ class _Simulation:
             # its job's core submits it (reserved now, FIFO); the first frame leaves when that is done (fast/first_add)
             add += self.cpu_run(cpu.job_core[io.job], cpu.path_submit[p])
         if io.op == "read":
-            yield from self.leg(p, TO_ARRAY, 0, deadline, add)  # READ command
+            yield from self.leg(p, TO_ARRAY, 0, deadline, add, op=0)  # READ command
             yield from self.accept(io, p, deadline)
             yield from self.serve(array, "read", io.size)
             self.port_done(io)
-            yield from self.leg(p, TO_HOST, io.size, deadline)  # data + status
+            yield from self.leg(p, TO_HOST, io.size, deadline, op=0)  # data + status
             return
         if self.model.protocol == "scsi":
-            yield from self.leg(p, TO_ARRAY, 0, deadline, add)  # WRITE command
+            yield from self.leg(p, TO_ARRAY, 0, deadline, add, op=1)  # WRITE command
             yield from self.accept(io, p, deadline)
-            yield from self.leg(p, TO_HOST, 0, deadline, xrdy=True)  # XFER_RDY
-            yield from self.leg(p, TO_ARRAY, io.size, deadline)  # data
+            yield from self.leg(p, TO_HOST, 0, deadline, xrdy=True, op=1)  # XFER_RDY
+            yield from self.leg(p, TO_ARRAY, io.size, deadline, op=1)  # data
         else:
-            yield from self.leg(p, TO_ARRAY, io.size, deadline, add)  # NVMe command with in-capsule data
+            yield from self.leg(p, TO_ARRAY, io.size, deadline, add, op=1)  # NVMe command with in-capsule data
             yield from self.accept(io, p, deadline)
         yield from self.store(array, path.mirror, io)
         self.port_done(io)
-        yield from self.leg(p, TO_HOST, 0, deadline)  # status
+        yield from self.leg(p, TO_HOST, 0, deadline, op=1)  # status
 
     def cpu_run(self, k: int, cost: float) -> float:
         """Core ``k`` takes ``cost`` seconds of work arriving now, after what it already has (FIFO, not preempted):
@@ -825,24 +826,37 @@ class _Simulation:
             t = self.serialise(c, direction, t, nbytes, ctrl.bandwidth)
         return t
 
-    def lose(self, draws: Any, ppm: float, recovery: float, delay: float, limit: float) -> float:
+    def lose(self, draws: Any, ppm: float, op_ppm: float, recovery: float, delay: float, limit: float) -> float:
         """Each lost copy of a frame is resent after ``recovery``: the delay grows until one gets through
-        (fast/wire.lose)."""
-        p = ppm * 1e-6
-        n = 0
-        while n < MAX_RESENDS and draws.next() < p:
-            delay += recovery
-            n += 1
-            if delay > limit:
+        (fast/wire.lose). The draws run at ``ppm`` (the nexus's loss, whatever the op), so a frame takes as many
+        draws under ``loss_ops = "write"`` as under ``"both"``; it is lost at ``op_ppm`` (<= ppm, 0: spared) while the
+        leading draws fall under that: the same losses as a loop of its own at ``op_ppm``, but the stream in step."""
+        p, q = ppm * 1e-6, op_ppm * 1e-6
+        n = lost = 0
+        full = delay
+        hit = True
+        while n < MAX_RESENDS:
+            u = draws.next()
+            if not u < p:
                 break
-        self.rec.count(C_FRAMES_LOST, n)
+            if hit and u < q:
+                delay += recovery
+                lost += 1
+            else:
+                hit = False
+            full += recovery
+            n += 1
+            if full > limit:
+                break
+        self.rec.count(C_FRAMES_LOST, lost)
         return delay
 
-    def leg(self, p: int, direction: int, nbytes: int, deadline: float, add: float = 0.0, xrdy: bool = False) -> Proc:
+    def leg(self, p: int, direction: int, nbytes: int, deadline: float, add: float = 0.0, xrdy: bool = False, *, op: int) -> Proc:
         """One frame over path ``p``: queue for each wire, serialise, propagate, maybe be lost and resent (fast/wire.leg).
 
         ``add``: host seconds added before the frame leaves (the NUMA hop of an attempt's first frame). On a nexus
-        with a transport the leg is its frames: payload and every header (model/frames.py; ``xrdy``: the XFER_RDY)."""
+        with a transport the leg is its frames: payload and every header (model/frames.py; ``xrdy``: the XFER_RDY).
+        ``op``: the I/O's (0 read, 1 write), for the loss its path's loss_ops give it."""
         env, model = self.env, self.model
         c = model.paths[p].controller
         ctrl = model.controllers[c]
@@ -871,7 +885,10 @@ class _Simulation:
         if self.cross[p]:
             delay += model.arrays[model.paths[p].array].ic_latency
         if self.loss[c] > 0:
-            delay = self.lose(self.streams.loss[c], self.loss[c], ctrl.loss_recovery, delay, deadline - now)
+            # every frame draws at the nexus's full loss, whatever its op (lose): a frame the loss spares takes the
+            # draws it would take under "both" and is not lost, so at queue depth 1 on one path a write-only drop
+            # loses the same writes' frames as a drop of every frame
+            delay = self.lose(self.streams.loss[c], self.loss[c], self.loss_op[c][op], ctrl.loss_recovery, delay, deadline - now)
         epoch = self.epoch[c]
         yield env.timeout(delay)  # past the deadline, arm_abort's interrupt comes first
         if self.epoch[c] != epoch or not self.phys_up[c]:
@@ -913,12 +930,12 @@ class _Simulation:
         if repl.bandwidth:
             delay += self.serialise(w, direction, now, io.size, repl.bandwidth) - now
         if self.repl_loss > 0:
-            delay = self.lose(self.streams.loss[-1], self.repl_loss, repl.loss_recovery, delay, math.inf)
+            delay = self.lose(self.streams.loss[-1], self.repl_loss, self.repl_loss, repl.loss_recovery, delay, math.inf)
         yield self.env.timeout(delay)
         yield from self.serve(peer, "write", io.size)
         delay = self.streams.replication.next() + self.repl_extra
         if self.repl_loss > 0:
-            delay = self.lose(self.streams.loss[-1], self.repl_loss, repl.loss_recovery, delay, math.inf)
+            delay = self.lose(self.streams.loss[-1], self.repl_loss, self.repl_loss, repl.loss_recovery, delay, math.inf)
         yield self.env.timeout(delay)
 
     # -- the timeline ------------------------------------------------------
@@ -1003,8 +1020,11 @@ class _Simulation:
         elif f.what == "loss":
             if f.replication:
                 self.repl_loss = model.replication.loss_ppm if f.ppm < 0 else f.ppm  # type: ignore[union-attr]
+            # the loss of the ops it names from now on, and none of the others' (a revert: the scenario's again)
+            ops = (f.loss_ops in ("read", "both"), f.loss_ops in ("write", "both"))
             for c in f.controllers:
                 self.loss[c] = model.controllers[c].loss_ppm if f.ppm < 0 else f.ppm
+                self.loss_op[c] = list(model.controllers[c].op_loss()) if f.ppm < 0 else [f.ppm if o else 0.0 for o in ops]
         else:  # replication_down | replication_up: the mediator keeps the preferred site serving
             repl = model.replication
             assert repl is not None

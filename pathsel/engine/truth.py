@@ -4,7 +4,7 @@ The static part (per path: its nexus's mean latency, the array's mean
 service, bandwidths, its rows of the queue table; per nexus its shared
 links' wires) is built here from the model. The live part is the engine's
 own state: the fast engine points the view at its arrays (``S.phys_up``,
-``S.extra``, ``S.loss``, ``S.wire_free``, ``S.q``); the reference engine
+``S.extra``, ``S.loss``, ``S.loss_op``, ``S.wire_free``, ``S.q``); the reference engine
 copies its lists into the same shapes before each of the oracle's calls
 (:func:`reference_truth`), and only when a device runs a policy that reads
 them, so no other run pays for it.
@@ -59,6 +59,7 @@ def truth_static(model: Model) -> dict[str, np.ndarray]:
         t_up=np.ones(max(C, 1), dtype=np.int64),
         t_extra=np.array([c.extra for c in model.controllers] or [0.0], dtype=np.float64),
         t_loss=np.array([c.loss_ppm for c in model.controllers] or [0.0], dtype=np.float64),
+        t_loss_op=np.array([c.op_loss() for c in model.controllers] or [(0.0, 0.0)], dtype=np.float64).reshape(-1, 2),
         t_wfree=np.zeros((max(model.n_wires, 1), 2), dtype=np.float64),
         t_q=np.zeros((max(len(model.queues), 1), Q_COLS), dtype=np.int64),
         t_path=t_path,
@@ -70,13 +71,14 @@ def truth_static(model: Model) -> dict[str, np.ndarray]:
 def reference_truth(model: Model, sim: Any) -> Truth:
     """The reference engine's truth: ``truth_static``'s arrays, refreshed from ``sim``'s lists before each read."""
     arrays = truth_static(model)
-    up, extra, loss, wfree, q = (arrays[k] for k in ("t_up", "t_extra", "t_loss", "t_wfree", "t_q"))
+    up, extra, loss, loss_op, wfree, q = (arrays[k] for k in ("t_up", "t_extra", "t_loss", "t_loss_op", "t_wfree", "t_q"))
     C = len(model.controllers)
 
     def refresh() -> None:
         up[:C] = sim.phys_up
         extra[:C] = sim.extra
         loss[:C] = sim.loss
+        loss_op[:C] = sim.loss_op
         wfree[: len(sim.wire_free)] = sim.wire_free
         for r, queue in enumerate(sim.queues):
             in_use, waiting = queue.counts()

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import ScenarioError
 from ..limits import BACKLOG_CAP, MAX_BACKLOG_VALUES, MAX_DURATION, offered_problem, series_problem
 from ..scenario.load import RunSpec, Scenario, offered_load
-from ..scenario.schema import FC_MAX_FRAME, VolumeConfig
+from ..scenario.schema import FC_MAX_FRAME, LinkConfig, PathGroup, VolumeConfig
 from ..timing.distributions import Distribution, Mixture
 from ..units import format_duration
 from .cpu import CpuModel, compile_cpu
@@ -188,6 +188,13 @@ class ControllerModel:
     array_controller: int = -1  # the array's controller that group sits on (ArrayModel.controllers), -1: none
     transport: str = ""  # "fc", "nvme-fc", "iscsi", "nvme-tcp", "nvme-roce" (model/frames.py); "": payload bytes only
     mtu: int = 0  # Ethernet transports: the IP MTU (1500 when the scenario gives none); 0 otherwise
+    # frames lost per million for (reads, writes) (issue 37: loss_ops); None: loss_ppm for both. loss_ppm is the larger,
+    # the one the engines test to know whether a frame draws a loss decision at all
+    loss_by_op: tuple[float, float] | None = None
+
+    def op_loss(self) -> tuple[float, float]:
+        """Frames lost per million of a read's frames and of a write's."""
+        return self.loss_by_op if self.loss_by_op is not None else (self.loss_ppm, self.loss_ppm)
 
 
 @dataclass(frozen=True)
@@ -284,6 +291,7 @@ class FaultModel:
     link: int = -1
     credit_return: float = -1.0
     stop_until: float = 0.0
+    loss_ops: str = "both"  # loss (issue 37): whose frames (read, write, both); the other op's are lost no more
 
 
 @dataclass(frozen=True)
@@ -517,6 +525,13 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                 crossed = junctions([m.links[i].between or () for i in lk], switch_latency)
                 extra += sum((switch_latency[s] for s in crossed), 0.0)
             ppm = g.loss_ppm + sum(m.links[i].loss_ppm for i in lk)
+            # per op (issue 37): the path's own loss and each link's count for the ops their loss_ops name; every
+            # loss_ops "both" keeps the one figure (and its float sum) of before
+            lossy: tuple[PathGroup | LinkConfig, ...] = (g, *(m.links[i] for i in lk))
+            by_op: tuple[float, float] | None = None
+            if any(t.loss_ops != "both" for t in lossy):
+                rd, wr = (min(sum(t.loss_ppm for t in lossy if t.loss_ops in (op, "both")), 1e6) for op in ("read", "write"))
+                by_op, ppm = (rd, wr), max(rd, wr)
             c = ControllerModel(
                 len(controllers),
                 re.sub(r":?[LnN]?\{lun\}", "", name),
@@ -533,6 +548,7 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                 g.port_group or "",
                 group_ctrl[arr].get(g.port_group, -1) if g.port_group is not None else -1,
                 *_framing(g, m.hosts[host_index[host]]),
+                loss_by_op=by_op,
             )
             controllers.append(c)
             groups.append((c, g, name, host))
@@ -674,6 +690,7 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
             f.add or 0.0,
             f.ppm if f.ppm is not None else 0.0,
             i,
+            loss_ops=f.loss_ops or "both",
         )
         if f.what == "owner" or (f.what == "alua" and (f.volume is not None or f.port_group is not None)):
             base = _group_fault(base, f, m, paths, devices, controllers, cs if f.path is not None else None, pref_ao)

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         table,
     )
     from .guard import Guard
+    from .guard_v1 import GuardV1
     from .hdlm import HdlmExtendedLeastBlocks, HdlmExtendedLeastIos, HdlmExtendedRoundRobin
     from .hpp import HppFixed, HppLatency, HppLoadBalanceBytes, HppLoadBalanceIops, HppRoundRobin
     from .mpio import MpioFailoverOnly, MpioLeastBlocks, MpioLeastQueueDepth, MpioRoundRobin, MpioRoundRobinWithSubset, MpioWeightedPaths
@@ -96,6 +97,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("DmHistoricalServiceTime", "DmIoAffinity", "DmQueueLength", "DmRoundRobin", "DmServiceTime"), ".dm"),
     **dict.fromkeys(("Fixed", "LatencyRoundRobin", "MostRecentlyUsed", "RoundRobin"), ".esxi"),
     "Guard": ".guard",
+    "GuardV1": ".guard_v1",
     "Oracle": ".oracle",
     **dict.fromkeys(("HppFixed", "HppLatency", "HppLoadBalanceBytes", "HppLoadBalanceIops", "HppRoundRobin"), ".hpp"),
     **dict.fromkeys(
@@ -111,7 +113,9 @@ _LAZY: dict[str, str] = {
 # (filled on first use from the classes the family files export).
 _CLASSES: dict[str, type[CompiledPolicy]] = {}
 _CLASS_NAMES = tuple(
-    n for n, m in _LAZY.items() if m in (".aix", ".dm", ".esxi", ".guard", ".hpp", ".mpio", ".nvme", ".nvme_adaptive", ".hdlm", ".oracle", ".p2c")
+    n
+    for n, m in _LAZY.items()
+    if m in (".aix", ".dm", ".esxi", ".guard", ".guard_v1", ".hpp", ".mpio", ".nvme", ".nvme_adaptive", ".hdlm", ".oracle", ".p2c")
 )
 
 
@@ -193,6 +197,7 @@ __all__ = [
     "HdlmExtendedLeastBlocks",
     "PeakEwmaP2C",
     "Guard",
+    "GuardV1",
     "Oracle",
 ]
 

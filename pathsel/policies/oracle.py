@@ -73,7 +73,7 @@ def expected_time(v, p, size, op, t):
     """Seconds until an I/O of ``size`` bytes (``op`` 0 read, 1 write) sent now on path ``p`` would complete."""
     c = v.p_ctrl[p]
     info = v.t_path
-    lat = info[p, T_LAT] + v.t_extra[c] + v.t_loss[c] * 1e-6 * info[p, T_RECOV]
+    lat = info[p, T_LAT] + v.t_extra[c] + v.t_loss_op[c, op] * 1e-6 * info[p, T_RECOV]  # this op's loss (loss_ops)
     legs = 4.0 if (op == 1 and info[p, T_SCSI] > 0.0) else 2.0
     cost = legs * lat
     if size > 0:

@@ -7,7 +7,7 @@ and one line in :data:`BUILTIN`.
 
 from __future__ import annotations
 
-from . import aix, dm, esxi, guard, hdlm, hpp, mpio, nvme, nvme_adaptive, oracle, p2c
+from . import aix, dm, esxi, guard, guard_v1, hdlm, hpp, mpio, nvme, nvme_adaptive, oracle, p2c
 from .framework.define import PolicyDef
 
 __all__ = ["BUILTIN", "POLICY_DEFS", "builtin", "register", "families", "markdown_table"]
@@ -52,6 +52,7 @@ BUILTIN: tuple[PolicyDef, ...] = (
     p2c.P2C_EWMA,
     # pathsel's own (docs/league.md)
     guard.GUARD,
+    guard_v1.GUARD_V1,  # guard as it was before issue 37, for comparison
     # the league's clairvoyant bar: reads the engine's truth, not shippable (oracle.NOT_SHIPPED)
     oracle.ORACLE,
 )

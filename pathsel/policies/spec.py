@@ -81,8 +81,9 @@ def _split_name(text: str) -> tuple[str, str]:
     if head.lower() not in families():
         return head, rest
     if "=" in rest.partition(":")[0] or not rest.strip():
-        # a family name that is also one policy's alias (hdlm: hdlm:exlio, HDLM's default), with parameters or none
-        if any(head.lower() == a.lower() for d in POLICY_DEFS.values() for a in d.aliases):
+        # a family name that is also one policy's name or alias (guard beside guard:v1; hdlm: hdlm:exlio, HDLM's
+        # default), with parameters or none
+        if any(head.lower() == a.lower() for d in POLICY_DEFS.values() for a in (d.name, *d.aliases)):
             return head, rest
     word, _, rest = rest.partition(":")
     # multipath.conf writes a selector with its argument count: "service-time 0"

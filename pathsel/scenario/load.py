@@ -27,7 +27,7 @@ from ..policies.spec import RUN_KEYS, PolicySpec, families, norm_key, parse_spec
 from ..textread import TextReadError, read_capped
 from ..timing.arrivals import BlockThink, Schedule, Trace
 from ..timing.distributions import delay_files_relative_to
-from .schema import ScenarioModel
+from .schema import LinkConfig, PathGroup, ScenarioModel
 
 if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
@@ -241,7 +241,10 @@ def _model_error(source: str, exc: ValidationError, data: Any = None) -> Scenari
             if (*loc[:-1], guess) in missing:
                 misspelt.add((*loc[:-1], guess))
         elif err["type"] == "literal_error":
-            guess = closest(str(err.get("input")), re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", ""))))
+            # case-insensitively: "WRITE" means 'write' as surely as "Write" does
+            lowered = {e.lower(): e for e in re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))}
+            near = closest(str(err.get("input")).lower(), lowered)
+            guess = lowered[near] if near is not None else None
             problem += f" (did you mean {guess!r}?)" if guess else ""
         if data is not None and problem.endswith("as text)"):
             rest = _still_wrong(data, loc, err.get("input"), err["type"].startswith("int"))
@@ -599,6 +602,13 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
                 f"{', '.join(vol.arrays)}, but {host!r} has paths to {', '.join(sorted(arrays_of_host[host]))} only: "
                 "no path reaches the volume, so the workload would never complete an I/O",
             )
+    lossy: list[tuple[str, PathGroup | LinkConfig]] = [
+        *((f"paths[{i}]", g) for i, g in enumerate(m.paths)),
+        *((f"links[{i}]", ln) for i, ln in enumerate(m.links)),
+    ]
+    for place, t in lossy:
+        if t.loss_ops != "both" and t.loss_ppm == 0:  # a key with no effect is a mistake worth saying
+            fail(f"{place}.loss_ops", f'loss_ops = "{t.loss_ops}" says whose frames loss_ppm drops, but loss_ppm is 0 here')
     needs = {
         "path_down": "path",
         "path_up": "path",
@@ -654,6 +664,12 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
             fail(f"{at}.ppm", "a loss burst needs ppm (frames lost per million)")
         if f.what != "loss" and f.ppm is not None:
             fail(f"{at}.ppm", f"only a loss burst takes ppm, not {f.what}")
+        if f.loss_ops is not None and f.what != "loss":
+            fail(f"{at}.loss_ops", f"only a loss burst takes loss_ops, not {f.what}")
+        elif f.loss_ops is not None and f.ppm == 0:  # as on a path or link: the key would say nothing
+            fail(f"{at}.loss_ops", f'loss_ops = "{f.loss_ops}" says whose frames ppm drops, but ppm is 0 here')
+        elif f.loss_ops is not None and f.link == "replication":
+            fail(f"{at}.loss_ops", "only writes cross the replication link (their mirror copies): drop loss_ops")
         if f.duration is not None and f.what not in ("latency", "loss", "slow_drain"):
             fail(f"{at}.duration", f"only a latency step, a loss burst or a slow drain takes a duration, not {f.what}")
         problems.extend(_check_slow_drain(m, i, f))

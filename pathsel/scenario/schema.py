@@ -196,6 +196,10 @@ def _mtu_needs_ethernet(transport: str | None, mtu: int | None) -> None:
 
 
 Ppm = Annotated[float, Field(ge=0, le=1_000_000, strict=True, allow_inf_nan=False, description="frames lost per million")]
+# which ops' frames a loss hits (issue 37): "write" is a path that drops the frames of writes only (an MTU mismatch
+# dropping full-size data-out PDUs while the small READ commands pass), "read" the frames of reads only
+LossOps = Literal["read", "write", "both"]
+LOSS_OPS_HELP = 'the ops whose frames are lost: "read", "write" or "both"'
 
 
 def _on_earth(km: float) -> float:
@@ -682,6 +686,7 @@ class PathGroup(_Strict):
         0.0, description="one-way seconds added to every frame: a path that is simply slower (a condition, not a fault)"
     )
     loss_ppm: Ppm = 0.0
+    loss_ops: LossOps = Field("both", description=LOSS_OPS_HELP)
     loss_recovery: PositiveDuration = Field(0.2, description="a lost frame is resent after this (TCP minimum RTO)")
     links: tuple[Name, ...] = Field((), description="shared [[links]] this path crosses (an HBA port, an ISL)")
     weight: int = Field(0, ge=0, le=MAX_INT32, strict=True, description="static path weight (Windows MPIO weighted paths)")
@@ -729,6 +734,7 @@ class LinkConfig(_Strict):
         0.0, description="one-way seconds added to every frame of every path crossing it (a congested ISL, as a condition)"
     )
     loss_ppm: Ppm = 0.0
+    loss_ops: LossOps = Field("both", description=LOSS_OPS_HELP)
     # the fabric (issue 33, docs/model.md "The fabric: switches, credits and slow drain")
     between: tuple[Name, ...] | None = Field(
         None,
@@ -1092,6 +1098,7 @@ class FaultConfig(_Strict):
     state: AluaState | None = None
     add: NonNegativeDuration | None = Field(None, description="latency: one-way delay added from now on (0 removes it)")
     ppm: Ppm | None = None
+    loss_ops: LossOps | None = Field(None, description='loss: the ops whose frames are lost from now on (default "both")')
     duration: PositiveDuration | None = Field(None, description="latency or loss: undone after this long")
     credit_return: NonNegativeDuration | None = Field(
         None, description="slow_drain: seconds the link's port takes to return each R_RDY from now on (undone after duration)"

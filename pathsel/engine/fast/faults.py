@@ -148,9 +148,12 @@ def apply_fault(P, S, V, f):
     elif what == F_LOSS:
         if P.f_repl[f] == 1:
             S.sf[F_REPL_LOSS] = P.r_loss if P.f_ppm[f] < 0 else P.f_ppm[f]
+        ops = P.f_lops[f]
         for i in range(nc):
             c = P.f_cs[f, i]
             S.loss[c] = P.c_loss[c] if P.f_ppm[f] < 0 else P.f_ppm[f]
+            for op in range(2):  # the ops it names lose ppm from now on, the other none (a revert: the scenario's)
+                S.loss_op[c, op] = P.c_loss_op[c, op] if P.f_ppm[f] < 0 else (P.f_ppm[f] if (ops >> op) & 1 else 0.0)
     else:  # the replication link: the mediator keeps the preferred site serving
         ok = 1 if what == F_REPL_UP else 0
         S.si[I_REPL_OK] = ok

@@ -91,6 +91,7 @@ FAULT_CODES = {
     "implicit": F_IMPLICIT,
     "slow_drain": F_SLOW_DRAIN,
 }
+LOSS_OPS_MASK = {"read": 1, "write": 2, "both": 3}  # a loss fault's loss_ops as P.f_lops: bit op (0 read, 1 write)
 
 # the engine's own log entries (a policy's are kernel.EV_POLICY and above)
 LOG_PATH_DOWN, LOG_PATH_UP, LOG_ALUA, LOG_FAULT = 2, 3, 4, 5
@@ -137,6 +138,7 @@ PARAMS = Layout(
         ("c_bw", "f8", 1),
         ("c_extra", "f8", 1),
         ("c_loss", "f8", 1),
+        ("c_loss_op", "f8", 2),  # per nexus, a read's frames' loss and a write's (loss_ops, issue 37)
         ("c_recov", "f8", 1),
         ("c_links", "i8", 2),
         ("c_nlinks", "i8", 1),
@@ -215,6 +217,7 @@ PARAMS = Layout(
         ("f_repl", "i8", 1),
         ("f_add", "f8", 1),
         ("f_ppm", "f8", 1),
+        ("f_lops", "i8", 1),  # loss: the ops it hits, 1 reads, 2 writes, 3 both
         ("f_state", "i8", 1),
         ("f_origin", "i8", 1),
         ("f_revert", "i8", 1),
@@ -308,6 +311,7 @@ STATE = Layout(
         ("epoch", "i8", 1),
         ("extra", "f8", 1),
         ("loss", "f8", 1),
+        ("loss_op", "f8", 2),  # per nexus, by op (0 read, 1 write): reference.loss_op
         ("alive", "i8", 1),
         ("cross", "i8", 1),  # per device path: its I/O crosses to its volume's owner (an owner fault flips it)
         ("ia_count", "i8", 2),  # implicit ALUA: commands per (cell, controller) since the cell's last check

@@ -281,6 +281,7 @@ class _Run:
                 c_bw=np.array([c.bandwidth or 0.0 for c in ctrls], dtype=f64),
                 c_extra=np.array([c.extra for c in ctrls], dtype=f64),
                 c_loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
+                c_loss_op=np.array([c.op_loss() for c in ctrls], dtype=f64).reshape(len(ctrls), 2),
                 c_recov=np.array([c.loss_recovery for c in ctrls], dtype=f64),
                 c_links=c_links,
                 c_nlinks=np.array([len(c.links) for c in ctrls], dtype=i64),
@@ -329,6 +330,7 @@ class _Run:
                 f_repl=np.array([1 if f.replication else 0 for f in faults], dtype=i64),
                 f_add=np.array([f.add for f in faults], dtype=f64),
                 f_ppm=np.array([f.ppm for f in faults], dtype=f64),
+                f_lops=np.array([L.LOSS_OPS_MASK[f.loss_ops] for f in faults], dtype=i64),
                 f_state=np.array([ALUA_CODES.get(f.state or "AO", 0) for f in faults], dtype=i64),
                 f_origin=np.array([f.origin for f in faults], dtype=i64),
                 f_revert=np.array([1 if f.revert else 0 for f in faults], dtype=i64),
@@ -374,7 +376,14 @@ class _Run:
         # -- the engine's own state ----------------------------------------------------------------------
         self.state = _lay_out_state(model, slots, trace, qs)
         # the oracle's truth: the view's t_* fields are the engine's own arrays (no copies per event)
-        for vname, sname in (("t_up", "phys_up"), ("t_extra", "extra"), ("t_loss", "loss"), ("t_wfree", "wire_free"), ("t_q", "q")):
+        for vname, sname in (
+            ("t_up", "phys_up"),
+            ("t_extra", "extra"),
+            ("t_loss", "loss"),
+            ("t_loss_op", "loss_op"),
+            ("t_wfree", "wire_free"),
+            ("t_q", "q"),
+        ):
             self.view.set_array(vname, getattr(self.state, sname))
         W = model.n_wires  # wires: each nexus's own, the shared links, the replication link, inter-controller links
         n_bins = max(1, int(np.ceil(model.end / model.interval - 1e-9)))
@@ -650,6 +659,7 @@ def _lay_out_state(model: Model, slots: list[int], trace: bool, queues: dict[str
             epoch=np.zeros(C, dtype=i64),
             extra=np.array([c.extra for c in ctrls], dtype=f64),
             loss=np.array([c.loss_ppm for c in ctrls], dtype=f64),
+            loss_op=np.array([c.op_loss() for c in ctrls], dtype=f64).reshape(len(ctrls), 2),
             alive=np.ones(A, dtype=i64),
             cross=np.array([1 if p.crossing else 0 for p in model.paths] or [0], dtype=i64),
             ia_count=np.zeros((max(1, len(model.cells)), max(1, max((n for _, n, _ in model.cells), default=1))), dtype=i64),

@@ -136,18 +136,26 @@ def fabric_wires(P, S, R, p, c, d, t, nbytes, cross):
 
 
 @jit
-def lose(V, R, stream, ppm, recovery, delay, limit):
-    """reference.lose: every lost copy of a frame is resent after ``recovery``."""
-    p = ppm * 1e-6
+def lose(V, R, stream, ppm, op_ppm, recovery, delay, limit):
+    """reference.lose: every lost copy of a frame is resent after ``recovery``; the draws run at ``ppm``, the frame
+    is lost at ``op_ppm`` (<= ppm) while the leading draws fall under it."""
+    p, q = ppm * 1e-6, op_ppm * 1e-6
     n = 0
+    full = delay  # the draw loop at ppm: it decides how many draws the frame takes, whatever its op
+    hit = True
     while n < MAX_RESENDS:
-        if not value(V, stream) < p:
+        u = value(V, stream)
+        if not u < p:
             break
-        delay += recovery
+        if hit and u < q:
+            delay += recovery
+            R.rc[C_FRAMES_LOST] += 1
+        else:
+            hit = False
+        full += recovery
         n += 1
-        if delay > limit:
+        if full > limit:
             break
-    R.rc[C_FRAMES_LOST] += n
     return delay
 
 
@@ -203,8 +211,8 @@ def leg(P, S, V, R, s, p, direction, nbytes, add=0.0):
         delay += path_wires(P, S, R, p, c, direction, now, nbytes, cross) - now
     if cross:
         delay += P.a_icl[P.p_array[p]]
-    if S.loss[c] > 0:
-        delay = lose(V, R, P.str_loss[c], S.loss[c], P.c_recov[c], delay, S.slotf[s, K_DEADLINE] - now)
+    if S.loss[c] > 0:  # every frame draws at the nexus's full loss, whatever its op: reference.leg says why
+        delay = lose(V, R, P.str_loss[c], S.loss[c], S.loss_op[c, V.s_op[s]], P.c_recov[c], delay, S.slotf[s, K_DEADLINE] - now)
     S.slot[s, K_EPOCH] = S.epoch[c]
     timeout(S, V, delay, EV_LEG, tag(S, s))  # past the deadline, the abort comes first
 
@@ -221,5 +229,5 @@ def repl_trip(P, S, V, R, s, first):
         if bw > 0.0:
             delay += serialise(S, R, P.w_repl, d, now, V.s_size[s], bw) - now
     if S.sf[F_REPL_LOSS] > 0:
-        delay = lose(V, R, P.str_loss[P.str_loss.shape[0] - 1], S.sf[F_REPL_LOSS], P.r_recov, delay, np.inf)
+        delay = lose(V, R, P.str_loss[P.str_loss.shape[0] - 1], S.sf[F_REPL_LOSS], S.sf[F_REPL_LOSS], P.r_recov, delay, np.inf)
     return delay

@@ -129,6 +129,7 @@ VIEW = Layout(
         ("t_up", "i8", 1),
         ("t_extra", "f8", 1),
         ("t_loss", "f8", 1),
+        ("t_loss_op", "f8", 2),  # per nexus its loss now (ppm) of a read's frames (column 0) and a write's (1): loss_ops
         ("t_wfree", "f8", 2),
         ("t_q", "i8", 2),
         ("t_path", "f8", 2),
