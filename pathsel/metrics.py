@@ -154,6 +154,24 @@ def summaries_us(hists: Sequence[LogHistogram], chunk: int = 1024) -> list[dict[
     return out
 
 
+# An I/O outstanding during a fault that took at least this long from issue to completion (or failure) is a stalled
+# I/O, and its workload (VM) froze: a guest stalls visibly at a tenth of a second (docs/model.md, "Stalls").
+STALL_S = 0.1
+# the columns of RunMetrics.fault_stall (and the recorder's fw_stat): per fault window and workload, the I/Os
+# outstanding during it, the longest of them (seconds), those that took STALL_S or more, and those that failed
+F_IOS, F_MAX, F_STALLED, F_FAILED = range(4)
+F_COLS = 4
+
+
+def stall_windows(faults: Sequence[Any], end: float) -> np.ndarray:
+    """The fault windows (k x 2: start, end): one per instant at which a fault (not a revert) happens before
+    ``end``, running to the next change of any kind (a revert included) or to ``end``. Disjoint and in order."""
+    starts = sorted({float(f.at) for f in faults if not f.revert and f.at < end})
+    changes = sorted({float(f.at) for f in faults})
+    rows = [(a, min((t for t in changes if t > a), default=end)) for a in starts]
+    return np.array([(a, min(b, end)) for a, b in rows], dtype=np.float64).reshape(-1, 2)
+
+
 @dataclass
 class RunMetrics:
     """Everything one run measured. Engines fill it; results read it."""
@@ -234,6 +252,10 @@ class RunMetrics:
     wl_completed_all: np.ndarray = field(default=None)  # type: ignore[arg-type]
     wl_area_actv: np.ndarray = field(default=None)  # type: ignore[arg-type]
     wl_area_qued: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    # per fault window (stall_windows: start, end) and workload, the I/Os outstanding at some time in it
+    # (issue before its end, completion or failure after its start): F_* columns; in flight at the end: not counted
+    fault_windows: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    fault_stall: np.ndarray = field(default=None)  # type: ignore[arg-type]
     oldest_in_flight: float = math.inf  # when the oldest I/O still in flight at the end was issued (inf: none)
     events: list[dict[str, Any]] = field(default_factory=list)
     config_strings: dict[str, str] = field(default_factory=dict)
@@ -260,6 +282,10 @@ class RunMetrics:
         ):
             if getattr(self, name) is None:
                 setattr(self, name, np.zeros(shape, dtype=dtype))
+        if self.fault_windows is None:
+            self.fault_windows = np.zeros((0, 2), dtype=np.float64)
+        if self.fault_stall is None:
+            self.fault_stall = np.zeros((0, 0, F_COLS), dtype=np.float64)
 
     @property
     def in_flight(self) -> int:

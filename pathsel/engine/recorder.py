@@ -24,6 +24,11 @@ call on the same record). :func:`to_metrics` turns the record into
   resolution, in the window; its completions and bytes over the whole run
   (``pathsel top``); its ACTV and QUED now and their integrals over the
   window (with host queues; else its slots, filled in at the end).
+* Per fault window (:func:`~pathsel.metrics.stall_windows`) and workload:
+  the I/Os outstanding at some time in it (issued before its end, completed
+  or failed after its start), the longest of them from issue to completion
+  or failure, those that took ``STALL_S`` or more, and those that failed: a
+  fault's stall per VM, whichever interval the I/O completes in.
 """
 
 from __future__ import annotations
@@ -40,10 +45,16 @@ from numba.experimental import structref
 
 from ..jit import Layout, address_of, entry, hot, jit, on_lines
 from ..metrics import (
+    F_COLS,
+    F_FAILED,
+    F_IOS,
+    F_MAX,
+    F_STALLED,
     MAX_EXP,
     NBINS,
     PATH_NBINS,
     PATH_SUB_BITS,
+    STALL_S,
     SUB_BITS,
     LogHistogram,
     RunMetrics,
@@ -58,6 +69,7 @@ __all__ = [
     "rec_path",
     "rec_complete",
     "rec_fail",
+    "rec_stall",
     "rec_close",
     "rec_dev",
     "rec_qfull",
@@ -174,6 +186,9 @@ RECORDER = Layout(
         ("wl_stat", "f8", 2),
         ("wl_hist", "i8", 2),
         ("wl_q", "f8", 2),
+        # fault windows (k x 2: start, end; disjoint, in order) and per (window * workloads + workload) its F_* line
+        ("fw", "f8", 2),
+        ("fw_stat", "f8", 2),
     ],
     cols={
         "hist": NBINS,
@@ -185,6 +200,8 @@ RECORDER = Layout(
         "wl_stat": S_COLS,
         "wl_hist": PATH_NBINS,
         "wl_q": S_COLS,
+        "fw": 2,
+        "fw_stat": F_COLS,
     },
 )
 recorder_at = address_of(RECORDER)
@@ -211,14 +228,17 @@ def new_record(
     queue_depth: Any = None,
     job_vm: Sequence[int] = (),
     n_workloads: int = 1,
+    fault_windows: Any = None,
 ) -> Any:
     """A zeroed record for a run with these paths, time-series bins, wires and devices (``queue_depth``: each device's
-    queue depth at the start, 0 for none; ``job_vm``: each job's workload, JobModel.vm: every job of the run)."""
+    queue depth at the start, 0 for none; ``job_vm``: each job's workload, JobModel.vm: every job of the run;
+    ``fault_windows``: metrics.stall_windows of the run's faults)."""
     i64, f64 = np.int64, np.float64
     D = n_devices
     rows = H_PATH0 + n_paths
     j_vm = np.array(job_vm, dtype=i64).reshape(-1)
     W = max(n_workloads, int(j_vm.max()) + 1 if j_vm.size else 1)
+    fw = np.zeros((0, 2), dtype=f64) if fault_windows is None else np.ascontiguousarray(fault_windows, dtype=f64).reshape(-1, 2)
     return RECORDER.pack(
         dict(
             ramp=window[0],
@@ -263,6 +283,8 @@ def new_record(
             wl_stat=_h_stat(2 * W),
             wl_hist=np.zeros((2 * W, PATH_NBINS), dtype=i64),
             wl_q=on_lines(W, S_COLS, np.float64),
+            fw=fw,
+            fw_stat=np.zeros((fw.shape[0] * W, F_COLS), dtype=f64),
         )
     )
 
@@ -444,6 +466,8 @@ def rec_complete(R, now, op, size, latency, p, path_latency, d, kavg, j):
     if latency > R.ts_lat_max[b]:
         R.ts_lat_max[b] = latency
     R.ts_path_ios[p, b] += 1
+    if R.fw.shape[0] != 0:
+        rec_stall(R, now, latency, j, 0)
     row = R.j_vm[j] * 2 + op
     R.wl_stat[np.uint64(row), W_N_ALL] += 1.0
     R.wl_stat[np.uint64(row), W_BYTES_ALL] += size
@@ -474,7 +498,32 @@ def wl_add(R, row, size, latency, kavg):
 
 
 @jit
-def rec_fail(R, now):
+def rec_stall(R, now, latency, j, failed):
+    """An I/O of job ``j`` issued ``latency`` ago completes (``failed`` 0) or fails (1) now: each fault window it was
+    outstanding in (issued before the window's end, done after its start) counts it for the job's workload."""
+    fw = R.fw
+    issued = now - latency
+    W = R.wl_q.shape[0]
+    v = R.j_vm[j]
+    for k in range(fw.shape[0]):
+        if fw[k, 0] >= now:  # this window and the later ones start after the I/O was done
+            break
+        if fw[k, 1] > issued:
+            r = np.uint64(k * W + v)
+            st = R.fw_stat
+            st[r, F_IOS] += 1.0
+            if latency > st[r, F_MAX]:
+                st[r, F_MAX] = latency
+            if latency >= STALL_S:
+                st[r, F_STALLED] += 1.0
+            st[r, F_FAILED] += failed
+
+
+@jit
+def rec_fail(R, now, latency, j):
+    """An I/O of job ``j`` issued ``latency`` ago fails visibly now (no usable path until the APD timeout)."""
+    if R.fw.shape[0] != 0:
+        rec_stall(R, now, latency, j, 1)
     R.rc[C_FAILED] += 1
     R.ts_failed[min(np.int64(now / R.interval), R.ts_failed.shape[0] - 1)] += 1
     R.rt[T_AREA] += R.rc[C_INFLIGHT] * clip(R, R.rt[T_LAST], now)
@@ -534,8 +583,8 @@ def _queue_depth_at(addr, now, d, queue_depth):
 
 
 @entry
-def _fail_at(addr, now):
-    rec_fail(recorder_at(addr), now)
+def _fail_at(addr, now, latency, j):
+    rec_fail(recorder_at(addr), now, latency, j)
 
 
 @entry
@@ -578,8 +627,9 @@ class Recorder:
         queue_depth: Any = None,
         job_vm: Sequence[int] = (),
         n_workloads: int = 1,
+        fault_windows: Any = None,
     ) -> None:
-        self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices, queues_on, queue_depth, job_vm, n_workloads)
+        self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices, queues_on, queue_depth, job_vm, n_workloads, fault_windows)
         self._addr = self.record.address
 
     def issue(self, now: float) -> None:
@@ -598,8 +648,9 @@ class Recorder:
         """Device ``d`` and job ``j``'s workload: ACTV and QUED change by ``actv`` and ``qued`` (rec_dev)."""
         _dev_at(self._addr, now, d, actv, qued, j)
 
-    def fail(self, now: float) -> None:
-        _fail_at(self._addr, now)
+    def fail(self, now: float, latency: float, j: int) -> None:
+        """An I/O of job ``j``, issued ``latency`` ago, fails visibly now."""
+        _fail_at(self._addr, now, latency, j)
 
     def qfull(self, now: float, p: int, d: int) -> None:
         _qfull_at(self._addr, now, p, d)
@@ -688,6 +739,8 @@ def to_metrics(R: Any, n_paths: int, slots: Sequence[int] | np.ndarray | None = 
     m.ts_ios, m.ts_bytes = R.ts_ios.copy(), R.ts_bytes.copy()
     m.ts_latency_sum, m.ts_latency_max = R.ts_lat_sum.copy(), R.ts_lat_max.copy()
     m.ts_failed = R.ts_failed.copy()
+    m.fault_windows = R.fw.copy()
+    m.fault_stall = R.fw_stat.reshape(R.fw.shape[0], R.wl_q.shape[0], F_COLS).copy()
     m.in_flight_area = float(R.rt[T_AREA])
     m.path_in_flight_area = R.h_stat[H_PATH0:, S_AREA].copy()
     m.issued = int(R.rc[C_ISSUED])

@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 import simpy
 
-from ..metrics import RunMetrics
+from ..metrics import RunMetrics, stall_windows
 from ..model import JobModel, Model
 from ..model.frames import F_MODE, frame_row, leg_wire
 from ..model.queues import ARRAY_SLOTS, DEVICE_QUEUE, NVME_TAGS, TARGET_PORT, QueueModel
@@ -318,6 +318,7 @@ class _Simulation:
             queue_depth,
             [j.vm for j in model.jobs],
             len(model.workloads),
+            stall_windows(model.faults, model.end),
         )
         self.wires = self.rec.record  # busy time, queueing time and frames per wire and direction
         self.events: list[dict[str, Any]] = []
@@ -600,7 +601,7 @@ class _Simulation:
             path = policy.select(io)
             if path is None:  # no usable path: wait for a change (ESXi APD, dm queue_if_no_path), at most apd_timeout
                 if not (yield from self.wait_for_change(host.apd_timeout, policy.wake_at())):
-                    self.rec.fail(env.now)  # visible: counted as failed, the job slot moves on
+                    self.rec.fail(env.now, env.now - io.issued_at, io.job)  # visible: counted as failed, the job slot moves on
                     self.issued_at[io.slot] = math.inf
                     self.release(d, io.job)
                     return

@@ -428,6 +428,24 @@ def _fabric(r: Any) -> str:
     return "".join(out)
 
 
+def _stalls(result: Result) -> str:
+    """Per policy, fault and host: the longest I/O outstanding during the fault (issue to completion or failure),
+    the I/Os then, those of 100 ms or more, and the VMs they froze (RunResult.stalls; '' without faults)."""
+    rows = []
+    for r in result.runs:
+        for f in r.faults():
+            if f.get("after_end"):
+                continue
+            for h in f["by_host"]:
+                vms = ", ".join(w["workload"] for w in f["frozen"] if w["host"] == h["host"])
+                rows.append([r.label, f"{f['at_s']:g} s {f['what']} {f['target']}", h["host"], f"{h['max_stall_ms']:.3g}", f"{h['ios']:,}", f"{h['stalled_ios']:,}", vms or "none"])
+    if not rows:
+        return ""
+    note = "Per host, every I/O outstanding at some time during the fault (to the next change), from issue to completion or failure; a VM froze when one of its I/Os took 100 ms or more."
+    head = ["policy", "fault", "host", "longest (ms)", "I/Os", "≥ 100 ms", "frozen VMs"]
+    return f'<h3 id="stalls">Fault stalls per host and VM</h3><p class="meta">{_e(note)}</p>' + _table(head, rows, {3, 4, 5})
+
+
 def _events(result: Result, limit: int = 200) -> str:
     rows = []
     several_devices = any(len(r.model.devices) > len(r.model.hosts) for r in result.runs)
@@ -553,6 +571,7 @@ def render(
             if part  # nothing, not even a blank line, for a run without them
         ),
         '<h2 id="events">Policy events and faults</h2>',
+        _stalls(result),
         _events(result),
     ]
     for i, (fid, heading, fig) in enumerate(figures):

@@ -191,7 +191,7 @@ class RunResult:
 
     def faults(self) -> list[dict[str, Any]]:
         """Per scenario fault: what, when, how long until IOPS was back within 5 % of its level before,
-        the longest I/O latency meanwhile, and the I/Os that failed (``recovery_s`` None: not in this run).
+        its stall per host and VM (:meth:`stalls`: the longest I/O outstanding during it), and the I/Os that failed (``recovery_s`` None: not in this run).
         A fault the scenario places at or after the run's end has ``after_end`` True and no figures."""
         m, model = self.metrics, self.model
         # one entry per instant and kind: four paths cut at once are one fault to recover from
@@ -215,13 +215,73 @@ class RunResult:
                         "recovery_s": None,
                         "max_stall_ms": None,
                         "errors": 0,
+                        "stalled_ios": 0,
+                        "by_host": [],
+                        "frozen": [],
                         "after_end": True,
                     }
                 )
                 continue
             # the window runs to the next later fault
             nxt = next((t for t in times if t > at), model.end)
-            out.append({"at_s": at, "what": what, "target": target, **_recovery(m, at, nxt, model.ramp, model.end)})
+            rec, st = _recovery(m, at, nxt, model.ramp, model.end), self.stalls(at)
+            errors = rec.pop("errors")  # the old order: the stall before the errors, its details after
+            out.append({"at_s": at, "what": what, "target": target, **rec, "max_stall_ms": st.pop("max_stall_ms"), "errors": errors, **st})
+        return out
+
+    def stalls(self, at: float) -> dict[str, Any]:
+        """The stall of the fault at ``at``, per host and per workload (VM), over every I/O outstanding at some time
+        from the fault to the next change on the timeline (its revert, the next fault) or the end: issued before
+        then and completed or failed after the fault (those stuck on a dead path until the host noticed, retried,
+        aborted, failed), each from issue to completion or failure. An I/O still in flight at the end counts with
+        its wait so far when the window runs to the end (the run's oldest only, not per workload).
+
+        ``max_stall_ms``: the longest of them; ``stalled_ios``: those that took ``metrics.STALL_S`` (100 ms) or
+        more; ``by_host``: per host with I/Os then, its longest, I/Os and stalled I/Os; ``frozen``: the workloads
+        with a stalled I/O, longest first (host, longest, stalled, failed)."""
+        m, model = self.metrics, self.model
+        fw, fs = m.fault_windows, m.fault_stall
+        ks = [k for k in range(fw.shape[0]) if fw[k, 0] == at]
+        stall = 0.0
+        by_host: dict[str, dict[str, Any]] = {}
+        frozen: list[dict[str, Any]] = []
+        if ks:
+            k = ks[0]
+            names = self._workload_names()
+            hosts = self._workload_hosts()
+            for v in range(fs.shape[1]):
+                ios, longest, stalled, failed = (float(x) for x in fs[k, v])
+                if ios == 0:
+                    continue
+                stall = max(stall, longest)
+                h = by_host.setdefault(hosts.get(v, ""), {"host": hosts.get(v, ""), "max_stall_ms": 0.0, "ios": 0, "stalled_ios": 0})
+                h["max_stall_ms"] = max(h["max_stall_ms"], longest * 1e3)
+                h["ios"] += int(ios)
+                h["stalled_ios"] += int(stalled)
+                if stalled:
+                    frozen.append(
+                        {"workload": names[v], "host": hosts.get(v, ""), "max_stall_ms": longest * 1e3, "stalled_ios": int(stalled), "failed": int(failed)}
+                    )
+            if fw[k, 1] >= model.end and m.oldest_in_flight < model.end:
+                stall = max(stall, model.end - m.oldest_in_flight)
+        frozen.sort(key=lambda x: (-x["max_stall_ms"], x["host"], x["workload"]))
+        return {
+            "max_stall_ms": stall * 1e3,
+            "stalled_ios": sum(h["stalled_ios"] for h in by_host.values()),
+            "by_host": sorted(by_host.values(), key=lambda h: (-h["max_stall_ms"], h["host"])),
+            "frozen": frozen,
+        }
+
+    def _workload_names(self) -> list[str]:
+        from .workloads import workload_names
+
+        return workload_names(self)
+
+    def _workload_hosts(self) -> dict[int, str]:
+        """Each workload's host (its first job's)."""
+        out: dict[int, str] = {}
+        for j in self.model.jobs:
+            out.setdefault(j.vm, self.model.hosts[j.host])
         return out
 
     def fault_target(self, f: Any) -> str:
@@ -518,10 +578,8 @@ class RunResult:
 
 
 def _recovery(m: RunMetrics, at: float, until: float, ramp: float, end: float = math.inf) -> dict[str, Any]:
-    """Recovery of one fault from the per-interval series (resolution: the scenario's interval).
-
-    The stall is the longest latency of an I/O completed meanwhile; when the window runs
-    to the end unrecovered, an I/O still waiting then counts too, with its wait so far.
+    """Recovery of one fault from the per-interval series (resolution: the scenario's interval); its stall is
+    :meth:`RunResult.stalls` (per I/O outstanding during the fault, not per interval).
 
     Level before: mean IOPS over up to 10 s of whole intervals before the fault's
     interval (after the ramp when possible). Recovered: the first interval, from
@@ -543,14 +601,9 @@ def _recovery(m: RunMetrics, at: float, until: float, ramp: float, end: float = 
             if m.ts_ios[b] >= need and (b + 1 >= b_end or m.ts_ios[b + 1] >= need):
                 recovered = max(0.0, b * w - at) if b > b0 else 0.0
                 break
-    last = b_end if recovered is None else min(b_end, int(math.ceil((at + recovered) / w - 1e-9)) + 1)
-    stall = float(m.ts_latency_max[b0 : max(last, b0 + 1)].max()) if m.n_bins else 0.0
-    if recovered is None and until >= end and m.oldest_in_flight < end:
-        stall = max(stall, end - m.oldest_in_flight)
     return {
         "iops_before": level / w if level == level else None,
         "recovery_s": recovered,
-        "max_stall_ms": stall * 1e3,
         "errors": int(m.ts_failed[b0:b_end].sum()),
     }
 
@@ -782,11 +835,13 @@ class Result:
         return pd.DataFrame(rows, columns=["policy", "host", "core", "node", "utilisation"])
 
     def faults(self) -> pd.DataFrame:
-        """One row per policy x scenario fault: recovery time, longest stall, errors."""
+        """One row per policy x scenario fault: recovery time, longest stall (over every I/O outstanding during
+        it), I/Os of 100 ms or more and the VMs they froze, errors."""
         import pandas as pd
 
-        rows = [{"policy": r.label, **f} for r in self.runs for f in r.faults()]
-        return pd.DataFrame(rows, columns=["policy", "at_s", "what", "target", "iops_before", "recovery_s", "max_stall_ms", "errors"])
+        rows = [{"policy": r.label, **f, "frozen": ", ".join(w["workload"] for w in f["frozen"])} for r in self.runs for f in r.faults()]
+        cols = ["policy", "at_s", "what", "target", "iops_before", "recovery_s", "max_stall_ms", "stalled_ios", "frozen", "errors"]
+        return pd.DataFrame(rows, columns=cols)
 
     def links(self) -> pd.DataFrame:
         """One row per policy x wire x direction: utilisation and mean queueing wait."""
@@ -858,7 +913,7 @@ class Result:
             for w in r.warnings():
                 text += f"  warning: {r.label}: {w}\n"
         if any(r.model.faults for r in self.runs):
-            text += "\nfaults (recovery: IOPS back within 5 % of before; stall: longest I/O latency meanwhile)\n"
+            text += "\nfaults (recovery: IOPS back within 5 % of before; stall: longest I/O outstanding during the fault, issue to completion; frozen: VMs with an I/O of 100 ms or more)\n"
             for r in self.runs:
                 for f in r.faults():
                     if f.get("after_end"):
@@ -873,9 +928,14 @@ class Result:
                         if f["recovery_s"] > 0
                         else "no dip of 5 %"
                     )
+                    frozen = ""
+                    if f["frozen"]:  # the VMs that froze, by host: the stall is theirs, not the cluster's
+                        names = [w["workload"] for w in f["frozen"]]
+                        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+                        frozen = f", frozen: {shown} ({f['stalled_ios']:,} I/Os of 100 ms or more)"
                     text += (
                         f"  {r.label}: {f['at_s']:g}s {f['what']} {f['target']}: {rec}, "
-                        f"longest stall {f['max_stall_ms']:.1f} ms, {f['errors']} failed I/Os\n"
+                        f"longest stall {f['max_stall_ms']:.1f} ms{frozen}, {f['errors']} failed I/Os\n"
                     )
         if any(r.host_queued or r.port_limited for r in self.runs):
             text += "\nhost queues, as esxtop splits latency (KAVG: queued in the host; DAVG: device; GAVG = KAVG + DAVG; ms)\n"

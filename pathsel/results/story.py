@@ -29,6 +29,7 @@ from .story_alike import alike_sentences
 from .story_hosts import HANDFUL, per_host
 from .story_numa import numa_sentences
 from .story_queues import queue_sentence
+from .story_stall import frozen_words, unfrozen_words
 from .subject import subject
 from .used import SHARE_USED, per_device, used_paths
 from .words import fmt_time, past_end
@@ -473,6 +474,7 @@ def _faults(r: Run, paths: _Paths) -> list[tuple[float, str]]:
             ),
             None,
         )
+        noticed_after = None if noticed is None else noticed["t"] - at
         if noticed is not None:
             delay = noticed["t"] - at
             detection = {model.host_params[h].detection for h in hosts} if model.host_params else set()
@@ -498,14 +500,20 @@ def _faults(r: Run, paths: _Paths) -> list[tuple[float, str]]:
                 clauses.append("it was in place from the start of the run, so there is no earlier IOPS to compare with")
         elif what in _DOWN:
             nxt = next((t for t in times if t > at), None)
+            iops = "the cluster's IOPS" if paths.several_hosts else "IOPS"  # a dip per host and VM is the stall's
             if f["recovery_s"] is None:
                 until = f"until the next fault at {fmt_time(nxt)}" if nxt is not None else "to the end of the run"
-                clauses.append(f"IOPS stayed more than 5 % below its earlier level {until}")
+                clauses.append(f"{iops} stayed more than 5 % below its earlier level {until}")
             elif f["recovery_s"] > 0:
-                clauses.append(f"IOPS was back within 5 % of its earlier level {fmt_time(f['recovery_s'])} after the fault")
+                clauses.append(f"{iops} was back within 5 % of its earlier level {fmt_time(f['recovery_s'])} after the fault")
             else:
-                clauses.append("IOPS did not drop by 5 %")
-        clauses.append(f"the longest I/O meanwhile took {_ms(f['max_stall_ms'] / 1e3)}")
+                clauses.append(f"{iops} did not drop by 5 %")
+        # the VMs that froze come first (story_stall): a cluster's IOPS can hold while one host's VMs wait
+        frozen = frozen_words(f, model, noticed_after)
+        if frozen:
+            s = f"At {fmt_time(at)} {frozen}. The cause: " + s.removeprefix(f"At {fmt_time(at)} ")
+        else:
+            clauses.append(unfrozen_words(f, paths.several_hosts))
         if f["errors"]:
             clauses.append(f"{_plural(f['errors'], 'I/O')} failed")
         out.append((at, s + "; " + "; ".join(clauses) + "."))

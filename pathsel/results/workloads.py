@@ -31,7 +31,7 @@ from typing import Any
 
 from ..metrics import PATH_SUB_BITS, LogHistogram
 
-__all__ = ["workload_rows", "workload_json", "COLUMNS"]
+__all__ = ["workload_rows", "workload_json", "workload_names", "COLUMNS"]
 
 #: the DataFrame columns after policy
 COLUMNS = [
@@ -52,6 +52,11 @@ COLUMNS = [
     "p999_us",
     "max_us",
 ]
+
+
+def workload_names(r: Any) -> list[str]:
+    """Each workload's name, by its index (JobModel.vm)."""
+    return _names(r)
 
 
 def _names(r: Any) -> list[str]:

@@ -76,6 +76,7 @@ from .layout import (
     I_UF_HEAD,
     I_UF_TAIL,
     K_GEN,
+    K_ISSUED,
     K_JOB,
     K_MSTATE,
     K_MSUB,
@@ -241,7 +242,7 @@ def run_kernel(pa, sa, va, ra, t_stop, ev_room, trace_room):
                 push_normal(S, EV_WAKE, s)
         elif kind == EV_WAKE:
             if S.slot[s, K_WAKEVAL] == 0:  # the APD timeout: the I/O fails visibly and the slot moves on
-                rec_fail(R, V.clock[0])
+                rec_fail(R, V.clock[0], V.clock[0] - S.slotf[s, K_ISSUED], S.slot[s, K_JOB])
                 release_admission(P, S, V, R, P.j_dev[S.slot[s, K_JOB]], S.slot[s, K_JOB])
                 next_io(P, S, V, R, s)
             elif S.slot[s, K_STAGE] == ST_WAIT_LOST:  # lost in silence, the host saw a change: the policy hears of it

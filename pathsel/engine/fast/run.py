@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...jit import on_lines
-from ...metrics import RunMetrics
+from ...metrics import RunMetrics, stall_windows
 from ...model import Model
 from ...model.frames import N_FRAME, frame_row
 from ...model.queues import ARRAY, ARRAY_SLOTS, DEVICE_QUEUE, HOST, NVME_TAGS, PATH, TARGET_PORT
@@ -399,6 +399,7 @@ class _Run:
             device_queue_depth,
             [j.vm for j in model.jobs],
             len(model.workloads),
+            stall_windows(model.faults, model.end),
         )
         # The processes SimPy starts first: every job slot, then the fault timeline.
         for s in range(N):

@@ -37,6 +37,7 @@ from ..recorder import rec_fail
 from .faults import apply_fault, fault_loop, notice
 from .io_life import abort, arrival, complete, on_deadline, on_service_done, qfull_back, queue_granted
 from .loop import records_at, run_kernel
+from .layout import K_ISSUED, K_JOB
 from .scheduler import KIND_BITS
 
 __all__ = ["prepare", "is_warm", "late_handlers", "USUAL_SECONDS"]
@@ -60,7 +61,7 @@ def late_handlers(pa, sa, va, ra, s):
     P, S, V, R = records_at(pa, sa, va, ra)
     arrival(P, S, V, R, s)
     queue_granted(P, S, V, R, s)
-    rec_fail(R, V.clock[0])
+    rec_fail(R, V.clock[0], V.clock[0] - S.slotf[s, K_ISSUED], S.slot[s, K_JOB])
     abort(P, S, V, R, s)
     on_deadline(P, S, V, s, S.h_ka[0, 0] >> KIND_BITS)
     notice(P, S, V, s)
