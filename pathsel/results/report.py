@@ -438,7 +438,17 @@ def _stalls(result: Result) -> str:
                 continue
             for h in f["by_host"]:
                 vms = ", ".join(w["workload"] for w in f["frozen"] if w["host"] == h["host"])
-                rows.append([r.label, f"{f['at_s']:g} s {f['what']} {f['target']}", h["host"], f"{h['max_stall_ms']:.3g}", f"{h['ios']:,}", f"{h['stalled_ios']:,}", vms or "none"])
+                rows.append(
+                    [
+                        r.label,
+                        f"{f['at_s']:g} s {f['what']} {f['target']}",
+                        h["host"],
+                        f"{h['max_stall_ms']:.3g}",
+                        f"{h['ios']:,}",
+                        f"{h['stalled_ios']:,}",
+                        vms or "none",
+                    ]
+                )
     if not rows:
         return ""
     note = "Per host, every I/O outstanding at some time during the fault (to the next change), from issue to completion or failure; a VM froze when one of its I/Os took 100 ms or more."

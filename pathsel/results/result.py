@@ -260,7 +260,13 @@ class RunResult:
                 h["stalled_ios"] += int(stalled)
                 if stalled:
                     frozen.append(
-                        {"workload": names[v], "host": hosts.get(v, ""), "max_stall_ms": longest * 1e3, "stalled_ios": int(stalled), "failed": int(failed)}
+                        {
+                            "workload": names[v],
+                            "host": hosts.get(v, ""),
+                            "max_stall_ms": longest * 1e3,
+                            "stalled_ios": int(stalled),
+                            "failed": int(failed),
+                        }
                     )
             if fw[k, 1] >= model.end and m.oldest_in_flight < model.end:
                 stall = max(stall, model.end - m.oldest_in_flight)
@@ -785,23 +791,42 @@ class Result:
         else:
             raise ValueError(f"by: 'host', 'device', 'op' or 'workload', not {by!r}")
         cols = ["policy", *names, "I/Os", "IOPS", BW_HEAD, "mean (ms)", "p50 (ms)", "p99 (ms)", "p99.9 (ms)", "max (ms)"]
+        gavg = self._host_gavg() if by == "host" else {}
+        if by == "host":  # the VMs' view beside the paths': a VM waiting for a retry shows in GAVG, not on a path
+            cols += ["GAVG mean (ms)", "GAVG max (ms)"]
         rows = []
         for row in df.itertuples(index=False):
             lat = {k: getattr(row, f"{k}_us") for k in ("mean", "p50", "p99", "p999", "max")}
+            vm = gavg.get((row.policy, str(getattr(row, "host", ""))))
             rows.append(
                 [
                     row.policy,
                     *(str(getattr(row, n)) for n in names),
                     f"{row.ios:,}",
                     *(_figures(row.iops, row.mbps, lat) if row.ios else [f"{row.iops:,.0f}", fio_bw(row.mbps), *"-----"]),
+                    *([] if by != "host" else [f"{vm[0] / 1e3:.3f}", f"{vm[1] / 1e3:.3f}"] if vm else ["-", "-"]),
                 ]
             )
         what = {
             "op": "per op (reads and writes apart, as fio prints them)",
-            "host": "per host (latency: the time on its paths)",
+            "host": "per host (latency: the time on its paths, as DAVG; GAVG: as its VMs see it, issue to completion, retries and host queues included)",
             "device": "per device: one host's view of one volume (latency: the time on its paths)",
         }[by]
         return what + "\n" + "\n".join(_render(cols, rows, right=set(range(1 + len(names), len(cols))))) + "\n"
+
+    def _host_gavg(self) -> dict[tuple[str, str], tuple[float, float]]:
+        """Per (policy, host): its workloads' mean and longest latency as they see it (GAVG, us), from their rows."""
+        out: dict[tuple[str, str], tuple[float, float]] = {}
+        for r in self.runs:
+            acc: dict[str, list[float]] = {}
+            for w in r.workloads():
+                if w["op"] == "all" and w["ios"]:
+                    a = acc.setdefault(w["host"], [0.0, 0.0, 0.0])
+                    a[0] += w["gavg_us"] * w["ios"]
+                    a[1] += w["ios"]
+                    a[2] = max(a[2], w["max_us"])
+            out.update({(r.label, h): (a[0] / a[1], a[2]) for h, a in acc.items()})
+        return out
 
     def timeseries(self) -> pd.DataFrame:
         """One row per policy x interval: IOPS, MB/s, latency and failed I/Os; ``in_window`` marks the measured rows."""

@@ -67,7 +67,8 @@ def _why(fault: dict[str, Any], model: Any, frozen: list[dict[str, Any]], longes
     what = fault["what"]
     if what in ("path_down", "array_down") and noticed_after is not None and noticed_after > 0:
         behind = ", or queued in the host behind them," if getattr(model, "host_queues", False) else ""
-        reasons.append(f"held on the lost paths{behind} until the host noticed ({fmt_time(noticed_after)} later, its detection delay), then retried")
+        then = ", then retried" if failed < sum(w["stalled_ios"] for w in frozen) else ""  # all failed: none retried
+        reasons.append(f"held on the lost paths{behind} until the host noticed ({fmt_time(noticed_after)} later, its detection delay){then}")
     timeouts = sorted({p.io_timeout for p in params if math.isfinite(p.io_timeout)})
     if timeouts and longest >= timeouts[0] and what not in ("path_down", "array_down"):
         reasons.append(f"aborted after the host's {fmt_time(timeouts[0])} io_timeout, then retried")

@@ -36,8 +36,8 @@ from ...policies.framework.define import PolicyDef
 from ..recorder import rec_fail
 from .faults import apply_fault, fault_loop, notice
 from .io_life import abort, arrival, complete, on_deadline, on_service_done, qfull_back, queue_granted
-from .loop import records_at, run_kernel
 from .layout import K_ISSUED, K_JOB
+from .loop import records_at, run_kernel
 from .scheduler import KIND_BITS
 
 __all__ = ["prepare", "is_warm", "late_handlers", "USUAL_SECONDS"]
