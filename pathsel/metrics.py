@@ -252,8 +252,9 @@ class RunMetrics:
     wl_completed_all: np.ndarray = field(default=None)  # type: ignore[arg-type]
     wl_area_actv: np.ndarray = field(default=None)  # type: ignore[arg-type]
     wl_area_qued: np.ndarray = field(default=None)  # type: ignore[arg-type]
-    # per fault window (stall_windows: start, end) and workload, the I/Os outstanding at some time in it
-    # (issue before its end, completion or failure after its start): F_* columns; in flight at the end: not counted
+    # per fault window (stall_windows: start, end) and workload, the I/Os outstanding at some time in it (issue
+    # before its end, completion or failure after its start), each in the first such window only: F_* columns;
+    # those in flight at the end are not counted (oldest_in_flight)
     fault_windows: np.ndarray = field(default=None)  # type: ignore[arg-type]
     fault_stall: np.ndarray = field(default=None)  # type: ignore[arg-type]
     oldest_in_flight: float = math.inf  # when the oldest I/O still in flight at the end was issued (inf: none)

@@ -26,9 +26,10 @@ call on the same record). :func:`to_metrics` turns the record into
   window (with host queues; else its slots, filled in at the end).
 * Per fault window (:func:`~pathsel.metrics.stall_windows`) and workload:
   the I/Os outstanding at some time in it (issued before its end, completed
-  or failed after its start), the longest of them from issue to completion
-  or failure, those that took ``STALL_S`` or more, and those that failed: a
-  fault's stall per VM, whichever interval the I/O completes in.
+  or failed after its start; each in the first such window only), the
+  longest of them from issue to completion or failure, those that took
+  ``STALL_S`` or more, and those that failed: a fault's stall per VM,
+  whichever interval the I/O completes in.
 """
 
 from __future__ import annotations
@@ -499,24 +500,30 @@ def wl_add(R, row, size, latency, kavg):
 
 @jit
 def rec_stall(R, now, latency, j, failed):
-    """An I/O of job ``j`` issued ``latency`` ago completes (``failed`` 0) or fails (1) now: each fault window it was
-    outstanding in (issued before the window's end, done after its start) counts it for the job's workload."""
+    """An I/O of job ``j`` issued ``latency`` ago completes (``failed`` 0) or fails (1) now: it counts for its
+    workload in the first fault window it was outstanding in (the first whose end is after its issue, if that window
+    started before it was done), once: an I/O held from one fault through the next change is the first fault's."""
     fw = R.fw
     issued = now - latency
-    W = R.wl_q.shape[0]
-    v = R.j_vm[j]
-    for k in range(fw.shape[0]):
-        if fw[k, 0] >= now:  # this window and the later ones start after the I/O was done
-            break
-        if fw[k, 1] > issued:
-            r = np.uint64(k * W + v)
-            st = R.fw_stat
-            st[r, F_IOS] += 1.0
-            if latency > st[r, F_MAX]:
-                st[r, F_MAX] = latency
-            if latency >= STALL_S:
-                st[r, F_STALLED] += 1.0
-            st[r, F_FAILED] += failed
+    # the windows are disjoint and in order: the first whose end is after the issue, by bisection (a flapping
+    # path's run has dozens of windows and every completion comes here)
+    lo, hi = 0, fw.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fw[mid, 1] > issued:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo == fw.shape[0] or fw[lo, 0] >= now:  # done before the next window opened
+        return
+    r = np.uint64(lo * R.wl_q.shape[0] + R.j_vm[j])
+    st = R.fw_stat
+    st[r, F_IOS] += 1.0
+    if latency > st[r, F_MAX]:
+        st[r, F_MAX] = latency
+    if latency >= STALL_S:
+        st[r, F_STALLED] += 1.0
+    st[r, F_FAILED] += failed
 
 
 @jit

@@ -233,8 +233,9 @@ class RunResult:
         """The stall of the fault at ``at``, per host and per workload (VM), over every I/O outstanding at some time
         from the fault to the next change on the timeline (its revert, the next fault) or the end: issued before
         then and completed or failed after the fault (those stuck on a dead path until the host noticed, retried,
-        aborted, failed), each from issue to completion or failure. An I/O still in flight at the end counts with
-        its wait so far when the window runs to the end (the run's oldest only, not per workload).
+        aborted, failed), each from issue to completion or failure. An I/O that lived through several faults is
+        the first one's. The run's oldest I/O still in flight at the end counts with its wait so far (not per
+        workload).
 
         ``max_stall_ms``: the longest of them; ``stalled_ios``: those that took ``metrics.STALL_S`` (100 ms) or
         more; ``by_host``: per host with I/Os then, its longest, I/Os and stalled I/Os; ``frozen``: the workloads
@@ -268,7 +269,9 @@ class RunResult:
                             "failed": int(failed),
                         }
                     )
-            if fw[k, 1] >= model.end and m.oldest_in_flight < model.end:
+            # the run's oldest I/O still in flight at the end, in the first window it lived through (as the recorder)
+            first = next((i for i in range(fw.shape[0]) if fw[i, 1] > m.oldest_in_flight), None)
+            if first == k and m.oldest_in_flight < model.end:
                 stall = max(stall, model.end - m.oldest_in_flight)
         frozen.sort(key=lambda x: (-x["max_stall_ms"], x["host"], x["workload"]))
         return {

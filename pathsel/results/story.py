@@ -516,7 +516,7 @@ def _faults(r: Run, paths: _Paths) -> list[tuple[float, str]]:
             clauses.append(unfrozen_words(f, paths.several_hosts))
         if f["errors"]:
             clauses.append(f"{_plural(f['errors'], 'I/O')} failed")
-        out.append((at, s + "; " + "; ".join(clauses) + "."))
+        out.append((at, s + "".join("; " + c for c in clauses) + "."))
     return out
 
 
