@@ -226,3 +226,22 @@ def test_cli_json_faults_carry_the_stall_fields(capsys: pytest.CaptureFixture[st
     (down, up) = json.loads(capsys.readouterr().out)["runs"][0]["faults"]
     assert set(down) >= {"max_stall_ms", "stalled_ios", "by_host", "frozen"}
     assert down["frozen"][0]["host"] == "esxi01" and down["frozen"][0]["stalled_ios"] > 0
+
+
+@pytest.mark.parametrize(
+    ("frozen", "host_vms", "words"),
+    [
+        (["a"], 1, "h1's VM a froze"),
+        (["a", "b"], 3, "h1's VMs a and b froze"),
+        (["a", "b", "c", "d"], 4, "h1's VMs a, b, c and d froze"),
+        (["a", "b", "c", "d", "e"], 6, "h1's VMs a, b, c and 2 more froze"),
+        (["a", "b", "c", "d", "e"], 5, "all 5 of h1's VMs froze"),
+    ],
+)
+def test_frozen_vms_are_named_or_counted(frozen: list[str], host_vms: int, words: str) -> None:
+    from pathsel.results.story_stall import frozen_words
+
+    model = SimpleNamespace(hosts=["h1", "h2"], jobs=[SimpleNamespace(host=0, vm=v) for v in range(host_vms)], host_params=None, host_queues=False)
+    fault = {"what": "latency", "frozen": [{"workload": n, "host": "h1", "max_stall_ms": 150.0, "stalled_ios": 2, "failed": 0} for n in frozen]}
+    s = frozen_words(fault, model, None)
+    assert s.startswith(words + f" for up to 150 ms: {2 * len(frozen)} of ")

@@ -45,11 +45,17 @@ def frozen_words(fault: dict[str, Any], model: Any, noticed_after: float | None)
     by_host: dict[str, list[dict[str, Any]]] = {}
     for w in frozen:
         by_host.setdefault(w["host"], []).append(w)
+    on_host: dict[str, set[int]] = {}  # each host's workloads, to say "all 64 of esx01's VMs"
+    for j in model.jobs:
+        on_host.setdefault(model.hosts[j.host], set()).add(j.vm)
     parts = []
     for host, ws in by_host.items():
         names = [w["workload"] for w in ws]
         whose = f"{host}'s " if host and len(model.hosts) > 1 else ""
-        parts.append(f"{whose}{'VM' if len(names) == 1 else 'VMs'} {_vms(names)}")
+        if len(names) > HANDFUL_VMS and len(names) == len(on_host.get(host, ())):
+            parts.append(f"all {len(names):,} of {whose}VMs")
+        else:
+            parts.append(f"{whose}{'VM' if len(names) == 1 else 'VMs'} {_vms(names)}")
     longest = max(w["max_stall_ms"] for w in frozen) / 1e3
     stalled = sum(w["stalled_ios"] for w in frozen)
     failed = sum(w["failed"] for w in frozen)
