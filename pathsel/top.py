@@ -85,6 +85,7 @@ from .engine.recorder import (
 )
 from .errors import ScenarioError
 from .esxtop_csv import PerfmonCsv
+from .metrics import F_MAX, F_STALLED, STALL_S
 from .model import Model, compile_model
 from .scenario import RunSpec, Scenario
 
@@ -139,6 +140,7 @@ class Snapshot:
     paths: list[Row] = field(default_factory=list)
     vms: list[Row] = field(default_factory=list)  # per workload (a VM or fio job): esxtop's VM disk view
     adapters: list[Row] = field(default_factory=list)  # per adapter (vmhbaN of the paths' runtime names, else the host)
+    stalls: str = ""  # the VMs the faults so far froze (stall_note), as the story and faults[] count them
 
 
 MIB = float(1 << 20)  # esxtop's MB (MBREAD/s, "MBytes Read/sec") are 2^20 bytes, as its memory screens' MB
@@ -499,7 +501,28 @@ class Top:
         self.dev_n, self.dev_k, self.dev_d = dev_n, dev_k, dev_d
         self.prev_out, self.was_hidden = out, hidden
         snap.vms = self.vm_rows(R, step, wl, started)
+        snap.stalls = self.stall_note(R)
         return snap
+
+    def stall_note(self, R: Any) -> str:
+        """The VMs each fault so far froze: an I/O outstanding during it, done by now, of STALL_S or more (the
+        record's fw_stat, as faults[] reads it at the end), by fault; '' when none."""
+        fw, st = getattr(R, "fw", None), getattr(R, "fw_stat", None)
+        if fw is None or st is None or not fw.shape[0]:
+            return ""
+        model = self.model
+        W = st.shape[0] // fw.shape[0]
+        names = list(model.workloads) + [f"workload {v}" for v in range(len(model.workloads), W)]
+        parts = []
+        for k in range(fw.shape[0]):
+            rows = st[k * W : (k + 1) * W]
+            frozen = [v for v in range(W) if rows[v, F_STALLED] > 0]
+            if frozen:
+                longest = float(rows[frozen, F_MAX].max())
+                who = ", ".join(names[v] for v in frozen[:4]) + (f" and {len(frozen) - 4} more" if len(frozen) > 4 else "")
+                n = int(rows[frozen, F_STALLED].sum())
+                parts.append(f"fault at {fw[k, 0]:g} s froze {who} (longest {_ms_unit(longest)}, {n:,} I/Os of {STALL_S * 1e3:g} ms or more)")
+        return "; ".join(parts)
 
     def stuck(self, R: Any, out: np.ndarray, hidden: list[bool]) -> np.ndarray:
         """Per path: the I/Os stuck on it, dead on the wire and its host not told yet.
@@ -619,8 +642,8 @@ def text_view(label: str, snap: Snapshot, model: Model, view: str, speed: float 
         )
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
-    note = off_path_note(snap)
-    return "\n".join(lines + (["", note] if note else [])) + "\n"
+    notes = [n for n in (off_path_note(snap), snap.stalls) if n]
+    return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
 
 def off_path_note(snap: Snapshot) -> str:
@@ -657,6 +680,7 @@ def _rich_view(label: str, snap: Snapshot, model: Model, view: str, speed: float
         table,
         Text(""),
         *([Text(why)] if why else []),
+        *([Text(snap.stalls, style="red")] if snap.stalls else []),
         Text(note, style="dim"),
     )
 

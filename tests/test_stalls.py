@@ -245,3 +245,17 @@ def test_frozen_vms_are_named_or_counted(frozen: list[str], host_vms: int, words
     fault = {"what": "latency", "frozen": [{"workload": n, "host": "h1", "max_stall_ms": 150.0, "stalled_ios": 2, "failed": 0} for n in frozen]}
     s = frozen_words(fault, model, None)
     assert s.startswith(words + f" for up to 150 ms: {2 * len(frozen)} of ")
+
+
+def test_top_says_which_vms_the_fault_froze(capsys: pytest.CaptureFixture[str], frozen_sim: pathsel.Result) -> None:
+    """pathsel top's note under its table, from the same record: the fault's frozen VMs, longest, stalled I/Os."""
+    down = frozen_sim.runs[0].faults()[0]
+    assert main(["top", str(FROZEN), "--text", "-d", "3"]) == 0
+    out = capsys.readouterr().out
+    last = out[out.rindex("pathsel top - ") :]
+    assert f"fault at 2 s froze esxi01-vm1, esxi01-vm2 (longest {down['max_stall_ms']:.2f} ms, {down['stalled_ios']} I/Os of 100 ms or more)" in last
+
+
+def test_top_says_nothing_without_a_frozen_vm(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["top", str(SIMS / "fast-failover.toml"), "--text", "-d", "2"]) == 0
+    assert "froze" not in capsys.readouterr().out
