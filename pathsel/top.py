@@ -43,6 +43,9 @@ Columns, in esxtop's words where the model has the quantity:
   ``KAVG/cmd`` its part queued in the host (measured from the end of the
   ramp: ``-`` before); ``ACTV`` and ``QUED`` its I/Os active on the device
   and waiting in the host now (without host queues: its job slots, and 0).
+* Under the table, in every view: the VMs each fault so far froze (an I/O
+  outstanding during it, done by now, of 100 ms or more), with the longest
+  and how many, as ``faults[]`` counts them at the end (:meth:`Top.stall_note`).
 
 ``--batch`` writes esxtop's batch CSV (:mod:`pathsel.esxtop_csv`), a line per
 sample, and ``--text`` a plain-text snapshot per sample, without waiting on
