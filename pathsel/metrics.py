@@ -163,13 +163,21 @@ F_IOS, F_MAX, F_STALLED, F_FAILED = range(4)
 F_COLS = 4
 
 
+RECOVERIES = ("path_up", "array_up", "replication_up")  # faults that end an outage: they stall no I/O themselves
+
+
 def stall_windows(faults: Sequence[Any], end: float) -> np.ndarray:
-    """The fault windows (k x 2: start, end): one per instant at which a fault (not a revert) happens before
-    ``end``, running to the next change of any kind (a revert included) or to ``end``. Disjoint and in order."""
+    """The fault windows (k x 3: start, end, 1.0 when every fault opening it is a recovery): one per instant at which
+    a fault (not a revert) happens before ``end``, running to the next change of any kind (a revert included) or to
+    ``end``. Disjoint and in order."""
     starts = sorted({float(f.at) for f in faults if not f.revert and f.at < end})
     changes = sorted({float(f.at) for f in faults})
-    rows = [(a, min((t for t in changes if t > a), default=end)) for a in starts]
-    return np.array([(a, min(b, end)) for a, b in rows], dtype=np.float64).reshape(-1, 2)
+    rows = []
+    for a in starts:
+        b = min((t for t in changes if t > a), default=end)
+        recovery = all(f.what in RECOVERIES for f in faults if not f.revert and float(f.at) == a)
+        rows.append((a, min(b, end), 1.0 if recovery else 0.0))
+    return np.array(rows, dtype=np.float64).reshape(-1, 3)
 
 
 @dataclass
@@ -252,9 +260,9 @@ class RunMetrics:
     wl_completed_all: np.ndarray = field(default=None)  # type: ignore[arg-type]
     wl_area_actv: np.ndarray = field(default=None)  # type: ignore[arg-type]
     wl_area_qued: np.ndarray = field(default=None)  # type: ignore[arg-type]
-    # per fault window (stall_windows: start, end) and workload, the I/Os outstanding at some time in it (issue
-    # before its end, completion or failure after its start), each in the first such window only: F_* columns;
-    # those in flight at the end are not counted (oldest_in_flight)
+    # per fault window (stall_windows: start, end, recovery) and workload, the I/Os outstanding at some time in it
+    # (issue before its end, completion or failure after its start), each in one such window only (the first not
+    # opened by a recovery, else the first): F_* columns; those in flight at the end are not counted (oldest_in_flight)
     fault_windows: np.ndarray = field(default=None)  # type: ignore[arg-type]
     fault_stall: np.ndarray = field(default=None)  # type: ignore[arg-type]
     oldest_in_flight: float = math.inf  # when the oldest I/O still in flight at the end was issued (inf: none)
@@ -284,7 +292,7 @@ class RunMetrics:
             if getattr(self, name) is None:
                 setattr(self, name, np.zeros(shape, dtype=dtype))
         if self.fault_windows is None:
-            self.fault_windows = np.zeros((0, 2), dtype=np.float64)
+            self.fault_windows = np.zeros((0, 3), dtype=np.float64)
         if self.fault_stall is None:
             self.fault_stall = np.zeros((0, 0, F_COLS), dtype=np.float64)
 

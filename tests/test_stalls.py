@@ -110,28 +110,40 @@ def _two_hosts(engine: str = "fast", apd: str = "", down: str = "", trace: bool 
     ],
 )
 def test_fault_windows(faults: list[tuple[float, bool]], end: float, windows: list[tuple[float, float]]) -> None:
-    got = stall_windows([SimpleNamespace(at=a, revert=r) for a, r in faults], end)
-    assert got.shape == (len(windows), 2)
-    assert [tuple(map(float, w)) for w in got] == windows
+    got = stall_windows([SimpleNamespace(at=a, revert=r, what="path_down") for a, r in faults], end)
+    assert got.shape == (len(windows), 3)
+    assert [tuple(map(float, w[:2])) for w in got] == windows
+    assert not got[:, 2].any()
+
+
+@pytest.mark.parametrize(
+    ("whats", "recovery"),
+    [(["path_up"], 1.0), (["array_up"], 1.0), (["replication_up"], 1.0), (["path_up", "path_down"], 0.0), (["latency"], 0.0), (["alua"], 0.0)],
+)
+def test_a_window_opened_by_recoveries_only_is_marked(whats: list[str], recovery: float) -> None:
+    got = stall_windows([SimpleNamespace(at=1.0, revert=False, what=w) for w in whats], 5.0)
+    assert got[0, 2] == recovery
 
 
 def test_the_recorder_counts_every_io_outstanding_in_each_window_exactly() -> None:
-    """From the per-I/O trace: each window and workload's I/Os (issued before its end, done after its start, and
-    not counted in an earlier window), their longest and those of STALL_S or more, the same numbers to the bit."""
+    """From the per-I/O trace: each window and workload's I/Os (issued before its end, done after its start; each
+    in the first such window not opened by a recovery, else the first), their longest and those of STALL_S or more,
+    the same numbers to the bit."""
     res = _two_hosts(trace=True)
     r = res.runs[0]
     m, model = r.metrics, r.model
     assert m.failed == 0 and m.trace
     vm_of = {j.index: j.vm for j in model.jobs}
     fw, fs = m.fault_windows, m.fault_stall
-    assert [tuple(w) for w in fw] == [(0.5, 1.2), (1.2, 2.0)]
-    for k, (a, b) in enumerate(fw):
+    assert [tuple(w) for w in fw] == [(0.5, 1.2, 0.0), (1.2, 2.0, 1.0)]
+
+    def window(issued: float, done: float) -> int | None:  # the first window it lived in not opened by a recovery
+        live = [k for k, (a, b, _) in enumerate(fw) if b > issued and a < done]
+        return next((k for k in live if fw[k, 2] == 0.0), live[0] if live else None)
+
+    for k in range(fw.shape[0]):
         for v in range(fs.shape[1]):
-            lat = [
-                done - issued
-                for (_, job, _, _, issued, done, _, _) in m.trace
-                if vm_of[job] == v and issued < b and done > a and not any(e > issued and s < done for s, e in fw[:k])
-            ]
+            lat = [done - issued for (_, job, _, _, issued, done, _, _) in m.trace if vm_of[job] == v and window(issued, done) == k]
             assert fs[k, v, F_IOS] == len(lat)
             assert fs[k, v, F_MAX] == max(lat)
             assert fs[k, v, F_STALLED] == sum(x >= STALL_S for x in lat)

@@ -26,7 +26,8 @@ call on the same record). :func:`to_metrics` turns the record into
   window (with host queues; else its slots, filled in at the end).
 * Per fault window (:func:`~pathsel.metrics.stall_windows`) and workload:
   the I/Os outstanding at some time in it (issued before its end, completed
-  or failed after its start; each in the first such window only), the
+  or failed after its start; each in one window only: the first not opened
+  by a path or array coming back, else the first), the
   longest of them from issue to completion or failure, those that took
   ``STALL_S`` or more, and those that failed: a fault's stall per VM,
   whichever interval the I/O completes in.
@@ -187,7 +188,8 @@ RECORDER = Layout(
         ("wl_stat", "f8", 2),
         ("wl_hist", "i8", 2),
         ("wl_q", "f8", 2),
-        # fault windows (k x 2: start, end; disjoint, in order) and per (window * workloads + workload) its F_* line
+        # fault windows (k x 3: start, end, 1.0 if opened by a recovery only; disjoint, in order) and per
+        # (window * workloads + workload) its F_* line
         ("fw", "f8", 2),
         ("fw_stat", "f8", 2),
     ],
@@ -201,7 +203,7 @@ RECORDER = Layout(
         "wl_stat": S_COLS,
         "wl_hist": PATH_NBINS,
         "wl_q": S_COLS,
-        "fw": 2,
+        "fw": 3,
         "fw_stat": F_COLS,
     },
 )
@@ -239,7 +241,7 @@ def new_record(
     rows = H_PATH0 + n_paths
     j_vm = np.array(job_vm, dtype=i64).reshape(-1)
     W = max(n_workloads, int(j_vm.max()) + 1 if j_vm.size else 1)
-    fw = np.zeros((0, 2), dtype=f64) if fault_windows is None else np.ascontiguousarray(fault_windows, dtype=f64).reshape(-1, 2)
+    fw = np.zeros((0, 3), dtype=f64) if fault_windows is None else np.ascontiguousarray(fault_windows, dtype=f64).reshape(-1, 3)
     return RECORDER.pack(
         dict(
             ramp=window[0],
@@ -501,8 +503,9 @@ def wl_add(R, row, size, latency, kavg):
 @jit
 def rec_stall(R, now, latency, j, failed):
     """An I/O of job ``j`` issued ``latency`` ago completes (``failed`` 0) or fails (1) now: it counts for its
-    workload in the first fault window it was outstanding in (the first whose end is after its issue, if that window
-    started before it was done), once: an I/O held from one fault through the next change is the first fault's."""
+    workload in one fault window it was outstanding in (issued before the window's end, done after its start): the
+    first not opened by a recovery (a path or array coming back stalls nothing itself: an I/O held from a loss past
+    the return is the loss's, one sent just before the next loss is that loss's), else the first."""
     fw = R.fw
     issued = now - latency
     # the windows are disjoint and in order: the first whose end is after the issue, by bisection (a flapping
@@ -516,7 +519,12 @@ def rec_stall(R, now, latency, j, failed):
             lo = mid + 1
     if lo == fw.shape[0] or fw[lo, 0] >= now:  # done before the next window opened
         return
-    r = np.uint64(lo * R.wl_q.shape[0] + R.j_vm[j])
+    k = lo
+    while fw[k, 2] != 0.0 and k + 1 < fw.shape[0] and fw[k + 1, 0] < now:
+        k += 1
+    if fw[k, 2] != 0.0:  # only recoveries in its life: the first
+        k = lo
+    r = np.uint64(k * R.wl_q.shape[0] + R.j_vm[j])
     st = R.fw_stat
     st[r, F_IOS] += 1.0
     if latency > st[r, F_MAX]:

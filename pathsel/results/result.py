@@ -234,8 +234,8 @@ class RunResult:
         from the fault to the next change on the timeline (its revert, the next fault) or the end: issued before
         then and completed or failed after the fault (those stuck on a dead path until the host noticed, retried,
         aborted, failed), each from issue to completion or failure. An I/O that lived through several faults is
-        the first one's. The run's oldest I/O still in flight at the end counts with its wait so far (not per
-        workload).
+        the first one's that is not a recovery (path_up, array_up, replication_up), else the first's. The run's
+        oldest I/O still in flight at the end counts with its wait so far (not per workload).
 
         ``max_stall_ms``: the longest of them; ``stalled_ios``: those that took ``metrics.STALL_S`` (100 ms) or
         more; ``by_host``: per host with I/Os then, its longest, I/Os and stalled I/Os; ``frozen``: the workloads
@@ -269,9 +269,8 @@ class RunResult:
                             "failed": int(failed),
                         }
                     )
-            # the run's oldest I/O still in flight at the end, in the first window it lived through (as the recorder)
-            first = next((i for i in range(fw.shape[0]) if fw[i, 1] > m.oldest_in_flight), None)
-            if first == k and m.oldest_in_flight < model.end:
+            # the run's oldest I/O still in flight at the end, in the window the recorder would give it
+            if _window_of(fw, m.oldest_in_flight, model.end) == k and m.oldest_in_flight < model.end:
                 stall = max(stall, model.end - m.oldest_in_flight)
         frozen.sort(key=lambda x: (-x["max_stall_ms"], x["host"], x["workload"]))
         return {
@@ -584,6 +583,12 @@ class RunResult:
                 n = int(m.ts_path_ios[b, p.index])
                 rows.append((self.label, b * m.interval, p.name, self.model.arrays[p.array].name, n, n / total if total else 0.0))
         return pd.DataFrame(rows, columns=["policy", "t_s", "path", "array", "ios", "share"])
+
+
+def _window_of(fw: Any, issued: float, done: float) -> int | None:
+    """The fault window an I/O outstanding from ``issued`` to ``done`` counts in, as the recorder's rec_stall."""
+    live = [k for k in range(fw.shape[0]) if fw[k, 1] > issued and fw[k, 0] < done]
+    return next((k for k in live if fw[k, 2] == 0.0), live[0] if live else None)
 
 
 def _recovery(m: RunMetrics, at: float, until: float, ramp: float, end: float = math.inf) -> dict[str, Any]:
