@@ -737,7 +737,10 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
                 mode="markers+text",
                 name="links",
                 text=texts,
-                textposition=["middle right" if g[0] == "isl" else "bottom right" for g in segs],
+                # an ISL between columns: above its band; between peers: right of it; a port link: under its marker
+                textposition=[
+                    ("middle right" if x_switch[g[1]] == x_switch[g[2]] else "top center") if g[0] == "isl" else "bottom right" for g in segs
+                ],
                 textfont=dict(size=10, color="#333"),
                 marker=dict(symbol="square", size=8, color=colors, line=dict(width=1, color="#333")),
                 hovertext=hover,
