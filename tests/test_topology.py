@@ -249,5 +249,9 @@ def test_compact_form_groups_hosts_wired_alike_and_a_controllers_ports():
     assert list(trace(fig, "switches").text) == ["<b>sw1</b>", "<b>sw2</b>"] and trace(fig, "isl isl1")
     assert any(t.startswith("31 links<br>up to ") for t in trace(fig, "links").text)
     assert "compact: 32 hosts drawn as 2" in fig.layout.title.text
+    # a host with a fault on one of its nexuses stands apart, though wired alike
+    fault = '[[faults]]\nat = "10ms"\nwhat = "path_down"\nhost = "esxi02"\npath = "vmhba2:C0:T3:L{lun}"\n'
+    faulty = pathsel.simulate(pathsel.loads_scenario(switched_san(hosts=COMPACT_HOSTS, luns=2) + fault, "big"), duration=0.05)
+    assert list(trace(topology(faulty), "hosts").text)[:2] == ["esxi01", "esxi02"]
     # the full form on request, and below COMPACT_HOSTS by default
     assert len([t for t in topology(res, compact=False).data if (t.name or "").startswith("path ") and not t.name.endswith(": stripes")]) == 8 * 32

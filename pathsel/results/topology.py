@@ -232,10 +232,12 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
     host_key: dict[str, tuple[str, ...]] = {h: (h,) for h in model.hosts}
     host_label: dict[tuple[str, ...], str] = {(h,): h for h in model.hosts}
     if compact:
+        faulted = {c for f in model.faults for c in f.controllers}
         signature: dict[str, list[Any]] = defaultdict(list)
         for n in nx:
             alua = tuple(sorted((volume_of[i], s) for i, s in states_of[start][n.index].items()))
-            signature[n.host].append((n.adapter, route(n)[0], target_key(n), alua, ios_of[start][n.index] > 0))
+            # a host with a fault on a nexus stands apart: the compact form hides no host the scenario singles out
+            signature[n.host].append((n.adapter, route(n)[0], target_key(n), alua, ios_of[start][n.index] > 0, n.index in faulted))
         groups: dict[tuple[Any, ...], list[str]] = defaultdict(list)
         for h in model.hosts:
             groups[tuple(sorted(signature.get(h, []), key=repr))].append(h)
