@@ -308,7 +308,17 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
         column = [s for s in switch_names if depth.get(s) == d]
         through = {s: [i for i, ln in enumerate(drawn) if s in ln.switches] for s in column}
         column.sort(key=lambda s: -sum(start_y(drawn[i]) for i in through[s]) / max(1, len(through[s])))
-        keys = [(s, i) for s in column for i in sorted(through[s], key=lambda i: (-start_y(drawn[i]), -y_target[drawn[i].target]))]
+
+        def side(s: str, i: int, column: list[str] = column) -> int:
+            """-1: the line also crosses a peer above (its slot at the top, near the ISL), 1: below, 0: neither."""
+            peers = [column.index(p) - column.index(s) for p in drawn[i].switches if p != s and p in column]
+            return (1 if peers[0] > 0 else -1) if peers else 0
+
+        keys = [
+            (s, i)
+            for s in column
+            for i in sorted(through[s], key=lambda i, s=s: (side(s, i), -start_y(drawn[i]), -y_target[drawn[i].target]))  # type: ignore[misc]
+        ]
         gap = max(2.0, 0.12 * len(keys))  # room for an ISL's band and its label between peers
         col_y = _column(keys, group=lambda k: k[0], gap=gap)
         slot.update(col_y)
@@ -332,7 +342,19 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
     seg_links: dict[tuple[Any, ...], set[int]] = defaultdict(set)
     seg_at: dict[tuple[Any, ...], tuple[float, float]] = {}
     isl_spans: dict[tuple[str, ...], list[tuple[float, float, float, float]]] = defaultdict(list)
-    isl_count: dict[tuple[str, ...], int] = defaultdict(int)
+    # lines down (or up) an ISL between peers: the higher a line's slot in the upper switch, the further right its
+    # vertical run, a staircase in which lines going one way do not cross
+    isl_rank: dict[tuple[tuple[str, ...], int], float] = {}
+    crossing: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i, ln in enumerate(drawn):
+        for a, b in zip(ln.switches, ln.switches[1:]):
+            if x_switch[a] == x_switch[b]:
+                crossing[tuple(sorted((a, b)))].append(i)
+    for pair, idx in crossing.items():
+        upper = max(pair, key=lambda s: box[s][1])
+        ranked = sorted(idx, key=lambda i: -slot[(upper, i)])
+        for rank, i in enumerate(ranked):
+            isl_rank[(pair, i)] = rank / max(1, len(ranked) - 1)
     for i, ln in enumerate(drawn):
         xs: list[float | None] = [X_ADAPTER if ln.adapter else X_HOST]
         ys: list[float | None] = [start_y(ln)]
@@ -348,8 +370,7 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
                 ys.append(y)
             if next_same:  # an ISL within a column (peer switches): across the box, down (or up) to the other's slot
                 pair = tuple(sorted(sw[k : k + 2]))
-                off = xk + _SW * (-0.3 + 0.6 * ((isl_count[pair] * 0.618) % 1.0))
-                isl_count[pair] += 1
+                off = xk + _SW * (0.35 - 0.7 * isl_rank[(pair, i)])
                 y2 = slot[(sw[k + 1], i)]
                 isl_spans[pair].append((off, y, off, y2))
                 xs += [off, off]
