@@ -837,6 +837,7 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
                 )
             ]
         )
+    longest = max((len(part) for h in hosts for part in host_label.get(h, h[0]).split("<br>")), default=0)
     name = result.scenario if isinstance(result, Result) else first.model.name
     what = "line width = share of I/Os, dotted: none" + (", links: busy and held share" if segs else "")
     fig.update_layout(
@@ -848,7 +849,8 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
             yanchor="top",
             pad=dict(t=14),
         ),
-        xaxis=dict(visible=False, range=[-0.75, X_ARRAY + 1.6]),
+        # room on the left for the longest line of a host's name (a group's: "esxi02, esxi05 … esxi30")
+        xaxis=dict(visible=False, range=[-max(0.75, 0.2 + 0.05 * longest), X_ARRAY + 1.6]),
         yaxis=dict(visible=False, range=[-0.04, 1.13]),
         height=height,
         margin=dict(t=top, l=20, r=20, b=bottom),
