@@ -227,8 +227,10 @@ def test_controllers_boxed_and_alua_per_lun_and_none_drawn_as_none(san):
         # every nexus is AO for half the LUNs, ANO for the rest: said so, and striped in both colours where it carried I/O
         assert "AO for 2 of 4 LUNs" in t.hovertemplate and "ANO for 2 of 4 LUNs" in t.hovertemplate
         assert (t.line.color, stripes.line.color) == (ALUA_COLORS["AO"], ALUA_COLORS["ANO"])
+        assert "nan" not in t.hovertemplate  # a device path that carried nothing has no mean: it weighs nothing
         if ios[n.index]:
             assert t.line.dash == "solid" and t.line.width > 1.5 and stripes.line.width == t.line.width
+            assert "ms mean, 0% for its non-AO LUNs" in t.hovertemplate  # round robin over AO paths only
         else:  # carried none: a thin dotted line, no stripes
             assert t.line.dash == "dot" and t.line.width <= 1 and stripes.line.width == 0 and "(carried none)" in t.hovertemplate
     # esxi01 runs on lun0 only (owned by A): its four nexuses to B carried nothing, the others did

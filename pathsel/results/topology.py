@@ -209,16 +209,23 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
     volumes = list(dict.fromkeys(volume_of))
 
     # per run: I/Os, share, latency and ALUA per LUN of every nexus
-    ios_of, share_of, lat_of, states_of = [], [], [], []
+    ios_of, share_of, lat_of, states_of, off_ao = [], [], [], [], []
     for r in runs:
         by_nexus: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        not_ao: dict[int, int] = defaultdict(int)  # I/Os a nexus carried for LUNs it was not AO for at the start
         for p, row in zip(r.model.paths, r.paths()):
             by_nexus[p.controller].append(row)
+            if p.alua != "AO":
+                not_ao[p.controller] += row["ios"]
+        off_ao.append(not_ao)
         ios_of.append({n.index: sum(x["ios"] for x in by_nexus[n.index]) for n in nx})
         share_of.append({n.index: sum(x["share"] for x in by_nexus[n.index]) for n in nx})
         lat_of.append(
             {
-                n.index: sum(x["latency_us"]["mean"] * x["ios"] for x in by_nexus[n.index]) / max(1, sum(x["ios"] for x in by_nexus[n.index])) / 1e3
+                # a device path that carried nothing has no mean (NaN): it weighs nothing
+                n.index: sum(x["latency_us"]["mean"] * x["ios"] for x in by_nexus[n.index] if x["ios"])
+                / max(1, sum(x["ios"] for x in by_nexus[n.index]))
+                / 1e3
                 for n in nx
             }
         )
@@ -408,7 +415,13 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
             ios = sum(ios_of[j][m.index] for m in ln.members)
             share = sum(share_of[j][m.index] for m in ln.members)
             lat = f", {sum(lat_of[j][m.index] * ios_of[j][m.index] for m in ln.members) / ios:.2f} ms mean" if ios else ""
-            lines.append(f"{r.label}: {share:.1%} of I/Os, {ios / r.duration:,.0f} IOPS{lat}" + ("" if ios else " (carried none)"))
+            # a nexus AO for some LUNs: how much of what it carried was for the others (shipped to their owner)
+            other = sum(off_ao[j][m.index] for m in ln.members)
+            mixed = len(alua_of(ln, j)) > 1
+            lines.append(
+                f"{r.label}: {share:.1%} of I/Os, {ios / r.duration:,.0f} IOPS{lat}"
+                + (" (carried none)" if not ios else f", {other / ios:.0%} for its non-AO LUNs" if mixed else "")
+            )
         lines.append(alua_words(ln, start))
         return "<br>".join(lines)
 
