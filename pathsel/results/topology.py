@@ -1,11 +1,17 @@
-"""The set-up, drawn: hosts, adapters, paths, target ports, arrays and replication, and its key figures.
+"""The set-up, drawn: hosts, adapters, the fabric, target ports by controller, arrays and replication, and its key figures.
 
 :func:`topology` draws the scenario as a plotly figure, left to right: hosts,
-their adapters (initiator ports), the paths (one line per I-T nexus), the
-target ports and the arrays, with the replication link between arrays. A
-path's colour is its ALUA state at the start of the run; its width is the
-share of I/Os a policy sent down it (buttons switch the policy); a path
-that carried nothing is dotted.
+their adapters (initiator ports), the fabric's switches (a box each, ISLs as
+bands between them, every link with ends labelled with the share of the run
+it was busy and held, as the report's wire table gives them), the target
+ports boxed by the array's controller, and the arrays, with the replication
+link between arrays; one line per I-T nexus over its route. A line's colour
+is its ALUA state at the start of the run, striped where it is AO for some
+LUNs and not for others (issue 48); its width is the share of I/Os a policy
+sent down it (buttons switch the policy); one that carried nothing is thin
+and dotted. From :data:`COMPACT_HOSTS` hosts the drawing is compact: hosts
+wired alike are one node, a controller's target ports one, the fabric still
+drawn.
 
 :func:`key_figures` lists what a reader needs to know to judge the numbers:
 the workload (``rw``, ``bs``, ``iodepth``), every one-way latency and
