@@ -9,7 +9,7 @@ link between arrays; one line per I-T nexus over its route. A line's colour
 is its ALUA state at the start of the run, striped where it is AO for some
 LUNs and not for others (issue 48); its width is the share of I/Os a policy
 sent down it (buttons switch the policy); one that carried nothing is thin
-and dotted. From :data:`COMPACT_HOSTS` hosts the drawing is compact: hosts
+and dotted. From ``COMPACT_HOSTS`` (32) hosts the drawing is compact: hosts
 wired alike are one node, a controller's target ports one, the fabric still
 drawn.
 
