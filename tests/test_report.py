@@ -326,3 +326,58 @@ def test_every_figure_draws_at_a_laptops_width(result, tmp_path: Path):
         inked = sum(1 for p in pixels if sum(p) < 700) / len(pixels)
         assert inked > 0.03, (fid, inked)
         assert len(set(pixels)) > 40, fid
+
+
+def test_the_set_up_drawing_shows_the_fabric_and_controllers_in_a_browser(tmp_path: Path):
+    """Issue 48: in a real browser, the set-up of a switched, dual-controller SAN shows the switches, the ISL with
+    its busy share, the links and the controllers by name, and a nexus that carried no I/O as a thin dotted line.
+    ``PATHSEL_SCREENSHOTS=DIR`` keeps the screenshot to look at."""
+    chromium()
+    from .test_topology import switched_san
+
+    res = pathsel.simulate(pathsel.loads_scenario(switched_san(), "san"), duration=0.3)
+    page = tmp_path / "setup.html"
+    page.write_text(report.render(res, figures=report.default_figures(res)[:1]), encoding="utf-8")
+    keep = os.environ.get("PATHSEL_SCREENSHOTS")
+    png = Path(keep) / "setup-switched.png" if keep else tmp_path / "setup.png"
+    dom, log = open_in_chromium(instrumented(page, tmp_path / "setup-i.html"), screenshot=png, size=(LAPTOP, 1400))
+    assert not PROBLEMS.findall(log), PROBLEMS.findall(log)
+    setup = dom[dom.index('data-figure="setup"') :]
+    # plotly writes each label as an SVG <text>: the switches, the ISL and its share, a link, the controllers
+    svg = "".join(re.findall(r"<svg.*?</svg>", setup, re.S))
+    texts = [t.strip() for t in re.findall(r">([^<>]+)<", svg) if t.strip()]  # a label's lines are <tspan>s of its <text>
+    for label in ("sw1", "sw2", "isl1", "esxi01-hba1", "array-B-fc1", "A-fc0", "B-fc1", "esxi01", "array"):
+        assert label in texts, (label, texts)
+    assert any(re.fullmatch(r"\d+ % busy(, \d+ % held)?", t) for t in texts), texts
+    assert any(t.startswith("controller A") for t in texts) and any(t.startswith("controller B") for t in texts), texts
+    # the lines: solid ones that carried I/O and, for esxi01's nexuses to B (none), thin dotted ones
+    lines = re.findall(r'<path class="js-line"[^>]*style="([^"]*)"', setup)
+    dotted = [s for s in lines if "stroke-dasharray" in s and re.search(r"stroke-width: 0\.8px", s)]
+    assert len(dotted) == 4, lines  # the four nexuses (the legend draws its sample 1 px wide)
+
+
+def test_the_set_up_drawings_policy_buttons_change_the_link_labels_in_a_browser(tmp_path: Path):
+    """The policy buttons restyle the lines and the links' labels: pressed (Plotly.restyle with the button's own
+    arguments, as a click does), the ISL's label reads the second policy's busy share."""
+    chromium()
+    from .test_topology import switched_san
+
+    res = pathsel.simulate(pathsel.loads_scenario(switched_san(policies='["rr:iops=1", "rr:iops=1,use_ano=1"]'), "san"), duration=0.3)
+    busy = [max(w["utilisation"] for w in r.links() if w["name"] == "isl1") for r in res.runs]
+    assert f"{100 * busy[0]:.0f}" != f"{100 * busy[1]:.0f}"  # using the ANO paths crosses the ISL more
+    press = """<script>
+    setTimeout(function () {
+      var gd = document.querySelector('[data-figure="setup"] .js-plotly-plot');
+      var b = gd.layout.updatemenus[0].buttons[1];
+      Plotly.restyle(gd, b.args[0], b.args[1]).then(
+        function () { document.body.setAttribute("data-pressed", "yes"); },
+        function (e) { console.error("restyle failed: " + e); });
+    }, 500);
+    </script>"""
+    page = tmp_path / "setup.html"
+    page.write_text(report.render(res, figures=report.default_figures(res)[:1]).replace("</body>", press + "</body>"), encoding="utf-8")
+    dom, log = open_in_chromium(instrumented(page, tmp_path / "setup-i.html"), size=(LAPTOP, 1400))
+    assert not PROBLEMS.findall(log), PROBLEMS.findall(log)
+    assert 'data-pressed="yes"' in dom
+    label = re.search(r">isl1</tspan><tspan[^>]*>([^<]*)<", dom)
+    assert label is not None and label[1].startswith(f"{100 * busy[1]:.0f} % busy"), label

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import pytest
 
 import pathsel
 from pathsel.results import report
-from pathsel.results.topology import ALUA_COLORS, key_figures, nexuses, topology
+from pathsel.results.topology import ALUA_COLORS, COMPACT_HOSTS, key_figures, nexuses, topology
 
 from .conftest import SIMS
 from .test_story import TWO_HOSTS
@@ -105,3 +107,153 @@ def test_the_report_opens_with_the_set_up_then_the_story(testdrive):
     ]
     assert order == sorted(order)
     assert html.count("Plotly.newPlot(") == len(report.default_figures(testdrive))
+
+
+# -- the fabric, the controllers, ALUA per LUN, the compact form (issue 48) ------------------------------------
+
+
+def switched_san(hosts: int = 2, luns: int = 4, *, policies: str = '["rr:iops=1"]') -> str:
+    """``hosts`` ESXi hosts with two HBAs, one in each of two peer switches joined by an ISL; a dual-controller array
+    whose four target ports sit two on each switch; ``luns`` LUNs, the first half owned by controller A. Each host
+    reaches every target port from each HBA (the far ones over the ISL), so every nexus is AO for half the LUNs.
+    esxi01 runs only on lun0 (owned by A): under round robin over AO paths its nexuses to B carry nothing."""
+    ports = [("A-fc0", "tpg-A", "sw1"), ("B-fc0", "tpg-B", "sw1"), ("A-fc1", "tpg-A", "sw2"), ("B-fc1", "tpg-B", "sw2")]
+    o = [
+        'name = "switched dual-controller SAN"',
+        "seed = 48",
+        'duration = "300ms"',
+        f"policies = {policies}",
+        "[[arrays]]",
+        'name = "array"',
+        "concurrency = 256",
+        'controllers = ["A", "B"]',
+        'port_groups = [{ name = "tpg-A", controller = "A" }, { name = "tpg-B", controller = "B" }]',
+        'service_time = "150us"',
+        'inter_controller_latency = "40us"',
+        "[[switches]]",
+        'name = "sw1"',
+        "[[switches]]",
+        'name = "sw2"',
+        "[[links]]",
+        'name = "isl1"',
+        'between = ["sw1", "sw2"]',
+        'bandwidth = "800MB/s"',
+        "bb_credits = 20",
+    ]
+    for p, _, sw in ports:
+        o += ["[[links]]", f'name = "array-{p}"', f'between = ["{sw}", "array:{p}"]', 'bandwidth = "1600MB/s"', "bb_credits = 8"]
+    for v in range(luns):
+        o += ["[[volumes]]", f'name = "lun{v}"', f"lun = {v}", f'owner = "{"A" if v < luns // 2 else "B"}"']
+    for h in range(1, hosts + 1):
+        host = f"esxi{h:02d}"
+        o += ["[[hosts]]", f'name = "{host}"']
+        for hba, sw in ((1, "sw1"), (2, "sw2")):
+            o += ["[[links]]", f'name = "{host}-hba{hba}"', f'between = ["{host}:vmhba{hba}", "{sw}"]', 'bandwidth = "1600MB/s"', "bb_credits = 8"]
+            for t, (p, tpg, psw) in enumerate(ports):
+                route = [f"{host}-hba{hba}", *(["isl1"] if psw != sw else []), f"array-{p}"]
+                o += [
+                    "[[paths]]",
+                    f'name = "vmhba{hba}:C0:T{t}:L{{lun}}"',
+                    f'host = "{host}"',
+                    'array = "array"',
+                    f'port_group = "{tpg}"',
+                    'one_way_latency = "20us"',
+                    f'target_port = "{p}"',
+                    "links = [" + ", ".join(f'"{x}"' for x in route) + "]",
+                ]
+        for v in [0] if h == 1 else range(luns):
+            o += [
+                "[[workloads]]",
+                f'name = "{host}-vm{v}"',
+                f'host = "{host}"',
+                f'volume = "lun{v}"',
+                'rw = "randread"',
+                'bs = "32k"',
+                "iodepth = 16",
+            ]
+    return "\n".join(o) + "\n"
+
+
+@pytest.fixture(scope="module")
+def san() -> pathsel.Result:
+    return pathsel.simulate(pathsel.loads_scenario(switched_san(), "san"), duration=0.3)
+
+
+def test_the_fabric_is_drawn_switches_isl_and_links_with_the_wire_tables_shares(san):
+    fig = topology(san)
+    run = san.runs[0]
+    assert list(trace(fig, "switches").text) == ["<b>sw1</b>", "<b>sw2</b>"]
+    assert trace(fig, "isl isl1").fill == "toself"
+    # every link with ends is marked and named with its busy and held shares, the busier direction of the wire table
+    links = trace(fig, "links")
+    texts = {t.split("<br>")[0]: t for t in links.text}
+    assert set(texts) == {
+        "isl1",
+        "esxi01-hba1",
+        "esxi01-hba2",
+        "esxi02-hba1",
+        "esxi02-hba2",
+        *(f"array-{p}" for p in ("A-fc0", "A-fc1", "B-fc0", "B-fc1")),
+    }
+    for name, text in texts.items():
+        rows = [w for w in run.links() if w["name"] == name]
+        busy = max(w["utilisation"] for w in rows)
+        held = max(w.get("held", 0.0) for w in rows)
+        assert f"{100 * busy:.0f} % busy" in text or (busy < 0.01 and "<1 % busy" in text), (name, text)
+        assert ("held" in text) == (held >= 0.005) and (held < 0.01 or f"{100 * held:.0f} % held" in text), (name, text, held)
+    # a nexus over the ISL is drawn through both switches' boxes; one on the near switch through one
+    x_sw = trace(fig, "switches").x[0] + 0.2  # its name is at the box's top left
+    far, near = trace(fig, "path vmhba1:C0:T2"), trace(fig, "path vmhba1:C0:T0")  # esxi01's: the first of each name
+    assert list(near.x[1:3]) == pytest.approx([x_sw - 0.2, x_sw + 0.2])  # across sw1's box
+    assert len(far.x) == 6 and far.x[2] == far.x[3] and far.y[2] != far.y[3]  # across sw1, down the ISL, out of sw2
+
+
+def test_controllers_boxed_and_alua_per_lun_and_none_drawn_as_none(san):
+    fig = topology(san)
+    notes = [a.text for a in fig.layout.annotations]
+    assert any(n.startswith("<b>controller A</b> · tpg-A<br>AO for 2 LUNs (lun0, lun1)") for n in notes), notes
+    assert any(n.startswith("<b>controller B</b> · tpg-B<br>AO for 2 LUNs (lun2, lun3)") for n in notes), notes
+    assert sum(s.type == "rect" and s.line.color == "#8c564b" for s in fig.layout.shapes) == 2  # a box per controller
+    run = san.runs[0]
+    nx = {(n.host, n.name): n for n in nexuses(run)}
+    ios = defaultdict(int)
+    for p, row in zip(run.model.paths, run.paths()):
+        ios[p.controller] += row["ios"]
+    lines = [t for t in fig.data if (t.name or "").startswith("path ") and not t.name.endswith(": stripes")]
+    assert len(lines) == len(nx) == 16
+    striped = [t for t in fig.data if (t.name or "").endswith(": stripes")]
+    assert [t.name for t in striped] == [t.name + ": stripes" for t in lines]
+    for t, stripes, n in zip(lines, striped, nx.values()):
+        # every nexus is AO for half the LUNs, ANO for the rest: said so, and striped in both colours where it carried I/O
+        assert "AO for 2 of 4 LUNs" in t.hovertemplate and "ANO for 2 of 4 LUNs" in t.hovertemplate
+        assert (t.line.color, stripes.line.color) == (ALUA_COLORS["AO"], ALUA_COLORS["ANO"])
+        assert "nan" not in t.hovertemplate  # a device path that carried nothing has no mean: it weighs nothing
+        if ios[n.index]:
+            assert t.line.dash == "solid" and t.line.width > 1.5 and stripes.line.width == t.line.width
+            assert "ms mean, 0% for its non-AO LUNs" in t.hovertemplate  # round robin over AO paths only
+        else:  # carried none: a thin dotted line, no stripes
+            assert t.line.dash == "dot" and t.line.width <= 1 and stripes.line.width == 0 and "(carried none)" in t.hovertemplate
+    # esxi01 runs on lun0 only (owned by A): its four nexuses to B carried nothing, the others did
+    none = sorted(n.name for n in nx.values() if not ios[n.index])
+    assert none == ["vmhba1:C0:T1", "vmhba1:C0:T3", "vmhba2:C0:T1", "vmhba2:C0:T3"] and all(nx[("esxi01", x)] for x in none)
+
+
+def test_compact_form_groups_hosts_wired_alike_and_a_controllers_ports():
+    res = pathsel.simulate(pathsel.loads_scenario(switched_san(hosts=COMPACT_HOSTS, luns=2), "big"), duration=0.05)
+    fig = topology(res)  # compact from COMPACT_HOSTS hosts
+    # esxi01 (lun0 only: its nexuses to B idle) apart, the 31 others alike
+    assert list(trace(fig, "hosts").text) == ["esxi01", f"{COMPACT_HOSTS - 1} hosts alike<br>esxi02, esxi03 … esxi{COMPACT_HOSTS:02d}"]
+    assert list(trace(fig, "target ports").text) == ["2 ports (A-fc0, A-fc1)", "2 ports (B-fc0, B-fc1)"]
+    lines = [t for t in fig.data if (t.name or "").startswith("path ") and not t.name.endswith(": stripes")]
+    assert len(lines) == 2 * 2 * 2 * 2  # (esxi01, the rest) x 2 adapters x 2 controllers x (near, over the ISL)
+    assert "vmhba1 → A: 31 nexuses of 31 hosts" in [t.name[5:] for t in lines]
+    # the fabric is still drawn: both switches, the ISL, the links (a group's host links as one marker)
+    assert list(trace(fig, "switches").text) == ["<b>sw1</b>", "<b>sw2</b>"] and trace(fig, "isl isl1")
+    assert any(t.startswith("31 links<br>up to ") for t in trace(fig, "links").text)
+    assert "compact: 32 hosts drawn as 2" in fig.layout.title.text
+    # a host with a fault on one of its nexuses stands apart, though wired alike
+    fault = '[[faults]]\nat = "10ms"\nwhat = "path_down"\nhost = "esxi02"\npath = "vmhba2:C0:T3:L{lun}"\n'
+    faulty = pathsel.simulate(pathsel.loads_scenario(switched_san(hosts=COMPACT_HOSTS, luns=2) + fault, "big"), duration=0.05)
+    assert list(trace(topology(faulty), "hosts").text)[:2] == ["esxi01", "esxi02"]
+    # the full form on request, and below COMPACT_HOSTS by default
+    assert len([t for t in topology(res, compact=False).data if (t.name or "").startswith("path ") and not t.name.endswith(": stripes")]) == 8 * 32

@@ -4,9 +4,11 @@ Every function takes a :class:`~pathsel.results.Result` (all its policies) or
 one :class:`~pathsel.results.RunResult` and returns a figure to ``show()``,
 save (``write_html``) or restyle; nothing is drawn as a side effect.
 
-* :func:`topology`: the set-up (hosts, adapters, paths, target ports, arrays,
-  replication), paths coloured by ALUA state and as wide as each policy's
-  share; :func:`key_figures` lists the scenario's figures beside it.
+* :func:`topology`: the set-up (hosts, adapters, the fabric's switches, ISLs
+  and links with their busy and held shares, target ports boxed by
+  controller, arrays, replication), paths coloured by ALUA state per LUN and
+  as wide as each policy's share, compact from 32 hosts; :func:`key_figures`
+  lists the scenario's figures beside it.
 * :func:`timeline`: IOPS and mean latency per interval, one line per policy,
   with path faults (vertical lines) and latency round robin evaluations
   (diamonds) marked.
