@@ -1209,7 +1209,7 @@ def test_engines_agree_with_numa_nodes(protocol):
         assert f.metrics.trace == r.metrics.trace
 
 
-def test_the_late_handlers_are_typed_as_the_loop_calls_them():
+def test_the_late_handlers_are_typed_as_the_loop_calls_them(tmp_path):
     """A cold compile's second process types the handlers the loop reaches last (warm.late_handlers).
 
     Typed with other argument types than run_kernel's calls, a handler would be
@@ -1235,7 +1235,12 @@ with event.install_listener("numba:compile", Listen()), light_passes():
     warm.late_handlers.compile(warm._LATE_SIGNATURE)
 print(",".join(compiled))
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600)
+    # An empty cache of its own: with the loop already in the user's cache (after `pathsel warm`), the loop is
+    # loaded rather than compiled, its handlers are never typed in this process, and late_handlers compiles them all.
+    import os
+
+    env = {**os.environ, "PATHSEL_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600, env=env)
     assert out.stdout.strip() == "late_handlers", out.stdout
 
 
