@@ -27,7 +27,7 @@ from ..policies.spec import RUN_KEYS, PolicySpec, families, norm_key, parse_spec
 from ..textread import TextReadError, read_capped
 from ..timing.arrivals import BlockThink, Schedule, Trace
 from ..timing.distributions import delay_files_relative_to
-from .names import HostNames, is_template, nexus_name, path_names, unknown_path
+from .names import HostNames, path_names, unknown_path
 from .schema import LinkConfig, PathGroup, ScenarioModel
 
 if TYPE_CHECKING:
@@ -332,7 +332,7 @@ def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, sou
         if not any(h.group(given) is not None for h in by_host.values()):
             real = [n for h in by_host.values() for n in h.shown()]
             hint = closest(given, real)
-            nexuses = list(dict.fromkeys(n for h in by_host.values() for n in h.nexuses if not is_template(n)))
+            nexuses = list(dict.fromkeys(n for h in by_host.values() for n in h.nexus_names()))
             raise ScenarioError(
                 src,
                 at("preferred"),
@@ -344,8 +344,9 @@ def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, sou
                     else ""
                 ),
             )
-        if is_template(given):
-            spec = parse_spec(spec.name, {**dict(spec.params), "preferred": nexus_name(given)})[0]
+        canonical = next(c for c in (h.canonical(given) for h in by_host.values()) if c is not None)
+        if canonical != given:  # the policy matches a device's path or its nexus as the results print them
+            spec = parse_spec(spec.name, {**dict(spec.params), "preferred": canonical})[0]
     if not label:
         label = spec.text + (f" (preferred array {preferred})" if preferred and preferred != "none" else "")
     expect = entry.get("expect")

@@ -33,6 +33,10 @@ __all__ = ["HostNames", "LUN_SLOT", "device_path_name", "is_template", "nexus_na
 # the LUN slot of a template and the separator or letter before it: vmhba1:C0:T0:L{lun} -> vmhba1:C0:T0,
 # 1:0:0:{lun} -> 1:0:0, nvme0c1n{lun} -> nvme0c1
 LUN_SLOT = re.compile(r":?[LnN]?\{lun\}")
+# a runtime name's nexus as its system prints it: ESXi vmhba1:C0:T0:L3, Linux H:C:T:L, NVMe nvme0c1n3 (controller 1)
+_RUNTIME_NEXUS = re.compile(r"^(vmhba[0-9]+:C[0-9]+:T[0-9]+):L[0-9]+$|^([0-9]+:[0-9]+:[0-9]+):[0-9]+$|^(nvme[0-9]+c[0-9]+)n[0-9]+$")
+# multipath -ll's path line as pasted: "3:0:0:1 sdb" (its H:C:T:L names the path; the device node follows)
+_HCTL_DEV = re.compile(r"^([0-9]+:[0-9]+:[0-9]+:[0-9]+)\s+[a-z]+$")
 
 
 def nexus_name(name: str) -> str:
@@ -62,13 +66,45 @@ class HostNames:
     groups: dict[str, str] = field(default_factory=dict)  # as the file writes it (a template with several volumes)
     nexuses: dict[str, str] = field(default_factory=dict)  # vmhba1:C0:T0
     paths: dict[str, str] = field(default_factory=dict)  # vmhba1:C0:T0:L3, one per device
+    # per volume the host sees: its device's paths, each (as the host prints it, its nexus entry), in the model's order
+    devices: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+
+    def device_path(self, volume: str, name: str) -> str | None:
+        """The path of ``volume``'s device that ``name`` addresses: that path itself, or the device's path over the
+        nexus named (a template read as its nexus); None when the device has no such path (another device's path)."""
+        paths = self.devices.get(volume, [])
+        own = next((p for p, _ in paths if p == name), None)
+        if own is not None or (name in self.paths and name not in self.groups and name not in self.nexuses):
+            return own
+        group = self.group(name)
+        return next((p for p, g in paths if g == group), None) if group is not None else None
 
     def group(self, name: str) -> str | None:
         """The nexus entry ``name`` addresses (any of the three forms), or None."""
         for table in (self.groups, self.nexuses, self.paths):
             if name in table:
                 return table[name]
-        return None
+        pasted = _HCTL_DEV.match(name.strip())
+        return self.group(pasted.group(1)) if pasted else None
+
+    def canonical(self, name: str) -> str | None:
+        """The one spelling a run keeps for ``name``: a device's path as itself, anything naming a nexus (its
+        runtime form, a template, a pasted ``H:C:T:L sdX``) as the nexus the results print; None if unknown."""
+        if name in self.paths and name not in self.groups and name not in self.nexuses:
+            return name
+        pasted = _HCTL_DEV.match(name.strip())
+        if pasted and name not in self.groups:
+            return self.canonical(pasted.group(1))
+        group = self.group(name)
+        return nexus_name(group) if group is not None else None
+
+    def nexus_names(self) -> list[str]:
+        """Each nexus once, as its host prints it where pathsel knows the form (vmhba1:C0:T0), else as pathsel does."""
+        last: dict[str, str] = {}
+        for n, group in self.nexuses.items():
+            if not is_template(n):
+                last[group] = n  # the runtime form is added after the entry's own: it wins
+        return list(last.values())
 
     def shown(self) -> list[str]:
         """The names a host prints (no template), nexuses first: what a "did you mean" offers."""
@@ -103,8 +139,19 @@ def path_names(m: ScenarioModel) -> dict[str, HostNames]:
                 continue  # the model makes no device here: the next one takes this number
             lun = v.lun if v is not None and v.lun is not None else d
             for name, _a in members:
-                out[host].paths.setdefault(device_path_name(name, vname, lun, several), name)
+                concrete = device_path_name(name, vname, lun, several)
+                out[host].paths.setdefault(concrete, name)
+                out[host].devices.setdefault(vname, []).append((concrete, name))
             d += 1
+    for names in out.values():  # vmhba1:C0:T0 for a lone LUN's vmhba1:C0:T0:L1 too, when it names one nexus entry
+        derived: dict[str, set[str]] = {}
+        for concrete, group in names.paths.items():
+            m2 = _RUNTIME_NEXUS.match(concrete)
+            if m2:
+                derived.setdefault(next(x for x in m2.groups() if x), set()).add(group)
+        for nexus, groups in derived.items():
+            if len(groups) == 1 and nexus not in names.paths:
+                names.nexuses.setdefault(nexus, next(iter(groups)))
     return out
 
 
@@ -112,7 +159,7 @@ def unknown_path(name: str, host: str, names: HostNames) -> str:
     """The message for a path name the host does not have: the closest real name, and the nexuses."""
     real = names.shown()
     hint = closest(name, real)
-    nexuses = [n for n in names.nexuses if not is_template(n)]
+    nexuses = names.nexus_names()
     listed = ", ".join(nexuses[:8]) + (f" and {len(nexuses) - 8} more" if len(nexuses) > 8 else "")
     said = f"no path named {name!r} on host {host!r}"
     if hint is not None:
