@@ -71,7 +71,7 @@ __all__ = ["import_esxcli", "emit_esxcli", "emit_satp_rule", "read_esxcli_comman
 _KEY = re.compile(r"^\s+([A-Za-z][A-Za-z0-9 /()_.-]*?):(?:\s+(.*))?$")
 # ASCII digits, at most 9 (\d would take Arabic-Indic digits; a longer number is no adapter, target or LUN ESXi has)
 _RUNTIME = re.compile(r"^(vmhba[0-9]{1,9}):C([0-9]{1,9}):T([0-9]{1,9}):L([0-9]{1,9})$")
-_NEXUS = re.compile(r"^vmhba[0-9]{1,9}:C[0-9]{1,9}:T[0-9]{1,9}$")  # a runtime name without its LUN: every device's path
+_NEXUS = re.compile(r"vmhba[0-9]{1,9}:C[0-9]{1,9}:T[0-9]{1,9}")  # a runtime name without its LUN: every device's path
 _TPG = re.compile(r"TPG_id=([0-9]+),TPG_state=(\w+)", re.ASCII)
 _PATH_TPG = re.compile(r"^\{?TPG_id=([0-9]{1,9}),", re.ASCII)  # nmp path list's Storage Array Type Path Config
 DSNRO_RANGE = (1, 256)  # esxcli storage core device set -O: ESXi's range (the schema's sched_num_req_outstanding)
@@ -564,7 +564,7 @@ def emit_esxcli(spec: PolicySpec, device: str | None = None, satp: str = "VMW_SA
 def _one_device_path(name: str) -> None:
     """esxcli's ``--path`` is one device's path as ESXi prints it: a template (``{lun}``) or a nexus
     (``vmhba2:C0:T0``) names none, and ESXi would refuse the command (issue 48)."""
-    if "{" in name or _NEXUS.match(name):
+    if "{" in name or _NEXUS.fullmatch(name):
         raise ScenarioError(
             "command line",
             "--policy fixed:preferred",
