@@ -267,3 +267,26 @@ def test_esxcli_from_a_scenario_names_each_device_s_path(tmp_path):
     one = _emitted(scenario, "esxcli", "naa.600a1")
     assert one is not None and [line for line in one.splitlines() if line.startswith("esxcli")] == calls[2:]
     assert _emitted(scenario, "esxcli", "naa.ffff") is None  # not a volume of the scenario: refused in one line
+
+
+@pytest.mark.parametrize(
+    ("given", "changed"),
+    [
+        ("vmhba2:C0:T3:L3", ["vmhba2:C0:T3:L3"]),  # ALUA states are per LUN: one device's path, that device only
+        ("vmhba2:C0:T3", None),  # the nexus: every device's path over it, as before
+        ("vmhba2:C0:T3:L{lun}", None),
+    ],
+)
+def test_an_alua_change_on_one_device_s_path_changes_that_device(tmp_path, given, changed):
+    text = _scenario(tmp_path, "esxi").read_text(encoding="utf-8")
+    text += f'\n[[faults]]\nat = "10ms"\nwhat = "alua"\nstate = "standby"\npath = "{given}"\n'
+    f = tmp_path / "alua.toml"
+    f.write_text(text, encoding="utf-8")
+    scenario = load_scenario(f)
+    model = compile_model(scenario, scenario.runs[0])
+    (fault,) = model.faults
+    if changed is None:
+        assert [model.controllers[c].name for c in fault.controllers] == ["vmhba2:C0:T3"] and fault.paths == ()
+    else:
+        assert [model.paths[p].name for p in fault.paths] == changed and fault.states == ("standby",)
+        assert fault.target == f"volume naa.600a0 path {given}"

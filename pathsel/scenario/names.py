@@ -69,6 +69,12 @@ class HostNames:
     # per volume the host sees: its device's paths, each (as the host prints it, its nexus entry), in the model's order
     devices: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
+    def volume_of(self, name: str) -> str | None:
+        """The volume whose device ``name`` is a path of, when it names one device's path only (not a nexus)."""
+        if name in self.groups or name in self.nexuses:
+            return None
+        return next((v for v, paths in self.devices.items() if any(p == name for p, _ in paths)), None)
+
     def device_path(self, volume: str, name: str) -> str | None:
         """The path of ``volume``'s device that ``name`` addresses: that path itself, or the device's path over the
         nexus named (a template read as its nexus); None when the device has no such path (another device's path)."""
