@@ -688,9 +688,9 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
             i,
             loss_ops=f.loss_ops or "both",
         )
-        own = named[f.host or default_host].volume_of(f.path) if f.what == "alua" and f.path is not None and f.volume is None else None
-        if own is not None:  # ALUA states are per LUN: one device's path (vmhba1:C0:T0:L3) changes that device only
-            f = f.model_copy(update={"volume": own})
+        lone = named[f.host or default_host].volume_of(f.path) if f.what == "alua" and f.path is not None and f.volume is None else None
+        if lone is not None:  # ALUA states are per LUN: one device's path (vmhba1:C0:T0:L3) changes that device only
+            f = f.model_copy(update={"volume": lone})
         if f.what == "owner" or (f.what == "alua" and (f.volume is not None or f.port_group is not None)):
             base = _group_fault(base, f, m, paths, devices, controllers, cs if f.path is not None else None, pref_ao)
         if f.what == "slow_drain" and f.link is not None:  # the link's port returns credits late, or stops until the revert

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from ..errors import closest
 
 if TYPE_CHECKING:
-    from .schema import ScenarioModel
+    from .schema import ScenarioModel, VolumeConfig
 
 __all__ = ["HostNames", "LUN_SLOT", "device_path_name", "is_template", "nexus_name", "path_names", "unknown_path"]
 
@@ -133,7 +133,7 @@ def path_names(m: ScenarioModel) -> dict[str, HostNames]:
             out[host].groups.setdefault(name, name)
             out[host].nexuses.setdefault(nexus_name(name), name)
     arrays = [a.name for a in m.arrays]
-    volumes = [*m.volumes] or [None]
+    volumes: list[VolumeConfig | None] = [*m.volumes] or [None]
     several = len(volumes) > 1
     d = 0
     for host in hosts:
