@@ -290,3 +290,20 @@ def test_an_alua_change_on_one_device_s_path_changes_that_device(tmp_path, given
     else:
         assert [model.paths[p].name for p in fault.paths] == changed and fault.states == ("standby",)
         assert fault.target == f"volume naa.600a0 path {given}"
+
+
+def test_a_volume_without_lun_has_one_lun_on_every_host(tmp_path):
+    """{lun} of a volume without lun is its place among the volumes: host 2 prints host 1's L0 and L1 (a LUN ID is
+    the same on every host it is presented to), not the device's number in the run (L2, L3)."""
+    text = _scenario(tmp_path, "esxi").read_text(encoding="utf-8")
+    text = re.sub(r"\nlun = [0-9]+", "", text).replace('[[hosts]]\nname = "h1"\n', '[[hosts]]\nname = "h1"\n\n[[hosts]]\nname = "h2"\n')
+    text = text.replace('one_way_latency = "20us"', 'one_way_latency = "20us"\nhost = "h1"')
+    text += '\n[[paths]]\nname = "vmhba1:C0:T{i}:L{lun}"\ncount = 2\nhost = "h2"\narray = "array"\nport_group = "tpg-A"\none_way_latency = "20us"\n'
+    text = text.replace('bs = "4k"', 'bs = "4k"\nhost = "h1"')
+    f = tmp_path / "two.toml"
+    f.write_text(text, encoding="utf-8")
+    scenario = load_scenario(f)
+    model = compile_model(scenario, scenario.runs[0])
+    h2 = sorted(p.name for p in model.paths if model.hosts[p.host] == "h2")
+    assert h2 == ["vmhba1:C0:T0:L0", "vmhba1:C0:T0:L1", "vmhba1:C0:T1:L0", "vmhba1:C0:T1:L1"]
+    assert sorted(path_names(scenario.model)["h2"].paths) == h2

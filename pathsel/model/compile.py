@@ -567,7 +567,7 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
 
     pref_ao: dict[int, bool] = {}  # per device path: whether the preferred-array rule alone makes it AO
     for h, hcfg in enumerate(m.hosts):
-        for v in volumes:
+        for k, v in enumerate(volumes):
             vname = v.name if v is not None else "volume"
             held = set(v.arrays) if v is not None and v.arrays else set(array_index)
             stretched = replication is not None and {m.arrays[i].name for i in replication.arrays} <= held
@@ -592,7 +592,9 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                 else:
                     alua = "AO"
                 pref_ao[len(paths)] = pref_ok
-                pname = device_path_name(name, vname, v.lun if v is not None and v.lun is not None else d, several)
+                # a volume without lun: its place in the file, the same on every host (as a LUN ID is on every host
+                # it is presented to), not the device's number in the run (host 2's would follow host 1's)
+                pname = device_path_name(name, vname, v.lun if v is not None and v.lun is not None else k, several)
                 members.append(len(paths))
                 paths.append(
                     PathModel(

@@ -119,7 +119,8 @@ class HostNames:
 
 def path_names(m: ScenarioModel) -> dict[str, HostNames]:
     """Per host, every name its paths answer to. Mirrors how :func:`pathsel.model.compile.compile_model` names
-    device paths (the same devices, in the same order, so a volume without ``lun`` fills ``{lun}`` alike)."""
+    device paths: each volume's path over each nexus to its arrays, ``{lun}`` filled with its ``lun``, else with its
+    place among the volumes (the same on every host, as a LUN ID is)."""
     hosts = [h.name for h in m.hosts]
     default_host = hosts[0] if hosts else ""
     out: dict[str, HostNames] = {h: HostNames() for h in hosts}
@@ -135,20 +136,16 @@ def path_names(m: ScenarioModel) -> dict[str, HostNames]:
     arrays = [a.name for a in m.arrays]
     volumes: list[VolumeConfig | None] = [*m.volumes] or [None]
     several = len(volumes) > 1
-    d = 0
     for host in hosts:
-        for v in volumes:
+        for k, v in enumerate(volumes):
             vname = v.name if v is not None else "volume"
             held = set(v.arrays) if v is not None and v.arrays else set(arrays)
             members = [(n, a) for h, n, a in entries if h == host and a in held]
-            if not members and not any(w.volume in (None, vname) and (w.host or default_host) == host for w in m.workloads):
-                continue  # the model makes no device here: the next one takes this number
-            lun = v.lun if v is not None and v.lun is not None else d
+            lun = v.lun if v is not None and v.lun is not None else k
             for name, _a in members:
                 concrete = device_path_name(name, vname, lun, several)
                 out[host].paths.setdefault(concrete, name)
                 out[host].devices.setdefault(vname, []).append((concrete, name))
-            d += 1
     for names in out.values():  # vmhba1:C0:T0 for a lone LUN's vmhba1:C0:T0:L1 too, when it names one nexus entry
         derived: dict[str, set[str]] = {}
         for concrete, group in names.paths.items():
