@@ -86,8 +86,47 @@ def emit_simulate(args: argparse.Namespace, scenario: Scenario) -> int:
             f"--emit {args.emit}",
             f"{shown(run.label)} runs a policy per device ({comment_text(run.assignment)}): choose one with --policy SPEC",
         )
+    header = [f"pathsel simulate --emit {args.emit}: {run.label}"]
+    spec = run.policy
+    if args.emit == "esxcli" and spec is not None and spec.name == "fixed" and spec["preferred"]:
+        return _emit_fixed_per_device(spec, args, scenario, header, dsnro)
     # the PolicySpec itself, not its text: a path name (fixed:preferred=...) may hold "," or "=", which the text cannot
-    return _emit(run.policy, args, [f"pathsel simulate --emit {args.emit}: {run.label}"], dsnro)
+    return _emit(run.policy, args, header, dsnro)
+
+
+def _emit_fixed_per_device(spec: PolicySpec, args: argparse.Namespace, scenario: Scenario, header: list[str], dsnro: int | None) -> int:
+    """FIXED's preferred path is a device's setting (``esxcli storage nmp psp fixed deviceconfig set --device D --path
+    P``): one block per device, each naming that device's own path (issue 48). ``preferred`` names one device's path
+    or a nexus (its path on each device); the device is the volume (an imported scenario names its volumes by
+    device, naa...), or ``--device`` when the scenario has one volume."""
+    from .policies.spec import parse_spec
+    from .scenario.names import path_names
+
+    preferred = spec["preferred"]
+    volumes = [v.name for v in scenario.model.volumes]
+    if args.device is not None and len(volumes) > 1 and args.device not in volumes:
+        raise ScenarioError(
+            "command line",
+            "--device",
+            f"{comment_text(args.device)[:80]!r} is not one of the scenario's volumes ({comment_text(', '.join(volumes))[:200]}): "
+            f"fixed:preferred={comment_text(preferred)[:60]} is set per device, each on its own path; give a volume's name, "
+            "or no --device for every device",
+        )
+    if args.device is None and not volumes:
+        raise ScenarioError("command line", "--emit esxcli", "fixed:preferred=... names a path of one device: give --device")
+    by_host = {h: n for h, n in path_names(scenario.model).items() if n.devices}
+    blocks: list[str] = []
+    for host, names in by_host.items():
+        for volume in names.devices:
+            if args.device is not None and len(volumes) > 1 and volume != args.device:
+                continue
+            path = names.device_path(volume, preferred)
+            # a device without the path named keeps ESXi's default, the first AO path (as the run did)
+            own = parse_spec("fixed", {**dict(spec.params), "preferred": path or ""})[0]
+            text = emit(own, "esxcli", device=args.device or volume, satp=args.satp, sched_num_req_outstanding=dsnro)
+            blocks.append((f"# host {comment_text(host)}\n" if len(by_host) > 1 else "") + text)
+    sys.stdout.write("".join(f"# {comment_text(line)}\n" for line in header) + "".join(blocks))
+    return 0
 
 
 def emit_recommended(args: argparse.Namespace, rec: Recommendation) -> int:

@@ -103,6 +103,11 @@ def must_refuse(value: str, kind: str) -> bool:
     return False
 
 
+def not_a_path(value: str) -> bool:
+    """Whether esxcli's ``--path`` must refuse ``value``: a template (a brace) or a nexus (no LUN), which no host has."""
+    return "{" in value or re.fullmatch(r"vmhba[0-9]{1,9}:C[0-9]{1,9}:T[0-9]{1,9}", value) is not None
+
+
 def attempt(make: Any, place: str) -> str | None:
     """The emitted text, or None when refused: then one located line naming ``place``."""
     try:
@@ -270,7 +275,8 @@ def test_esxcli_values_arrive_as_one_argument_and_nothing_else_runs(tmp_path):
         # FIXED's preferred path and the device
         fixed = parse_spec("fixed", {"preferred": preferred})[0]
         text = attempt(lambda: emit(fixed, "esxcli", device=device), "--device" if must_refuse(device, "sh") else "--policy fixed:preferred")
-        assert (text is None) == (must_refuse(device, "sh") or (preferred != "" and must_refuse(preferred, "sh")))  # "": no preference
+        # "": no preference; a template or a nexus is no device's path (issue 48)
+        assert (text is None) == (must_refuse(device, "sh") or (preferred != "" and (must_refuse(preferred, "sh") or not_a_path(preferred))))
         if text is not None:
             calls = [["storage", "nmp", "device", "set", f"--device={device}", "--psp=VMW_PSP_FIXED"]]
             if preferred:

@@ -10,7 +10,6 @@ feature is compiled in one place.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -20,6 +19,7 @@ import numpy as np
 from ..errors import ScenarioError
 from ..limits import BACKLOG_CAP, MAX_BACKLOG_VALUES, MAX_DURATION, offered_problem, series_problem
 from ..scenario.load import RunSpec, Scenario, offered_load
+from ..scenario.names import device_path_name, nexus_name, path_names
 from ..scenario.schema import FC_MAX_FRAME, LinkConfig, PathGroup, VolumeConfig
 from ..timing.distributions import Distribution, Mixture
 from ..units import format_duration
@@ -515,9 +515,7 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
             key = (arr, tport if tport is not None else f"\0{len(controllers)}")  # unnamed: a port of its own
             if key not in port_of:
                 port_of[key] = len(ports)
-                ports.append(
-                    PortModel(len(ports), tport if tport is not None else re.sub(r":?[LnN]?\{lun\}", "", name), arr, arrays[arr].port_queue_depth)
-                )
+                ports.append(PortModel(len(ports), tport if tport is not None else nexus_name(name), arr, arrays[arr].port_queue_depth))
             lk = tuple(link_index[n] for n in g.links)
             extra = (g.distance_km + sum(m.links[i].distance_km for i in lk)) * US_PER_KM
             extra += g.extra_latency + sum(m.links[i].extra_latency for i in lk)  # a slower path, as a condition
@@ -534,7 +532,7 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                 by_op, ppm = (rd, wr), max(rd, wr)
             c = ControllerModel(
                 len(controllers),
-                re.sub(r":?[LnN]?\{lun\}", "", name),
+                nexus_name(name),
                 host_index[host],
                 array_index[g.array],
                 g.one_way_latency,
@@ -569,7 +567,7 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
 
     pref_ao: dict[int, bool] = {}  # per device path: whether the preferred-array rule alone makes it AO
     for h, hcfg in enumerate(m.hosts):
-        for v in volumes:
+        for k, v in enumerate(volumes):
             vname = v.name if v is not None else "volume"
             held = set(v.arrays) if v is not None and v.arrays else set(array_index)
             stretched = replication is not None and {m.arrays[i].name for i in replication.arrays} <= held
@@ -594,12 +592,9 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
                 else:
                     alua = "AO"
                 pref_ao[len(paths)] = pref_ok
-                if "{lun}" in name:
-                    pname = name.replace("{lun}", str(v.lun if v is not None and v.lun is not None else d))
-                elif several:
-                    pname = f"{name}:{vname}"
-                else:
-                    pname = name
+                # a volume without lun: its place in the file, the same on every host (as a LUN ID is on every host
+                # it is presented to), not the device's number in the run (host 2's would follow host 1's)
+                pname = device_path_name(name, vname, v.lun if v is not None and v.lun is not None else k, several)
                 members.append(len(paths))
                 paths.append(
                     PathModel(
@@ -666,11 +661,14 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
         return next((p.index for p in paths if p.controller == c), None)
 
     faults: list[FaultModel] = []
+    named = path_names(m) if any(f.path is not None for f in m.faults) else {}
     for i, f in enumerate(m.faults):
         cs: tuple[int, ...] = ()
         repl_target = False
         if f.path is not None:
-            cs = (by_name[(host_index[f.host or default_host], f.path)],)
+            # a device's path, the nexus or the template as written: the nexus either way (a fault happens to the wire)
+            fhost = f.host or default_host
+            cs = (by_name[(host_index[fhost], named[fhost].group(f.path) or f.path)],)
         elif f.link == "replication":
             repl_target = True
         elif f.link is not None and f.what != "slow_drain":
@@ -692,6 +690,9 @@ def compile_model(scenario: Scenario, run: RunSpec, *, duration: float | None = 
             i,
             loss_ops=f.loss_ops or "both",
         )
+        lone = named[f.host or default_host].volume_of(f.path) if f.what == "alua" and f.path is not None and f.volume is None else None
+        if lone is not None:  # ALUA states are per LUN: one device's path (vmhba1:C0:T0:L3) changes that device only
+            f = f.model_copy(update={"volume": lone})
         if f.what == "owner" or (f.what == "alua" and (f.volume is not None or f.port_group is not None)):
             base = _group_fault(base, f, m, paths, devices, controllers, cs if f.path is not None else None, pref_ao)
         if f.what == "slow_drain" and f.link is not None:  # the link's port returns credits late, or stops until the revert

@@ -19,12 +19,14 @@ USE_ANO = Param("use_ano", 0, int, "1 adds ANO paths to the set the policy uses 
 
 
 def fixed_preferred(paths, preferred: str = ""):
-    """The path FIXED prefers: the one named, else the first AO path, else the first path.
+    """The path FIXED prefers: the one named, else its path over the nexus named, else the first AO path, else the
+    first path.
 
-    ``paths`` are anything with ``name`` and ``alua`` (views, compiled paths), so
-    the policy and the analytic model share this one rule.
+    ``paths`` are anything with ``name`` and ``alua`` (views, compiled paths), and ``nexus`` where known, so
+    the policy and the analytic model share this one rule. A device's own path name (``vmhba2:C0:T0:L3``) is
+    ESXi's per-device preference; a nexus (``vmhba2:C0:T0``) prefers that nexus on every device it serves.
     """
-    named = [p for p in paths if p.name == preferred]
+    named = [p for p in paths if p.name == preferred] or [p for p in paths if preferred and getattr(p, "nexus", None) == preferred]
     ao = [p for p in paths if p.alua == "AO"]
     return named[0] if named else (ao[0] if ao else paths[0])
 
@@ -42,14 +44,15 @@ def fixed_select(v, st, d, slot):
 
 
 class _Named:
-    def __init__(self, name: str, alua: str) -> None:
-        self.name, self.alua = name, alua
+    def __init__(self, name: str, alua: str, nexus: str | None) -> None:
+        self.name, self.alua, self.nexus = name, alua, nexus
 
 
 def fixed_setup(s: Setup) -> None:
     """The preferred path of each device: named by ``preferred``, else its first AO path."""
     for d, dev in enumerate(s.devices):
-        named = [_Named(n, a) for n, a in zip(dev.names, dev.alua)]
+        nexus = dev.nexus or (None,) * len(dev.names)
+        named = [_Named(n, a, x) for n, a, x in zip(dev.names, dev.alua, nexus)]
         s.state.pref[d] = named.index(fixed_preferred(named, s.params.get("preferred", "")))
 
 

@@ -27,6 +27,7 @@ from ..policies.spec import RUN_KEYS, PolicySpec, families, norm_key, parse_spec
 from ..textread import TextReadError, read_capped
 from ..timing.arrivals import BlockThink, Schedule, Trace
 from ..timing.distributions import delay_files_relative_to
+from .names import HostNames, path_names, unknown_path
 from .schema import LinkConfig, PathGroup, ScenarioModel
 
 if TYPE_CHECKING:
@@ -324,9 +325,28 @@ def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, sou
                 f"preferred_array {preferred!r} is not in the replication pair ({', '.join(pair) or 'no [replication] section'})",
             )
     if spec.name in ("fixed", "hpp:fixed") and spec["preferred"]:
-        names = {n for group in model.paths for n in group.names()}
-        if spec["preferred"] not in names:
-            raise ScenarioError(src, at("preferred"), f"{spec.name}: preferred path {spec['preferred']!r} is not a path of this scenario")
+        # one device's path as the host prints it (vmhba2:C0:T0:L3), or a nexus (vmhba2:C0:T0: its path on each
+        # device); the template as written is read as its nexus, so no template is ever printed (issue 48)
+        given = spec["preferred"]
+        by_host = path_names(model)
+        if not any(h.group(given) is not None for h in by_host.values()):
+            real = [n for h in by_host.values() for n in h.shown()]
+            hint = closest(given, real)
+            nexuses = list(dict.fromkeys(n for h in by_host.values() for n in h.nexus_names()))
+            raise ScenarioError(
+                src,
+                at("preferred"),
+                f"{spec.name}: preferred path {given!r} is not a path of this scenario"
+                + (f" (did you mean {hint!r}?)" if hint else "")
+                + (
+                    f"; nexuses: {', '.join(nexuses[:8])}{' ...' if len(nexuses) > 8 else ''} (a nexus names its path on each device)"
+                    if nexuses
+                    else ""
+                ),
+            )
+        canonical = next(c for c in (h.canonical(given) for h in by_host.values()) if c is not None)
+        if canonical != given:  # the policy matches a device's path or its nexus as the results print them
+            spec = parse_spec(spec.name, {**dict(spec.params), "preferred": canonical})[0]
     if not label:
         label = spec.text + (f" (preferred array {preferred})" if preferred and preferred != "none" else "")
     expect = entry.get("expect")
@@ -526,6 +546,14 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
                 )
 
     names_by_host: dict[str, set[str]] = {h: set() for h in hosts}
+    runtime: list[dict[str, HostNames]] = []
+
+    def runtime_names() -> dict[str, HostNames]:
+        """Every name each host's paths answer to, worked out once and only when a fault names a path."""
+        if not runtime:
+            runtime.append(path_names(m))
+        return runtime[0]
+
     for i, g in enumerate(m.paths):
         if g.array not in arrays:
             fail(f"paths[{i}].array", f"no array named {g.array!r} (arrays: {', '.join(arrays)})")
@@ -642,8 +670,11 @@ def _check_references(m: ScenarioModel, source: str) -> list[tuple[str, str]]:
             fail(f"{at}.array", f"{f.what} does not take an array")
         if f.path is not None:
             host = host_of("faults", i, f.host)
-            if host is not None and f.path not in names_by_host[host]:
-                fail(f"{at}.path", f"no path named {f.path!r} on host {host!r}")
+            if host is not None:
+                # a device's path as the host prints it, its nexus, or the template as written (issue 48)
+                known = runtime_names().get(host)
+                if known is not None and known.group(f.path) is None:
+                    fail(f"{at}.path", unknown_path(f.path, host, known))
         if f.link is not None and f.link != "replication" and f.link not in links:
             fail(f"{at}.link", f"no link named {f.link!r} (links: {', '.join(['replication', *links])})")
         if f.link == "replication" and m.replication is None and need != "link":

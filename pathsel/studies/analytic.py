@@ -270,8 +270,8 @@ class RandomSplit(Policy):
 class _Alua:
     """A PathView-like stand-in for the paths at time 0 (the split follows the state a run starts in)."""
 
-    def __init__(self, index: int, name: str, alua: str) -> None:
-        self.index, self.name, self.alua = index, name, alua
+    def __init__(self, index: int, name: str, alua: str, nexus: str | None = None) -> None:
+        self.index, self.name, self.alua, self.nexus = index, name, alua, nexus
         self.usable = alua in USABLE_STATES
 
 
@@ -283,7 +283,7 @@ class Split:
 
 
 def _host_split(model: Model, host: int, spec: PolicySpec | None, policy: Any) -> tuple[dict[int, float] | None, str, bool]:
-    paths = [_Alua(p.index, p.name, p.alua) for p in model.host_paths(host)]
+    paths = [_Alua(p.index, p.name, p.alua, model.controllers[p.controller].name) for p in model.host_paths(host)]
     if isinstance(policy, RandomSplit):
         w = {p.index: policy.weight(i, p.name) for i, p in enumerate(paths) if p.usable}
         total = sum(w.values())
@@ -321,7 +321,7 @@ def _host_split(model: Model, host: int, spec: PolicySpec | None, policy: Any) -
 
 def _latency_split(model: Model, host: int, prm: dict[str, Any]) -> tuple[dict[int, float] | None, str]:
     """latency RR after its first evaluation: sample the working set equally, keep the fast ones."""
-    paths = [_Alua(p.index, p.name, p.alua) for p in model.host_paths(host)]
+    paths = [_Alua(p.index, p.name, p.alua, model.controllers[p.controller].name) for p in model.host_paths(host)]
     working = alua_working_set(paths, bool(prm.get("use_ano", 0)))  # type: ignore[arg-type]
     if not working:
         return None, "latency: no working path"

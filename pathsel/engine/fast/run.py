@@ -227,7 +227,11 @@ class _Run:
         self.ev_room = ev_cap - 8 - 4 * D - 2 * P
 
         # -- the policy ---------------------------------------------------------------------------
-        self.devices = [DeviceInfo(tuple(p.name for p in dp), tuple(p.alua for p in dp), tuple(p.index for p in dp)) for dp in dev_paths]
+        nexus = [c.name for c in model.controllers]  # a preferred path may name a nexus: its path on each device
+        self.devices = [
+            DeviceInfo(tuple(p.name for p in dp), tuple(p.alua for p in dp), tuple(p.index for p in dp), tuple(nexus[p.controller] for p in dp))
+            for dp in dev_paths
+        ]
         # each policy's record holds every device (devices index it by their run-wide number); a device reads its own
         self.pstates = [pd.new_state(pp, self.devices, N) for pd, pp in self.pols]
         self.pstate = self.pstates[0]

@@ -82,7 +82,7 @@ class CompiledPolicy(Policy):
         self._local = {p.index: k for k, p in enumerate(paths)}
         self._names = tuple(p.name for p in paths)
         self._paths = tuple(p.index for p in paths)
-        self._info = DeviceInfo(self._names, tuple(p.alua for p in paths), self._paths)
+        self._info = DeviceInfo(self._names, tuple(p.alua for p in paths), self._paths, tuple(p.nexus for p in paths))
         self._table = paths[0]._t if paths else None
         self._hooks = d.hooks()
         self._select = _SELECT(self._hooks.select)

@@ -171,6 +171,11 @@ class PathView:
         return self._t.names[self.index]
 
     @property
+    def nexus(self) -> str:
+        """The nexus it runs over, e.g. ``vmhba1:C0:T3`` (every device's path over it shares the name)."""
+        return self._t.controller_names[int(self._t.controller[self.index])]
+
+    @property
     def array(self) -> str:
         return self._t.arrays[self.index]
 

@@ -206,6 +206,7 @@ class DeviceInfo:
     names: tuple[str, ...]
     alua: tuple[str, ...]
     paths: tuple[int, ...]
+    nexus: tuple[str, ...] = ()  # each path's nexus (vmhba1:C0:T0): what a nexus-wide preferred path names
 
 
 @dataclass

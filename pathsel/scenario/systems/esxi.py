@@ -71,6 +71,7 @@ __all__ = ["import_esxcli", "emit_esxcli", "emit_satp_rule", "read_esxcli_comman
 _KEY = re.compile(r"^\s+([A-Za-z][A-Za-z0-9 /()_.-]*?):(?:\s+(.*))?$")
 # ASCII digits, at most 9 (\d would take Arabic-Indic digits; a longer number is no adapter, target or LUN ESXi has)
 _RUNTIME = re.compile(r"^(vmhba[0-9]{1,9}):C([0-9]{1,9}):T([0-9]{1,9}):L([0-9]{1,9})$")
+_NEXUS = re.compile(r"vmhba[0-9]{1,9}:C[0-9]{1,9}:T[0-9]{1,9}")  # a runtime name without its LUN: every device's path
 _TPG = re.compile(r"TPG_id=([0-9]+),TPG_state=(\w+)", re.ASCII)
 _PATH_TPG = re.compile(r"^\{?TPG_id=([0-9]{1,9}),", re.ASCII)  # nmp path list's Storage Array Type Path Config
 DSNRO_RANGE = (1, 256)  # esxcli storage core device set -O: ESXi's range (the schema's sched_num_req_outstanding)
@@ -552,11 +553,24 @@ def emit_esxcli(spec: PolicySpec, device: str | None = None, satp: str = "VMW_SA
     if spec.name in ("rr", "latency"):
         lines.append(f"esxcli storage nmp psp roundrobin deviceconfig set --device={dev} " + " ".join(_rr_options(spec)))
     elif spec.name == "fixed" and spec["preferred"]:
+        _one_device_path(spec["preferred"])
         path = sh_quote(spec["preferred"], "--policy fixed:preferred")
         lines.append(f"esxcli storage nmp psp fixed deviceconfig set --device={dev} --path={path}")
     if dsnro is not None:  # a whole number checked above: written as digits, never as text given
         lines.append(f"esxcli storage core device set --device={dev} --sched-num-req-outstanding={int(dsnro)}")
     return "\n".join(lines) + "\n"
+
+
+def _one_device_path(name: str) -> None:
+    """esxcli's ``--path`` is one device's path as ESXi prints it: a template (``{lun}``) or a nexus
+    (``vmhba2:C0:T0``) names none, and ESXi would refuse the command (issue 48)."""
+    if "{" in name or _NEXUS.fullmatch(name):
+        raise ScenarioError(
+            "command line",
+            "--policy fixed:preferred",
+            f"{comment_text(name)[:60]!r} is a nexus or a template, not a device's path (vmhbaN:C:T:L): name the device's "
+            "path, or emit from the scenario (pathsel simulate FILE --policy ... --emit esxcli), which names each device's path over it",
+        )
 
 
 def emit_satp_rule(
