@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .cli_site import add_emit_options, add_site_commands, emit_recommended, emit_simulate, presets_text
+from .cli_site import add_emit_options, add_site_commands, check_emit_only, emit_recommended, emit_simulate, presets_text
 from .errors import ScenarioError
 from .outputs import check_output, same_file, scenario_files, write_atomic
 from .units import MAX_DURATION as _MAX_SECONDS
@@ -169,6 +169,7 @@ def _notice(args: argparse.Namespace) -> Callable[[str], None] | None:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from .api import simulate
 
+    check_emit_only(args)
     scenario, case = _scenario(args)
     if args.emit:
         return emit_simulate(args, scenario)
@@ -562,7 +563,7 @@ def _cmd_league(args: argparse.Namespace) -> int:
         if args.table:
             scores, st = standings(args.table)
             saved = read_table(args.table)
-            res = League(saved, scores, st, extra=table_extra(saved))  # its timeout_scale column: the legend's note
+            res = League(saved, scores, st, extra=table_extra(saved, str(args.table)))  # its timeout_scale column: the legend's note
         else:
             if args.fresh:
                 if args.files:
@@ -653,6 +654,7 @@ def _cmd_league(args: argparse.Namespace) -> int:
 def _cmd_recommend(args: argparse.Namespace) -> int:
     from .studies.recommend import recommend, write_html
 
+    check_emit_only(args)
     if args.html:
         check_output(args.html, [("the results table", args.results)], what="HTML file", option="--html")
     rec = recommend(args.results, metrics=args.metric, policies=args.policy)
