@@ -468,13 +468,21 @@ def _queue_depths(sk: Skeleton, src: Source, chosen: list[str], notes: list[str]
     if qd is not None:
         sk.queue_depth = qd
         sk.queue_note = f"Device Max Queue Depth (DQLEN) in {src.name}"
+        sk.origins["hosts[0].queue_depth"] = (src.name, found["Device Max Queue Depth"][0][2])
     if dsnro is not None:
         low, high = DSNRO_RANGE
+        line = found["No of outstanding IOs with competing worlds"][0][2]
+        sk.origins["hosts[0]"] = sk.origins["hosts[0].sched_num_req_outstanding"] = (src.name, line)
+        if qd is None:  # the scenario's DSNRO caps a device queue depth, which these blocks do not give
+            raise src.fail(
+                line,
+                "No of outstanding IOs with competing worlds without a Device Max Queue Depth line in any device's block: "
+                "DSNRO caps the device queue depth (DQLEN), which pathsel needs with it (is the output cut short?)",
+            )
         if qd is not None and dsnro > qd:  # ESXi caps the competing worlds' count at the device's queue depth
             notes.append(f"No of outstanding IOs with competing worlds {dsnro} is more than Device Max Queue Depth {qd}: written {qd}")
             dsnro = qd
         if not low <= dsnro <= high:
-            line = found["No of outstanding IOs with competing worlds"][0][2]
             raise src.fail(line, f"No of outstanding IOs with competing worlds: {dsnro} is outside ESXi's range {low}..{high}")
         sk.sched_num_req_outstanding = dsnro
 
