@@ -68,7 +68,9 @@ def check_emit_only(args: argparse.Namespace) -> None:
     for name in EMIT_ONLY:
         if getattr(args, name, None) is not None:
             option = "--" + name.replace("_", "-")
-            raise ScenarioError("command line", option, f"shapes what --emit KIND prints and applies only with --emit: give --emit KIND, or leave {option} out")
+            raise ScenarioError(
+                "command line", option, f"shapes what --emit KIND prints and applies only with --emit: give --emit KIND, or leave {option} out"
+            )
 
 
 def _emit(spec: PolicySpec | str, args: argparse.Namespace, header: list[str], dsnro: int | None = None) -> int:

@@ -287,6 +287,12 @@ def _spans(times: list[str], lines: list[int]) -> tuple[np.ndarray, str]:
     return np.array([first, *gaps]), ""
 
 
+def _mean(values: np.ndarray, weights: np.ndarray) -> float:
+    """The weighted mean (weights > 0), kept within the values' range: rounding may carry it a last bit past the
+    largest (1e9 IOPS every sample, then one ulp over the limit)."""
+    return float(np.clip(np.average(values, weights=weights), values.min(), values.max()))
+
+
 def _figures(
     columns: dict[tuple[str, str, str], int],
     kind: str,
@@ -308,19 +314,19 @@ def _figures(
             weights = (cmds * span)[seen]  # the commands each sample completed
             if counter.endswith("AVG"):
                 if weights.sum() > 0:
-                    details[counter] = float(np.average(values[seen], weights=weights))
+                    details[counter] = _mean(values[seen], weights)
                 else:
-                    details[counter] = float(values[seen].mean())
+                    details[counter] = _mean(values[seen], np.ones(int(seen.sum())))
             else:  # a count now (ACTV, QUED, DQLEN): its mean over time, each sample weighed by the time it covers
-                details[counter] = float(np.average(values[seen], weights=span[seen]))
+                details[counter] = _mean(values[seen], span[seen])
     figures: list[Figure] = []
-    iops = float(np.average(cmds, weights=span))  # the commands over the time they took: a short sample counts less
+    iops = _mean(cmds, span)  # the commands over the time they took: a short sample counts less
     if iops <= 0:
         return figures, details
     stderr = float(cmds.std(ddof=1) / math.sqrt(len(cmds))) if len(cmds) > 1 else None
     figures.append(figure(source, "iops", iops, stderr or None, path=path, where="Commands/sec", place=""))
     latency = details.get("DAVG") if path is not None else details.get("GAVG", details.get("DAVG"))
-    if latency:
+    if latency and latency * 1e-3 > 0:  # a latency that is 0 in seconds (5e-324 ms) is none, as 0 ms is
         what = "DAVG" if path is not None or "GAVG" not in details else "GAVG"
         figures.append(figure(source, "mean", latency * 1e-3, path=path, where=what, place=""))
     return figures, details

@@ -86,11 +86,13 @@ def read_table(path: str | Path) -> pd.DataFrame:
     missing = [c for c in ("scenario", "point", "replication", "policy", "spec", "iops", "p99_us") if c not in df.columns]
     if missing:
         raise ScenarioError(str(p), "", f"not a pathsel sweep table (no column {missing[0]!r})")
-    # number columns read as text hold a value that is not one ("abc"): name its row and column here, not in
-    # pandas' words wherever the column is first used; columns already read as numbers are left as they are
+    # number columns read as text hold a value that is not one ("abc"), and whole-number columns read as floats a
+    # fraction or a blank: name its row and column here, not in pandas' words wherever the column is first used;
+    # columns already of their kind are left as they are
     for c in (*METRIC_COLUMNS, "replication", "seed", "timeout_scale"):
-        if c in df.columns and not pd.api.types.is_numeric_dtype(df[c]):
-            df[c] = number_column(df[c], "int64" if c in ("replication", "seed") or c in INT_METRICS else "float64", str(p))
+        whole = c in ("replication", "seed") or c in INT_METRICS
+        if c in df.columns and not (pd.api.types.is_integer_dtype if whole else pd.api.types.is_numeric_dtype)(df[c]):
+            df[c] = number_column(df[c], "int64" if whole else "float64", str(p))
     return df
 
 

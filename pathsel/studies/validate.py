@@ -303,7 +303,10 @@ def load_case(path: str | Path) -> Case:
         blame = f"validation.{shortest_key}" if shortest_key else "duration"
         length = meta[shortest_key] if shortest_key else data.get("duration")
         problems = [
-            (blame, f"{length!r} sets the time series' interval to 1/20 of it, {data['interval']}, which cannot be: {problem} (or write interval in the scenario)")
+            (
+                blame,
+                f"{length!r} sets the time series' interval to 1/20 of it, {data['interval']}, which cannot be: {problem} (or write interval in the scenario)",
+            )
             if place == "interval"
             else (place, problem)
             for place, problem in e.problems
