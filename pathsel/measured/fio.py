@@ -73,7 +73,11 @@ def _kind(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    return {list: "a list", str: "a string", dict: "an object"}.get(type(value), "a number")
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return "an object" if isinstance(value, dict) else "a number"
 
 
 def _ops_with_io(doc: dict[str, Any]) -> list[str]:

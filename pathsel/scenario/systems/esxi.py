@@ -288,9 +288,7 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
     for d in chosen:
         if not any(dev == d for dev, _ in paths):
             raise dsrc.fail(devs[d].line, f"device {d} has no paths in the path list(s) given")
-    clash = group_state_clash(
-        (dev, f["tpg"], _GROUP_STATE[f["group"]], f["group_at"]) for (dev, _), f in paths.items() if "tpg" in f and _GROUP_STATE[f["group"]]
-    )
+    clash = group_state_clash((dev, f["tpg"], _GROUP_STATE[f["group"]], f["group_at"]) for (dev, _), f in paths.items() if "tpg" in f)
     if clash is not None:
         dev, group, (state1, (src1, line1)), (state2, (src2, line2)) = clash
         raise src2.fail(

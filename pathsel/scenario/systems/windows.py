@@ -194,10 +194,7 @@ def import_mpclaim(sources: list[Source], host: str = "windows01", devices: list
             e["disks"][d["n"]] = int(lun)
             e.setdefault("per", {})[f"MPIO Disk{d['n']}"] = None if why else state
     clash = group_state_clash(
-        (f"MPIO Disk{d['n']}", p["tpg"], _STATES[p["state"]], (src, p["line"]))
-        for src, d in disks
-        for p in d["paths"]
-        if "tpg" in p and _STATES[p["state"]]
+        (f"MPIO Disk{d['n']}", p["tpg"], _STATES[p["state"]], (src, p["line"])) for src, d in disks for p in d["paths"] if "tpg" in p
     )
     if clash is not None:
         disk, group, (state1, (src1, line1)), (state2, (src2, line2)) = clash
