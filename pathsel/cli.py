@@ -77,6 +77,8 @@ def _join_negative_values(argv: list[str]) -> list[str]:
 
 def _seed(text: str) -> int:
     try:
+        if not text.isascii():  # int() reads other scripts' digits ('\u0663' as 3): ASCII only, one message
+            raise ValueError(text)
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
@@ -87,6 +89,8 @@ def _seed(text: str) -> int:
 
 def _positive_float(text: str) -> float:
     try:
+        if not text.isascii():  # as _seed: ASCII digits only
+            raise ValueError(text)
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
@@ -107,6 +111,8 @@ def _speed(text: str) -> float:
 
 def _positive_int(text: str) -> int:
     try:
+        if not text.isascii():  # as _seed: ASCII digits only
+            raise ValueError(text)
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None

@@ -28,6 +28,13 @@ if TYPE_CHECKING:
 __all__ = ["add_site_commands", "add_emit_options", "check_emit_only", "emit_simulate", "emit_recommended", "presets_text"]
 
 
+def _ascii_int(text: str) -> int:
+    """A whole number in ASCII digits (int() also reads '\u0663' as 3, and refuses '\u00b2' in its own words)."""
+    if not (text.isascii() and re.fullmatch(r"[-+]?[0-9]+", text.strip())):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    return int(text)
+
+
 def add_emit_options(parser: argparse.ArgumentParser, what: str) -> None:
     """``--emit KIND`` and what it applies to, on simulate and recommend."""
     g = parser.add_argument_group("emit", f"print what applies {what} on a host, instead of the usual output")
@@ -50,7 +57,7 @@ def add_emit_options(parser: argparse.ArgumentParser, what: str) -> None:
     g.add_argument("--satp", help="the SATP of a SATP rule or a SATP's default PSP (default: VMW_SATP_ALUA)")
     g.add_argument(
         "--sched-num-req-outstanding",
-        type=int,
+        type=_ascii_int,
         metavar="N",
         help="esxcli with --device: also set the device's Disk.SchedNumReqOutstanding (DSNRO, 1..256; "
         "pathsel simulate: default the scenario host's sched_num_req_outstanding)",

@@ -534,6 +534,19 @@ ARG_CASES = [
     (["--model", "FlashArray"], "--model: shapes what --emit KIND prints and applies only with --emit"),
     (["--vendor", "PURE"], "--vendor: shapes what --emit KIND prints and applies only with --emit"),
     (["--satp", "VMW_SATP_ALUA"], "--satp: shapes what --emit KIND prints and applies only with --emit"),
+    # issue 50: ASCII digits only, one message (int() read Arabic-Indic three as 3 and refused superscript two in
+    # its own words)
+    (["--seed", "\u0663"], "argument --seed: '\u0663' is not a whole number"),
+    (["--policy", "rr:iops=\u0663"], "--policy 'rr:iops=\u0663': iops must be an integer, got '\u0663'"),
+    (
+        ["--policy", "dm:service-time:failback=\u0663"],
+        "failback must be immediate, manual, followover or a whole number of seconds > 0, got '\u0663'",
+    ),
+    (["--policy", "dm:service-time:polling_interval=\u0663"], "polling_interval must be a number of seconds in 0.001..2147483647, got '\u0663'"),
+    (
+        ["--policy", "rr:iops=1", "--emit", "esxcli", "--device", "naa.1", "--sched-num-req-outstanding", "\u00b2"],
+        "argument --sched-num-req-outstanding: '\u00b2' is not a whole number",
+    ),
 ]
 
 
