@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .cli_site import add_emit_options, add_site_commands, emit_recommended, emit_simulate, presets_text
+from .cli_site import add_emit_options, add_site_commands, check_emit_only, emit_recommended, emit_simulate, presets_text
 from .errors import ScenarioError
 from .outputs import check_output, same_file, scenario_files, write_atomic
 from .units import MAX_DURATION as _MAX_SECONDS
@@ -77,6 +77,8 @@ def _join_negative_values(argv: list[str]) -> list[str]:
 
 def _seed(text: str) -> int:
     try:
+        if not text.isascii():  # int() reads other scripts' digits ('\u0663' as 3): ASCII only, one message
+            raise ValueError(text)
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
@@ -87,6 +89,8 @@ def _seed(text: str) -> int:
 
 def _positive_float(text: str) -> float:
     try:
+        if not text.isascii():  # as _seed: ASCII digits only
+            raise ValueError(text)
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
@@ -107,6 +111,8 @@ def _speed(text: str) -> float:
 
 def _positive_int(text: str) -> int:
     try:
+        if not text.isascii():  # as _seed: ASCII digits only
+            raise ValueError(text)
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
@@ -169,6 +175,7 @@ def _notice(args: argparse.Namespace) -> Callable[[str], None] | None:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from .api import simulate
 
+    check_emit_only(args)
     scenario, case = _scenario(args)
     if args.emit:
         return emit_simulate(args, scenario)
@@ -562,7 +569,7 @@ def _cmd_league(args: argparse.Namespace) -> int:
         if args.table:
             scores, st = standings(args.table)
             saved = read_table(args.table)
-            res = League(saved, scores, st, extra=table_extra(saved))  # its timeout_scale column: the legend's note
+            res = League(saved, scores, st, extra=table_extra(saved, str(args.table)))  # its timeout_scale column: the legend's note
         else:
             if args.fresh:
                 if args.files:
@@ -653,6 +660,7 @@ def _cmd_league(args: argparse.Namespace) -> int:
 def _cmd_recommend(args: argparse.Namespace) -> int:
     from .studies.recommend import recommend, write_html
 
+    check_emit_only(args)
     if args.html:
         check_output(args.html, [("the results table", args.results)], what="HTML file", option="--html")
     rec = recommend(args.results, metrics=args.metric, policies=args.policy)

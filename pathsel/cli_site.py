@@ -25,7 +25,14 @@ if TYPE_CHECKING:
     from .scenario import Scenario
     from .studies.recommend import Recommendation
 
-__all__ = ["add_site_commands", "add_emit_options", "emit_simulate", "emit_recommended", "presets_text"]
+__all__ = ["add_site_commands", "add_emit_options", "check_emit_only", "emit_simulate", "emit_recommended", "presets_text"]
+
+
+def _ascii_int(text: str) -> int:
+    """A whole number in ASCII digits (int() also reads '\u0663' as 3, and refuses '\u00b2' in its own words)."""
+    if not (text.isascii() and re.fullmatch(r"[-+]?[0-9]+", text.strip())):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    return int(text)
 
 
 def add_emit_options(parser: argparse.ArgumentParser, what: str) -> None:
@@ -46,14 +53,31 @@ def add_emit_options(parser: argparse.ArgumentParser, what: str) -> None:
         "--vendor", help="the SCSI vendor a SATP rule or a multipath.conf devices entry matches (esxcli storage core device list, multipath -ll)"
     )
     g.add_argument("--model", help="the SCSI model (product) to match, or an NVMe subsystem's model (nvme list-subsys -v)")
-    g.add_argument("--satp", default="VMW_SATP_ALUA", help="the SATP of a SATP rule or a SATP's default PSP (default: VMW_SATP_ALUA)")
+    # no argparse default: an emit-only option given without --emit is refused (check_emit_only), so its absence shows
+    g.add_argument("--satp", help="the SATP of a SATP rule or a SATP's default PSP (default: VMW_SATP_ALUA)")
     g.add_argument(
         "--sched-num-req-outstanding",
-        type=int,
+        type=_ascii_int,
         metavar="N",
         help="esxcli with --device: also set the device's Disk.SchedNumReqOutstanding (DSNRO, 1..256; "
         "pathsel simulate: default the scenario host's sched_num_req_outstanding)",
     )
+
+
+# the options that only shape --emit's output: without --emit they would be silently ignored
+EMIT_ONLY = ("device", "vendor", "model", "satp", "sched_num_req_outstanding")
+
+
+def check_emit_only(args: argparse.Namespace) -> None:
+    """Refuse an emit-only option given without ``--emit`` (it would change nothing, and say nothing of it)."""
+    if getattr(args, "emit", None):
+        return
+    for name in EMIT_ONLY:
+        if getattr(args, name, None) is not None:
+            option = "--" + name.replace("_", "-")
+            raise ScenarioError(
+                "command line", option, f"shapes what --emit KIND prints and applies only with --emit: give --emit KIND, or leave {option} out"
+            )
 
 
 def _emit(spec: PolicySpec | str, args: argparse.Namespace, header: list[str], dsnro: int | None = None) -> int:
@@ -61,7 +85,8 @@ def _emit(spec: PolicySpec | str, args: argparse.Namespace, header: list[str], d
     ``dsnro``: the DSNRO to set (default: ``--sched-num-req-outstanding``)."""
     if dsnro is None:
         dsnro = getattr(args, "sched_num_req_outstanding", None)
-    text = emit(spec, args.emit, device=args.device, vendor=args.vendor, model=args.model, satp=args.satp, sched_num_req_outstanding=dsnro)
+    satp = args.satp if args.satp is not None else "VMW_SATP_ALUA"
+    text = emit(spec, args.emit, device=args.device, vendor=args.vendor, model=args.model, satp=satp, sched_num_req_outstanding=dsnro)
     sys.stdout.write("".join(f"# {comment_text(line)}\n" for line in header) + text)
     return 0
 

@@ -7,14 +7,18 @@ point and what it must say; every row is checked through the API and the CLI.
 
 from __future__ import annotations
 
+import copy
+import datetime
 import json
 import subprocess
 import sys
+import tomllib
 
 import pytest
 
 import pathsel
 from pathsel.cli import main
+from pathsel.scenario.load import scenario_from_data
 
 from .conftest import ROOT
 
@@ -424,6 +428,9 @@ CASES = [
         "the workloads offer 4.096e+13 I/Os over the 10s run ('vm1': 4,096 job copies x 1e+09 IOPS), more than the 2,000,000,000",
     ),
     ("offered_total_over_limit.toml", "workloads", "the workloads offer 1e+10 I/Os over the 10s run ('vm1': 1,000 job copies x 1e+06 IOPS)"),
+    # issue 50: a check that reads raw TOML before validation (a GFC speed implies FC framing) survives any type
+    ("gfc_path_host_list.toml", "paths[0].host", "must be a valid string, got ['esxi01']"),
+    ("gfc_host_name_list.toml", "hosts[0].name", "must be a valid string, got ['esxi01']"),
 ]
 
 # Files of tests/bad_inputs that must LOAD: what the docs allow and a reader once refused (issue 38)
@@ -520,6 +527,26 @@ ARG_CASES = [
     (["--policy", "nvme:numa", "--emit", "powershell"], "--emit powershell: nvme:numa is not a Microsoft DSM policy"),
     (["--emit", "esxcli"], "--emit esxcli: choose one policy with --policy (the scenario runs 3:"),
     (["--policy", "preset:nope"], "--policy 'preset:nope': unknown preset 'nope'"),
+    # issue 50: a setting the system cannot take (an RFC's iopolicy), and emit-only options without --emit
+    (["--policy", "nvme:adaptive", "--emit", "nvme-udev"], "--emit nvme-udev: nvme:adaptive: no released kernel takes iopolicy 'adaptive'"),
+    (["--device", "naa.1"], "--device: shapes what --emit KIND prints and applies only with --emit"),
+    (["--sched-num-req-outstanding", "32"], "--sched-num-req-outstanding: shapes what --emit KIND prints and applies only with --emit"),
+    (["--model", "FlashArray"], "--model: shapes what --emit KIND prints and applies only with --emit"),
+    (["--vendor", "PURE"], "--vendor: shapes what --emit KIND prints and applies only with --emit"),
+    (["--satp", "VMW_SATP_ALUA"], "--satp: shapes what --emit KIND prints and applies only with --emit"),
+    # issue 50: ASCII digits only, one message (int() read Arabic-Indic three as 3 and refused superscript two in
+    # its own words)
+    (["--seed", "\u0663"], "argument --seed: '\u0663' is not a whole number"),
+    (["--policy", "rr:iops=\u0663"], "--policy 'rr:iops=\u0663': iops must be an integer, got '\u0663'"),
+    (
+        ["--policy", "dm:service-time:failback=\u0663"],
+        "failback must be immediate, manual, followover or a whole number of seconds > 0, got '\u0663'",
+    ),
+    (["--policy", "dm:service-time:polling_interval=\u0663"], "polling_interval must be a number of seconds in 0.001..2147483647, got '\u0663'"),
+    (
+        ["--policy", "rr:iops=1", "--emit", "esxcli", "--device", "naa.1", "--sched-num-req-outstanding", "\u00b2"],
+        "argument --sched-num-req-outstanding: '\u00b2' is not a whole number",
+    ),
 ]
 
 
@@ -790,6 +817,9 @@ COMMAND_CASES = [
     (["recommend", "/dev/zero"], "/dev/zero: is not a regular file (a device or a pipe): sweep results are a .parquet or .csv file"),
     (["recommend", "{tmp}/zero.csv"], "{tmp}/zero.csv: is not a regular file (a device or a pipe)"),
     (["sweep", _S, "--out", "{tmp}/zero.csv"], "{tmp}/zero.csv: is not a regular file (a device or a pipe): the results table is read back"),
+    # issue 50: emit-only options without --emit, on recommend too (refused before the table is read)
+    (["recommend", "{tmp}/zero.csv", "--device", "naa.1"], "command line: --device: shapes what --emit KIND prints and applies only with --emit"),
+    (["recommend", "{tmp}/zero.csv", "--model", "x"], "command line: --model: shapes what --emit KIND prints and applies only with --emit"),
 ]
 
 
@@ -885,6 +915,97 @@ def test_validation_case_files_refuse_hostile_values(old, new, place, problem, t
     assert main(["validate", str(path)]) == 2
     stdout, err = capsys.readouterr()
     assert stdout == "" and err.count("\n") == 1 and err.startswith(f"pathsel: error: {path}: {place}: {problem}")
+
+
+_EVERY = ('case = "failover"', 'case = "failover"\nevery_builtin_policy = true')
+_NO_POLICIES = ('[[policies]]\nspec = "fixed"\n', "")
+
+
+def _top(line: str) -> tuple[str, str]:
+    return ('name = "Failover', line + '\nname = "Failover')
+
+
+# issue 50: (edits of sims/validation/failover.toml, the place, the problem): policies that are not tables reached
+# every_builtin_policy's p.get (AttributeError); the interval load_case sets was blamed as if the file wrote it
+CASE_EDITS = [
+    ([_EVERY, _NO_POLICIES, _top('policies = [1, "fixed"]')], "policies[0]", 'must be a spec string such as "rr:iops=1" or a table'),
+    ([_EVERY, _NO_POLICIES, _top('policies = "fixed"')], "policies", "must be a list, got 'fixed'"),
+    ([_EVERY, _NO_POLICIES, _top('policies = { spec = "fixed" }')], "policies", "must be a list, got {'spec': 'fixed'}"),
+    ([_EVERY, _NO_POLICIES, _top("policies = [[1], 2.5]")], "policies[0]", "a table with a spec key, got [1]"),
+    ([_EVERY, _NO_POLICIES, _top("policies = [{ spec = 5 }]")], "policies[0].spec", "must be a valid string, got 5"),
+    (
+        [('quick_duration = "0.6s"', 'quick_duration = "1ns"')],
+        "validation.quick_duration",
+        "'1ns' sets the time series' interval to 1/20 of it, 0.000us, which cannot be: must be > 0 (or write interval in the scenario)",
+    ),
+    (
+        [
+            ('duration = "1s"\n\n[validation]', 'duration = "1ns"\n\n[validation]'),
+            ('quick_duration = "0.6s"\n', ""),
+            ('duration = "1s"\nfull', "full"),
+        ],
+        "duration",
+        "'1ns' sets the time series' interval to 1/20 of it",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edits", "place", "problem"), CASE_EDITS, ids=[" ".join(new.strip() for _, new in c[0]) for c in CASE_EDITS])
+def test_validation_case_files_locate_what_the_file_wrote(edits, place, problem, tmp_path, capsys):
+    from pathsel.studies.validate import load_case
+
+    text = (ROOT / "sims" / "validation" / "failover.toml").read_text()
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new, 1)
+    path = tmp_path / "case.toml"
+    path.write_text(text)
+    with pytest.raises(pathsel.ScenarioError) as info:
+        load_case(path)
+    assert (info.value.source, info.value.place) == (str(path), place)
+    assert problem in info.value.problem
+    assert main(["validate", str(path)]) == 2
+    stdout, err = capsys.readouterr()
+    assert stdout == "" and "Traceback" not in err and err.startswith(f"pathsel: error: {path}: {place}: ")
+
+
+# one value of each TOML type (and the ones Python cannot hash), for every key of a scenario
+_EVERY_TOML_TYPE = [["h"], {"x": 1}, [{"a": 1}], 1, -1, 1.5, float("nan"), True, "x", "", [1, "a"], [[1]]]
+_EVERY_TOML_TYPE += [datetime.date(2020, 1, 1), datetime.time(1, 2), datetime.datetime(2020, 1, 1)]
+
+
+def _keys(data, at=()):
+    if isinstance(data, dict):
+        items = data.items()
+    elif isinstance(data, list):
+        items = enumerate(data)
+    else:
+        return
+    for k, v in items:
+        yield (*at, k)
+        yield from _keys(v, (*at, k))
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["library/metro-uniform-busy-local-array.toml", "library/fabric-fewer-links.toml", "azure-m-series-nic-numa.toml"],
+)
+def test_checks_before_validation_survive_any_toml_type(name):
+    """Issue 50: every key of a scenario (GFC speeds, hosts named by paths, cpulists, tables of tables) given a value
+    of every TOML type: the scenario loads or is a ScenarioError; no check that reads raw TOML before validation
+    (a GFC speed's host looked up by a list: unhashable) raises anything else."""
+    data = tomllib.loads((ROOT / "sims" / name).read_text())
+    for key in list(_keys(data)):
+        for value in _EVERY_TOML_TYPE:
+            spoilt = copy.deepcopy(data)
+            at = spoilt
+            for k in key[:-1]:
+                at = at[k]
+            at[key[-1]] = value
+            try:
+                scenario_from_data(spoilt, name)
+            except pathsel.ScenarioError:
+                pass
 
 
 def test_validate_json_is_strict_json(tmp_path, capsys):

@@ -272,6 +272,12 @@ BAD = [
     ('cores = 4, irq_affinity = "3-1"', "hosts[0].cpu.irq_affinity", "runs backwards"),
     ('cores = 4, irq_affinity = "0-99999999999"', "hosts[0].cpu.irq_affinity", "a host has at most 4,096 cores"),
     ('cores = 4, irq_affinity = "node0"', "hosts[0].cpu.irq_affinity", "cpulist"),
+    # issue 50: ASCII digits only, one message: int() read Arabic-Indic three as core 3 and refused superscript two
+    # in its own words
+    ('cores = 4, irq_affinity = "\u0663"', "hosts[0].cpu.irq_affinity", "'\u0663': expected \"local\" or a cpulist such as"),
+    ('cores = 4, irq_affinity = "\u00b2"', "hosts[0].cpu.irq_affinity", "'\u00b2': expected \"local\" or a cpulist such as"),
+    ('cores = 4, irq_affinity = "0-\u0663"', "hosts[0].cpu.irq_affinity", "'0-\u0663': expected \"local\" or a cpulist such as"),
+    ('cores = 4, irq_affinity = "\uff11"', "hosts[0].cpu.irq_affinity", 'expected "local" or a cpulist such as'),
     ("cores = 4, irq_affinity = []", "hosts[0].cpu.irq_affinity", "empty list"),
     ("cores = 4, irq_affinity = [1, 1]", "hosts[0].cpu.irq_affinity", "named twice"),
     ("cores = 3", "hosts[0]", "does not split evenly over numa_nodes = 2"),

@@ -47,6 +47,17 @@ NVME = _text("nvme-list-subsys-verbose.txt")
 DISK0 = _text("mpclaim-s-d-0.txt")
 NAA1 = "naa.624a93708a75393becad4e43000113ee"
 FIO = _text("fio-randwrite.json")
+ALT_DEV = _text("esxcli-alternating-nmp-device-list.txt")
+ALT_CORE = _text("esxcli-alternating-core-path-list.txt")
+ALT_NMP = _text("esxcli-alternating-nmp-path-list.txt")
+ALT_DISK0 = _text("mpclaim-alternating-s-d-0.txt")
+ALT_DISK1 = _text("mpclaim-alternating-s-d-1.txt")
+NAA_ALT = "naa.68ccf098003c4e1a9d2b5f7e00000011"
+# the second path of the first LUN put in the first path's target port group, still unoptimized
+_ANO_IN_TPG1 = (
+    "Group State: active unoptimized\n   Array Priority: 0\n   Storage Array Type Path Config: {TPG_id=2",
+    "Group State: active unoptimized\n   Array Priority: 0\n   Storage Array Type Path Config: {TPG_id=1",
+)
 
 
 def _core_block(i: int) -> str:
@@ -472,6 +483,57 @@ BAD = [
     ),
     # the command line
     ("host-not-utf8", "nvme", {"n.txt": NVME}, ["--host", "h\udcff"], "command line", "--host", "is not text"),
+    # issue 50: one target port group in two ALUA states for one LUN (the first seen was kept, silently)
+    (
+        "esxcli-one-tpg-two-states",
+        "esxcli",
+        {"dev.txt": ALT_DEV, "core.txt": ALT_CORE, "nmp.txt": ALT_NMP.replace(*_ANO_IN_TPG1, 1)},
+        [],
+        "nmp.txt",
+        "line 14",
+        f"device {NAA_ALT}'s target port group TPG_id=1 is ANO here but AO on line 5: a LUN has one ALUA state per target port group",
+    ),
+    (
+        "mpclaim-one-tpg-two-states",
+        "mpclaim",
+        {
+            "d0.txt": ALT_DISK0.replace("TPG_State : Active/Unoptimized, TPG_Id: 2, : 257", "TPG_State : Active/Unoptimized, TPG_Id: 1, : 257"),
+            "d1.txt": ALT_DISK1,
+        },
+        [],
+        "d0.txt",
+        "line 12",
+        "MPIO Disk0's target port group TPG_Id 1 is ANO here but AO on line 8",
+    ),
+    # issue 50: an imported scenario that validation refuses is located in the capture, not at "<imported>: hosts[0]"
+    (
+        "esxcli-dsnro-without-dqlen",
+        "esxcli",
+        {"dev.txt": ALT_DEV, "core.txt": ALT_CORE, "cd.txt": _text("esxcli-core-device-list.txt").replace("   Device Max Queue Depth: 64\n", "")},
+        [],
+        "cd.txt",
+        "line 30",
+        "No of outstanding IOs with competing worlds without a Device Max Queue Depth line",
+    ),
+    # issue 50: fio options that are not objects (a TypeError)
+    (
+        "fio-job-options-list",
+        "nvme",
+        {"n.txt": NVME, "fio.json": re.sub(r'"job options" : \{[^}]*\}', '"job options" : ["rw", "randread"]', FIO, count=1)},
+        ["--workload", "fio.json"],
+        "fio.json",
+        "jobs[0].job options",
+        "must be a JSON object of fio's options, got a list",
+    ),
+    (
+        "fio-global-options-list",
+        "nvme",
+        {"n.txt": NVME, "fio.json": re.sub(r'"global options" : \{[^}]*\}', '"global options" : [1]', FIO, count=1)},
+        ["--workload", "fio.json"],
+        "fio.json",
+        "global options",
+        "must be a JSON object of fio's options, got a list",
+    ),
 ]
 
 
@@ -750,3 +812,33 @@ def test_no_name_reaches_the_scenario_but_as_its_own_value(case):
     if expect["policies"] is not None:
         assert [p["spec"] for p in doc["policies"]] == expect["policies"]
     assert [w["name"] for w in doc["workloads"]] == ["job"]
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["origin-recorded", "no-origin"])
+def test_an_imported_scenario_refused_names_the_capture(recorded, tmp_path, monkeypatch):
+    """Issue 50: whatever the importer writes that validation refuses is located in the capture it came from
+    (the line the importer recorded), else named by the captures: never '<imported>: hosts[0]'."""
+    import pathsel.scenario.systems as systems
+
+    real = systems._check_size
+
+    def spoil(sk, where):  # a value validation refuses, as if a capture had given it
+        real(sk, where)
+        sk.queue_depth = 0
+        if recorded:
+            sk.origins["hosts[0].queue_depth"] = (sk.sources[0], 7)
+
+    monkeypatch.setattr(systems, "_check_size", spoil)
+    dev, core = tmp_path / "dev.txt", tmp_path / "core.txt"
+    dev.write_text(DEVICES)
+    core.write_text(CORE)
+    with pytest.raises(ScenarioError) as info:
+        import_outputs("esxcli", [dev, core])
+    err = info.value
+    assert "<imported>" not in str(err) and "\n" not in str(err)
+    if recorded:
+        assert (err.source, err.place) == (str(dev), "line 7")
+        assert err.problem.endswith("(the imported scenario's hosts[0].queue_depth)")
+    else:
+        assert (err.source, err.place) == (f"{dev}, {core}", "")
+        assert err.problem.startswith("the scenario imported from this output is refused at hosts[0].queue_depth: ")

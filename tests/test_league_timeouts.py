@@ -111,3 +111,36 @@ def test_scale_one_runs_the_files_as_written_and_says_nothing():
     assert "timeouts:" not in lg.text()
     with pytest.raises(ScenarioError, match="timeout_scale"):
         league([BASE], policies=["rr", "mru"], timeout_scale=1.5)
+
+
+@pytest.fixture(scope="module")
+def saved_league(tmp_path_factory):
+    """A league table as a run writes it (scale 0.05), read into a DataFrame to spoil one cell of."""
+    out = tmp_path_factory.mktemp("league") / "lg.csv"
+    assert main(["league", str(BASE), *RUN, "--out", str(out), "--timeout-scale", "0.05"]) == 0
+    return pd.read_csv(out)
+
+
+# issue 50: a saved table's timeout_scale is checked on read as --timeout-scale is on write (-1 was ranked and
+# printed as "x -1 (... -30 s)"); (the value of row 2, the place, the problem)
+TABLE_SCALES = [
+    ("-1", "row 2, column timeout_scale", "must be a number in (0, 1] (1: the files' own timeouts), got -1.0"),
+    ("0", "row 2, column timeout_scale", "must be a number in (0, 1]"),
+    ("1.5", "row 2, column timeout_scale", "must be a number in (0, 1]"),
+    ("inf", "row 2, column timeout_scale", "got inf"),
+    ("", "row 2, column timeout_scale", "got nan"),
+    ("abc", "row 2, column timeout_scale", "'abc' is not a number"),
+    ("0.5", "row 2, column timeout_scale", "0.5 where row 1 has 0.05: one table, one scale"),
+]
+
+
+@pytest.mark.parametrize(("value", "place", "problem"), TABLE_SCALES, ids=[v or "blank" for v, _, _ in TABLE_SCALES])
+def test_league_table_checks_its_timeout_scale_on_read(value, place, problem, saved_league, tmp_path, capsys):
+    table = saved_league.astype({"timeout_scale": object})
+    table.loc[1, "timeout_scale"] = value
+    path = tmp_path / "spoilt.csv"
+    table.to_csv(path, index=False)
+    assert main(["league", "--table", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"pathsel: error: {path}: {place}: ") and problem in err, err

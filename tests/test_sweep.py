@@ -586,3 +586,39 @@ def test_recommend_unreadable_results(tmp_path: Path, content: bytes, name: str,
     assert main(["recommend", str(p)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"pathsel: error: {p}: ") and fragment in err
+
+
+@pytest.fixture(scope="module")
+def saved_sweep(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sweep") / "r.csv"
+    sweep(TESTDRIVE, {"latency.num_sampling_cycles": [16]}, out=out, executor="serial", **KW)
+    return out
+
+
+# issue 50: text in a number column of a saved table (a pandas ValueError on resume): the file, the row (1 = the
+# first after the header) and the column; (column, the value written in row 2, the problem)
+SPOILT = [
+    ("kavg_us", "abc", "'abc' is not a number"),
+    ("iops", "abc", "'abc' is not a number"),
+    ("p99_us", "12 us", "'12 us' is not a number"),
+    ("mean_us", "\u0663", "is not a number"),
+    ("replication", "1.5", "'1.5' is not a whole number"),
+    ("ios", "", "a blank is not a whole number"),
+    ("failed", "x", "'x' is not a whole number"),
+]
+
+
+@pytest.mark.parametrize(("column", "value", "problem"), SPOILT, ids=[f"{c}={v}" for c, v, _ in SPOILT])
+def test_resume_names_the_file_row_and_column_of_a_bad_number(column, value, problem, saved_sweep, tmp_path, capsys):
+    table = pd.read_csv(saved_sweep, keep_default_na=False, na_values=[""]).astype({column: object})
+    table.loc[1, column] = value
+    out = tmp_path / "r.csv"
+    table.to_csv(out, index=False)
+    with pytest.raises(pathsel.ScenarioError) as info:
+        sweep(TESTDRIVE, {"latency.num_sampling_cycles": [16]}, out=out, executor="serial", **KW)
+    assert (info.value.source, info.value.place) == (str(out), f"row 2, column {column}")
+    assert problem in info.value.problem and "\n" not in str(info.value)
+    # what reads a saved table (recommend, league --table) names it alike
+    assert main(["recommend", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"pathsel: error: {out}: row 2, column {column}: ") and problem in err, err

@@ -48,7 +48,7 @@ import io
 import math
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
@@ -72,7 +72,8 @@ _COLUMN = re.compile(r"^\\\\(?P<host>[^\\]*)\\(?P<object>[^\\(]+)\((?P<instance>
 _RUNTIME = re.compile(r"vmhba\d+:C\d+:T\d+:L\d+")
 _DEVICE_OBJECT = "Physical Disk SCSI Device"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_DAY = 86_400.0
+_DAY = 86_400
+_MICROSECOND = timedelta(microseconds=1)
 
 
 # the largest value each counter may take: IOPS as a scenario's rate, latencies (ms) as its longest delay,
@@ -113,6 +114,7 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
     # one host's capture names devices as esxtop does; pathsel top -b of a cluster writes each host's as \\HOST\...
     several_hosts = len({m.group("host") for _, m in matched}) > 1
     device_names = {m.group("instance") for _, m in matched if m.group("object").strip() == _DEVICE_OBJECT}
+    name_lengths = {len(d) for d in device_names}
     for c, m in matched:
         obj, inst, counter = m.group("object").strip(), m.group("instance"), COUNTERS[m.group("counter")]
         host = m.group("host") + "/" if several_hosts else ""
@@ -121,7 +123,7 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
         elif "Path" in obj and (rt := _RUNTIME.search(inst)):
             dev = inst[: rt.start()].rstrip("-: ")
             key = ("path", (host + dev + "|" if dev else "") + rt.group(0), counter)
-        elif "Path" in obj and (dev := next((d for d in sorted(device_names, key=len, reverse=True) if inst.startswith(d + "-")), None)):
+        elif "Path" in obj and (dev := _device_prefix(inst, device_names, name_lengths)):
             # a path whose name is not an ESXi runtime name (nvme0c0n1, sdb): after its device and a dash
             key = ("path", host + dev + "|" + inst[len(dev) + 1 :], counter)
         else:
@@ -166,6 +168,9 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
             text_value = cells[col].strip()
             shown = repr(text_value) if len(text_value) <= 40 else repr(text_value[:37] + "...")
             try:
+                # ASCII only: float() also reads other scripts' digits ('\u0663' as 3), which esxtop never writes
+                if not text_value.isascii():
+                    raise ValueError(text_value)
                 out[i] = float(text_value) if text_value else math.nan  # perfmon's blank: no value in this sample
             except ValueError:
                 raise MeasureError(source, f"line {row_lines[i]}", f"column {col + 1} ({header[col][-60:]}): {shown} is not a number") from None
@@ -201,6 +206,18 @@ def read_esxtop(text: str, source: str, device: str | None = None) -> Measuremen
         path_figures, _ = _figures(columns, "path", p, series, source, span, path=p.split("|", 1)[-1])
         figures.extend(path_figures)
     return Measurement(source, "esxtop", tuple(figures), device=chosen, notes=tuple(notes), details={**details, "samples": len(rows)})
+
+
+def _device_prefix(instance: str, devices: set[str], lengths: set[int]) -> str | None:
+    """The longest device name that ``instance`` starts with, followed by a dash; None if there is none.
+
+    A set lookup at each dash where a device name of that length could end: the work grows with the instance,
+    not with the devices (trying each device in turn made a wide capture's reading grow with the square of its
+    columns)."""
+    for at in sorted((i for i, c in enumerate(instance) if c == "-" and i in lengths), reverse=True):
+        if instance[:at] in devices:
+            return instance[:at]
+    return None
 
 
 def _kavg_note(details: dict[str, float]) -> str:
@@ -245,7 +262,8 @@ def _spans(times: list[str], lines: list[int]) -> tuple[np.ndarray, str]:
     at = []
     for text, line in zip(times, lines):
         text = text.strip()
-        for fmt in ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M:%S.%f"):
+        # strptime's digits are Unicode's (\u0661 reads as 1): esxtop writes ASCII, anything else is not its time
+        for fmt in ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M:%S.%f") if text.isascii() else ():
             try:
                 t = datetime.strptime(text, fmt).replace(tzinfo=UTC)
                 break
@@ -253,18 +271,26 @@ def _spans(times: list[str], lines: list[int]) -> tuple[np.ndarray, str]:
                 continue
         else:
             return equal, f"line {line}: the sample time {text[:40]!r} is not esxtop's MM/DD/YYYY HH:MM:SS: every sample weighs the same"
-        at.append((t - _EPOCH).total_seconds())
-    gaps = np.diff(at)
-    if (gaps <= 0).any():
-        line = lines[int(np.argmax(gaps <= 0)) + 1]
+        # whole microseconds, exactly: a float of seconds since 1970 holds ~0.1 µs at best, so two samples a few
+        # microseconds apart could come out equal (or the wrong way round)
+        at.append((t - _EPOCH) // _MICROSECOND)
+    gaps = [(b - a) / 1e6 for a, b in zip(at, at[1:])]
+    if any(g <= 0 for g in gaps):
+        line = lines[next(i for i, g in enumerate(gaps) if g <= 0) + 1]
         return equal, f"line {line}: the sample times do not increase: every sample weighs the same"
-    if at[0] < _DAY:  # pathsel top -b: from time 0
-        first = at[0]
-    elif len(gaps):
+    if 0 < at[0] < _DAY * 1e6:  # pathsel top -b: from time 0
+        first = at[0] / 1e6
+    elif gaps:  # esxtop's -d; also a first sample at or before 01/01/1970 00:00:00, which no time 0 precedes
         first = float(np.median(gaps))
     else:
         return equal, ""
     return np.array([first, *gaps]), ""
+
+
+def _mean(values: np.ndarray, weights: np.ndarray) -> float:
+    """The weighted mean (weights > 0), kept within the values' range: rounding may carry it a last bit past the
+    largest (1e9 IOPS every sample, then one ulp over the limit)."""
+    return float(np.clip(np.average(values, weights=weights), values.min(), values.max()))
 
 
 def _figures(
@@ -288,19 +314,19 @@ def _figures(
             weights = (cmds * span)[seen]  # the commands each sample completed
             if counter.endswith("AVG"):
                 if weights.sum() > 0:
-                    details[counter] = float(np.average(values[seen], weights=weights))
+                    details[counter] = _mean(values[seen], weights)
                 else:
-                    details[counter] = float(values[seen].mean())
+                    details[counter] = _mean(values[seen], np.ones(int(seen.sum())))
             else:  # a count now (ACTV, QUED, DQLEN): its mean over time, each sample weighed by the time it covers
-                details[counter] = float(np.average(values[seen], weights=span[seen]))
+                details[counter] = _mean(values[seen], span[seen])
     figures: list[Figure] = []
-    iops = float(np.average(cmds, weights=span))  # the commands over the time they took: a short sample counts less
+    iops = _mean(cmds, span)  # the commands over the time they took: a short sample counts less
     if iops <= 0:
         return figures, details
     stderr = float(cmds.std(ddof=1) / math.sqrt(len(cmds))) if len(cmds) > 1 else None
     figures.append(figure(source, "iops", iops, stderr or None, path=path, where="Commands/sec", place=""))
     latency = details.get("DAVG") if path is not None else details.get("GAVG", details.get("DAVG"))
-    if latency:
+    if latency and latency * 1e-3 > 0:  # a latency that is 0 in seconds (5e-324 ms) is none, as 0 ms is
         what = "DAVG" if path is not None or "GAVG" not in details else "GAVG"
         figures.append(figure(source, "mean", latency * 1e-3, path=path, where=what, place=""))
     return figures, details

@@ -49,16 +49,35 @@ def load_fio(text: str, source: str) -> dict[str, Any]:
     doc = json_document("".join(lines[start:]), source, start + 1)
     if not isinstance(doc, dict):
         raise MeasureError(source, "", "not fio --output-format=json output (not a JSON object)")
+    # fio writes its options as objects of name -> text; anything else (a list) is no fio output, refused here
+    # once for every reader of them (import --workload, calibrate's notes)
+    if "global options" in doc and not isinstance(doc["global options"], dict):
+        raise MeasureError(source, "global options", f"must be a JSON object of fio's options, got {_kind(doc['global options'])}")
     jobs = doc.get("jobs")
     if not isinstance(jobs, list) or not jobs:
         raise MeasureError(source, "jobs", "no jobs: not fio --output-format=json output" if "jobs" not in doc else "is empty")
     for j, job in enumerate(jobs):
         if not isinstance(job, dict):
             raise MeasureError(source, f"jobs[{j}]", "must be a JSON object")
+        if "job options" in job and not isinstance(job["job options"], dict):
+            raise MeasureError(source, f"jobs[{j}].job options", f"must be a JSON object of fio's options, got {_kind(job['job options'])}")
         for op in FIO_OPS:  # checked once here: every later use of total_ios trusts it
             if isinstance(job.get(op), dict) and "total_ios" in job[op]:
                 _count(job[op]["total_ios"], source, f"jobs[{j}].{op}.total_ios")
     return doc
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's kind, as a message names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return "an object" if isinstance(value, dict) else "a number"
 
 
 def _ops_with_io(doc: dict[str, Any]) -> list[str]:
@@ -147,6 +166,8 @@ def _bins(lat: dict[str, Any], scale: float, source: str, place: str) -> dict[fl
     out: dict[float, int] = {}
     for key, count in lat["bins"].items():
         try:
+            if not key.isascii():  # float() reads other scripts' digits ('\u0663' as 3); fio writes ASCII
+                raise ValueError(key)
             value = float(key) * scale
         except ValueError:
             raise MeasureError(source, f"{place}.bins", f"bin {_short(key)} is not a latency") from None
@@ -207,6 +228,8 @@ def fio_latency_table(doc: dict[str, Any], source: str, op: str | None = None) -
     points: dict[float, float] = {}
     for key_p, value in pct.items():
         try:
+            if not key_p.isascii():  # as the bins: fio writes ASCII digits
+                raise ValueError(key_p)
             p = float(key_p) / 100.0
         except ValueError:
             raise MeasureError(source, f"{place}.percentile", f"{_short(key_p)} is not a percentile") from None

@@ -77,6 +77,9 @@ def read_iostat(text: str, source: str, device: str | None = None) -> Measuremen
         for name, cell in zip(header[1:], cells[1:]):
             shown = repr(cell) if len(cell) <= 40 else repr(cell[:37] + "...")
             try:
+                # ASCII only: float() also reads other scripts' digits ('\u0663' as 3), which iostat never writes
+                if not cell.isascii():
+                    raise ValueError(cell)
                 values[name] = float(cell.replace(",", "."))
             except ValueError:
                 raise MeasureError(source, f"line {n}", f"{name} = {shown} is not a number") from None

@@ -202,7 +202,7 @@ def _failback(raw: Any) -> str:
     if text in ("immediate", "manual", "followover"):
         return text
     try:
-        seconds = int(text)
+        seconds = int(text) if text.isascii() else 0  # int() reads '\u0663' as 3: ASCII digits only
     except ValueError:
         seconds = 0
     if isinstance(raw, bool) or seconds <= 0 or seconds > INT32_MAX:

@@ -79,7 +79,7 @@ def off_int(name: str):
         if text in ("no", "0", "off"):
             return 0
         try:
-            value = int(text)
+            value = int(text) if text.isascii() else -1  # int() reads '\u0663' as 3: ASCII digits only
         except ValueError:
             value = -1
         if isinstance(raw, bool) or isinstance(raw, float) or value <= 0 or value > INT32_MAX:
@@ -92,7 +92,7 @@ def off_int(name: str):
 def _polling(raw: Any) -> float:
     """polling_interval: whole seconds > 0 (multipath.conf takes an integer; pathsel also takes a fraction)."""
     try:
-        value = float(raw)
+        value = float(raw) if not isinstance(raw, str) or raw.isascii() else math.nan  # ASCII digits only
     except (TypeError, ValueError):
         value = math.nan
     if isinstance(raw, bool) or not (POLL_MIN <= value <= INT32_MAX):  # 1 ms at least: the checker walks its ticks

@@ -436,7 +436,8 @@ def _cpu_list(value: Any) -> tuple[int, ...] | str:
         cores: list[int] = []
         for part in text.split(","):
             lo, dash, hi = part.strip().partition("-")
-            if not lo.isdigit() or (dash and not hi.isdigit()):
+            # ASCII digits only: str.isdigit takes '\u0663' (int() reads it as 3) and '\u00b2' (int() refuses it)
+            if not (lo.isascii() and lo.isdigit()) or (dash and not (hi.isascii() and hi.isdigit())):
                 raise ValueError(f'{value!r}: expected "local" or a cpulist such as "1-16" or "0-3,8-11" (smp_affinity_list)')
             a, b = int(lo), int(hi) if dash else int(lo)
             if b < a:
@@ -1138,12 +1139,15 @@ def _imply_fc_framing(data: Any) -> Any:
         return data
     hosts = data.get("hosts")
     hosts = [h for h in hosts if isinstance(h, dict)] if isinstance(hosts, (list, tuple)) else []
-    by_name = {h.get("name"): h for h in hosts}
+    # this runs before validation, on TOML as written: a name or host of any TOML type (a list is unhashable) is
+    # left for validation to locate, never looked up
+    by_name = {h["name"]: h for h in hosts if isinstance(h.get("name"), str)}
     out, changed = [], False
     for g in data["paths"]:
         bw = g.get("bandwidth") if isinstance(g, dict) else None
-        if isinstance(bw, str) and bw.strip().lower().endswith("gfc") and "transport" not in g:
-            h = by_name.get(g.get("host")) if g.get("host") is not None else (hosts[0] if len(hosts) == 1 else None)
+        host = g.get("host") if isinstance(g, dict) else None
+        if isinstance(bw, str) and bw.strip().lower().endswith("gfc") and "transport" not in g and (host is None or isinstance(host, str)):
+            h = by_name.get(host) if host is not None else (hosts[0] if len(hosts) == 1 else None)
             if h is None or h.get("transport") is None:
                 g = {**g, "transport": "nvme-fc" if data.get("protocol") == "nvme" else "fc"}
                 changed = True

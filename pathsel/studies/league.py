@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from ..data import EXAMPLES
@@ -496,12 +497,24 @@ def league(
     return League(res.table, scores, st, out=res.out, wall_s=res.wall_s, ran=res.ran, reused=res.reused, extra=table_extra(res.table))
 
 
-def table_extra(table: pd.DataFrame) -> dict[str, Any]:
-    """What a league table says of how it was made: its ``timeout_scale`` (left out when 1 or absent: as written)."""
+def table_extra(table: pd.DataFrame, source: str = "<table>") -> dict[str, Any]:
+    """What a league table says of how it was made: its ``timeout_scale`` (left out when 1 or absent: as written).
+
+    Checked on read as ``--timeout-scale`` is on write: every row's a number in (0, 1], and one for the whole table
+    (a saved table is edited or spliced by hand; a scale of -1 was ranked and printed as "x -1")."""
     if "timeout_scale" not in table.columns or table.empty:
         return {}
-    scales = pd.to_numeric(table.timeout_scale, errors="coerce").dropna().unique()
-    return {"timeout_scale": float(scales[0])} if len(scales) == 1 and scales[0] != 1 else {}
+    values = table.timeout_scale.tolist()
+    for i, v in enumerate(values):
+        number = v.item() if isinstance(v, np.generic) else v  # numpy's scalars as Python's, which the check knows
+        check_timeout_scale(number, source, f"row {i + 1}, column timeout_scale")
+    scales = sorted(set(float(v) for v in values))
+    if len(scales) > 1:
+        j = next(i for i, v in enumerate(values) if float(v) != float(values[0]))
+        raise ScenarioError(
+            source, f"row {j + 1}, column timeout_scale", f"{values[j]!r} where row 1 has {values[0]!r}: one table, one scale (runs of two leagues?)"
+        )
+    return {"timeout_scale": scales[0]} if scales[0] != 1 else {}
 
 
 def scaled_timeouts(scenarios: Any, factor: float | None, origin: str = "league()") -> Any:

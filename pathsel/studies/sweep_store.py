@@ -25,7 +25,7 @@ from ..errors import ScenarioError
 from ..outputs import atomic_path
 from ..scenario.overrides import format_value
 from .sweep_plan import SweepPlan
-from .table import INT_METRICS, METRIC_COLUMNS
+from .table import INT_METRICS, METRIC_COLUMNS, number_column
 
 __all__ = ["ResultsStore", "typed_table", "in_plan_order", "whole_records"]
 
@@ -44,8 +44,11 @@ def whole_records(data: bytes) -> int:
     return end
 
 
-def typed_table(df: pd.DataFrame, plan: SweepPlan) -> pd.DataFrame:
-    """The table's columns in one order and one dtype each, whether rows come from memory, CSV or Parquet."""
+def typed_table(df: pd.DataFrame, plan: SweepPlan, source: str = "<results>") -> pd.DataFrame:
+    """The table's columns in one order and one dtype each, whether rows come from memory, CSV or Parquet.
+
+    A value a number column cannot hold (text, a fraction or a blank in a whole-number column) is a ScenarioError
+    naming ``source``, the row (1 = the first after the header) and the column."""
     df = df.reindex(columns=plan.columns)
     for c in plan.columns:
         if c in plan.dtypes:
@@ -60,7 +63,7 @@ def typed_table(df: pd.DataFrame, plan: SweepPlan) -> pd.DataFrame:
             col = df[c].map(lambda v: v if isinstance(v, str) or (isinstance(v, float) and math.isnan(v)) or v is None else format_value(v))
             df[c] = col.astype("str")
         else:
-            df[c] = pd.to_numeric(df[c]).astype(kind)
+            df[c] = number_column(df[c], kind, source)
     return df
 
 
@@ -124,11 +127,11 @@ class ResultsStore:
         except Exception as e:  # unreadable: say so in one line rather than guess
             raise ScenarioError(str(self.path), "", f"cannot read the results already there: {e}") from None
         if not frames:
-            return typed_table(pd.DataFrame(columns=self.plan.columns), self.plan)
+            return typed_table(pd.DataFrame(columns=self.plan.columns), self.plan, str(self.path))
         df = pd.concat(frames, ignore_index=True)
         if list(df.columns) != self.plan.columns:
             raise ScenarioError(str(self.path), "", _other_columns(list(df.columns), self.plan.columns))
-        return typed_table(df, self.plan)
+        return typed_table(df, self.plan, str(self.path))
 
     def _trim_partial_line(self) -> None:
         # A run killed mid-append leaves a cut last record: drop it, that run is run again.

@@ -26,6 +26,7 @@ __all__ = [
     "CONVERGENCE_BAND",
     "DEFAULT_REPLICATIONS",
     "read_table",
+    "number_column",
     "param_columns",
     "summarize",
     "convergence_time",
@@ -85,7 +86,33 @@ def read_table(path: str | Path) -> pd.DataFrame:
     missing = [c for c in ("scenario", "point", "replication", "policy", "spec", "iops", "p99_us") if c not in df.columns]
     if missing:
         raise ScenarioError(str(p), "", f"not a pathsel sweep table (no column {missing[0]!r})")
+    # number columns read as text hold a value that is not one ("abc"), and whole-number columns read as floats a
+    # fraction or a blank: name its row and column here, not in pandas' words wherever the column is first used;
+    # columns already of their kind are left as they are
+    for c in (*METRIC_COLUMNS, "replication", "seed", "timeout_scale"):
+        whole = c in ("replication", "seed") or c in INT_METRICS
+        if c in df.columns and not (pd.api.types.is_integer_dtype if whole else pd.api.types.is_numeric_dtype)(df[c]):
+            df[c] = number_column(df[c], "int64" if whole else "float64", str(p))
     return df
+
+
+def number_column(col: pd.Series, kind: str, source: str) -> pd.Series:
+    """``col`` as ``kind`` (int64 or float64), or a located ScenarioError for its first value that is not one."""
+    numbers = pd.to_numeric(col, errors="coerce")
+    # text to_numeric could not read ("abc"); a blank and "nan" are a figure with no value, as written
+    bad = numbers.isna() & col.notna() & (col.astype(str).str.strip().str.lower() != "nan")
+    whole = kind.startswith("int")
+    if whole:  # astype would truncate 1.5 to 1, and fail on a blank with pandas' own message
+        v = numbers.to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):
+            bad |= ~(np.isfinite(v) & (v == np.floor(v)))
+    if bad.any():
+        i = int(np.argmax(bad.to_numpy()))
+        value = col.iloc[i]
+        shown = "a blank" if value is None or (isinstance(value, float) and math.isnan(value)) else repr(str(value)[:40])
+        need = "a whole number" if whole else "a number"
+        raise ScenarioError(source, f"row {i + 1}, column {col.name}", f"{shown} is not {need}")
+    return numbers.astype(kind)
 
 
 def param_columns(table: pd.DataFrame) -> list[str]:

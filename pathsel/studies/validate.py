@@ -282,16 +282,36 @@ def load_case(path: str | Path) -> Case:
         own = parse_duration(data.get("duration", "10s"))
     except (ValueError, TypeError):
         own = 10.0  # the scenario's own check reports it
-    candidates = [d for d in (duration, quick, full, own) if d and d > 0]
-    shortest = min(candidates) if candidates else 1.0
+    candidates = [(d, k) for d, k in ((quick, "quick_duration"), (duration, "duration"), (full, "full_duration"), (own, "")) if d and d > 0]
+    shortest, shortest_key = min(candidates, key=lambda c: c[0]) if candidates else (1.0, "")
+    made_interval = "interval" not in data
     data.setdefault("interval", f"{shortest / 20 * 1e6:.3f}us")
     if not isinstance(meta.get("every_builtin_policy", False), bool):
         raise fail("every_builtin_policy", f"must be true or false, got {meta['every_builtin_policy']!r}")
-    if meta.get("every_builtin_policy"):
-        # each built-in policy at its defaults, unless the file already runs it bare
-        have = {str(p if isinstance(p, str) else p.get("spec", "")) for p in data.get("policies", [])}
-        data["policies"] = list(data.get("policies", [])) + [n for n in POLICY_DEFS if n not in have]
-    scenario = build_scenario(data, scenario_src)
+    if meta.get("every_builtin_policy") and isinstance(data.get("policies", []), list):
+        # each built-in policy at its defaults, unless the file already runs it bare; entries that are neither a
+        # string nor a table (and policies that is not a list) are left for the scenario's check to locate
+        entries = data.get("policies", [])
+        have = {p if isinstance(p, str) else str(p.get("spec", "")) for p in entries if isinstance(p, (str, dict))}
+        data["policies"] = [*entries, *(n for n in POLICY_DEFS if n not in have)]
+    try:
+        scenario = build_scenario(data, scenario_src)
+    except ScenarioError as e:
+        if not made_interval or all(place != "interval" for place, _ in e.problems):
+            raise
+        # the interval is the one this function set, a key the file never wrote: blame the length it came from
+        blame = f"validation.{shortest_key}" if shortest_key else "duration"
+        length = meta[shortest_key] if shortest_key else data.get("duration")
+        problems = [
+            (
+                blame,
+                f"{length!r} sets the time series' interval to 1/20 of it, {data['interval']}, which cannot be: {problem} (or write interval in the scenario)",
+            )
+            if place == "interval"
+            else (place, problem)
+            for place, problem in e.problems
+        ]
+        raise ScenarioError.several(e.source, problems) from None
 
     split = meta.get("random_split")
     if split is not None:

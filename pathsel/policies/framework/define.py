@@ -123,6 +123,8 @@ class Param:
         if isinstance(raw, bool):
             raw = int(raw)
         try:
+            if isinstance(raw, str) and not raw.isascii():  # int() and float() read '\u0663' as 3: ASCII digits only
+                raise ValueError
             value = self.kind(raw)
             if self.kind is int and isinstance(raw, float) and raw != value:
                 raise ValueError

@@ -100,7 +100,18 @@ def import_outputs(
     if workload is not None:
         sk.workload, sk.workload_source = fio_workload(workload), Path(workload).name
     cmd = command or f"pathsel import {kind} " + " ".join(str(f) for f in files)
-    return Imported.of(sk, cmd, str(output) if output else "<imported>")
+    try:
+        return Imported.of(sk, cmd, str(output) if output else "<imported>")
+    except ScenarioError as e:
+        # what the import wrote and validation refused came from a capture: name its file and line (recorded where
+        # the importer read it), else the captures, never a scenario the user has not seen
+        place, problem = e.problems[0]
+        origin = sk.origin_of(place)
+        if origin is not None:
+            name, line = origin
+            raise ScenarioError(name, f"line {line}" if line else "", f"{problem} (the imported scenario's {place})") from None
+        names = ", ".join(s.name for s in sources)
+        raise ScenarioError(names, "", f"the scenario imported from this output is refused at {place}: {problem}") from None
 
 
 def _check_size(sk: Skeleton, where: str) -> None:

@@ -61,7 +61,7 @@ from typing import Any
 
 from ...errors import ScenarioError
 from ...policies.spec import PolicySpec, parse_spec
-from .groups import choose, infer_port_groups, mixed_states
+from .groups import choose, group_state_clash, infer_port_groups, mixed_states
 from .quoting import comment_text, sh_quote, sh_word
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source, ascii_int, check_name, runtime_key
@@ -283,12 +283,21 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
                 gs, gl = b.need(src, "Group State", "path")
                 if gs not in _GROUP_STATE:
                     raise src.fail(gl, f"Group State {gs!r} is not one of {', '.join(_GROUP_STATE)}")
-                facts["group"] = gs
+                facts["group"], facts["group_at"] = gs, (src, gl)
                 if m_tpg := _PATH_TPG.match(b.get("Storage Array Type Path Config") or ""):
                     facts["tpg"] = str(int(m_tpg.group(1)))
     for d in chosen:
         if not any(dev == d for dev, _ in paths):
             raise dsrc.fail(devs[d].line, f"device {d} has no paths in the path list(s) given")
+    clash = group_state_clash((dev, f["tpg"], _GROUP_STATE[f["group"]], f["group_at"]) for (dev, _), f in paths.items() if "tpg" in f)
+    if clash is not None:
+        dev, group, (state1, (src1, line1)), (state2, (src2, line2)) = clash
+        raise src2.fail(
+            line2,
+            f"device {dev}'s target port group TPG_id={group} is {state2} here but {state1} on line {line1}"
+            + (f" of {src1.name}" if src1 is not src2 else "")
+            + ": a LUN has one ALUA state per target port group; capture again (a failover mid-capture?)",
+        )
 
     # arrays by target node (core path list), else one array
     nodes = list(dict.fromkeys(f.get("node", "") for f in paths.values()))
@@ -458,13 +467,21 @@ def _queue_depths(sk: Skeleton, src: Source, chosen: list[str], notes: list[str]
     if qd is not None:
         sk.queue_depth = qd
         sk.queue_note = f"Device Max Queue Depth (DQLEN) in {src.name}"
+        sk.origins["hosts[0].queue_depth"] = (src.name, found["Device Max Queue Depth"][0][2])
     if dsnro is not None:
         low, high = DSNRO_RANGE
+        line = found["No of outstanding IOs with competing worlds"][0][2]
+        sk.origins["hosts[0]"] = sk.origins["hosts[0].sched_num_req_outstanding"] = (src.name, line)
+        if qd is None:  # the scenario's DSNRO caps a device queue depth, which these blocks do not give
+            raise src.fail(
+                line,
+                "No of outstanding IOs with competing worlds without a Device Max Queue Depth line in any device's block: "
+                "DSNRO caps the device queue depth (DQLEN), which pathsel needs with it (is the output cut short?)",
+            )
         if qd is not None and dsnro > qd:  # ESXi caps the competing worlds' count at the device's queue depth
             notes.append(f"No of outstanding IOs with competing worlds {dsnro} is more than Device Max Queue Depth {qd}: written {qd}")
             dsnro = qd
         if not low <= dsnro <= high:
-            line = found["No of outstanding IOs with competing worlds"][0][2]
             raise src.fail(line, f"No of outstanding IOs with competing worlds: {dsnro} is outside ESXi's range {low}..{high}")
         sk.sched_num_req_outstanding = dsnro
 

@@ -31,9 +31,10 @@ from typing import TypeVar
 from ...errors import ScenarioError
 from .quoting import shown
 
-__all__ = ["PortGroups", "infer_port_groups", "choose", "mixed_states"]
+__all__ = ["PortGroups", "infer_port_groups", "choose", "mixed_states", "group_state_clash"]
 
 K = TypeVar("K", bound=Hashable)
+W = TypeVar("W")
 
 
 @dataclass
@@ -54,6 +55,23 @@ class PortGroups:
 def mixed_states(states: dict[K, dict[str, str | None]]) -> bool:
     """True if some nexus is in different (known) states for different volumes: one state per nexus cannot hold them."""
     return any(len({s for s in per.values() if s is not None}) > 1 for per in states.values())
+
+
+def group_state_clash(observed: Iterable[tuple[str, str, str | None, W]]) -> tuple[str, str, tuple[str, W], tuple[str, W]] | None:
+    """The first volume and named group that the listing shows in two states, with (state, where) of each.
+
+    ``observed``: (volume, group id, state, where) for each path whose group the listing names; a state of None
+    (a path down) says nothing and is skipped. SCSI gives a logical unit one state per target port group (SPC-4, REPORT TARGET PORT
+    GROUPS), so two states for one are a capture taken mid-transition or an edited one: which is right, the
+    importer cannot say (it once kept the first seen, silently)."""
+    first: dict[tuple[str, str], tuple[str, W]] = {}
+    for volume, group, state, where in observed:
+        if state is None:
+            continue
+        prev = first.setdefault((volume, group), (state, where))
+        if prev[0] != state:
+            return volume, group, prev, (state, where)
+    return None
 
 
 def _letters(n: int) -> str:

@@ -522,6 +522,7 @@ def import_multipath(sources: list[Source], host: str = "linux01", devices: list
             raise conf_src.fail(interval[1], f"polling_interval {interval[0][:60]!r} is not a whole number of seconds in 1..{int(MAX_DURATION):,}")
         seconds = polling
         sk.detection, sk.detection_note = f"{polling}s", f"polling_interval {polling} (multipath.conf line {interval[1]})"
+        sk.origins["hosts[0].detection"] = (conf_src.name, interval[1])
 
     retry = first.get("no_path_retry")
     if retry and conf_src is not None:

@@ -201,6 +201,13 @@ def emit_nvme_udev(spec: PolicySpec, nqn: str | None = None, model: str | None =
             f"{spec.text} is not an NVMe iopolicy (nvme:numa, nvme:round-robin, nvme:queue-depth); emit it with --emit {other}",
         )
     iopolicy = spec.name[5:]
+    if iopolicy not in IOPOLICIES:  # nvme:adaptive: an RFC's iopolicy, which no released kernel's sysfs accepts
+        raise ScenarioError(
+            "command line",
+            "--emit nvme-udev",
+            f"{spec.text}: no released kernel takes iopolicy {iopolicy!r} (writing it to .../iopolicy fails; "
+            f"the kernel's are {', '.join(IOPOLICIES)}): pathsel writes no rule for it",
+        )
     match = ['ACTION=="add"', 'SUBSYSTEM=="nvme-subsystem"', 'ATTR{subsystype}=="nvm"']
     # udev_value refuses what udev would read as more than this literal value (a quote, an escape, a glob, a
     # substitution): a --model of '", RUN+="...' must not become a key of its own

@@ -86,6 +86,14 @@ class Skeleton:
     queue_depth: int | None = None  # the host's DQLEN (esxcli storage core device list)
     sched_num_req_outstanding: int | None = None  # DSNRO
     queue_note: str = ""
+    # scenario place (its prefix: "hosts[0].queue_depth") -> the capture's file and line it came from, so that a
+    # scenario the import writes and validation refuses names the capture, not the scenario nobody wrote
+    origins: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+
+    def origin_of(self, place: str) -> tuple[str, int | None] | None:
+        """The capture line behind ``place`` (the longest recorded prefix of it), or None."""
+        hits = [k for k in self.origins if place == k or place.startswith((k + ".", k + "["))]
+        return self.origins[max(hits, key=len)] if hits else None
 
     @property
     def stretched(self) -> bool:
