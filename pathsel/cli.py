@@ -418,11 +418,13 @@ def _summary_text(res: SweepResult) -> str:
     s = res.summary()
     if s.empty:
         return ""
-    # KAVG (esxtop: time queued in the host) where the scenario models host queues; the column is left out otherwise.
+    # KAVG (esxtop: time queued in the host) where the scenario models host queues, QFULL (QUEUE FULL statuses in the
+    # measured window) where a target port has a queue depth; each column is left out otherwise.
     show = {
         "iops": ("IOPS", 1.0, "{:,.0f}"),
         "p99_us": ("p99 (ms)", 1e-3, "{:,.3f}"),
         "kavg_us": ("KAVG (ms)", 1e-3, "{:,.3f}"),
+        "qfull": ("QFULL", 1.0, "{:,.0f}"),
         "convergence_s": ("convergence (s)", 1.0, "{:,.2f}"),
     }
     keys = ["scenario", "point", "policy"]
