@@ -384,3 +384,54 @@ def test_alua_and_latency_changes_at_one_time_are_told_each_with_its_own_state()
     assert "the host noticed at 700 ms" not in s
     assert "got 0.1 ms more latency each way; it was in place from the start of the run" in s
     assert "the latency added on vmhba0:C0:T1:L1 and vmhba1:C0:T1:L1 was taken away" in s
+
+
+def _alua_san(slow: str = "20us") -> str:
+    """2 hosts x 4 LUNs owned alternately by controllers A and B, each LUN on 2 AO and 2 ANO paths: 8 devices. The
+    second path to each port group takes ``slow`` one way."""
+    s = """
+name = "two hosts, dual controllers, 4 LUNs"
+seed = 5
+duration = "0.4s"
+interval = "100ms"
+policies = ["latency"]
+[[arrays]]
+name = "array"
+concurrency = 256
+controllers = ["A", "B"]
+port_groups = [{ name = "tpg-A", controller = "A" }, { name = "tpg-B", controller = "B" }]
+service_time = { dist = "exponential", mean = "150us" }
+[[hosts]]
+name = "esxi01"
+[[hosts]]
+name = "esxi02"
+"""
+    for lun in range(4):
+        s += f'[[volumes]]\nname = "lun{lun}"\nlun = {lun}\nowner = "{"AB"[lun % 2]}"\n'
+    for host in ("esxi01", "esxi02"):
+        for hba, group, first in ((1, "A", 0), (2, "B", 2)):
+            for t, lat in ((first, "20us"), (first + 1, slow)):
+                s += f'[[paths]]\nhost = "{host}"\nname = "vmhba{hba}:C0:T{t}:L{{lun}}"\narray = "array"\n'
+                s += f'port_group = "tpg-{group}"\none_way_latency = "{lat}"\n'
+        for lun in range(4):
+            s += f'[[workloads]]\nname = "{host}-vm{lun}"\nhost = "{host}"\nvolume = "lun{lun}"\nrw = "randread"\niodepth = 8\nramp_time = "100ms"\n'
+    return s
+
+
+@pytest.mark.parametrize(
+    ("slow", "said"),
+    [
+        ("20us", "that evaluation kept every path it weighed on all 8 (2 of each device's 4 paths were candidates: the other 2 were ANO)"),
+        ("2ms", "that evaluation dropped a path on each of the 8 (each kept 1 of 2) (2 of each device's 4 paths were candidates: the other 2 were ANO)"),
+    ],
+)
+def test_evaluations_on_many_devices_count_candidates_only(slow, said):
+    """Issue 48: the events say "kept 2, dropped 0" (the other two paths were ANO, never candidates); the story said
+    "dropped paths on each of the 8 (each kept 2 of 4)"."""
+    res = run(_alua_san(slow))
+    events = [e for e in res.runs[0].metrics.events if e["event"] == "evaluation"]
+    assert len({e["device"] for e in events}) == 8 > HANDFUL
+    assert all(len(e["active"]) + len(e["dropped"]) == 2 for e in events)
+    s = words(res)
+    assert said in s, s
+    assert "of 4)" not in s

@@ -343,9 +343,19 @@ def _evaluations_summed(r: Run, paths: _Paths, by_device: dict[str, list[dict[st
     changes = 0
     kept_all: list[str] = []
     dropped: list[tuple[str, int, int]] = []
+    # Counted over the candidates only, as the events count them ("kept 2, dropped 0"): the paths an evaluation
+    # weighed. A device's other paths (ANO ones while AO ones serve) were never candidates, so never dropped.
+    outside: Counter[str] = Counter()  # the non-candidates' ALUA states, over the devices
+    shapes: set[tuple[int, int]] = set()  # (candidates, paths) per device
     for device, evals in by_device.items():
-        among = sum(1 for d, _ in paths.by_name if d == device)
-        active = len(evals[-1].get("active", ()))
+        mine = [p for (d, _), p in paths.by_name.items() if d == device]
+        last = evals[-1]
+        active = len(last.get("active", ()))
+        weighed = set(last.get("active", ())) | set(last.get("dropped", ()))
+        among = len(weighed) if "dropped" in last else len(mine)
+        others = [p for p in mine if p.name not in weighed] if "dropped" in last else []
+        outside.update(str(p.alua) for p in others)
+        shapes.add((among, len(mine)))
         changes += len({tuple(sorted(e.get("active", ()))) for e in evals}) - 1
         if active >= among:
             kept_all.append(device)
@@ -357,7 +367,7 @@ def _evaluations_summed(r: Run, paths: _Paths, by_device: dict[str, list[dict[st
     s = f"It evaluated the paths of each of {len(by_device):,} devices {'once, at' if once else 'first at'} {when}"
     last = "that evaluation" if once else "the last evaluation"
     if not dropped:
-        s += f"; {last} kept every path on all {len(by_device):,}"
+        s += f"; {last} kept every path it weighed on all {len(by_device):,}" if outside else f"; {last} kept every path on all {len(by_device):,}"
     else:
         alike = len({(k, n) for _, k, n in dropped}) == 1  # "each kept 3 of 4" says it for all of them
         if alike:
@@ -371,6 +381,13 @@ def _evaluations_summed(r: Run, paths: _Paths, by_device: dict[str, list[dict[st
             s += f"; {last} dropped {some} on {on} ({eg})"
         else:
             s += f"; {last} kept every path on {len(kept_all):,} and dropped some on {len(dropped):,} ({eg})"
+    if outside:
+        states = _list([f"{st}" for st, _ in outside.most_common()])
+        if len(shapes) == 1:
+            n, total = next(iter(shapes))
+            s += f" ({n} of each device's {total} paths were candidates: the other {total - n} were {states})"
+        else:
+            s += f" (counted over the candidate paths: {_plural(sum(outside.values()), 'other path')}, {states}, never were candidates)"
     if changes:
         s += f"; the sets of paths changed {_plural(changes, 'time')} in all"
     idle = _kept_unused_summed(r, paths, by_device)
