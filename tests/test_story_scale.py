@@ -192,6 +192,20 @@ def test_the_story_stays_bounded_as_hosts_grow(hosts, volumes, slow):
         # per VM, 32 never binds a VM keeping 8 outstanding: the DQLEN does
         ("esxi-24-vms-dsnro.toml", ("[[hosts]]", '[[hosts]]\ndsnro_scope = "per_vm"'), "for esxi01's DQLEN of 64,", "DSNRO of 32"),
         ("esxi-24-vms-dqlen.toml", None, "for esxi01's DQLEN of 32,", "DSNRO"),
+        # issue 48: per VM, a DSNRO below each VM's 8 outstanding is named as under all_vms; 24 x 2 never fill the
+        # DQLEN of 64 (ACTV 48), 24 x 4 do: then both
+        (
+            "esxi-24-vms-dsnro.toml",
+            ("sched_num_req_outstanding = 32", 'sched_num_req_outstanding = 2\ndsnro_scope = "per_vm"'),
+            'for esxi01\'s DSNRO of 2 per VM (Disk.SchedNumReqOutstanding with dsnro_scope = "per_vm"',
+            "DQLEN of 64",
+        ),
+        (
+            "esxi-24-vms-dsnro.toml",
+            ("sched_num_req_outstanding = 32", 'sched_num_req_outstanding = 4\ndsnro_scope = "per_vm"'),
+            "for esxi01's DQLEN of 64 and DSNRO of 4 per VM (",
+            "DSNRO of 32",
+        ),
     ],
 )
 def test_the_queue_sentence_names_the_limit_the_io_waited_for(sim, edit, said, not_said):
@@ -422,7 +436,10 @@ name = "esxi02"
     ("slow", "said"),
     [
         ("20us", "that evaluation kept every path it weighed on all 8 (2 of each device's 4 paths were candidates: the other 2 were ANO)"),
-        ("2ms", "that evaluation dropped a path on each of the 8 (each kept 1 of 2) (2 of each device's 4 paths were candidates: the other 2 were ANO)"),
+        (
+            "2ms",
+            "that evaluation dropped a path on each of the 8 (each kept 1 of 2) (2 of each device's 4 paths were candidates: the other 2 were ANO)",
+        ),
     ],
 )
 def test_evaluations_on_many_devices_count_candidates_only(slow, said):

@@ -52,34 +52,62 @@ def _limits(r: Any, d: Any) -> list[tuple[str, int]]:
     return out
 
 
+def _dsnro_per_vm(r: Any, d: Any) -> int:
+    """Device ``d``'s DSNRO when it caps each VM's I/Os (``dsnro_scope = "per_vm"``) and a VM on it kept more than
+    that outstanding on average (ACTV + QUED): then some of its I/Os waited for their VM's DSNRO; else 0."""
+    model, m = r.model, r.metrics
+    row = next((q for q in model.queues if q.kind == DEVICE_QUEUE and q.owner == d.index), None)
+    if row is None or not row.dsnro or not row.dsnro_per_vm or m.wl_area_actv is None or m.wl_area_qued is None:
+        return 0
+    vms = {j.vm for j in model.jobs if j.device == d.index}
+    held = [(float(m.wl_area_actv[v]) + float(m.wl_area_qued[v])) / r.duration for v in vms if v < len(m.wl_area_actv)]
+    return int(row.dsnro) if any(h > row.dsnro for h in held) else 0
+
+
 def _waited_for(r: Any, qued: float) -> str:
     """The sentence's ``, where 160 I/Os waited on average (QUED) for esxi01's DSNRO of 32 (...),``: the limit the I/Os waited
     for is the lowest of the device's limits, named only when the device's mean ACTV sat at it (at least
     :data:`AT_LIMIT` of it): a DSNRO of 32 under a DQLEN of 64 is the one that binds (ACTV 32), and a limit the
     run never reached is not the reason anything waited."""
     model, m = r.model, r.metrics
-    bound: dict[tuple[str, int], set[str]] = {}
+    # per device, what its I/Os waited for: the lowest limit its ACTV sat at, and under dsnro_scope = "per_vm" each
+    # VM's DSNRO when its VMs kept more than that outstanding (a per-VM cap never fills the device, so ACTV cannot
+    # tell it); both when both bound
+    bound: dict[tuple[tuple[str, int], ...], set[str]] = {}
     for d in model.devices:
         limits = _limits(r, d)
-        if not limits:
+        per_vm = _dsnro_per_vm(r, d)
+        if not limits and not per_vm:
             continue
-        what, places = min(limits, key=lambda wp: wp[1])
-        actv = float(m.dev_area_actv[d.index]) / r.duration
-        if what == "adapter queue depth":  # the adapter's places are shared by the host's devices
-            actv = sum(float(m.dev_area_actv[e.index]) for e in model.devices if e.host == d.host) / r.duration
-        if actv < AT_LIMIT * places:
+        key: tuple[tuple[str, int], ...] = ()
+        if limits:
+            what, places = min(limits, key=lambda wp: wp[1])
+            actv = float(m.dev_area_actv[d.index]) / r.duration
+            if what == "adapter queue depth":  # the adapter's places are shared by the host's devices
+                actv = sum(float(m.dev_area_actv[e.index]) for e in model.devices if e.host == d.host) / r.duration
+            if actv >= AT_LIMIT * places:
+                key = ((what, places),)
+        if per_vm:
+            key += (("DSNRO per VM", per_vm),)
+        if not key:
             return f", where {_ios(qued)} I/Os waited on average (QUED),"
-        bound.setdefault((what, places), set()).add(model.hosts[d.host])
+        bound.setdefault(key, set()).add(model.hosts[d.host])
     if len(bound) != 1:
         return f", where {_ios(qued)} I/Os waited on average (QUED),"
-    (what, places), hosts = next(iter(bound.items()))
+    key, hosts = next(iter(bound.items()))
     devices = len(model.devices)
     whose = f"{next(iter(hosts))}'s" if len(hosts) == 1 else f"{len(hosts):,} hosts'"
-    each = " each" if devices > 1 and what != "adapter queue depth" else ""
-    named = f"{what} of {places}{each}"
-    if what == "DSNRO":
-        dqlen = sorted({model.host_params[d.host].queue_depth for d in model.devices})
+    parts = []
+    for what, places in key:
+        each = " each" if devices > 1 and what == "DQLEN" else ""
+        parts.append(f"DSNRO of {places} per VM" if what == "DSNRO per VM" else f"{what} of {places}{each}")
+    named = " and ".join(parts)
+    dqlen = sorted({model.host_params[d.host].queue_depth for d in model.devices})
+    if any(what == "DSNRO" for what, _ in key):
         named += f" (Disk.SchedNumReqOutstanding, the cap while several VMs have I/O on a device; DQLEN {'/'.join(map(str, dqlen))})"
+    elif any(what == "DSNRO per VM" for what, _ in key):
+        alone = "" if any(what == "DQLEN" for what, _ in key) else f"; DQLEN {'/'.join(map(str, dqlen))}"
+        named += f' (Disk.SchedNumReqOutstanding with dsnro_scope = "per_vm": each VM\'s cap on a device it shares{alone})'
     return f", where {_ios(qued)} I/Os waited on average{' in all' if devices > 1 else ''} (QUED) for {whose} {named},"
 
 
