@@ -452,3 +452,64 @@ def test_evaluations_on_many_devices_count_candidates_only(slow, said):
     s = words(res)
     assert said in s, s
     assert "of 4)" not in s
+
+
+ARRAY_BOUND = """
+name = "an array of 8 slots under 64 I/Os"
+seed = 3
+duration = "0.3s"
+[[arrays]]
+name = "array"
+concurrency = 8
+service_time = {{ dist = "exponential", mean = "200us" }}
+[[hosts]]
+name = "esx01"
+{queue}
+[[hosts]]
+name = "esx02"
+[[paths]]
+host = "esx01"
+name = "vmhba{{i}}:C0:T0:L1"
+count = 2
+array = "array"
+one_way_latency = "20us"
+[[paths]]
+host = "esx02"
+name = "vmhba{{i}}:C0:T0:L1"
+count = 2
+array = "array"
+one_way_latency = "20us"
+[[workloads]]
+name = "vm1"
+host = "esx01"
+iodepth = 32
+[[workloads]]
+name = "vm2"
+host = "esx02"
+iodepth = 32
+"""
+
+
+@pytest.mark.parametrize(
+    ("queue", "host_said"),
+    [("", "in the host, no queue held them (no queue depth is set)"), ("queue_depth = 16", "what waited in the host (KAVG) is said below")],
+)
+def test_time_on_the_paths_spent_in_the_arrays_queue_is_said(queue, host_said):
+    """Issue 48: "36 ms mean on their paths" over paths of 20 us one way: the story says the time went to the array's
+    queue (its slots busy, requests waiting, by Little's law the share of their time there spent waiting)."""
+    from pathsel.model.queues import ARRAY_SLOTS
+
+    res = run(ARRAY_BOUND.format(queue=queue))
+    r = res.runs[0]
+    q = r.model.queue_rows(ARRAY_SLOTS)[0]
+    busy, waiting = (float(a[q]) / r.duration for a in (r.metrics.queue_in_use_area, r.metrics.queue_waiting_area))
+    share = waiting / (busy + waiting)
+    assert busy > 7.5 and share > 0.5
+    s = words(res)
+    assert f"The array was the queue: array had 8 of its 8 slots (concurrency) busy on average and {waiting:,.0f} requests " in s, s
+    assert f"so {share * 100:.0f} % of a request's time at it was its wait for a slot; {host_said}." in s
+
+
+def test_an_array_with_room_is_not_called_the_queue():
+    s = words(run(ARRAY_BOUND.format(queue="").replace("concurrency = 8", "concurrency = 256")))
+    assert "was the queue" not in s and "were the queue" not in s

@@ -28,7 +28,7 @@ from .fabric import fabric_sentences
 from .story_alike import alike_sentences
 from .story_hosts import HANDFUL, per_host
 from .story_numa import numa_sentences
-from .story_queues import queue_sentence
+from .story_queues import array_queue_sentence, queue_sentence
 from .subject import subject
 from .used import SHARE_USED, per_device, used_paths
 from .words import fmt_time, past_end
@@ -640,7 +640,7 @@ def story(result: Runs) -> list[tuple[str | None, list[str]]]:
         paths = _Paths(r)
         others = [o for o in result.runs if o is not r]
         said = [_headline(r, others, paths)]
-        said += [s for s in (per_host(r),) if s]
+        said += [s for s in (per_host(r), array_queue_sentence(r)) if s]
         said += [s for s in (_expectation(r),) if s]
         said += _other_policy_events(r)
         # what the policy did and what happened to the paths, in time order
