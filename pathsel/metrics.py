@@ -234,6 +234,9 @@ class RunMetrics:
     wl_completed_all: np.ndarray = field(default=None)  # type: ignore[arg-type]
     wl_area_actv: np.ndarray = field(default=None)  # type: ignore[arg-type]
     wl_area_qued: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    # per path: its completions in the window whose I/O was issued on another NUMA node than the path's adapter's
+    # (all 0 when no host has NUMA nodes)
+    path_numa_crossed: np.ndarray = field(default=None)  # type: ignore[arg-type]
     oldest_in_flight: float = math.inf  # when the oldest I/O still in flight at the end was issued (inf: none)
     events: list[dict[str, Any]] = field(default_factory=list)
     config_strings: dict[str, str] = field(default_factory=dict)
