@@ -349,11 +349,11 @@ def _evaluations_summed(r: Run, paths: _Paths, by_device: dict[str, list[dict[st
     shapes: set[tuple[int, int]] = set()  # (candidates, paths) per device
     for device, evals in by_device.items():
         mine = [p for (d, _), p in paths.by_name.items() if d == device]
-        last = evals[-1]
-        active = len(last.get("active", ()))
-        weighed = set(last.get("active", ())) | set(last.get("dropped", ()))
-        among = len(weighed) if "dropped" in last else len(mine)
-        others = [p for p in mine if p.name not in weighed] if "dropped" in last else []
+        final = evals[-1]
+        active = len(final.get("active", ()))
+        weighed = set(final.get("active", ())) | set(final.get("dropped", ()))
+        among = len(weighed) if "dropped" in final else len(mine)
+        others = [p for p in mine if p.name not in weighed] if "dropped" in final else []
         outside.update(str(p.alua) for p in others)
         shapes.add((among, len(mine)))
         changes += len({tuple(sorted(e.get("active", ()))) for e in evals}) - 1
