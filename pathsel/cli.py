@@ -379,6 +379,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+_ERASE_LINE = "\r\x1b[2K"  # to the line's start, then erase it (ECMA-48 CR and EL 2)
+
+
 def _cmd_top(args: argparse.Namespace) -> int:
     batch = args.batch or args.text
     if not batch and not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -392,28 +395,35 @@ def _cmd_top(args: argparse.Namespace) -> int:
         )
     # at once, before numba and the scenario load (a second or more; the first compile ~30 s, which says so)
     if not batch:
-        print("pathsel top: starting... (loading the scenario and the engine)", flush=True)
+        # on the terminal's own screen, without a newline, and erased however top ends (q, the run's end, an error):
+        # the terminal is left as it was, not at a "starting..." that is no longer true
+        print("pathsel top: starting... (loading the scenario and the engine)", end="", flush=True)
     elif sys.stderr.isatty():
         print("pathsel top: starting... (loading the scenario and the engine)", file=sys.stderr, flush=True)
-    from .top import VIEWS, pick_run, run_top
+    try:
+        from .top import VIEWS, pick_run, run_top
 
-    scenario, _ = _scenario(argparse.Namespace(file=args.file, policy=None))
-    run = pick_run(scenario, args.policy)
-    speed = None if batch and args.speed is None else (args.speed or 1.0)
-    view = VIEWS.get(args.view, args.view)
-    return run_top(
-        scenario,
-        run,
-        speed=speed,
-        refresh=args.delay,
-        view=view,
-        batch=batch,
-        text=args.text,
-        iterations=args.iterations,
-        duration=args.duration,
-        seed=args.seed,
-        notify=_notice(args),
-    )
+        scenario, _ = _scenario(argparse.Namespace(file=args.file, policy=None))
+        run = pick_run(scenario, args.policy)
+        speed = None if batch and args.speed is None else (args.speed or 1.0)
+        view = VIEWS.get(args.view, args.view)
+        return run_top(
+            scenario,
+            run,
+            speed=speed,
+            refresh=args.delay,
+            view=view,
+            batch=batch,
+            text=args.text,
+            iterations=args.iterations,
+            duration=args.duration,
+            seed=args.seed,
+            notify=_notice(args),
+        )
+    finally:
+        if not batch:
+            sys.stdout.write(_ERASE_LINE)
+            sys.stdout.flush()
 
 
 def _summary_text(res: SweepResult) -> str:
@@ -425,11 +435,13 @@ def _summary_text(res: SweepResult) -> str:
     s = res.summary()
     if s.empty:
         return ""
-    # KAVG (esxtop: time queued in the host) where the scenario models host queues; the column is left out otherwise.
+    # KAVG (esxtop: time queued in the host) where the scenario models host queues, QFULL (QUEUE FULL statuses in the
+    # measured window) where a target port has a queue depth; each column is left out otherwise.
     show = {
         "iops": ("IOPS", 1.0, "{:,.0f}"),
         "p99_us": ("p99 (ms)", 1e-3, "{:,.3f}"),
         "kavg_us": ("KAVG (ms)", 1e-3, "{:,.3f}"),
+        "qfull": ("QFULL", 1.0, "{:,.0f}"),
         "convergence_s": ("convergence (s)", 1.0, "{:,.2f}"),
     }
     keys = ["scenario", "point", "policy"]

@@ -265,6 +265,9 @@ class RunMetrics:
     # opened by a recovery, else the first): F_* columns; those in flight at the end are not counted (oldest_in_flight)
     fault_windows: np.ndarray = field(default=None)  # type: ignore[arg-type]
     fault_stall: np.ndarray = field(default=None)  # type: ignore[arg-type]
+    # per path: its completions in the window whose I/O was issued on another NUMA node than the path's adapter's
+    # (all 0 when no host has NUMA nodes)
+    path_numa_crossed: np.ndarray = field(default=None)  # type: ignore[arg-type]
     oldest_in_flight: float = math.inf  # when the oldest I/O still in flight at the end was issued (inf: none)
     events: list[dict[str, Any]] = field(default_factory=list)
     config_strings: dict[str, str] = field(default_factory=dict)

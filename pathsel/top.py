@@ -40,8 +40,11 @@ Columns, in esxtop's words where the model has the quantity:
   copies together), as esxtop's VM disk view: ``READS/s``, ``WRITES/s``,
   ``MBREAD/s``, ``MBWRTN/s`` over the last refresh; ``LAT/rd``, ``LAT/wr``
   and ``GAVG/cmd`` the mean latency as the VM sees it (issue to completion),
-  ``KAVG/cmd`` its part queued in the host (measured from the end of the
-  ramp: ``-`` before); ``ACTV`` and ``QUED`` its I/Os active on the device
+  ``KAVG/cmd`` its part in the host as the header and the device view count
+  it: with host queues its time queued (the engines' own split), without
+  them GAVG less the time on its devices' paths (waits for a path and for
+  retries); measured from the end of the ramp: ``-`` before; ``ACTV`` and
+  ``QUED`` its I/Os active on the device
   and waiting in the host now (without host queues: its job slots, and 0).
 * Under the table, in every view: the VMs each fault so far froze (an I/O
   outstanding during it, done by now, of 100 ms or more), with the longest
@@ -107,7 +110,14 @@ _KEYS_HELP = "u devices  d adapters  p paths  h hosts  v VMs  space pause  + fas
 _DONE_HELP = "run finished: u devices  d adapters  p paths  h hosts  v VMs  any other key quits"
 
 
-_ADAPTER = re.compile(r"^(vmhba\d+):")
+# The adapter a runtime name carries, as its system names adapters: ESXi's vmhbaN:C:T:L is vmhbaN's; Linux's H:C:T:L
+# (multipath -ll's, with or without its sdX) is SCSI host H's, /sys/class/scsi_host/hostH; a native NVMe path
+# nvmeXcYnZ (subsystem X, controller Y, namespace Z) leaves by controller Y, /dev/nvmeY.
+_ADAPTERS = (
+    (re.compile(r"^(vmhba\d+):"), "{}"),
+    (re.compile(r"^(\d+):\d+:\d+:\d+(?:\s+sd[a-z]+)?$"), "host{}"),
+    (re.compile(r"^nvme\d+c(\d+)n\d+$"), "nvme{}"),
+)
 
 
 class Quit(Exception):
@@ -142,7 +152,7 @@ class Snapshot:
     devices: list[Row] = field(default_factory=list)
     paths: list[Row] = field(default_factory=list)
     vms: list[Row] = field(default_factory=list)  # per workload (a VM or fio job): esxtop's VM disk view
-    adapters: list[Row] = field(default_factory=list)  # per adapter (vmhbaN of the paths' runtime names, else the host)
+    adapters: list[Row] = field(default_factory=list)  # per adapter (vmhbaN, hostH, nvmeY of the paths' runtime names, else the host)
     stalls: str = ""  # the VMs the faults so far froze (stall_note), as the story and faults[] count them
 
 
@@ -155,10 +165,14 @@ def _num(x: float, fmt: str) -> str:
 
 
 def adapter_of(path_name: str, host: str) -> str:
-    """The adapter a path leaves by: ``vmhbaN`` of an ESXi runtime name (vmhba1:C0:T0:L1), else the host's own
-    (docs/model.md: one adapter per host)."""
-    m = _ADAPTER.match(path_name)
-    return m.group(1) if m else host
+    """The adapter a path leaves by, as its system names it: ``vmhbaN`` of an ESXi runtime name (vmhba1:C0:T0:L1),
+    ``hostH`` of a Linux SCSI one (2:0:1:3 sdc), ``nvmeY`` of a native NVMe one (nvme0c1n1); else the host's own
+    (docs/model.md: one adapter per host), under the host's name."""
+    for pattern, form in _ADAPTERS:
+        m = pattern.match(path_name)
+        if m:
+            return form.format(m.group(1))
+    return host
 
 
 def share(total: int, weights: list[int]) -> list[int]:
@@ -503,7 +517,12 @@ class Top:
         self.ios, self.lat_sum, self.bytes = ios, lat_sum, nbytes
         self.dev_n, self.dev_k, self.dev_d = dev_n, dev_k, dev_d
         self.prev_out, self.was_hidden = out, hidden
-        snap.vms = self.vm_rows(R, step, wl, started)
+        # without host queues a VM's KAVG is, as the header's and its devices', the time its I/Os spent in the host on
+        # no path (waiting for one, for a retry): its GAVG less the time on its devices' paths over the same step
+        on_paths = None
+        if not self.queues:
+            on_paths = [davg([i for dv in self.vm_devices.get(v, ()) for i in model.devices[dv].paths]) for v in range(len(self.vm_slots))]
+        snap.vms = self.vm_rows(R, step, wl, started, on_paths)
         snap.stalls = self.stall_note(R)
         return snap
 
@@ -570,8 +589,11 @@ class Top:
         self.wl = now
         return np.asarray(now - before)
 
-    def vm_rows(self, R: Any, step: float, d: np.ndarray | None = None, started: bool = True) -> list[Row]:
-        """esxtop's VM disk view: one row per workload, rates and means over the step from the record's counters."""
+    def vm_rows(self, R: Any, step: float, d: np.ndarray | None = None, started: bool = True, on_paths: list[float] | None = None) -> list[Row]:
+        """esxtop's VM disk view: one row per workload, rates and means over the step from the record's counters.
+
+        ``on_paths``: per VM, the mean time on its devices' paths over the step (without host queues): its KAVG is
+        then GAVG less that, as the header's and the device view's are; with host queues, the engines' own split."""
         if d is None:
             d = self.wl_delta(R)
         assert d is not None
@@ -583,6 +605,12 @@ class Top:
 
             def lat(x: np.ndarray) -> str:
                 return _ms(x[3] / x[2]) if x[2] else "-"
+
+            def kavg(v: int, rd: np.ndarray, wr: np.ndarray, n: float) -> float:
+                if on_paths is None or v >= len(on_paths):
+                    return float((rd[4] + wr[4]) / n)
+                k = (rd[3] + wr[3]) / n - on_paths[v]
+                return max(float(k), 0.0) if math.isfinite(k) else math.nan  # the same completions: never below 0
 
             if self.queues:
                 actv, qued = int(R.wl_q[v, WQ_ACTV]), int(R.wl_q[v, WQ_QUED])
@@ -600,7 +628,7 @@ class Top:
                         "LAT/rd": lat(rd),
                         "LAT/wr": lat(wr),
                         "GAVG/cmd": _ms((rd[3] + wr[3]) / n) if n else "-",
-                        "KAVG/cmd": _ms((rd[4] + wr[4]) / n) if n else "-",
+                        "KAVG/cmd": _ms(kavg(v, rd, wr, n)) if n else "-",
                         "ACTV": f"{actv}",
                         "QUED": f"{qued}",
                     },

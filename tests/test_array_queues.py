@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -97,6 +98,32 @@ def test_an_overrun_port_answers_queue_full_and_the_host_retries(engine):
     assert 0.6 * 16 / 200e-6 < run.iops < 1.05 * 16 / 200e-6
     table = pathsel.simulate(sc, policies=["rr:iops=1"], engine=engine).table()
     assert "QFULL" in table and "DQLEN mean" in table
+
+
+def test_a_sweep_counts_queue_full_where_a_port_can_answer_it(tmp_path, capsys):
+    """The tour's `pathsel sweep sims/port-queue-full.toml` promises QUEUE FULL: a QFULL column, the window's statuses
+    over every device (as the host-queue table's QFULL column sums them); empty where no port has a queue depth."""
+    import pandas as pd
+
+    from pathsel.cli import main
+    from pathsel.studies.table import qfull_count
+
+    sims = Path(pathsel.__file__).parent / "data" / "examples"
+    res = pathsel.sweep(str(sims / "port-queue-full.toml"), replications=1, duration="0.2s", executor="serial")
+    assert res.table.qfull.notna().all() and (res.table.qfull > 0).all()
+    run = pathsel.simulate(sims / "port-queue-full.toml", duration=0.2).runs[0]
+    assert qfull_count(run) == sum(q["qfull"] for q in run.device_queues()) > 0
+    plain = pathsel.sweep(str(sims / "esxi-latency-testdrive.toml"), replications=1, duration="0.05s", executor="serial")
+    assert "qfull" in plain.table.columns and plain.table.qfull.isna().all()
+    assert main(["sweep", str(sims / "port-queue-full.toml"), "--duration", "0.2s", "--serial", "-q"]) == 0
+    head, *rows = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("pathsel sweep:")]
+    assert len(rows) == 2 and head.split()[-1] == "QFULL" and all(int(r.split()[-1].replace(",", "")) > 0 for r in rows)
+    # a results file from before the column cannot be resumed, and says why
+    out = tmp_path / "old.csv"
+    pathsel.sweep(str(sims / "port-queue-full.toml"), replications=1, duration="0.05s", executor="serial", out=out)
+    pd.read_csv(out).drop(columns=["qfull"]).to_csv(out, index=False)
+    with pytest.raises(ScenarioError, match=r"written before sweeps kept QUEUE FULL counts \(no qfull column\)"):
+        pathsel.sweep(str(sims / "port-queue-full.toml"), replications=1, duration="0.05s", executor="serial", out=out)
 
 
 def test_nexuses_without_a_named_port_have_their_own():

@@ -361,6 +361,9 @@ CASES = [
     ("dsnro_257.toml", "hosts[0].sched_num_req_outstanding", "must be less than or equal to 256, got 257"),
     ("dsnro_zero.toml", "hosts[0].sched_num_req_outstanding", "must be greater than or equal to 1, got 0"),
     ("dsnro_scope_unknown.toml", "hosts[0].dsnro_scope", "must be 'all_vms' or 'per_vm', got 'per_world'"),
+    # the tools' short names: DSNRO is sched_num_req_outstanding (dsnro_scope only says how it counts), DQLEN queue_depth
+    ("dsnro_abbreviated.toml", "hosts[0].dsnro", "unknown key 'dsnro' (did you mean 'sched_num_req_outstanding', or 'dsnro_scope'?)"),
+    ("dqlen_abbreviated.toml", "hosts[0].dqlen", "unknown key 'dqlen' (did you mean 'queue_depth'?)"),
     # issue 16: NUMA nodes, their SLIT distances, and the nodes paths and workloads name
     ("numa_nodes_zero.toml", "hosts[0].numa_nodes", "must be greater than or equal to 1, got 0"),
     ("numa_distances_not_square.toml", "hosts[0].numa_distances", "must be a square 2 x 2 matrix (numa_nodes = 2), got 2 rows of 1/2"),

@@ -8,12 +8,15 @@ located line.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 import pathsel
 from pathsel.model.cpu import TRANSPORT_CPU
 from pathsel.results.cpu import cpulist
+
+from .conftest import ROOT
 
 BASE = """
 name = "cpu {name}"
@@ -302,3 +305,45 @@ def test_bad_cpu_input_gets_one_located_line(cpu, place, fragment, tmp_path, cap
     assert main(["simulate", str(path)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and err.startswith(f"pathsel: error: {path}: {place}: ")
+
+
+def _reference_cpu_defaults() -> dict[str, list[float]]:
+    """docs/scenario-reference.md's cpu.submit, cpu.complete and cpu.irq rows, per transport, in seconds."""
+    text = (ROOT / "docs" / "scenario-reference.md").read_text(encoding="utf-8")
+    out: dict[str, list[float]] = {t: [] for t in TRANSPORT_CPU}
+    for key in ("submit", "complete", "irq"):
+        row = re.search(rf"^\| `cpu\.{key}` \|[^|]*\| by transport: ([^|]*)\|", text, re.M)
+        assert row, key
+        seen: set[str] = set()
+        for piece in row.group(1).strip().split(", "):
+            value = float(re.findall(r"([\d.]+) µs", piece)[-1]) * 1e-6
+            names = set(re.findall(r"`([a-z-]+)`", piece)) | ({""} if re.search(r"\bnone\b", piece) else set())
+            if piece.startswith("the others"):
+                names = set(TRANSPORT_CPU) - seen
+            for n in names:
+                out[n].append(value)
+            seen |= names
+    return out
+
+
+def _model_cpu_defaults() -> dict[str, list[float]]:
+    """docs/model.md's sentence of default CPU times: (submit, complete, interrupt) per transport, in seconds."""
+    text = " ".join((ROOT / "docs" / "model.md").read_text(encoding="utf-8").split())
+    m = re.search(r"in µs \(submit, complete, interrupt\): (.*?)\. ", text)
+    assert m
+    out: dict[str, list[float]] = {}
+    for piece in m.group(1).split("; "):
+        names = re.findall(r"`([a-z-]+)`", piece) + ([""] if "no transport" in piece else [])
+        values = [float(v) * 1e-6 for v in re.findall(r"(?<![\w-])(\d+(?:\.\d+)?)", piece)[-3:]]
+        for n in names:
+            out[n] = values
+    return out
+
+
+@pytest.mark.parametrize("page", [_reference_cpu_defaults, _model_cpu_defaults])
+def test_docs_give_the_codes_cpu_defaults(page):
+    """Both pages state every transport's (submit, complete, irq) as the code has them (iSCSI 6, 6.3, 2 µs)."""
+    got = page()
+    assert set(got) == set(TRANSPORT_CPU)
+    for transport, want in TRANSPORT_CPU.items():
+        assert got[transport] == pytest.approx(list(want), rel=1e-9), transport

@@ -188,3 +188,69 @@ def test_both_engines_agree_on_size_dependent_service_and_slower_paths():
     assert all(f.metrics.trace == r.metrics.trace for f, r in zip(fast.runs, ref.runs))
     # a 256k I/O holds its slot 512 us longer than a 4k one: the mean is past the draws' 80 us
     assert fast.runs[0].latency_split_us["davg"]["mean"] > 2 * 150 + 80 + 200
+
+
+IDLE_SAN = """
+name = "2 hosts x 4 LUNs, VMs on lun0 only"
+seed = 5
+duration = "0.2s"
+[[arrays]]
+name = "array"
+concurrency = 256
+service_time = { dist = "exponential", mean = "150us" }
+[[hosts]]
+name = "esxi01"
+queue_depth = 32
+[[hosts]]
+name = "esxi02"
+queue_depth = 32
+[[volumes]]
+name = "lun0"
+[[volumes]]
+name = "lun1"
+[[volumes]]
+name = "lun2"
+[[volumes]]
+name = "lun3"
+[[paths]]
+host = "esxi01"
+name = "vmhba{i}:C0:T0:L{lun}"
+count = 2
+array = "array"
+one_way_latency = "20us"
+[[paths]]
+host = "esxi02"
+name = "vmhba{i}:C0:T0:L{lun}"
+count = 2
+array = "array"
+one_way_latency = "20us"
+[[workloads]]
+name = "vm1"
+host = "esxi01"
+volume = "lun0"
+[[workloads]]
+name = "vm2"
+host = "esxi02"
+volume = "lun0"
+"""
+
+
+def test_idle_devices_are_one_line_in_the_host_queue_table():
+    """Issue 48: a cluster's host-queue table printed 96 rows, 72 of them devices no VM used: those are one line per
+    policy, counted and named in part; the devices with I/O keep their rows."""
+    from pathsel.results.result import IDLE_FOLDED
+
+    res = pathsel.simulate(pathsel.loads_scenario(IDLE_SAN, "idle"), policies=["rr:iops=1", "fixed"])
+    table = res.table()
+    section = table[table.index("host queues") : table.index("what happened") if "what happened" in table else None]
+    for r in res.runs:
+        queues = r.device_queues()
+        idle = [q for q in queues if not q["ios"]]
+        assert len(idle) == 6 >= IDLE_FOLDED and len(queues) == 8
+        line = f"  {r.label}: 6 of its 8 devices had no I/O in the measured window (ACTV 0, QUED 0), not listed: esxi01/lun1, esxi01/lun2, esxi01/lun3 and 3 more"
+        assert line in section.splitlines()
+        for q in idle:
+            assert not any(row.split()[:2] == [r.label, q["device"]] for row in section.splitlines())
+        for q in queues:
+            if q["ios"]:
+                assert any(row.split()[1:2] == [q["device"]] and row.startswith(r.label) for row in section.splitlines())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import tomllib
 
 import pytest
 
@@ -84,3 +85,15 @@ def test_no_tracked_file_refers_to_the_developers_shared_folder():
             if needle in line:
                 hits.append(f"{name}:{number}")
     assert not hits, f"cite the public source (docs/sources.md) instead of the shared folder: {', '.join(hits)}"
+
+
+def test_readme_says_how_to_get_jupyter_for_the_notebooks():
+    """The README installs an extra that holds the notebooks' kernel and widgets, and a Jupyter to open them in."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    lines = [line for line in readme.splitlines() if "pip install" in line and "jupyter" in line and "notebooks/" in line]
+    assert lines, "README: no command that installs Jupyter and opens notebooks/"
+    extra = re.search(r"'\.\[(\w+)\]'", lines[0])
+    assert extra and extra.group(1) in extras, lines[0]
+    names = {re.split(r"[<>=\[ ]", d)[0] for d in extras[extra.group(1)]}
+    assert {"ipykernel", "ipywidgets"} <= names, names

@@ -622,3 +622,18 @@ def test_resume_names_the_file_row_and_column_of_a_bad_number(column, value, pro
     assert main(["recommend", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"pathsel: error: {out}: row 2, column {column}: ") and problem in err, err
+
+
+def test_recommend_says_what_convergence_counts_beside_simulates_recovery():
+    """Issue 48: on a path that goes down and comes back, simulate prints "recovered in 1.000s" (from the down) and
+    recommend 0.000 s (from the last fault, the return): the convergence ranking says which it is."""
+    from pathsel.studies.recommend import CONVERGENCE_MEANS
+
+    sc = Path(pathsel.__file__).parent / "data" / "examples" / "fast-failover.toml"
+    res = pathsel.sweep(str(sc), replications=1, executor="serial")
+    assert res.table.convergence_s.notna().all()
+    text = res.recommend().text()
+    section = text[text.index("== convergence time after faults") :]
+    for line in CONVERGENCE_MEANS.splitlines():
+        assert line in section
+    assert "from the condition's last fault" in section and "not simulate's recovery" in section

@@ -277,6 +277,8 @@ def test_keys_switch_views_pause_and_quit_in_a_real_terminal(tmp_path):
             time.sleep(0.2)
         assert status.read_text().strip() == "0"
         assert "Traceback" not in screen()
+        # the terminal is left as it was: no "pathsel top: starting..." line printed before the live view
+        assert "starting" not in screen(), screen()
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
 

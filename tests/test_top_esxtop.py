@@ -19,7 +19,7 @@ from pathsel.engine import run_fast
 from pathsel.esxtop_csv import DEVICE_COUNTERS, HEADER_FIRST, decimals, timestamp
 from pathsel.measured.esxtop import read_esxtop
 from pathsel.model import compile_model
-from pathsel.top import Top, first_snapshot, pick_run, share
+from pathsel.top import Top, _header, adapter_of, first_snapshot, pick_run, share
 
 from .conftest import SIMS
 
@@ -692,3 +692,49 @@ def test_second_review_words():
     assert "qfull_retry_delay" in (top_module.__doc__ or "")
     cli = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
     assert "keeps its\nplace in the device queue" in cli and "-n 10,000 or fewer" in cli and "until the\nhost next looks at its paths" in cli
+
+
+# --- issue 48: adapter names per host, the VM view's KAVG as the header's -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "host", "adapter"),
+    [
+        ("vmhba2:C0:T1:L3", "esxi01", "vmhba2"),  # ESXi: the vmhba of the runtime name
+        ("vmhba64:C0:T0:L0", "esxi01", "vmhba64"),
+        ("2:0:1:3 sdc", "linux01", "host2"),  # multipath -ll's H:C:T:L sdX: SCSI host H
+        ("3:0:0:1", "linux01", "host3"),
+        ("nvme0c1n1", "linux01", "nvme1"),  # native NVMe: controller 1 of subsystem 0
+        ("nvme2c0n4", "linux01", "nvme0"),
+        ("p0", "linux01", "linux01"),  # nothing in the name: the host's one adapter
+        ("vmhba1", "esxi01", "esxi01"),  # not a runtime name
+        ("2:0:1", "linux01", "linux01"),
+    ],
+)
+def test_adapters_are_named_as_their_system_names_them(path, host, adapter):
+    assert adapter_of(path, host) == adapter
+
+
+def test_an_nvme_host_shows_its_controllers_not_its_name():
+    """fast-failover: linux01's nvme0c0n1 and nvme0c1n1 leave by controllers nvme0 and nvme1, not 'linux01'."""
+    _, snaps = _snaps("fast-failover.toml", 0.5, duration=1.0)
+    rows = {r.name: r for r in snaps[-1].adapters}
+    assert list(rows) == ["nvme0", "nvme1"] and all(r.cells["NPTH"] == "1" for r in rows.values())
+
+
+@pytest.mark.parametrize(("sim", "duration"), [("path-failure-recovery.toml", 12.0), ("fast-failover.toml", 2.5), ("esxi-24-vms-dqlen.toml", 1.0)])
+def test_the_vm_views_kavg_is_the_headers(sim, duration):
+    """The VM view's KAVG/cmd, I/O-weighted over the VMs, is the header's (GAVG - DAVG): with retries and no host
+    queue it was 0.00 under a header of 1.24 ms."""
+    model, snaps = _snaps(sim, 0.25, duration=duration)
+    checked = 0
+    for s in snaps:
+        if not (math.isfinite(s.gavg_s) and math.isfinite(s.davg_s)) or s.now - s.step < model.ramp:
+            continue  # the VMs' counters are the measured window's: a refresh across the ramp's end has more I/Os
+        header = float(_header("x", s, model, None, False)[2].split("KAVG/cmd ")[1].split()[0])
+        n = [float(r.cells["CMDS/s"].replace(",", "")) for r in s.vms]
+        k = [float(r.cells["KAVG/cmd"]) for r in s.vms]
+        mean = sum(a * b for a, b in zip(n, k)) / sum(n)
+        assert mean == pytest.approx(header, abs=0.011), (s.now, header, k)
+        checked += header > 0.02
+    assert checked  # some refresh had time in the host to agree on

@@ -66,6 +66,7 @@ __all__ = [
     "RECORDER",
     "Recorder",
     "new_record",
+    "numa_nodes",
     "to_metrics",
     "rec_issue",
     "rec_path",
@@ -185,6 +186,11 @@ RECORDER = Layout(
         # per workload (JobModel.vm; j_vm maps each job to it): wl_stat and wl_hist per (vm, op) in the window,
         # wl_q its queue line (WQ_* columns)
         ("j_vm", "i8", 1),
+        # NUMA: each job's node and each path's adapter's node (both empty when no host has NUMA nodes), and per path
+        # its completions in the window whose I/O was issued on another node than the path's adapter (crossed)
+        ("j_node", "i8", 1),
+        ("p_node", "i8", 1),
+        ("path_crossed", "i8", 1),
         ("wl_stat", "f8", 2),
         ("wl_hist", "i8", 2),
         ("wl_q", "f8", 2),
@@ -232,10 +238,13 @@ def new_record(
     job_vm: Sequence[int] = (),
     n_workloads: int = 1,
     fault_windows: Any = None,
+    job_node: Sequence[int] = (),
+    path_node: Sequence[int] = (),
 ) -> Any:
     """A zeroed record for a run with these paths, time-series bins, wires and devices (``queue_depth``: each device's
     queue depth at the start, 0 for none; ``job_vm``: each job's workload, JobModel.vm: every job of the run;
-    ``fault_windows``: metrics.stall_windows of the run's faults)."""
+    ``fault_windows``: metrics.stall_windows of the run's faults; ``job_node``, ``path_node``: each job's NUMA node
+    and each path's adapter's, empty when no host has nodes)."""
     i64, f64 = np.int64, np.float64
     D = n_devices
     rows = H_PATH0 + n_paths
@@ -283,6 +292,9 @@ def new_record(
             ts_dev_queue_depth=np.zeros((D, n_bins), dtype=f64),
             dev_area_queue_depth=np.zeros(D, dtype=f64),
             j_vm=j_vm,
+            j_node=np.array(job_node, dtype=i64).reshape(-1),
+            p_node=np.array(path_node, dtype=i64).reshape(-1),
+            path_crossed=np.zeros(n_paths, dtype=i64),
             wl_stat=_h_stat(2 * W),
             wl_hist=np.zeros((2 * W, PATH_NBINS), dtype=i64),
             wl_q=on_lines(W, S_COLS, np.float64),
@@ -487,6 +499,8 @@ def rec_complete(R, now, op, size, latency, p, path_latency, d, kavg, j):
         R.dev_kavg[d] += kavg
         R.dev_davg[d] += latency - kavg
         wl_add(R, row, size, latency, kavg)
+        if R.p_node.shape[0] != 0 and R.j_node[j] != R.p_node[p]:  # through another node's adapter (NUMA)
+            R.path_crossed[p] += 1
 
 
 @hot
@@ -643,8 +657,24 @@ class Recorder:
         job_vm: Sequence[int] = (),
         n_workloads: int = 1,
         fault_windows: Any = None,
+        job_node: Sequence[int] = (),
+        path_node: Sequence[int] = (),
     ) -> None:
-        self.record = new_record(n_paths, n_bins, n_wires, window, interval, n_devices, queues_on, queue_depth, job_vm, n_workloads, fault_windows)
+        self.record = new_record(
+            n_paths,
+            n_bins,
+            n_wires,
+            window,
+            interval,
+            n_devices,
+            queues_on,
+            queue_depth,
+            job_vm,
+            n_workloads,
+            fault_windows,
+            job_node,
+            path_node,
+        )
         self._addr = self.record.address
 
     def issue(self, now: float) -> None:
@@ -691,6 +721,14 @@ def _hist(R: Any, row: int) -> LogHistogram:
     h.lo = float(st[S_LO]) if st[S_N] else math.inf
     h.hi = float(st[S_HI])
     return h
+
+
+def numa_nodes(model: Any) -> tuple[list[int], list[int]]:
+    """Each job's NUMA node and each path's adapter's, for the record's crossing count; both empty when no host has
+    NUMA nodes (then nothing is compared at a completion)."""
+    if not any(getattr(hp, "numa_nodes", 1) > 1 for hp in model.host_params):
+        return [], []
+    return [int(j.numa_node) for j in model.jobs], [int(p.numa_node) for p in model.paths]
 
 
 def vm_slots(jobs: Sequence[Any]) -> list[int]:
@@ -767,6 +805,7 @@ def to_metrics(R: Any, n_paths: int, slots: Sequence[int] | np.ndarray | None = 
     m.refused = int(R.rc[C_REFUSED])
     m.wire_busy, m.wire_wait, m.wire_frames = R.wire_busy.copy(), R.wire_wait.copy(), R.wire_frames.copy()
     m.path_qfull, m.dev_qfull, m.ts_qfull = R.path_qfull.copy(), R.dev_qfull.copy(), R.ts_qfull.copy()
+    m.path_numa_crossed = R.path_crossed.copy()
     m.ts_dev_queue_depth, m.dev_area_queue_depth = R.ts_dev_queue_depth.copy(), R.dev_area_queue_depth.copy()
     W = R.wl_q.shape[0]
     m.wl_by_op = [{"read": _wl_hist(R, 2 * v), "write": _wl_hist(R, 2 * v + 1)} for v in range(W)]

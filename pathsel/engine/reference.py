@@ -72,7 +72,7 @@ from ..model.frames import F_MODE, frame_row, leg_wire
 from ..model.queues import ARRAY_SLOTS, DEVICE_QUEUE, NVME_TAGS, TARGET_PORT, QueueModel
 from ..policies import DeviceView, IORequest, PathTable, PathView, build_policy
 from .host_queues import overload
-from .recorder import C_FRAMES_LOST, C_REFUSED, C_RETRIED, C_TIMED_OUT, Live, Recorder, to_metrics, vm_slots
+from .recorder import C_FRAMES_LOST, C_REFUSED, C_RETRIED, C_TIMED_OUT, Live, Recorder, numa_nodes, to_metrics, vm_slots
 from .streams import make_streams
 from .truth import reference_truth
 
@@ -319,6 +319,7 @@ class _Simulation:
             [j.vm for j in model.jobs],
             len(model.workloads),
             stall_windows(model.faults, model.end),
+            *numa_nodes(model),
         )
         self.wires = self.rec.record  # busy time, queueing time and frames per wire and direction
         self.events: list[dict[str, Any]] = []

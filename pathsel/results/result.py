@@ -591,6 +591,17 @@ def _window_of(fw: Any, issued: float, done: float) -> int | None:
     return next((k for k in live if fw[k, 2] == 0.0), live[0] if live else None)
 
 
+#: idle devices in the host-queue table from this many on are one line per run, not a row each
+IDLE_FOLDED = 2
+
+
+def idle_devices(idle: list[dict[str, Any]], of: int) -> str:
+    """The host-queue table's line for devices that had no I/O in the window: how many, the first few by name."""
+    names = [str(q["device"]) for q in idle]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3:,} more" if len(names) > 3 else "")
+    return f"{len(idle):,} of its {of:,} devices had no I/O in the measured window (ACTV 0, QUED 0), not listed: {shown}"
+
+
 def _recovery(m: RunMetrics, at: float, until: float, ramp: float, end: float = math.inf) -> dict[str, Any]:
     """Recovery of one fault from the per-interval series (resolution: the scenario's interval); its stall is
     :meth:`RunResult.stalls` (per I/O outstanding during the fault, not per interval).
@@ -975,9 +986,16 @@ class Result:
             qfull = any(r.port_limited for r in self.runs)  # QUEUE FULL statuses, and DQLEN's mean under throttling
             qcols = ["policy", "device", "DQLEN", "ACTV", "QUED", "KAVG", "DAVG", "GAVG", "KAVG p99", *(["QFULL", "DQLEN mean"] if qfull else [])]
             qrows = []
+            idle_lines = []
             for r in self.runs:
                 k99 = r.metrics.kavg.summary_us()["p99"] / 1e3 if r.metrics.kavg.n else None
-                for q in r.device_queues():
+                queues = r.device_queues()
+                # devices that had nothing to do in the window (no workload on them): one line per run, not a row each
+                idle = [q for q in queues if not q["ios"] and not q["actv"] and not q["qued"]]
+                if len(idle) >= IDLE_FOLDED:
+                    queues = [q for q in queues if q not in idle]
+                    idle_lines.append(f"  {r.label}: {idle_devices(idle, len(queues) + len(idle))}")
+                for q in queues:
                     ms = [f"{q[k] / 1e3:.3f}" if q[k] is not None else "-" for k in ("kavg_us", "davg_us", "gavg_us")]
                     extra = []
                     if qfull:
@@ -995,7 +1013,8 @@ class Result:
                             *extra,
                         ]
                     )
-            text += "\n".join(_render(qcols, qrows, right=set(range(2, len(qcols))))) + "\n"
+            text += "\n".join(_render(qcols, qrows, right=set(range(2, len(qcols))))) + "\n" if qrows else ""
+            text += "".join(line + "\n" for line in idle_lines)
         if any(r.model.cpu is not None for r in self.runs):
             from .cpu import cpu_lines
 

@@ -28,7 +28,7 @@ from .fabric import fabric_sentences
 from .story_alike import alike_sentences
 from .story_hosts import HANDFUL, per_host
 from .story_numa import numa_sentences
-from .story_queues import queue_sentence
+from .story_queues import array_queue_sentence, queue_sentence
 from .story_stall import frozen_words, unfrozen_words
 from .subject import subject
 from .used import SHARE_USED, per_device, used_paths
@@ -344,9 +344,19 @@ def _evaluations_summed(r: Run, paths: _Paths, by_device: dict[str, list[dict[st
     changes = 0
     kept_all: list[str] = []
     dropped: list[tuple[str, int, int]] = []
+    # Counted over the candidates only, as the events count them ("kept 2, dropped 0"): the paths an evaluation
+    # weighed. A device's other paths (ANO ones while AO ones serve) were never candidates, so never dropped.
+    outside: Counter[str] = Counter()  # the non-candidates' ALUA states, over the devices
+    shapes: set[tuple[int, int]] = set()  # (candidates, paths) per device
     for device, evals in by_device.items():
-        among = sum(1 for d, _ in paths.by_name if d == device)
-        active = len(evals[-1].get("active", ()))
+        mine = [p for (d, _), p in paths.by_name.items() if d == device]
+        final = evals[-1]
+        active = len(final.get("active", ()))
+        weighed = set(final.get("active", ())) | set(final.get("dropped", ()))
+        among = len(weighed) if "dropped" in final else len(mine)
+        others = [p for p in mine if p.name not in weighed] if "dropped" in final else []
+        outside.update(str(p.alua) for p in others)
+        shapes.add((among, len(mine)))
         changes += len({tuple(sorted(e.get("active", ()))) for e in evals}) - 1
         if active >= among:
             kept_all.append(device)
@@ -358,7 +368,7 @@ def _evaluations_summed(r: Run, paths: _Paths, by_device: dict[str, list[dict[st
     s = f"It evaluated the paths of each of {len(by_device):,} devices {'once, at' if once else 'first at'} {when}"
     last = "that evaluation" if once else "the last evaluation"
     if not dropped:
-        s += f"; {last} kept every path on all {len(by_device):,}"
+        s += f"; {last} kept every path it weighed on all {len(by_device):,}" if outside else f"; {last} kept every path on all {len(by_device):,}"
     else:
         alike = len({(k, n) for _, k, n in dropped}) == 1  # "each kept 3 of 4" says it for all of them
         if alike:
@@ -372,6 +382,13 @@ def _evaluations_summed(r: Run, paths: _Paths, by_device: dict[str, list[dict[st
             s += f"; {last} dropped {some} on {on} ({eg})"
         else:
             s += f"; {last} kept every path on {len(kept_all):,} and dropped some on {len(dropped):,} ({eg})"
+    if outside:
+        states = _list([f"{st}" for st, _ in outside.most_common()])
+        if len(shapes) == 1:
+            n, total = next(iter(shapes))
+            s += f" ({n} of each device's {total} paths were candidates: the other {total - n} were {states})"
+        else:
+            s += f" (counted over the candidate paths: {_plural(sum(outside.values()), 'other path')}, {states}, never were candidates)"
     if changes:
         s += f"; the sets of paths changed {_plural(changes, 'time')} in all"
     idle = _kept_unused_summed(r, paths, by_device)
@@ -631,7 +648,7 @@ def story(result: Runs) -> list[tuple[str | None, list[str]]]:
         paths = _Paths(r)
         others = [o for o in result.runs if o is not r]
         said = [_headline(r, others, paths)]
-        said += [s for s in (per_host(r),) if s]
+        said += [s for s in (per_host(r), array_queue_sentence(r)) if s]
         said += [s for s in (_expectation(r),) if s]
         said += _other_policy_events(r)
         # what the policy did and what happened to the paths, in time order

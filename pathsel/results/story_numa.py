@@ -2,18 +2,18 @@
 
 An I/O sent through an adapter (HBA, NIC) on another NUMA node than the CPU
 that issued it pays the host's ``numa_penalty`` per 10 SLIT distance units
-(docs/model.md). The engines count I/Os per workload and per path, not per
-(workload, path), so the sentence compares the two per node: when node 0's
-workloads issued 66 % of the host's I/Os and node 0's adapters carried 50 %,
-at least 16 % crossed to the other node's adapters; when both shares match,
-every I/O may have stayed on its own node (NUMA-aware selection).
+(docs/model.md). The sentence gives, per node, the share of the host's I/Os
+its workloads issued and its adapters carried, then the measured share that
+crossed: the I/Os completed in the window through an adapter on another node
+than the one that issued them (``RunMetrics.path_numa_crossed``, counted by
+both engines at each completion), one definition for every policy.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["numa_sentences", "node_shares", "SHOWN"]
+__all__ = ["numa_sentences", "node_shares", "crossed_share", "SHOWN"]
 
 #: hosts with NUMA told one by one; more are summed up in one sentence
 SHOWN = 2
@@ -21,6 +21,11 @@ SHOWN = 2
 
 def _us(seconds: float) -> str:
     return f"{seconds * 1e6:.3g} us"
+
+
+def _share(x: float) -> str:
+    """A share as the sentence gives it: whole percent, one decimal below 10 % (never 0 % for some)."""
+    return f"{x * 100:.0f} %" if x >= 0.0995 else f"{x * 100:.1f} %" if x >= 0.0005 else "under 0.1 %"
 
 
 def node_shares(r: Any, h: int) -> tuple[dict[int, int], dict[int, int]]:
@@ -40,6 +45,14 @@ def node_shares(r: Any, h: int) -> tuple[dict[int, int], dict[int, int]]:
     return issued, carried
 
 
+def crossed_share(r: Any, h: int) -> tuple[int, int]:
+    """Host h's I/Os completed in the window through another NUMA node's adapter, and all its I/Os completed there."""
+    m, model = r.metrics, r.model
+    mine = [p.index for p in model.paths if p.host == h]
+    crossed = int(sum(int(m.path_numa_crossed[i]) for i in mine)) if m.path_numa_crossed is not None else 0
+    return crossed, int(sum(m.path_hist[i].n for i in mine))
+
+
 def numa_sentences(r: Any) -> list[str]:
     """Per host with NUMA nodes (a few; more in one sentence): the share its nodes issued and their adapters carried."""
     model = r.model
@@ -56,21 +69,23 @@ def numa_sentences(r: Any) -> list[str]:
         nodes = sorted(set(issued) | set(carried))
         share_i = {k: issued.get(k, 0) / n_issued for k in nodes}
         share_c = {k: carried.get(k, 0) / n_carried for k in nodes}
-        crossed = sum(max(0.0, share_i[k] - share_c[k]) for k in nodes)  # a lower bound: per-node totals only
-        crossed_total += round(crossed * n_issued)
-        issued_total += n_issued
+        n_crossed, n_done = crossed_share(r, hp.index)
+        crossed = n_crossed / n_done if n_done else 0.0
+        crossed_total += n_crossed
+        issued_total += n_done
         if len(out) >= SHOWN:
             continue
         pen = sorted({hp.numa_extra(a, b) for a in range(hp.numa_nodes) for b in range(hp.numa_nodes) if a != b})
         penalty = _us(pen[0]) if len(pen) == 1 else f"{_us(pen[0])[:-3]}-{_us(pen[-1])}"
         split = "; ".join(f"node {k}'s workloads issued {share_i[k] * 100:.0f} % and its adapters carried {share_c[k] * 100:.0f} %" for k in nodes)
-        if crossed < 0.01:
-            verdict = "the shares match, so every I/O may have stayed on its own node"
+        if n_crossed == 0:
+            verdict = "every I/O stayed on its own node's adapter"
         else:
-            verdict = f"so at least {crossed * 100:.0f} % of its I/Os crossed to another node's adapter"
+            verdict = f"{_share(crossed)} of its I/Os ({n_crossed:,}) went through another node's adapter"
         out.append(f"NUMA on {hp.name} ({hp.numa_nodes} nodes, {penalty} for each I/O through another node's adapter): {split}; {verdict}.")
     if len(hosts) > SHOWN and issued_total:
         out.append(
-            f"Over all {len(hosts):,} NUMA hosts at least {crossed_total / issued_total * 100:.0f} % of the I/Os crossed to another node's adapter."
+            f"Over all {len(hosts):,} NUMA hosts {_share(crossed_total / issued_total)} of the I/Os ({crossed_total:,}) went through "
+            "another node's adapter."
         )
     return out

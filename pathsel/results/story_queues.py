@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model.queues import DEVICE_QUEUE
+from ..model.queues import ARRAY_SLOTS, DEVICE_QUEUE
 from .subject import binding_queues
 
-__all__ = ["queue_sentence", "LITTLE"]
+__all__ = ["queue_sentence", "array_queue_sentence", "LITTLE", "ARRAY_QUEUED"]
 
 #: KAVG below this share of GAVG: "almost nothing waited in the host"
 LITTLE = 0.05
 #: a limit is named as the one I/Os waited for when the mean ACTV reached this share of it
 AT_LIMIT = 0.9
+#: an array's queue is said when its requests spent at least this share of their time at it waiting for a slot
+ARRAY_QUEUED = 0.5
 
 
 def _ms(seconds: float) -> str:
@@ -52,34 +54,62 @@ def _limits(r: Any, d: Any) -> list[tuple[str, int]]:
     return out
 
 
+def _dsnro_per_vm(r: Any, d: Any) -> int:
+    """Device ``d``'s DSNRO when it caps each VM's I/Os (``dsnro_scope = "per_vm"``) and a VM on it kept more than
+    that outstanding on average (ACTV + QUED): then some of its I/Os waited for their VM's DSNRO; else 0."""
+    model, m = r.model, r.metrics
+    row = next((q for q in model.queues if q.kind == DEVICE_QUEUE and q.owner == d.index), None)
+    if row is None or not row.dsnro or not row.dsnro_per_vm or m.wl_area_actv is None or m.wl_area_qued is None:
+        return 0
+    vms = {j.vm for j in model.jobs if j.device == d.index}
+    held = [(float(m.wl_area_actv[v]) + float(m.wl_area_qued[v])) / r.duration for v in vms if v < len(m.wl_area_actv)]
+    return int(row.dsnro) if any(h > row.dsnro for h in held) else 0
+
+
 def _waited_for(r: Any, qued: float) -> str:
     """The sentence's ``, where 160 I/Os waited on average (QUED) for esxi01's DSNRO of 32 (...),``: the limit the I/Os waited
     for is the lowest of the device's limits, named only when the device's mean ACTV sat at it (at least
     :data:`AT_LIMIT` of it): a DSNRO of 32 under a DQLEN of 64 is the one that binds (ACTV 32), and a limit the
     run never reached is not the reason anything waited."""
     model, m = r.model, r.metrics
-    bound: dict[tuple[str, int], set[str]] = {}
+    # per device, what its I/Os waited for: the lowest limit its ACTV sat at, and under dsnro_scope = "per_vm" each
+    # VM's DSNRO when its VMs kept more than that outstanding (a per-VM cap never fills the device, so ACTV cannot
+    # tell it); both when both bound
+    bound: dict[tuple[tuple[str, int], ...], set[str]] = {}
     for d in model.devices:
         limits = _limits(r, d)
-        if not limits:
+        per_vm = _dsnro_per_vm(r, d)
+        if not limits and not per_vm:
             continue
-        what, places = min(limits, key=lambda wp: wp[1])
-        actv = float(m.dev_area_actv[d.index]) / r.duration
-        if what == "adapter queue depth":  # the adapter's places are shared by the host's devices
-            actv = sum(float(m.dev_area_actv[e.index]) for e in model.devices if e.host == d.host) / r.duration
-        if actv < AT_LIMIT * places:
+        key: tuple[tuple[str, int], ...] = ()
+        if limits:
+            what, places = min(limits, key=lambda wp: wp[1])
+            actv = float(m.dev_area_actv[d.index]) / r.duration
+            if what == "adapter queue depth":  # the adapter's places are shared by the host's devices
+                actv = sum(float(m.dev_area_actv[e.index]) for e in model.devices if e.host == d.host) / r.duration
+            if actv >= AT_LIMIT * places:
+                key = ((what, places),)
+        if per_vm:
+            key += (("DSNRO per VM", per_vm),)
+        if not key:
             return f", where {_ios(qued)} I/Os waited on average (QUED),"
-        bound.setdefault((what, places), set()).add(model.hosts[d.host])
+        bound.setdefault(key, set()).add(model.hosts[d.host])
     if len(bound) != 1:
         return f", where {_ios(qued)} I/Os waited on average (QUED),"
-    (what, places), hosts = next(iter(bound.items()))
+    key, hosts = next(iter(bound.items()))
     devices = len(model.devices)
     whose = f"{next(iter(hosts))}'s" if len(hosts) == 1 else f"{len(hosts):,} hosts'"
-    each = " each" if devices > 1 and what != "adapter queue depth" else ""
-    named = f"{what} of {places}{each}"
-    if what == "DSNRO":
-        dqlen = sorted({model.host_params[d.host].queue_depth for d in model.devices})
+    parts = []
+    for what, places in key:
+        each = " each" if devices > 1 and what == "DQLEN" else ""
+        parts.append(f"DSNRO of {places} per VM" if what == "DSNRO per VM" else f"{what} of {places}{each}")
+    named = " and ".join(parts)
+    dqlen = sorted({model.host_params[d.host].queue_depth for d in model.devices})
+    if any(what == "DSNRO" for what, _ in key):
         named += f" (Disk.SchedNumReqOutstanding, the cap while several VMs have I/O on a device; DQLEN {'/'.join(map(str, dqlen))})"
+    elif any(what == "DSNRO per VM" for what, _ in key):
+        alone = "" if any(what == "DQLEN" for what, _ in key) else f"; DQLEN {'/'.join(map(str, dqlen))}"
+        named += f' (Disk.SchedNumReqOutstanding with dsnro_scope = "per_vm": each VM\'s cap on a device it shares{alone})'
     return f", where {_ios(qued)} I/Os waited on average{' in all' if devices > 1 else ''} (QUED) for {whose} {named},"
 
 
@@ -108,3 +138,51 @@ def queue_sentence(r: Any) -> str | None:
         f"{across} its {_ms(gavg)} mean latency (GAVG), {_ms(kavg)} ({kavg / gavg * 100:.0f} %) was queued in the host "
         f"(KAVG){why} and {_ms(davg)} at the device (DAVG)."
     )
+
+
+def array_queue_sentence(r: Any) -> str | None:
+    """Where the time on the paths went when the arrays' slots (``concurrency``) were the queue: per array its mean
+    busy slots and mean requests waiting over the measured window, and, by Little's law on the same requests, the
+    share of their time at the array spent waiting for a slot (waiting / (waiting + in service)). Said only when
+    some array's requests waited at least :data:`ARRAY_QUEUED` of their time there: "36 ms mean on their paths"
+    over paths of 20 us one way is the array's queue, not the wire."""
+    model, m = r.model, r.metrics
+    if m.queue_waiting_area is None or m.queue_in_use_area is None or not r.ios or r.duration <= 0:
+        return None
+    rows = model.queue_rows(ARRAY_SLOTS)
+    seen = []
+    for a, q in enumerate(rows):
+        if q < 0 or q >= len(m.queue_waiting_area):
+            continue
+        busy = float(m.queue_in_use_area[q]) / r.duration
+        waiting = float(m.queue_waiting_area[q]) / r.duration
+        if busy + waiting > 0:
+            seen.append((model.arrays[a].name, int(model.queues[q].queue_depth), busy, waiting, waiting / (busy + waiting)))
+    queued = [s for s in seen if s[4] >= ARRAY_QUEUED]
+    if not queued:
+        return None
+
+    def alike(values: list[str]) -> str:
+        return values[0] if len(set(values)) == 1 else " and ".join(values)
+
+    shares = {f"{q[4] * 100:.0f}" for q in queued}
+    share = f"{min(shares, key=float)} %" + ("" if len(shares) == 1 else " or more")
+    if len(queued) <= 3:
+        names = [q[0] for q in queued]
+        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+        busy = alike([f"{q[2]:,.0f}" for q in queued])
+        slots = alike([f"{q[1]:,}" for q in queued])
+        waiting = " and ".join(f"{q[3]:,.0f}" for q in queued)
+        one = len(queued) == 1
+        s = (
+            f"The {'array was' if one else 'arrays were'} the queue: {who} had {busy} of {'its' if one else 'their'} {slots} "
+            f"slots (concurrency) busy on average and {waiting} requests waiting for one, so {share} of a request's time "
+            f"at {'it' if one else 'an array'} was its wait for a slot"
+        )
+    else:
+        s = (
+            f"The arrays were the queue: {len(queued):,} of the {len(seen):,} arrays had {sum(q[3] for q in queued):,.0f} "
+            f"requests waiting for a slot on average, {share} of a request's time at such an array"
+        )
+    s += "; in the host, no queue held them (no queue depth is set)" if not r.host_queued else "; what waited in the host (KAVG) is said below"
+    return s + "."

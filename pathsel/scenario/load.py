@@ -225,6 +225,12 @@ def _still_wrong(data: Any, loc: tuple[Any, ...], value: Any, integer: bool) -> 
     return ""
 
 
+# The short names the tools print for a key, which spelling alone would not lead to: esxtop's DQLEN is the device's
+# queue depth; VMware's "DSNRO" is Disk.SchedNumReqOutstanding, `esxcli storage core device set -O`, the key
+# sched_num_req_outstanding (whose nearest spelling, dsnro_scope, only says how it counts).
+_ABBREVIATED = {"dsnro": "sched_num_req_outstanding", "dqlen": "queue_depth"}
+
+
 def _model_error(source: str, exc: ValidationError, data: Any = None) -> ScenarioError:
     errors = exc.errors()
     # A list whose item is bad is also reported as too short (the bad item was dropped): not a second problem.
@@ -237,8 +243,12 @@ def _model_error(source: str, exc: ValidationError, data: Any = None) -> Scenari
     for err, loc in zip(errors, locs):
         problem = _problem(err)
         if err["type"] == "extra_forbidden" and loc:
-            guess = closest(str(loc[-1]), _keys_at(loc[:-1]))
-            problem = f"unknown key {loc[-1]!r}" + (f" (did you mean {guess!r}?)" if guess else "")
+            keys = _keys_at(loc[:-1])
+            near = closest(str(loc[-1]), keys)
+            guess = _ABBREVIATED.get(str(loc[-1]).lower())
+            guess = guess if guess in keys else near
+            also = f", or {near!r}" if near is not None and near != guess else ""
+            problem = f"unknown key {loc[-1]!r}" + (f" (did you mean {guess!r}{also}?)" if guess else "")
             if (*loc[:-1], guess) in missing:
                 misspelt.add((*loc[:-1], guess))
         elif err["type"] == "literal_error":

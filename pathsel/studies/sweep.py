@@ -72,6 +72,7 @@ from .table import (
     convergence_time,
     kavg_mean_us,
     param_columns,
+    qfull_count,
     read_table,
     summarize,
 )
@@ -109,6 +110,7 @@ def _run_one(sc: Scenario, seed: int, duration: float | None, engine: str) -> li
         rec["convergence_s"] = convergence_time(run)
         rec["failed"] = int(run.metrics.failed)
         rec["kavg_us"] = kavg_mean_us(run)
+        rec["qfull"] = qfull_count(run)
         rows.append(rec)
     return rows
 

@@ -82,8 +82,10 @@ def in_plan_order(df: pd.DataFrame, plan: SweepPlan) -> pd.DataFrame:
 
 def _other_columns(have: list[str], want: list[str]) -> str:
     """Why a results file cannot be resumed: another sweep's, or this sweep's from before a column was added."""
-    if [c for c in want if c not in have] == ["kavg_us"] and [c for c in have if c not in want] == []:
-        return "was written before sweeps kept KAVG (no kavg_us column): use another --out, or delete it and run again"
+    added = {"kavg_us": "KAVG", "qfull": "QUEUE FULL counts"}  # columns sweeps gained, in the order they gained them
+    lost = [c for c in want if c not in have]
+    if lost and set(lost) <= set(added) and [c for c in have if c not in want] == []:
+        return f"was written before sweeps kept {added[lost[0]]} (no {lost[0]} column): use another --out, or delete it and run again"
     if [c for c in want if c not in have] == ["timeout_scale"] and [c for c in have if c not in want] == []:
         return (
             "holds runs with no timeout_scale column (a sweep's, or a league's from before leagues scaled the hosts' "

@@ -31,13 +31,15 @@ __all__ = [
     "summarize",
     "convergence_time",
     "kavg_mean_us",
+    "qfull_count",
 ]
 
 DEFAULT_REPLICATIONS = 3
 CONVERGENCE_BAND = 0.10  # IOPS within +-10 % of the level it settles at counts as converged
 
 # Every metric of Result.summary(), then what a sweep adds: simulated I/Os, convergence after faults, failed I/Os,
-# and esxtop's KAVG (mean time queued in the host; empty where no host queue is modelled).
+# esxtop's KAVG (mean time queued in the host; empty where no host queue is modelled), and the QUEUE FULL statuses
+# target ports returned in the measured window (empty where no port has a queue depth: none could be).
 METRIC_COLUMNS = (
     "iops",
     "mbps",
@@ -52,10 +54,11 @@ METRIC_COLUMNS = (
     "convergence_s",
     "failed",
     "kavg_us",
+    "qfull",
 )
 INT_METRICS = {"paths_used", "ios", "failed"}
 # Summaries and recommendations read these; expected_iops is the file's figure, not a measurement.
-SUMMARY_METRICS = ("iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used", "convergence_s", "kavg_us")
+SUMMARY_METRICS = ("iops", "mbps", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "paths_used", "convergence_s", "kavg_us", "qfull")
 KEY_COLUMNS = ("scenario", "point", "replication", "seed", "policy", "spec")
 NO_PARAMS = "defaults"  # the point text of a sweep without parameters
 
@@ -199,3 +202,14 @@ def kavg_mean_us(run: RunResult) -> float:
     if not (run.host_queued or run.port_limited) or not run.metrics.kavg.n:
         return math.nan
     return float(run.latency_split_us["kavg"]["mean"])
+
+
+def qfull_count(run: RunResult) -> float:
+    """The QUEUE FULL statuses target ports returned in the measured window, all devices together (esxtop's QFULL).
+
+    NaN where no target port has a ``port_queue_depth``: no port could answer QUEUE FULL, so a 0 would be a
+    figure the model does not have. A count, kept as a float column so that NaN can stand for that.
+    """
+    if not run.port_limited or run.metrics.dev_qfull is None:
+        return math.nan
+    return float(run.metrics.dev_qfull.sum())

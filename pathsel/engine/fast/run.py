@@ -36,7 +36,7 @@ from ...policies.framework.kernel import (
 )
 from ...timing.distributions import Constant
 from ..host_queues import overload
-from ..recorder import Live, close_record, new_record, to_metrics, vm_slots
+from ..recorder import Live, close_record, new_record, numa_nodes, to_metrics, vm_slots
 from ..streams import Draws, make_streams
 from ..truth import truth_static
 from . import layout as L
@@ -404,6 +404,7 @@ class _Run:
             [j.vm for j in model.jobs],
             len(model.workloads),
             stall_windows(model.faults, model.end),
+            *numa_nodes(model),
         )
         # The processes SimPy starts first: every job slot, then the fault timeline.
         for s in range(N):
