@@ -35,6 +35,7 @@ class NvmeHead:
     live: list[bool] = field(default_factory=list)  # nvme_ctrl_state(ns->ctrl) == NVME_CTRL_LIVE
     nr_active: dict[int, int] = field(default_factory=dict)  # ctrl->nr_active
     current_path: list[int | None] = field(default_factory=list)  # head->current_path[node]
+    connect: bool = True  # start as a host whose paths have gone live (set_live), not from an empty current_path
 
     def __post_init__(self) -> None:
         if not self.live:
@@ -43,6 +44,12 @@ class NvmeHead:
             self.current_path = [None] * len(self.distance)
         for c in self.ctrl:
             self.nr_active.setdefault(c, 0)
+        if self.connect:
+            # the host as a run starts: each path has gone live in turn (its controller LIVE, its ANA log read):
+            # nvme_update_ns_ana_state -> nvme_mpath_set_live, which finds every node's current path again for an
+            # optimized path. So current_path is set before the first I/O (round-robin's first I/O goes to the next).
+            for ns in range(len(self.ana)):
+                self.update_ana_state(ns, self.ana[ns])
 
     # -- multipath.c: nvme_path_is_disabled --------------------------------------------------------
     def path_is_disabled(self, ns: int) -> bool:
@@ -305,6 +312,18 @@ def k_int(x: int) -> int:
     return x - (1 << 32) if x >= 1 << 31 else x
 
 
+ST_MAX_RELATIVE_THROUGHPUT_SHIFT = 7
+ST_MAX_INFLIGHT_SIZE = U64_MASK >> ST_MAX_RELATIVE_THROUGHPUT_SHIFT  # ((size_t)-1 >> ST_MAX_RELATIVE_THROUGHPUT_SHIFT)
+
+
+def k_atomic_read_size(x: int) -> int:
+    """``size_t sz = atomic_read(&pi->in_flight_size)``: ``in_flight_size`` is an ``atomic_t`` (a 32-bit ``int``;
+    ``atomic_add`` wraps), read as ``int`` and sign-extended into the 64-bit ``size_t``: 2 GiB in flight or more
+    reads as nearly 2**64."""
+    x = k_int(x)
+    return x & U64_MASK
+
+
 @dataclass
 class DmPathInfo:
     """The selectors' ``struct path_info`` fields for one path (pathsel keeps them per path across a regrouping)."""
@@ -354,22 +373,28 @@ class DmSelector:
 
     # -- select_path -------------------------------------------------------------------------------------
     def st_compare_load(self, p1: int, p2: int, incoming: int) -> int:
-        """``st_compare_load``: case 1 ``if (pi1->relative_throughput == pi2->relative_throughput) return sz1 -
-        sz2;`` case 2 ``if (sz1 == sz2 || !pi1->relative_throughput || !pi2->relative_throughput) return
-        pi2->relative_throughput - pi1->relative_throughput;`` case 3 ``sz1 += incoming; sz2 += incoming;`` (the
-        ST_MAX_INFLIGHT_SIZE shift cannot be reached) ``st1 = sz1 * pi2->relative_throughput; st2 = sz2 *
-        pi1->relative_throughput; if (st1 != st2) return st1 - st2;`` case 4 ``return pi2->relative_throughput -
-        pi1->relative_throughput;`` (all returned as ``int``)."""
+        """``st_compare_load`` (``size_t sz1, sz2, st1, st2``): ``sz1 = atomic_read(&pi1->in_flight_size);`` (an
+        ``atomic_t``: 32 bits, signed, sign-extended into the ``size_t``) case 1 ``if (pi1->relative_throughput ==
+        pi2->relative_throughput) return sz1 - sz2;`` case 2 ``if (sz1 == sz2 || !pi1->relative_throughput ||
+        !pi2->relative_throughput) return pi2->relative_throughput - pi1->relative_throughput;`` case 3 ``sz1 +=
+        incoming; sz2 += incoming; if (unlikely(sz1 >= ST_MAX_INFLIGHT_SIZE || sz2 >= ST_MAX_INFLIGHT_SIZE)) { sz1
+        >>= ST_MAX_RELATIVE_THROUGHPUT_SHIFT; sz2 >>= ST_MAX_RELATIVE_THROUGHPUT_SHIFT; } st1 = sz1 *
+        pi2->relative_throughput; st2 = sz2 * pi1->relative_throughput; if (st1 != st2) return st1 - st2;`` case 4
+        ``return pi2->relative_throughput - pi1->relative_throughput;`` (all returned as ``int``; the ``size_t``
+        arithmetic in u64)."""
         a, b = self.info[p1], self.info[p2]
-        sz1, sz2 = a.in_flight_size, b.in_flight_size
+        sz1, sz2 = k_atomic_read_size(a.in_flight_size), k_atomic_read_size(b.in_flight_size)
         if a.relative_throughput == b.relative_throughput:
             return k_int(sz1 - sz2)
         if sz1 == sz2 or not a.relative_throughput or not b.relative_throughput:
             return k_int(b.relative_throughput - a.relative_throughput)
-        sz1 += incoming
-        sz2 += incoming
-        st1 = sz1 * b.relative_throughput
-        st2 = sz2 * a.relative_throughput
+        sz1 = (sz1 + incoming) & U64_MASK
+        sz2 = (sz2 + incoming) & U64_MASK
+        if sz1 >= ST_MAX_INFLIGHT_SIZE or sz2 >= ST_MAX_INFLIGHT_SIZE:
+            sz1 >>= ST_MAX_RELATIVE_THROUGHPUT_SHIFT
+            sz2 >>= ST_MAX_RELATIVE_THROUGHPUT_SHIFT
+        st1 = (sz1 * b.relative_throughput) & U64_MASK
+        st2 = (sz2 * a.relative_throughput) & U64_MASK
         if st1 != st2:
             return k_int(st1 - st2)
         return k_int(b.relative_throughput - a.relative_throughput)

@@ -48,13 +48,18 @@ class DmPair:
         failback: str = "manual",
         poll: float = 1.0,
         threshold_multiplier: int = 0,
+        relative_throughput: list[int] | None = None,
     ) -> None:
         self.rig = Rig(list(alua))
         params: dict[str, Any] = {"path_grouping_policy": grouping, "failback": failback, "polling_interval": poll}
         if kind == "historical-service-time":
             params["threshold_multiplier"] = threshold_multiplier
+        if relative_throughput is not None:  # service-time's table argument (the Python class takes it)
+            params["relative_throughput"] = relative_throughput
         self.pol = self.rig.bind(DM[kind](**params))
         self.ref = DmMultipath(kind, list(alua), grouping, failback, poll, threshold_multiplier=threshold_multiplier)
+        for k, t in enumerate(relative_throughput or ()):
+            self.ref.info[k].relative_throughput = t
         self.flight: list[tuple[Any, Any, int]] = []
         self.steps = 0
 
@@ -174,6 +179,63 @@ def test_a_tick_reinstates_a_path_into_the_group_it_had_then_not_after_a_later_a
     assert s.io() == 0
 
 
+def test_a_path_that_changes_group_with_io_in_flight_keeps_its_count_and_fails_in_its_new_group():
+    """Issue 51, kept as a named assumption (dm.py): a path that changes ALUA group while I/Os are in flight on it. A
+    harness that moves the path from one group's selector to the other's (``*_add_path``: a new ``path_info``) counts
+    zero in flight for it there, and an I/O sent before the move that then fails calls ``fail_path`` on the old
+    ``pgpath``, which no group holds: nothing is failed. pathsel keeps the path's count and fails the path in its new
+    group until the checker's next tick. In the kernel the move is multipathd reloading the table
+    (``check_path`` -> ``reload_and_sync_map`` on a priority change), and the reload suspends the map first:
+    ``__dm_suspend`` -> ``dm_wait_for_completion`` waits for every request in flight, so no I/O of the old table is
+    in flight when the new selectors start counting, and none can fail after. pathsel does not model the suspend (I/O
+    keeps flowing through the change): the I/Os it counts are on the path, and one that fails fails the path as any
+    other would."""
+    s = DmPair("queue-length", ["AO", "AO", "ANO"], poll=1.0)
+    assert [s.io(), s.io(), s.io(), s.io()] == [0, 1, 0, 1]  # two in flight on each optimized path
+    s.ana(0, "ANO")
+    s.ana(0, "AO")  # back in the optimized group, at the tail of its list
+    assert s.rig.table.outstanding[0] == 2
+    assert s.io() == 1, "its two I/Os still count: a tie with path 1, which is ahead in the list (a fresh count: 0)"
+    s.advance(0.25)
+    s.fail(0)  # an I/O sent on path 0 before the moves fails: path 0 leaves its (new) group until the tick at 1 s
+    assert [s.io(), s.io()] == [1, 1], "path 0 is failed (the kernel's fail_path would find no group holding it)"
+    s.advance(0.75)
+    assert s.io() == 0
+
+
+GIB = 1 << 30
+
+
+def test_service_time_keeps_its_bytes_in_flight_in_32_bits():
+    """Issue 51: ``dm-ps-service-time.c`` keeps a path's bytes in flight in an ``atomic_t``: past 2 GiB it wraps
+    negative, and ``st_compare_load`` reads it into a ``size_t`` sign-extended, as nearly 2**64. With unequal
+    relative throughputs (case 3) the ``ST_MAX_INFLIGHT_SIZE`` guard then fires, both sizes are shifted down, and the
+    difference of the products, truncated to ``int``, names the loaded path the better one: the kernel keeps choosing
+    it. pathsel models the width (before issue 51 it counted in 64 bits and turned to the other path)."""
+    s = DmPair("service-time", ["AO", "AO"], grouping="multibus", relative_throughput=[1, 2])
+    assert [s.io(GIB) for _ in range(8)] == [1] * 8
+    assert (s.ref.info[0].in_flight_size, s.ref.info[1].in_flight_size) == (0, 8 * GIB)
+    t = DmPair("service-time", ["AO", "AO"], grouping="multibus", relative_throughput=[1, 3])
+    assert [t.io(GIB) for _ in range(8)] == [1, 1, 1, 0, 0, 0, 1, 0]
+    # equal relative throughputs (every table multipath-tools writes): case 1 returns sz1 - sz2 as an int, whose low
+    # 32 bits the width does not change, so these choices are the same with or without it
+    e = DmPair("service-time", ["AO", "AO"], grouping="multibus")
+    assert [e.io(GIB) for _ in range(6)] == [0, 1, 0, 1, 0, 1]
+
+
+def st_wide_sequence(rnd: random.Random, length: int = 40) -> int:
+    """service-time with random relative throughputs (0..100) and I/Os up to 1 GiB, so the 32-bit count wraps."""
+    n = rnd.randint(2, 4)
+    rt = [rnd.choice((0, 1, 1, 2, 3, 50, 100)) for _ in range(n)]
+    s = DmPair("service-time", ["AO"] * n, grouping="multibus", relative_throughput=rt)
+    for _ in range(length):
+        if rnd.random() < 0.7 or not s.flight:
+            s.io(rnd.choice((4096, 1 << 20, 1 << 28, GIB)))
+        else:
+            s.complete(rnd.randrange(len(s.flight)))
+    return s.steps
+
+
 # -- random sequences --------------------------------------------------------------------------------------------------
 def dm_sequence(rnd: random.Random, length: int = 60, kind: str | None = None, errors: bool = True) -> tuple[str, int]:
     """One random host and sequence; returns the selector and the selects compared. ``errors=False``: no attempt
@@ -215,6 +277,12 @@ EXAMPLES = int(os.environ.get("PATHSEL_EXAMPLES", "200"))
 @given(st.integers(0, 2**32 - 1))
 def test_random_dm_sequences_choose_what_the_kernel_chooses(seed):
     dm_sequence(random.Random(seed))  # with I/O errors: dm's fail_path and the checker's reinstatements
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_service_time_past_2_gib_in_flight_chooses_what_the_kernel_chooses(seed):
+    st_wide_sequence(random.Random(seed))
 
 
 @pytest.mark.parametrize("kind", list(DM))

@@ -91,14 +91,34 @@ class Pair:
 
 
 # -- cases, walked line by line ---------------------------------------------------------------------------
+def test_round_robin_starts_after_the_path_set_live_found():
+    """Issue 51: when the paths went live, ``nvme_mpath_set_live`` ran ``__nvme_find_path`` for every node, so
+    ``current_path`` is the first optimized path before any I/O and the first round-robin I/O goes to the next one.
+    Two optimized controllers and one I/O: controller 1 (pathsel gave 0 before issue 51), and the rotation stays in
+    that phase."""
+    s = Pair("round-robin", ["AO", "AO"])
+    assert s.ref.current_path == [0]
+    assert [s.io(), s.io(), s.io(), s.io()] == [1, 0, 1, 0]
+    three = Pair("round-robin", ["ANO", "AO", "AO"])  # the first *optimized* path is current: path 1
+    assert [three.io(), three.io(), three.io()] == [2, 1, 2]
+    nodes = Pair("round-robin", ["AO", "AO", "AO"], nodes=[0, 1, 1])  # no distance under round-robin: every node alike
+    assert [nodes.io(0), nodes.io(1), nodes.io(1)] == [1, 1, 2]
+
+
+def test_round_robin_with_no_optimized_path_starts_from_none():
+    """set_live finds paths only for an optimized one: with non-optimized paths alone ``current_path`` is NULL and
+    the first I/O finds the first of them (``__nvme_find_path``), as before issue 51."""
+    s = Pair("round-robin", ["ANO", "ANO"])
+    assert s.ref.current_path == [None]
+    assert [s.io(), s.io(), s.io()] == [0, 1, 0]
+
+
 def test_the_issues_example_round_robin_walks_on_past_a_controller_that_went_down():
-    """Three optimized paths, one I/O each to the first two, both complete, the second's controller goes down with
-    nothing in flight: ``nvme_round_robin_path`` starts from ``current_path`` (the second path, not cleared: nothing
-    failed over), skips it as disabled, and takes the third. pathsel took the first before issue 34."""
+    """Three optimized paths, one I/O that completes, its path's controller goes down with nothing in flight:
+    ``nvme_round_robin_path`` starts from ``current_path`` (that path, not cleared: nothing failed over), skips it as
+    disabled, and takes the next. pathsel went back to the first before issue 34."""
     s = Pair("round-robin", ["AO", "AO", "AO"])
-    assert s.io() == 0  # current_path NULL: __nvme_find_path, the first optimized path
-    assert s.io() == 1  # nvme_next_ns(head, old): the second
-    s.complete()
+    assert s.io() == 1  # current_path was path 0 (set_live): the next
     s.complete()
     s.down(1)
     assert s.io() == 2
@@ -108,27 +128,27 @@ def test_a_request_failing_over_clears_the_current_path_round_robin_starts_again
     """With I/O in flight on the path that goes down: the request fails over (``nvme_failover_req`` ->
     ``nvme_mpath_clear_current_path``), so the retry finds a path again from the head of the list."""
     s = Pair("round-robin", ["AO", "AO", "AO"])
-    assert [s.io(), s.io()] == [0, 1]
+    assert [s.io(), s.io()] == [1, 2]
     s.complete(0)
-    s.down(1)
-    s.fail(0)  # the I/O on path 1, cancelled by the error recovery
+    s.down(2)
+    s.fail(0)  # the I/O on path 2, cancelled by the error recovery
     assert s.ref.current_path == [None]
     assert s.io() == 0
 
 
 def test_a_failover_on_another_path_leaves_the_current_path_alone():
     s = Pair("round-robin", ["AO", "AO", "AO"])
-    assert [s.io(), s.io(), s.io()] == [0, 1, 2]  # current_path: 2
-    s.down(0)
-    s.fail(0)  # the I/O on path 0: not the current path, nothing cleared
-    assert s.io() == 1  # walks on from 2, skipping the disabled 0
+    assert [s.io(), s.io(), s.io()] == [1, 2, 0]  # current_path: 0
+    s.down(1)
+    s.fail(0)  # the I/O on path 1: not the current path, nothing cleared
+    assert s.io() == 2  # walks on from 0, skipping the disabled 1
 
 
 def test_reinstatement_of_an_optimized_path_finds_every_nodes_path_again():
     """``nvme_mpath_set_live`` (a controller back LIVE re-reads its ANA log): ``__nvme_find_path`` for every node:
     round robin restarts at the first optimized path."""
     s = Pair("round-robin", ["AO", "AO", "AO"])
-    assert [s.io(), s.io()] == [0, 1]
+    assert [s.io(), s.io()] == [1, 2]
     s.down(2)
     s.up(2)
     assert s.io() == 1  # current_path was set to 0 by set_live: the next after it is 1
@@ -138,15 +158,34 @@ def test_an_ana_change_away_from_optimized_clears_nothing():
     """``nvme_update_ns_ana_state`` to inaccessible: no set_live, no clear; round-robin walks on from the now
     inaccessible current path; numa finds a path again because it is not optimized."""
     rr = Pair("round-robin", ["AO", "AO", "AO"])
-    assert [rr.io(), rr.io()] == [0, 1]
-    rr.ana(1, "unavailable")
-    assert rr.io() == 2
+    assert [rr.io(), rr.io()] == [1, 2]
+    rr.ana(2, "unavailable")
+    assert rr.io() == 0
     numa = Pair("numa", ["AO", "AO"])
     assert numa.io() == 0
     numa.ana(0, "unavailable")
     assert numa.io() == 1
     numa.ana(0, "AO")  # live and optimized again: set_live finds the first path again
     assert numa.io() == 0
+
+
+def test_a_lone_path_in_an_inaccessible_ana_state_waits_one_round_trip_sooner_than_in_the_kernel():
+    """Issue 51, kept as a named assumption (nvme.py): ``nvme_round_robin_path`` returns a lone path whatever its ANA
+    state (``list_is_singular``: only a disabled controller gives NULL), so the kernel sends the command; the
+    controller answers it with an ANA error, ``nvme_failover_req`` clears ``current_path`` and requeues the bio, and
+    ``__nvme_find_path`` then finds no path: the I/O waits. pathsel has no ANA error status on its wire and waits at
+    once, one round trip to the controller sooner; from there both wait for the same path."""
+    s = Pair("round-robin", ["AO"])
+    assert s.io() == 0
+    s.complete()
+    s.ana(0, "standby")
+    assert s.ref.find(0) == 0, "the kernel sends it down its lone path"
+    assert s.rig.pick()[1] is None, "pathsel waits"
+    s.ref.start(0)
+    s.ref.failover(0)  # answered with an ANA error: failed over, current_path cleared
+    assert s.ref.find(0) is None, "the requeued I/O finds no path: it waits, as pathsel's does"
+    s.ana(0, "AO")  # the ANA log read finds it optimized again: nvme_mpath_set_live
+    assert s.io() == 0
 
 
 def test_only_non_optimized_paths_rotate_backwards_and_a_failover_restarts_them():

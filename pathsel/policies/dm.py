@@ -42,7 +42,19 @@ Assumptions where the sources are silent or the simulator is coarser:
   next ``polling_interval`` tick (``multipathd.py``: fail_path, san_path_err,
   marginal_path, followover, and their assumptions). A path that changes group (ALUA AO <-> ANO) is treated as failed in its old
   group and reinstated in the new one; the table reload that multipathd
-  would do (fresh selector state) is not modelled.
+  would do (fresh selector state) is not modelled. With I/O in flight on
+  that path (issue 51) pathsel keeps counting it (the engine's counts are
+  per path) and an attempt sent before the move that fails after it fails
+  the path in its new group until the checker's next tick. Moving the path
+  between two selectors by hand instead gives it a fresh ``path_info`` (zero
+  in flight) and makes that ``fail_path`` a no-op (the old ``pgpath`` is in
+  no group). Neither happens in the kernel: multipathd's move is a table
+  reload (``check_path`` -> ``reload_and_sync_map`` on a priority change),
+  whose suspend waits for every request in flight (``__dm_suspend`` ->
+  ``dm_wait_for_completion``), so no I/O of the old table is in flight when
+  the new selectors start counting, and none fails after. pathsel does not
+  model that drain (I/O flows through the change), so the I/Os it counts
+  are really on the path, and one that fails fails the path as any other.
 * The checker's loops are applied lazily (at the next select, path change,
   failed attempt or HST completion) but as they happened: a path dm failed
   leaves its group's list at the failure; the paths one loop reinstates go
@@ -69,8 +81,15 @@ Assumptions where the sources are silent or the simulator is coarser:
 * HST's u64 products wrap as the kernel's do (only a huge
   ``threshold_multiplier`` gets there: a 1 s service time is about 1e12 in
   fixed point); its ``>> HST_FIXED_SHIFT`` guard at 1024 in flight is
-  modelled. service-time's ``ST_MAX_INFLIGHT_SIZE`` guard (2^57 bytes in
-  flight) cannot be reached here and is left out.
+  modelled. service-time's bytes in flight are read as the kernel keeps
+  them: ``in_flight_size`` is an ``atomic_t`` (32 bits, signed), read into
+  the ``size_t`` (u64) ``st_compare_load`` computes in, sign-extended, so
+  from 2 GiB in flight on one path it reads as nearly 2^64. With equal
+  relative throughputs (every table multipath-tools writes) nothing changes:
+  case 1 keeps only the low 32 bits of the difference. With unequal ones
+  (the Python class's ``relative_throughput``) the ``ST_MAX_INFLIGHT_SIZE``
+  guard then fires and the truncated difference names the loaded path the
+  better one, so the kernel keeps choosing it; so does pathsel (issue 51).
 * io-affinity's CPUs are NUMA nodes: the issuing workload's ``numa_node``
   stands for its CPU, and a path's cpumask is the CPUs of its adapter's node
   (``[[paths]] numa_node``), so each node maps to the first path of the
@@ -161,6 +180,8 @@ HST_MAX_INFLIGHT = HST_FIXED_1
 HST_BUCKET_SHIFT = 24  # buckets of 2**24 ns, about 16.8 ms
 HST_WEIGHT_COUNT = 64
 ST_MAX_RELATIVE_THROUGHPUT = 100
+ST_MAX_RELATIVE_THROUGHPUT_SHIFT = 7
+ST_MAX_INFLIGHT_SIZE = np.uint64(((1 << 64) - 1) >> ST_MAX_RELATIVE_THROUGHPUT_SHIFT)  # (size_t)-1 >> 7
 
 GROUP_BY_PRIO, MULTIBUS, FAILOVER = 0, 1, 2  # path_grouping_policy's choices, in order
 FAILBACK_MANUAL, FAILBACK_IMMEDIATE, FAILBACK_SECONDS, FAILBACK_FOLLOWOVER = 0, 1, 2, 3
@@ -445,22 +466,45 @@ def int32(x):
 
 
 @compiled_inline
+def int32_of_u64(x):
+    """A ``size_t`` (uint64) difference returned as ``int``: its low 32 bits, signed."""
+    y = np.int64(x & np.uint64(0xFFFFFFFF))
+    return y - (1 << 32) if y >= (1 << 31) else y
+
+
+@compiled_inline
+def st_size(x):
+    """``size_t sz = atomic_read(&pi->in_flight_size)``: the kernel keeps the bytes in flight in an ``atomic_t`` (32
+    bits, signed; ``atomic_add`` wraps), so the engine's count is read as its low 32 bits, sign-extended into 64: from
+    2 GiB in flight on a path it reads as nearly 2**64."""
+    w = np.uint64(x & 0xFFFFFFFF)
+    if w >= np.uint64(1 << 31):
+        w = w | np.uint64(0xFFFFFFFF00000000)
+    return w
+
+
+@compiled_inline
 def st_compare(v, st, d, k1, k2, incoming):
-    """``st_compare_load``: < 0 when path k1 is better, > 0 when k2 is, 0 for no difference."""
-    sz1 = v.out_bytes[v.d_paths[d, k1]]
-    sz2 = v.out_bytes[v.d_paths[d, k2]]
+    """``st_compare_load``: < 0 when path k1 is better, > 0 when k2 is, 0 for no difference (in ``size_t``: u64)."""
+    sz1 = st_size(v.out_bytes[v.d_paths[d, k1]])
+    sz2 = st_size(v.out_bytes[v.d_paths[d, k2]])
     t1 = st.rt[d, k1]
     t2 = st.rt[d, k2]
     if t1 == t2:  # case 1: less loaded
-        return int32(sz1 - sz2)
+        return int32_of_u64(sz1 - sz2)
     if sz1 == sz2 or t1 == 0 or t2 == 0:  # cases 2a, 2b: higher throughput
         return int32(t2 - t1)
-    sz1 += incoming
-    sz2 += incoming
-    st1 = sz1 * t2  # case 3: (sz1 + in) / t1 < (sz2 + in) / t2, cross-multiplied
-    st2 = sz2 * t1
+    sz1 += np.uint64(incoming)
+    sz2 += np.uint64(incoming)
+    if sz1 >= ST_MAX_INFLIGHT_SIZE or sz2 >= ST_MAX_INFLIGHT_SIZE:
+        # "Size may be too big for multiplying pi->relative_throughput and overflow": only a wrapped (sign-extended)
+        # count gets here
+        sz1 >>= np.uint64(ST_MAX_RELATIVE_THROUGHPUT_SHIFT)
+        sz2 >>= np.uint64(ST_MAX_RELATIVE_THROUGHPUT_SHIFT)
+    st1 = sz1 * np.uint64(t2)  # case 3: (sz1 + in) / t1 < (sz2 + in) / t2, cross-multiplied
+    st2 = sz2 * np.uint64(t1)
     if st1 != st2:
-        return int32(st1 - st2)
+        return int32_of_u64(st1 - st2)
     return int32(t2 - t1)  # case 4: equal service time, higher throughput
 
 
@@ -791,7 +835,7 @@ SERVICE_TIME = PolicyDef(
     class_name="DmServiceTime",
     options=(("relative_throughput", check_relative_throughput),),
     counts="this device's bytes in flight per path, and the incoming I/O's size",
-    notes="(bytes in flight + this I/O) / relative throughput, compared cross-multiplied exactly as the kernel does: equal throughput compares bytes only; equal bytes or a throughput of 0 prefers the higher throughput; equal service time the higher throughput. multipath-tools never sets relative throughput, so every path has 1 (a Python argument sets it). The kernel returns the difference as an `int`: 2 GiB more in flight reads as negative. Ties: least recently selected.",
+    notes="(bytes in flight + this I/O) / relative throughput, compared cross-multiplied exactly as the kernel does: equal throughput compares bytes only; equal bytes or a throughput of 0 prefers the higher throughput; equal service time the higher throughput. multipath-tools never sets relative throughput, so every path has 1 (a Python argument sets it). The kernel returns the difference as an `int`: 2 GiB more in flight reads as negative. The bytes in flight are the kernel's 32-bit `atomic_t`, read sign-extended: with unequal relative throughputs, 2 GiB or more in flight on a path makes its overflow guard fire and the kernel keeps choosing that path, as pathsel does. Ties: least recently selected.",
 )
 DmServiceTime = policy_class(SERVICE_TIME, "DmServiceTime", module=__name__)
 HISTORICAL_SERVICE_TIME = PolicyDef(

@@ -19,7 +19,11 @@ https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/tree/drivers/
   optimized before non-optimized; it returns at once on an optimized path
   at depth 0.
 * ``nvme_mpath_set_live``: when a path becomes live and optimized every
-  ``current_path`` is found again (back to the first optimized path).
+  ``current_path`` is found again (back to the first optimized path). The
+  paths went live before the run starts, so round-robin's ``current_path``
+  is already the first optimized path and its first I/O goes to the next
+  one (issue 51; with no optimized path it is none, and the first I/O finds
+  the first non-optimized path).
 * ``current_path`` is cleared only by ``nvme_mpath_clear_current_path(ns)``
   (every node where that path is current): from ``nvme_failover_req`` (a
   request failed over: pathsel's ``fail`` hook, an attempt lost on a path
@@ -59,14 +63,27 @@ Assumptions where the source is silent or the simulator is coarser:
   it assumes every namespace on that controller uses queue-depth too, as the
   kernel's per-subsystem iopolicy makes them.
 * With a single path (``list_is_singular``) round-robin returns it only while
-  it is usable (the kernel checks only that its controller is live).
+  it is usable. The kernel checks only that its controller is live and
+  returns it in any ANA state: the command goes to the controller, which
+  fails it with an ANA error (Asymmetric Access Inaccessible, Persistent
+  Loss or Transition: NVM Express Base Specification, "Asymmetric Namespace
+  Access Reporting"); ``nvme_failover_req`` then clears ``current_path`` and
+  requeues the bio (and reads the ANA log), and the requeued bio finds no
+  path and waits. pathsel carries no ANA error status on its wire, so its
+  I/O waits at once: one round trip to the controller sooner, the same wait
+  after (issue 51; ``tests/test_kernel_sequences.py`` walks it).
+* numa's ``current_path`` starts empty and is found at each node's first I/O:
+  that is the path ``nvme_mpath_set_live`` cached as the paths went live
+  (every later change that could move it runs set_live again, or makes numa
+  look again), so the choices are the kernel's; only the config string of a
+  node that issued nothing says none.
 """
 
 from __future__ import annotations
 
 from ..limits import MAX_NUMA_NODES
 from .framework.adapter import policy_class
-from .framework.define import Field, PolicyDef, Snapshot, compiled, per_device
+from .framework.define import Field, PolicyDef, Setup, Snapshot, compiled, per_device
 from .framework.kernel import ANO, AO, numa_nodes, usable
 
 __all__ = ["NUMA", "ROUND_ROBIN", "QUEUE_DEPTH", "NvmeNuma", "NvmeRoundRobin", "NvmeQueueDepth"]
@@ -201,6 +218,17 @@ def qd_select(v, st, d, slot):
     return k
 
 
+def _rr_setup(s: Setup) -> None:
+    """The host as the run starts: every path has gone live, each through ``nvme_update_ns_ana_state`` ->
+    ``nvme_mpath_set_live``, which runs ``__nvme_find_path`` for every node when the path is optimized. Under
+    iopolicy=round-robin that compares no distance, so every node's ``current_path`` is the first optimized path (path
+    order: ``head->list``), and the first I/O goes to the one after it; with no optimized path none is set (set_live
+    finds nothing for a non-optimized path) and the first I/O finds one."""
+    for d, dev in enumerate(s.devices):
+        first = next((k for k, a in enumerate(dev.alua) if a == "AO"), -1)
+        s.state.cur[d, :] = first
+
+
 def _current(s: Snapshot, iopolicy: str) -> str:
     """One node (every host without NUMA keys): ``current_path=NAME``; several: current_path per node, as the kernel
     keeps it. The nodes are the device's own host's (``d_nodes``), not the most of any host in the run: the kernel
@@ -245,10 +273,11 @@ ROUND_ROBIN = PolicyDef(
     fail=head_fail,
     aliases=("nvme:rr",),
     state=(Field("cur", "i8", ("D", MAX_NUMA_NODES), -1),),  # current_path[node]
+    setup=_rr_setup,
     config_string=lambda s: _current(s, "round-robin"),
     class_name="NvmeRoundRobin",
     counts="nothing: the current path",
-    notes="The next live optimized path after the current one, wrapping; stays on the current path if it is the only optimized one. With only non-optimized paths it takes the *last* one met, so the rotation runs backwards (p0, p2, p1, …). A path that goes down is skipped, not forgotten: the next I/O goes to the path after it (the kernel only disables it); the current path is forgotten when an I/O fails over on it (lost on a path the host saw go down, or aborted at `io_timeout`), and the next I/O then starts from the first optimized path. The cursor is the issuing node's `current_path`, so workloads on different NUMA nodes rotate independently (no distance is compared).",
+    notes="The next live optimized path after the current one, wrapping; stays on the current path if it is the only optimized one. The paths went live before the run (`nvme_mpath_set_live`), so the current path starts as the first optimized one and the first I/O goes to the next. With only non-optimized paths it takes the *last* one met, so the rotation runs backwards (p0, p2, p1, …). A path that goes down is skipped, not forgotten: the next I/O goes to the path after it (the kernel only disables it); the current path is forgotten when an I/O fails over on it (lost on a path the host saw go down, or aborted at `io_timeout`), and the next I/O then starts from the first optimized path. The cursor is the issuing node's `current_path`, so workloads on different NUMA nodes rotate independently (no distance is compared).",
 )
 NvmeRoundRobin = policy_class(ROUND_ROBIN, "NvmeRoundRobin", module=__name__)
 
