@@ -350,7 +350,7 @@ def _run_from_entry(model: ScenarioModel, entry: dict[str, Any], place: str, sou
                 + (f" (did you mean {hint!r}?)" if hint else "")
                 + (
                     f"; nexuses: {', '.join(nexuses[:8])}{' ...' if len(nexuses) > 8 else ''} (a nexus names its path on each device)"
-                    if nexuses
+                    if set(nexuses) - set(real)  # single-LUN paths: the nexus is the path's own name, said already
                     else ""
                 ),
             )

@@ -167,7 +167,7 @@ def unknown_path(name: str, host: str, names: HostNames) -> str:
     said = f"no path named {name!r} on host {host!r}"
     if hint is not None:
         said += f" (did you mean {hint!r}?)"
-    if listed:
+    if listed and set(nexuses) - set(real):  # single-LUN paths: the nexus is the path's own name, said already
         said += f"; its nexuses: {listed} (each names every device's path over it)"
     one = next((n for n in names.paths if n not in names.nexuses and not is_template(n)), None)
     if one is not None:

@@ -127,7 +127,10 @@ class PathTable:
         self.outstanding = np.zeros(n, dtype=np.int64)
         self.outstanding_bytes = np.zeros(n, dtype=np.int64)
         self.controller = np.array(list(controllers) if controllers is not None else range(n), dtype=np.int64)
-        self.controller_names = list(controller_names) if controller_names is not None else list(self.names)
+        if controller_names is None:  # a hand-built table (tests): each nexus named as its first path
+            first = {int(c): self.names[i] for i, c in reversed(list(enumerate(self.controller)))}
+            controller_names = [first.get(c, f"nexus{c}") for c in range(int(self.controller.max()) + 1 if n else 0)]
+        self.controller_names = list(controller_names)
         self.weight = np.array(list(weights) if weights is not None else [0] * n, dtype=np.int64)
         # NUMA: each path's adapter's node, each host's SLIT matrix (numa_distances[h][a][b]), each path's host
         self.numa_node = np.array(list(numa_nodes) if numa_nodes is not None else [0] * n, dtype=np.int64)

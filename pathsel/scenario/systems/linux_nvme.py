@@ -219,7 +219,11 @@ def emit_nvme_udev(spec: PolicySpec, nqn: str | None = None, model: str | None =
     if iopolicy == "queue-depth":
         lines.append("# iopolicy queue-depth needs Linux 6.11 or later")
     if nqn is None and model is None:
-        lines.append(f"# every NVMe subsystem; the kernel's default for new ones is nvme_core.iopolicy={iopolicy}")
+        # the kernel's own default is numa (nvme_core's iopolicy parameter); the rule only covers subsystems it sees
+        lines.append(
+            f"# every NVMe subsystem; the kernel's default is numa: to make {iopolicy} the default for subsystems "
+            f"this rule does not see, boot with nvme_core.iopolicy={iopolicy}"
+        )
     lines.append(", ".join(match + [f'ATTR{{iopolicy}}="{iopolicy}"']))
     return "\n".join(lines) + "\n"
 
