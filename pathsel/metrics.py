@@ -269,6 +269,9 @@ class RunMetrics:
     # (all 0 when no host has NUMA nodes)
     path_numa_crossed: np.ndarray = field(default=None)  # type: ignore[arg-type]
     oldest_in_flight: float = math.inf  # when the oldest I/O still in flight at the end was issued (inf: none)
+    # every I/O still outstanding at the end (on a job slot, or an open loop's arrival waiting for one): its job and
+    # when it was issued (n x 2), so a fault's stall counts the VMs whose I/Os never came back
+    in_flight_at_end: np.ndarray = field(default=None)  # type: ignore[arg-type]
     events: list[dict[str, Any]] = field(default_factory=list)
     config_strings: dict[str, str] = field(default_factory=dict)
     trace: list[tuple[Any, ...]] | None = None  # per-I/O records, only when asked for

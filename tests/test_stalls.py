@@ -271,3 +271,23 @@ def test_top_says_which_vms_the_fault_froze(capsys: pytest.CaptureFixture[str], 
 def test_top_says_nothing_without_a_frozen_vm(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["top", str(SIMS / "fast-failover.toml"), "--text", "-d", "2"]) == 0
     assert "froze" not in capsys.readouterr().out
+
+
+def test_vms_whose_ios_never_came_back_are_frozen() -> None:
+    """Review of issue 48: a host that loses every path to the end (ESXi's APD timeout is 140 s) completes nothing
+    after the loss; its VMs froze all the same, with their I/Os still outstanding at the end (both engines alike)."""
+    down = '[[faults]]\nat = "500ms"\nwhat = "path_down"\nhost = "h1"\npath = "vmhba1:C0:T0:L1"'
+    text = TWO_HOSTS.format(apd="", down=down).replace('at = "1200ms"', 'at = "5s"')  # h1's path_up after the end
+    sc = pathsel.loads_scenario(text)
+    fast, ref = (pathsel.simulate(sc, policies=["rr:iops=1"], engine=e) for e in ("fast", "reference"))
+    assert json.dumps(fast.runs[0].faults()) == json.dumps(ref.runs[0].faults())
+    first = fast.runs[0].faults()[0]
+    frozen = {w["workload"]: w for w in first["frozen"]}
+    assert set(frozen) == {"h1-vm1", "h1-vm2"}
+    for w in frozen.values():
+        # every one of a VM's iodepth 4 I/Os waits from the loss (or soon after) to the end of the 2 s run
+        assert w["waiting_at_end"] == 4 and w["failed"] == 0
+        assert w["max_stall_ms"] == pytest.approx(1500, rel=0.01)
+    assert first["max_stall_ms"] == max(w["max_stall_ms"] for w in frozen.values())
+    words = story(fast)
+    assert "h1's VMs h1-vm1 and h1-vm2 froze for up to 1.5 s" in words and "still waiting when the run ended" in words, words

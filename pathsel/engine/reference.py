@@ -1127,6 +1127,16 @@ class _Simulation:
             metrics.link_held = np.array(self.held, dtype=np.float64).reshape(-1, 2)
         waiting = [b[0] for b in self.backlog if b]
         metrics.oldest_in_flight = min(self.issued_at + waiting, default=math.inf)
+        # every I/O outstanding at the end, by job (slots numbered by job, then within it; fast twin: run.py)
+        outstanding: list[tuple[float, float]] = []
+        slot = 0
+        for job in model.jobs:
+            for _ in range(job.iodepth):
+                if self.issued_at[slot] < math.inf:
+                    outstanding.append((float(job.index), self.issued_at[slot]))
+                slot += 1
+            outstanding.extend((float(job.index), t) for t in self.backlog[job.index])
+        metrics.in_flight_at_end = np.array(outstanding, dtype=np.float64).reshape(-1, 2)
         metrics.events = self.events
         for d, pol in zip(model.devices, self.policies):
             metrics.config_strings[d.name] = pol.config_string()

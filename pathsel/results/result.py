@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..limits import RETRY_WARNING
-from ..metrics import RunMetrics, summaries_us
+from ..metrics import STALL_S, RunMetrics, summaries_us
 from ..model import Model
 from ..timing.distributions import INPUT_QUANTILES
 from ..units import format_duration
@@ -235,11 +235,12 @@ class RunResult:
         then and completed or failed after the fault (those stuck on a dead path until the host noticed, retried,
         aborted, failed), each from issue to completion or failure. An I/O that lived through several faults is
         the first one's that is not a recovery (path_up, array_up, replication_up), else the first's. The run's
-        oldest I/O still in flight at the end counts with its wait so far (not per workload).
+        I/Os still in flight at the end count with their wait so far, each for its workload.
 
         ``max_stall_ms``: the longest of them; ``stalled_ios``: those that took ``metrics.STALL_S`` (100 ms) or
         more; ``by_host``: per host with I/Os then, its longest, I/Os and stalled I/Os; ``frozen``: the workloads
-        with a stalled I/O, longest first (host, longest, stalled, failed)."""
+        with a stalled I/O, longest first (host, longest, stalled, failed, ``waiting_at_end``: of the stalled, those
+        still outstanding when the run ended)."""
         m, model = self.metrics, self.model
         fw, fs = m.fault_windows, m.fault_stall
         ks = [k for k in range(fw.shape[0]) if fw[k, 0] == at]
@@ -250,23 +251,38 @@ class RunResult:
             k = ks[0]
             names = self._workload_names()
             hosts = self._workload_hosts()
+            # the I/Os still outstanding at the end that count in this window (issued before its end): per workload,
+            # how many, how many had waited STALL_S or more, and the longest wait so far
+            waiting: dict[int, list[float]] = {}
+            job_vm = [j.vm for j in model.jobs]
+            ends = m.in_flight_at_end if m.in_flight_at_end is not None else ()
+            for job, issued in ends:
+                if _window_of(fw, float(issued), model.end) == k:
+                    w = waiting.setdefault(job_vm[int(job)], [0, 0, 0.0])
+                    wait = model.end - float(issued)
+                    w[0] += 1
+                    w[1] += wait >= STALL_S
+                    w[2] = max(w[2], wait)
             for v in range(fs.shape[1]):
                 ios, longest, stalled, failed = (float(x) for x in fs[k, v])
-                if ios == 0:
+                n_wait, n_wait_stalled, longest_wait = waiting.get(v, (0, 0, 0.0))
+                if ios == 0 and n_wait == 0:
                     continue
+                longest = max(longest, longest_wait)
                 stall = max(stall, longest)
                 h = by_host.setdefault(hosts.get(v, ""), {"host": hosts.get(v, ""), "max_stall_ms": 0.0, "ios": 0, "stalled_ios": 0})
                 h["max_stall_ms"] = max(h["max_stall_ms"], longest * 1e3)
-                h["ios"] += int(ios)
-                h["stalled_ios"] += int(stalled)
-                if stalled:
+                h["ios"] += int(ios) + int(n_wait)
+                h["stalled_ios"] += int(stalled) + int(n_wait_stalled)
+                if stalled or n_wait_stalled:
                     frozen.append(
                         {
                             "workload": names[v],
                             "host": hosts.get(v, ""),
                             "max_stall_ms": longest * 1e3,
-                            "stalled_ios": int(stalled),
+                            "stalled_ios": int(stalled) + int(n_wait_stalled),
                             "failed": int(failed),
+                            "waiting_at_end": int(n_wait_stalled),
                         }
                     )
             # the run's oldest I/O still in flight at the end, in the window the recorder would give it

@@ -531,7 +531,7 @@ def _faults(r: Run, paths: _Paths) -> list[tuple[float, str]]:
             s = f"At {fmt_time(at)} {frozen}. The cause: " + s.removeprefix(f"At {fmt_time(at)} ")
         else:
             clauses.append(unfrozen_words(f, paths.several_hosts))
-        if f["errors"]:
+        if f["errors"] and not (frozen and any(w["failed"] for w in f.get("frozen") or [])):  # frozen words said it
             clauses.append(f"{_plural(f['errors'], 'I/O')} failed")
         out.append((at, s + "".join("; " + c for c in clauses) + "."))
     return out

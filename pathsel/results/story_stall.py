@@ -60,7 +60,9 @@ def frozen_words(fault: dict[str, Any], model: Any, noticed_after: float | None)
     stalled = sum(w["stalled_ios"] for w in frozen)
     failed = sum(w["failed"] for w in frozen)
     their = "its" if len(frozen) == 1 else "their"
-    s = f"{_list(parts)} froze for up to {_ms(longest)}: {stalled:,} of {their} I/Os took {_ms(STALL_S)} or more"
+    waiting = sum(w.get("waiting_at_end", 0) for w in frozen)
+    still = f" ({waiting:,} still waiting when the run ended)" if waiting else ""
+    s = f"{_list(parts)} froze for up to {_ms(longest)}: {stalled:,} of {their} I/Os took {_ms(STALL_S)} or more{still}"
     why = _why(fault, model, frozen, longest, failed, noticed_after)
     return s + (", " + why if why else "")
 
@@ -71,10 +73,17 @@ def _why(fault: dict[str, Any], model: Any, frozen: list[dict[str, Any]], longes
     params = [model.host_params[i] for i, name in enumerate(model.hosts) if name in hosts] if model.host_params else []
     reasons = []
     what = fault["what"]
+    behind = ", or queued in the host behind them," if getattr(model, "host_queues", False) else ""
+    waiting = sum(w.get("waiting_at_end", 0) for w in frozen)
+    # all failed or still waiting at the end: none retried
+    then = ", then retried" if failed + waiting < sum(w["stalled_ios"] for w in frozen) else ""
+    detection = sorted({p.detection for p in params if math.isfinite(p.detection) and p.detection > 0})
     if what in ("path_down", "array_down") and noticed_after is not None and noticed_after > 0:
-        behind = ", or queued in the host behind them," if getattr(model, "host_queues", False) else ""
-        then = ", then retried" if failed < sum(w["stalled_ios"] for w in frozen) else ""  # all failed: none retried
         reasons.append(f"held on the lost paths{behind} until the host noticed ({fmt_time(noticed_after)} later, its detection delay){then}")
+    elif what in ("path_down", "array_down") and noticed_after is None and len(detection) == 1:
+        # no path event of this fault's own before the next one on its paths (a path back before the host looked):
+        # the I/Os on the lost paths still waited for the host's detection, which the next fault's event records
+        reasons.append(f"held on the lost paths{behind} for up to the host's {fmt_time(detection[0])} detection delay{then}")
     timeouts = sorted({p.io_timeout for p in params if math.isfinite(p.io_timeout)})
     if timeouts and longest >= timeouts[0] and what not in ("path_down", "array_down"):
         reasons.append(f"aborted after the host's {fmt_time(timeouts[0])} io_timeout, then retried")

@@ -916,6 +916,7 @@ def run_fast(
     st = run.state
     waiting = [float(st.jb_time[j, st.jb_head[j] & (st.jb_time.shape[1] - 1)]) for j in range(len(model.jobs)) if st.jb_head[j] < st.jb_tail[j]]
     m.oldest_in_flight = min([float(st.slotf[:, L.K_ISSUED].min(initial=np.inf))] + waiting)
+    m.in_flight_at_end = _in_flight_at_end(st, model)
     m.queue_in_use_area, m.queue_waiting_area, m.queue_qfull = _queue_counters(st, model)
     m.wire_free_end = st.wire_free[: m.n_wires].copy()
     if any(c.transport for c in model.controllers):
@@ -929,3 +930,19 @@ def run_fast(
     if trace:
         m.trace = records
     return m
+
+
+def _in_flight_at_end(st: Any, model: Any) -> np.ndarray:
+    """Every I/O outstanding at the end: (job, issued) per busy slot (slots numbered by job, then within it), then an
+    open loop's arrivals waiting for a slot (reference twin: the end of _Simulation.run)."""
+    out: list[tuple[float, float]] = []
+    issued = st.slotf[:, L.K_ISSUED]
+    mask = st.jb_time.shape[1] - 1
+    s = 0
+    for j in model.jobs:
+        for _ in range(j.iodepth):
+            if issued[s] < np.inf:
+                out.append((float(j.index), float(issued[s])))
+            s += 1
+        out.extend((float(j.index), float(st.jb_time[j.index, q & mask])) for q in range(int(st.jb_head[j.index]), int(st.jb_tail[j.index])))
+    return np.array(out, dtype=np.float64).reshape(-1, 2)
