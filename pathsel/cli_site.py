@@ -148,7 +148,7 @@ def _emit_fixed_per_device(spec: PolicySpec, args: argparse.Namespace, scenario:
             path = names.device_path(volume, preferred)
             # a device without the path named keeps ESXi's default, the first AO path (as the run did)
             own = parse_spec("fixed", {**dict(spec.params), "preferred": path or ""})[0]
-            text = emit(own, "esxcli", device=args.device or volume, satp=args.satp, sched_num_req_outstanding=dsnro)
+            text = emit(own, "esxcli", device=args.device or volume, satp=args.satp or "VMW_SATP_ALUA", sched_num_req_outstanding=dsnro)
             blocks.append((f"# host {comment_text(host)}\n" if len(by_host) > 1 else "") + text)
     sys.stdout.write("".join(f"# {comment_text(line)}\n" for line in header) + "".join(blocks))
     return 0

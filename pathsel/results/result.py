@@ -1009,7 +1009,7 @@ class Result:
                 # devices that had nothing to do in the window (no workload on them): one line per run, not a row each
                 idle = [q for q in queues if not q["ios"] and not q["actv"] and not q["qued"]]
                 if len(idle) >= IDLE_FOLDED:
-                    queues = [q for q in queues if q not in idle]
+                    queues = [q for q in queues if q["ios"] or q["actv"] or q["qued"]]  # one pass, not a list search each
                     idle_lines.append(f"  {r.label}: {idle_devices(idle, len(queues) + len(idle))}")
                 for q in queues:
                     ms = [f"{q[k] / 1e3:.3f}" if q[k] is not None else "-" for k in ("kavg_us", "davg_us", "gavg_us")]

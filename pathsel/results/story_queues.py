@@ -101,7 +101,7 @@ def _waited_for(r: Any, qued: float) -> str:
     whose = f"{next(iter(hosts))}'s" if len(hosts) == 1 else f"{len(hosts):,} hosts'"
     parts = []
     for what, places in key:
-        each = " each" if devices > 1 and what == "DQLEN" else ""
+        each = " each" if devices > 1 and what in ("DQLEN", "DSNRO") else ""  # both per device; DSNRO per VM is said so
         parts.append(f"DSNRO of {places} per VM" if what == "DSNRO per VM" else f"{what} of {places}{each}")
     named = " and ".join(parts)
     dqlen = sorted({model.host_params[d.host].queue_depth for d in model.devices})

@@ -77,6 +77,8 @@ def _why(fault: dict[str, Any], model: Any, frozen: list[dict[str, Any]], longes
     waiting = sum(w.get("waiting_at_end", 0) for w in frozen)
     # all failed or still waiting at the end: none retried
     then = ", then retried" if failed + waiting < sum(w["stalled_ios"] for w in frozen) else ""
+    if waiting and not then:  # noticed, and no usable path came back before the run ended
+        then = ", then waited for a usable path"
     detection = sorted({p.detection for p in params if math.isfinite(p.detection) and p.detection > 0})
     if what in ("path_down", "array_down") and noticed_after is not None and noticed_after > 0:
         reasons.append(f"held on the lost paths{behind} until the host noticed ({fmt_time(noticed_after)} later, its detection delay){then}")
@@ -97,6 +99,8 @@ def _why(fault: dict[str, Any], model: Any, frozen: list[dict[str, Any]], longes
 def unfrozen_words(fault: dict[str, Any], several_hosts: bool) -> str:
     """``no VM froze: the longest I/O outstanding during it took 4.02 ms (esxi04)``."""
     longest = _ms(fault["max_stall_ms"] / 1e3)
+    if not fault.get("by_host") and not fault["max_stall_ms"]:
+        return "no VM froze"  # no I/O counts for it (those outstanding then were an earlier fault's)
     top = (fault.get("by_host") or [{}])[0]
     if fault["max_stall_ms"] / 1e3 >= STALL_S and top.get("max_stall_ms", 0.0) < fault["max_stall_ms"]:
         # only an I/O still in flight at the run's end waited that long (counted for the run, not per VM)
