@@ -61,7 +61,7 @@ from typing import Any
 
 from ...errors import ScenarioError
 from ...policies.spec import PolicySpec, parse_spec
-from .groups import choose, group_state_clash, infer_port_groups, mixed_states
+from .groups import choose, infer_port_groups, mixed_states, refuse_group_state_clash
 from .quoting import comment_text, sh_quote, sh_word
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source, ascii_int, check_name, runtime_key
@@ -289,15 +289,10 @@ def import_esxcli(sources: list[Source], host: str = "esxi01", devices: list[str
     for d in chosen:
         if not any(dev == d for dev, _ in paths):
             raise dsrc.fail(devs[d].line, f"device {d} has no paths in the path list(s) given")
-    clash = group_state_clash((dev, f["tpg"], _GROUP_STATE[f["group"]], f["group_at"]) for (dev, _), f in paths.items() if "tpg" in f)
-    if clash is not None:
-        dev, group, (state1, (src1, line1)), (state2, (src2, line2)) = clash
-        raise src2.fail(
-            line2,
-            f"device {dev}'s target port group TPG_id={group} is {state2} here but {state1} on line {line1}"
-            + (f" of {src1.name}" if src1 is not src2 else "")
-            + ": a LUN has one ALUA state per target port group; capture again (a failover mid-capture?)",
-        )
+    refuse_group_state_clash(
+        ((dev, f["tpg"], _GROUP_STATE[f["group"]], f["group_at"]) for (dev, _), f in paths.items() if "tpg" in f),
+        "device {volume}'s target port group TPG_id={group}",
+    )
 
     # arrays by target node (core path list), else one array
     nodes = list(dict.fromkeys(f.get("node", "") for f in paths.values()))

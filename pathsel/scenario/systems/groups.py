@@ -26,12 +26,12 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ...errors import ScenarioError
 from .quoting import shown
 
-__all__ = ["PortGroups", "infer_port_groups", "choose", "mixed_states", "group_state_clash"]
+__all__ = ["PortGroups", "infer_port_groups", "choose", "mixed_states", "group_state_clash", "refuse_group_state_clash"]
 
 K = TypeVar("K", bound=Hashable)
 W = TypeVar("W")
@@ -72,6 +72,22 @@ def group_state_clash(observed: Iterable[tuple[str, str, str | None, W]]) -> tup
         if prev[0] != state:
             return volume, group, prev, (state, where)
     return None
+
+
+def refuse_group_state_clash(observed: Iterable[tuple[str, str, str | None, Any]], naming: str) -> None:
+    """Refuse a capture that shows one volume's named group in two states, at the second line (``where`` is
+    (source, line)); ``naming`` words the group for that listing, from ``{volume}`` and ``{group}``."""
+    clash = group_state_clash(observed)
+    if clash is None:
+        return
+    volume, group, (state1, (src1, line1)), (state2, (src2, line2)) = clash
+    raise src2.fail(
+        line2,
+        naming.format(volume=volume, group=group)
+        + f" is {state2} here but {state1} on line {line1}"
+        + (f" of {src1.name}" if src1 is not src2 else "")
+        + ": a LUN has one ALUA state per target port group; capture again (a failover mid-capture?)",
+    )
 
 
 def _letters(n: int) -> str:

@@ -32,7 +32,7 @@ from typing import Any
 
 from ...errors import ScenarioError
 from ...policies.spec import PolicySpec, parse_spec
-from .groups import choose, group_state_clash, infer_port_groups, mixed_states
+from .groups import choose, infer_port_groups, mixed_states, refuse_group_state_clash
 from .quoting import comment_text, ps_split, shown
 from .skeleton import SkArray, Skeleton, SkPath, SkVolume
 from .text import Source, ascii_int
@@ -193,17 +193,10 @@ def import_mpclaim(sources: list[Source], host: str = "windows01", devices: list
                 e.setdefault("tpg", p["tpg"])
             e["disks"][d["n"]] = int(lun)
             e.setdefault("per", {})[f"MPIO Disk{d['n']}"] = None if why else state
-    clash = group_state_clash(
-        (f"MPIO Disk{d['n']}", p["tpg"], _STATES[p["state"]], (src, p["line"])) for src, d in disks for p in d["paths"] if "tpg" in p
+    refuse_group_state_clash(
+        ((f"MPIO Disk{d['n']}", p["tpg"], _STATES[p["state"]], (src, p["line"])) for src, d in disks for p in d["paths"] if "tpg" in p),
+        "{volume}'s target port group TPG_Id {group}",
     )
-    if clash is not None:
-        disk, group, (state1, (src1, line1)), (state2, (src2, line2)) = clash
-        raise src2.fail(
-            line2,
-            f"{disk}'s target port group TPG_Id {group} is {state2} here but {state1} on line {line1}"
-            + (f" of {src1.name}" if src1 is not src2 else "")
-            + ": a LUN has one ALUA state per target port group; capture again (a failover mid-capture?)",
-        )
     for src, d in disks:
         missing = [e["id"] for e in nexus.values() if d["n"] not in e["disks"]]
         if missing:
