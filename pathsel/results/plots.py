@@ -40,7 +40,8 @@ from plotly.subplots import make_subplots
 from ..metrics import NBINS, bin_value
 from ..stats import ci95
 from . import Result, RunResult
-from .topology import key_figures, topology
+from .topology.figure import topology
+from .topology.key_table import key_figures
 
 __all__ = [
     "topology",

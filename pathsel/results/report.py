@@ -28,7 +28,8 @@ from .bandwidth import BW_HEAD, fio_bw
 from .cpu import BUSY, cpu_rows, cpulist
 from .result import Result
 from .story import story
-from .topology import key_figures, topology
+from .topology.figure import topology
+from .topology.key_table import key_figures
 from .used import used_cell
 
 __all__ = ["render", "write", "default_figures"]
