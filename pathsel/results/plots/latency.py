@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from ...metrics import NBINS, bin_value
 from .. import Result, RunResult
-from .common import _line, _runs, _title
+from .common import figure_title, policy_line, runs_of
 
 __all__ = ["latency_percentiles", "latency_cdf"]
 
@@ -19,7 +19,7 @@ _BIN_MS = np.array([bin_value(i) for i in range(NBINS)]) / 1e6
 
 def latency_percentiles(result: Result | RunResult) -> go.Figure:
     """p50, p99 and p99.9 latency (ms) per policy, as grouped bars (traces ``p50``, ``p99``, ``p99.9``)."""
-    runs = _runs(result)
+    runs = runs_of(result)
     labels = [r.label for r in runs]
     fig = go.Figure()
     for key, name, color in (("p50", "p50", "#1f77b4"), ("p99", "p99", "#ff7f0e"), ("p999", "p99.9", "#d62728")):
@@ -35,7 +35,7 @@ def latency_percentiles(result: Result | RunResult) -> go.Figure:
                 hovertemplate="%{x}<br>" + name + ": %{y:.3f} ms<extra></extra>",
             )
         )
-    fig.update_layout(title=_title(result, "Latency percentiles (measured window)"), barmode="group", yaxis_title="latency (ms)", height=440)
+    fig.update_layout(title=figure_title(result, "Latency percentiles (measured window)"), barmode="group", yaxis_title="latency (ms)", height=440)
     return fig
 
 
@@ -54,7 +54,7 @@ def latency_cdf(result: Result | RunResult, *, log_x: bool = True) -> go.Figure:
     Built from the run's latency histogram (``metrics.overall.counts``, bins
     at most 0.8 % wide), so it covers every I/O of the measured window.
     """
-    runs = _runs(result)
+    runs = runs_of(result)
     fig = go.Figure()
     for i, r in enumerate(runs):
         x, y = _cdf(r)
@@ -63,13 +63,13 @@ def latency_cdf(result: Result | RunResult, *, log_x: bool = True) -> go.Figure:
                 x=x,
                 y=y,
                 mode="lines",
-                line=dict(shape="hv", **_line(i)),
+                line=dict(shape="hv", **policy_line(i)),
                 name=r.label,
                 hovertemplate="%{x:.3f} ms: %{y:.4f}<extra>" + r.label + "</extra>",
             )
         )
     fig.update_layout(
-        title=_title(result, "Latency distribution (CDF, measured window)"),
+        title=figure_title(result, "Latency distribution (CDF, measured window)"),
         xaxis=dict(title="latency (ms)", type="log" if log_x else "linear"),
         yaxis=dict(title="fraction of I/Os ≤ latency", range=[0, 1.02]),
         height=440,

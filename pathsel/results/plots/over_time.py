@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .. import Result, RunResult
-from .common import _MARKERS_UP_TO, _color, _line, _marker, _runs, _title
+from .common import MARKERS_UP_TO, figure_title, policy_color, policy_line, policy_marker, runs_of
 
 __all__ = ["timeline", "FAULT_EVENTS"]
 
@@ -44,14 +44,14 @@ def timeline(result: Result | RunResult) -> go.Figure:
     ``"faults"`` (path down / up / ALUA changes) when the scenario has any,
     also drawn as dashed vertical lines. Points sit mid-interval.
     """
-    runs = _runs(result)
+    runs = runs_of(result)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.06)
     iops_max = 0.0
     for i, r in enumerate(runs):
         ts = r.timeseries()
         x = ts.t_s + r.metrics.interval / 2
         iops_max = max(iops_max, float(ts.iops.max() or 0.0))
-        common = dict(mode="lines+markers" if len(x) <= _MARKERS_UP_TO else "lines", legendgroup=r.label, line=_line(i), marker=_marker(i))
+        common = dict(mode="lines+markers" if len(x) <= MARKERS_UP_TO else "lines", legendgroup=r.label, line=policy_line(i), marker=policy_marker(i))
         fig.add_trace(go.Scatter(x=x, y=ts.iops, name=r.label, hovertemplate="%{x:g} s: %{y:,.0f} IOPS", **common), row=1, col=1)
         fig.add_trace(
             go.Scatter(
@@ -73,7 +73,7 @@ def timeline(result: Result | RunResult) -> go.Figure:
                     x=[e["t"] for e in evals],
                     y=[ts.iops.iloc[k] for k in b],
                     mode="markers",
-                    marker=dict(symbol="diamond", size=11, color=_color(i), line=dict(width=1, color="black")),
+                    marker=dict(symbol="diamond", size=11, color=policy_color(i), line=dict(width=1, color="black")),
                     name=f"{r.label}: evaluations",
                     legendgroup=r.label,
                     hovertext=[
@@ -122,7 +122,7 @@ def timeline(result: Result | RunResult) -> go.Figure:
     fig.update_xaxes(showticklabels=True, row=1, col=1)
     fig.update_xaxes(title_text="time (s)", row=2, col=1)
     fig.update_layout(
-        title=_title(result, "IOPS and latency over time"),
+        title=figure_title(result, "IOPS and latency over time"),
         hovermode="closest",
         height=600,
         legend=dict(orientation="h", y=-0.14, traceorder="grouped"),

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .. import Result, RunResult
-from .common import _runs, _title
+from .common import figure_title, runs_of
 from .over_time import FAULT_EVENTS
 
 __all__ = ["path_share_heatmap", "path_states", "GROUP_ABOVE", "STATES"]
@@ -85,7 +85,7 @@ def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None,
     every path (traces ``"<label>: share by path"``, ``"<label>: state by
     path"``, hidden until asked for). ``by="path"`` draws every path only.
     """
-    runs = _runs(result)
+    runs = runs_of(result)
     if policy is not None:
         runs = [r for r in runs if policy in (r.label, r.policy)]
         if not runs:
@@ -223,7 +223,7 @@ def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None,
             ]
         )
     fig.update_layout(
-        title=_title(result, "Share of I/Os per path over time, and path state"),
+        title=figure_title(result, "Share of I/Os per path over time, and path state"),
         coloraxis=dict(
             colorscale="Viridis", cmin=0, colorbar=dict(title="share", tickformat=".0%", lenmode="pixels", len=160, y=1, yanchor="top", x=1.02)
         ),

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .. import Result, RunResult
-from .common import _color, _runs, _title
+from .common import figure_title, policy_color, runs_of
 
 __all__ = ["cpu_heatmap", "wire_rows", "link_utilisation"]
 
@@ -23,7 +23,7 @@ def cpu_heatmap(result: Result | RunResult) -> go.Figure:
     """
     from ..cpu import cpu_rows, cpulist
 
-    runs = _runs(result)
+    runs = runs_of(result)
     per: dict[str, dict[str, dict[int, tuple[int, float]]]] = {}  # host -> policy -> core -> (node, utilisation)
     for r in runs:
         for c in cpu_rows(r):
@@ -81,7 +81,7 @@ def cpu_heatmap(result: Result | RunResult) -> go.Figure:
         )
         fig.update_yaxes(type="category", automargin=True, row=row, col=1)
     fig.update_layout(
-        title=_title(result, "Host CPU: each core's utilisation (%USED, measured window)"),
+        title=figure_title(result, "Host CPU: each core's utilisation (%USED, measured window)"),
         coloraxis=dict(
             colorscale="YlOrRd",
             cmin=0,
@@ -118,7 +118,7 @@ def link_utilisation(result: Result | RunResult, *, top: int = 24) -> go.Figure:
     wire. A wire near 100 % limits what crosses it; a held one waited for the next link to drain. Past ``top`` wire
     directions only the ``top`` busiest (or most held) are drawn, in their order, and the title says so.
     """
-    runs = _runs(result)
+    runs = runs_of(result)
     per = [(r, wire_rows(r)) for r in runs]
 
     def key(w: dict[str, Any]) -> str:
@@ -145,7 +145,7 @@ def link_utilisation(result: Result | RunResult, *, top: int = 24) -> go.Figure:
                 name=r.label,
                 legendgroup=r.label,
                 offsetgroup=r.label,
-                marker_color=_color(i),
+                marker_color=policy_color(i),
                 hovertemplate="%{y}<br>%{x:.1f} % busy<extra>" + r.label + "</extra>",
             )
         )
@@ -168,7 +168,7 @@ def link_utilisation(result: Result | RunResult, *, top: int = 24) -> go.Figure:
     fig.update_xaxes(title_text="% of the time busy" + ("; hatched: held by back-pressure" if fabric else ""), range=[0, 105])
     plot_px = max(140, len(names) * (10 + 12 * len(runs)))
     fig.update_layout(
-        title=_title(result, "Wires: utilisation per direction" + (" and back-pressure" if fabric else "") + shown),
+        title=figure_title(result, "Wires: utilisation per direction" + (" and back-pressure" if fabric else "") + shown),
         barmode="group",
         bargap=0.25,
         height=plot_px + 100 + 120,

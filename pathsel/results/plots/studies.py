@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...stats import ci95
-from .common import _color, _marker
+from .common import policy_color, policy_marker
 
 __all__ = ["compare_seeds", "regret_heatmap", "load_latency"]
 
@@ -157,7 +157,7 @@ def load_latency(table: pd.DataFrame, *, rate: str | None = None, log_y: bool = 
     fig = go.Figure()
     for i, (label, rows) in enumerate(table.groupby("policy", sort=False)):
         pts = rows.groupby(rate, sort=True)[["iops", "p50_us", "p99_us"]].mean()
-        color = _color(i)
+        color = policy_color(i)
         for q, dash in (("p50", "dash"), ("p99", "solid")):
             fig.add_trace(
                 go.Scatter(
@@ -167,7 +167,7 @@ def load_latency(table: pd.DataFrame, *, rate: str | None = None, log_y: bool = 
                     mode="lines+markers",
                     line=dict(color=color, dash=dash, width=max(1.5, 4.0 - 0.8 * i)),
                     legendgroup=str(label),
-                    marker=_marker(i),  # a symbol per policy, earlier ones bigger: two policies on one curve both show
+                    marker=policy_marker(i),  # a symbol per policy, earlier ones bigger: two policies on one curve both show
                     customdata=pts["iops"],
                     hovertemplate="offered %{x:,.0f} IOPS, served %{customdata:,.0f}<br>" + q + " %{y:.3f} ms<extra>" + str(label) + "</extra>",
                 )

@@ -13,7 +13,7 @@ from ...model import US_PER_KM
 from .compact import target_key
 from .layout import X_ADAPTER, X_HOST, Drawing
 from .nexus import controller_of
-from .style import _LABELS_UP_TO, _bandwidth, _names, _nodes, _pct, _short
+from .style import LABELS_UP_TO, bandwidth_words, name_list, node_column, pct, shorten
 
 __all__ = ["controller_boxes", "draw_wiring", "draw_controllers", "draw_target_ports", "draw_arrays", "draw_replication"]
 
@@ -86,7 +86,7 @@ def draw_controllers(fig: go.Figure, shapes: list[dict[str, Any]], d: Drawing, c
         label = (
             f"<b>controller {c}</b>"
             + (f" · {', '.join(groups_)}" if groups_ else "")
-            + (f"<br>AO for {owned[0]}" if len(owned) == 1 else f"<br>AO for {len(owned)} LUNs ({_names(owned)})" if owned else "")
+            + (f"<br>AO for {owned[0]}" if len(owned) == 1 else f"<br>AO for {len(owned)} LUNs ({name_list(owned)})" if owned else "")
         )
         fig.add_annotation(
             x=X_TARGET - 0.12,
@@ -108,10 +108,10 @@ def draw_target_ports(fig: go.Figure, d: Drawing) -> None:
         if not compact:
             return t[-1]
         ports = sorted({n.target for n in nx if target_key(model, n, compact) == t})
-        return f"{len(ports)} port{'s' if len(ports) > 1 else ''}" + (f" ({_names(ports, 2)})" if ports else "")
+        return f"{len(ports)} port{'s' if len(ports) > 1 else ''}" + (f" ({name_list(ports, 2)})" if ports else "")
 
-    _nodes(fig, "target ports", X_TARGET, y_target, [target_label(t) for t in targets], "diamond", 10, "#c7c7c7", "middle right", False)
-    if len(targets) <= _LABELS_UP_TO:  # on a white ground, so the wiring does not run through the names
+    node_column(fig, "target ports", X_TARGET, y_target, [target_label(t) for t in targets], "diamond", 10, "#c7c7c7", "middle right", False)
+    if len(targets) <= LABELS_UP_TO:  # on a white ground, so the wiring does not run through the names
         for t, y in y_target.items():
             fig.add_annotation(
                 x=X_TARGET,
@@ -129,7 +129,7 @@ def draw_target_ports(fig: go.Figure, d: Drawing) -> None:
 def draw_arrays(fig: go.Figure, d: Drawing) -> None:
     """The arrays, and under each the link between its controllers, busy as the wire table says."""
     model, arrays, y_array, X_ARRAY, link_stats, start = d.model, d.arrays, d.y_array, d.X_ARRAY, d.link_stats, d.start
-    _nodes(fig, "arrays", X_ARRAY, y_array, [a[0] for a in arrays], "square", 26, "#8c564b", "middle right", True)
+    node_column(fig, "arrays", X_ARRAY, y_array, [a[0] for a in arrays], "square", 26, "#8c564b", "middle right", True)
     for arr in model.arrays:  # the link between its controllers, busy as the wire table says
         ic = link_stats[start].get(f"{arr.name}:inter-controller")
         if ic is not None:
@@ -137,7 +137,7 @@ def draw_arrays(fig: go.Figure, d: Drawing) -> None:
                 x=X_ARRAY,
                 y=y_array[(arr.name,)],
                 yshift=-22,
-                text=f"inter-controller {_pct(ic[0])} busy",
+                text=f"inter-controller {pct(ic[0])} busy",
                 showarrow=False,
                 font=dict(size=10, color="#8c564b"),
             )
@@ -157,14 +157,14 @@ def draw_replication(fig: go.Figure, d: Drawing) -> None:
         label = (
             f"replication, one way {rep.one_way_latency.describe()}"
             + (f" + {km:g} km" if km else "")
-            + (f", {_bandwidth(rep.bandwidth)}" if rep.bandwidth else "")
+            + (f", {bandwidth_words(rep.bandwidth)}" if rep.bandwidth else "")
         )
         shown = "<br>".join(
             [
                 "<b>replication</b>",
-                _short(f"one way {rep.one_way_latency.describe()}", 30),
+                shorten(f"one way {rep.one_way_latency.describe()}", 30),
                 *([f"+ {km:g} km"] if km else []),
-                *([_bandwidth(rep.bandwidth)] if rep.bandwidth else []),
+                *([bandwidth_words(rep.bandwidth)] if rep.bandwidth else []),
             ]
         )
         fig.add_trace(

@@ -8,16 +8,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from .nexus import Nexus, controller_of, fabric_route
-from .style import _names
+from .style import name_list
 
-__all__ = ["COMPACT_HOSTS"]
+__all__ = ["COMPACT_HOSTS", "DrawnLine", "target_key", "group_lines"]
 
 #: from this many hosts the drawing is compact: hosts wired alike drawn as one, the target ports of a controller as one
 COMPACT_HOSTS = 32
 
 
 @dataclass
-class _Line:
+class DrawnLine:
     """One line of the drawing: a nexus, or in the compact form the nexuses of hosts wired alike."""
 
     name: str
@@ -43,7 +43,7 @@ def group_lines(
     states_of: list[dict[int, dict[int, str]]],
     ios_of: list[dict[int, int]],
     start: int,
-) -> tuple[dict[str, tuple[str, ...]], dict[tuple[str, ...], str], list[_Line]]:
+) -> tuple[dict[str, tuple[str, ...]], dict[tuple[str, ...], str], list[DrawnLine]]:
     """Each host's node key, each host node's label, and the lines: a nexus each, or (compact) hosts wired alike as
     one, the ports of one controller as one node."""
     host_key: dict[str, tuple[str, ...]] = {h: (h,) for h in model.hosts}
@@ -62,18 +62,18 @@ def group_lines(
             groups[tuple(sorted(signature.get(h, []), key=repr))].append(h)
         host_label = {}
         for members in groups.values():
-            key = (members[0],) if len(members) == 1 else (f"{len(members)} hosts: {_names(members, 2)}",)
-            host_label[key] = key[0] if len(members) == 1 else f"{len(members)} hosts alike<br>{_names(members, 2)}"
+            key = (members[0],) if len(members) == 1 else (f"{len(members)} hosts: {name_list(members, 2)}",)
+            host_label[key] = key[0] if len(members) == 1 else f"{len(members)} hosts alike<br>{name_list(members, 2)}"
             for h in members:
                 host_key[h] = key
-    lines: dict[tuple[Any, ...], _Line] = {}
+    lines: dict[tuple[Any, ...], DrawnLine] = {}
     for n in nx:
         sw, links = fabric_route(model, n)
         hk = host_key[n.host]
         tk = target_key(model, n, compact)
         lkey: tuple[Any, ...] = (hk, n.adapter, sw, tk) if compact else (n.index,)
         if lkey not in lines:
-            lines[lkey] = _Line(n.name, [], hk, (*hk, n.adapter) if n.adapter else None, sw, tk, n.array, [])
+            lines[lkey] = DrawnLine(n.name, [], hk, (*hk, n.adapter) if n.adapter else None, sw, tk, n.array, [])
         lines[lkey].members.append(n)
         lines[lkey].routes.append(links)
     drawn = list(lines.values())

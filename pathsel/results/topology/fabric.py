@@ -10,8 +10,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from .layout import _SW, Drawing
-from .style import _heat, _pct
+from .layout import SWITCH_W, Drawing
+from .style import heat_color, pct
 
 __all__ = ["draw_switch_boxes", "draw_isls", "draw_switch_names", "link_segments", "link_texts", "draw_links"]
 
@@ -26,8 +26,8 @@ def draw_switch_boxes(shapes: list[dict[str, Any]], d: Drawing) -> None:
             dict(
                 type="rect",
                 layer="below",
-                x0=d.x_switch[s] - _SW / 2,
-                x1=d.x_switch[s] + _SW / 2,
+                x0=d.x_switch[s] - SWITCH_W / 2,
+                x1=d.x_switch[s] + SWITCH_W / 2,
                 y0=lo,
                 y1=hi,
                 line=dict(color="#444", width=1.5),
@@ -48,7 +48,7 @@ def draw_isls(fig: go.Figure, d: Drawing) -> None:
         if xa == xb:  # peers in one column: the gap between their boxes
             (lo_a, hi_a), (lo_b, hi_b) = box[pair[0]], box[pair[1]]
             y0, y1 = (hi_b, lo_a) if lo_a > hi_b else (hi_a, lo_b)
-            x0, x1 = xa - _SW * 0.38, xa + _SW * 0.38
+            x0, x1 = xa - SWITCH_W * 0.38, xa + SWITCH_W * 0.38
             bx, by = [x0, x1, x1, x0, x0], [y0, y0, y1, y1, y0]
             seg_at[seg] = (x1, (y0 + y1) / 2)
         else:
@@ -59,7 +59,7 @@ def draw_isls(fig: go.Figure, d: Drawing) -> None:
             bx = [x0, x1, x1, x0, x0]
             by = [max(left), max(right), min(right), min(left), max(left)]
             seg_at[seg] = ((x0 + x1) / 2, max(max(left), max(right)))
-        hot = _heat(max(busy, held))
+        hot = heat_color(max(busy, held))
         fig.add_trace(
             go.Scatter(
                 x=bx,
@@ -81,7 +81,7 @@ def draw_switch_names(fig: go.Figure, d: Drawing) -> None:
     if box:
         fig.add_trace(
             go.Scatter(
-                x=[x_switch[s] - _SW / 2 for s in box],  # left of the box's top: the gap above it may hold an ISL's band
+                x=[x_switch[s] - SWITCH_W / 2 for s in box],  # left of the box's top: the gap above it may hold an ISL's band
                 y=[hi for _lo, hi in box.values()],
                 mode="text",
                 name="switches",
@@ -107,7 +107,7 @@ def _link_words(d: Drawing, seg: tuple[Any, ...], run: int) -> tuple[str, str, f
     busy, held = max(b for b, _ in stats), max(h for _, h in stats)
     who = names[0] if len(names) == 1 else f"{len(names)} links"
     up = "" if len(names) == 1 else "up to "
-    return who, f"{up}{_pct(busy)} busy" + (f", {_pct(held)} held" if held >= 0.005 else ""), max(busy, held)
+    return who, f"{up}{pct(busy)} busy" + (f", {pct(held)} held" if held >= 0.005 else ""), max(busy, held)
 
 
 def link_texts(d: Drawing, segs: list[tuple[Any, ...]], run: int) -> tuple[list[str], list[str]]:
@@ -117,7 +117,7 @@ def link_texts(d: Drawing, segs: list[tuple[Any, ...]], run: int) -> tuple[list[
         who, words, hot = _link_words(d, seg, run)
         named = len(segs) <= _LINK_LABELS_UP_TO or seg[0] == "isl" or hot >= _HOT_LINK
         texts.append(f"{who}<br>{words}" if named else "")
-        colors.append(_heat(hot))
+        colors.append(heat_color(hot))
     return texts, colors
 
 

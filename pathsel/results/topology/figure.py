@@ -13,7 +13,7 @@ from .arrays import controller_boxes, draw_arrays, draw_controllers, draw_replic
 from .fabric import draw_isls, draw_links, draw_switch_boxes, draw_switch_names, link_segments, link_texts
 from .layout import X_ADAPTER, X_HOST, lay_out
 from .paths import draw_paths, style
-from .style import _LABELS_UP_TO, ALUA_COLORS, _in_order, _nodes, _pct
+from .style import ALUA_COLORS, LABELS_UP_TO, alua_order, node_column, pct
 
 __all__ = ["topology"]
 
@@ -50,16 +50,16 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
     first_path_trace = len(fig.data)
     striped = draw_paths(fig, d)
 
-    _nodes(fig, "hosts", X_HOST, d.y_host, [host_label.get(h, h[0]) for h in hosts], "square", 22, "#1f77b4", "middle left", True)
+    node_column(fig, "hosts", X_HOST, d.y_host, [host_label.get(h, h[0]) for h in hosts], "square", 22, "#1f77b4", "middle left", True)
     if adapters:
 
         def adapter_hover(a: tuple[str, ...]) -> str:
             # the [[links]] shorthand: the shared links a nexus crosses stand for its adapter, busy as the wire table says
             names = [model.links[k].name for n in nx if n.adapter == a[-1] and host_key[n.host] == a[:-1] for k in model.controllers[n.index].links]
-            busy = [f"{x}: {_pct(link_stats[start][x][0])} busy" for x in dict.fromkeys(names) if x in link_stats[start]]
+            busy = [f"{x}: {pct(link_stats[start][x][0])} busy" for x in dict.fromkeys(names) if x in link_stats[start]]
             return "<br>".join([a[-1], *busy[:6]])
 
-        _nodes(
+        node_column(
             fig,
             "adapters",
             X_ADAPTER,
@@ -69,7 +69,7 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
             12,
             "#aec7e8",
             "top center",
-            len(adapters) <= _LABELS_UP_TO,
+            len(adapters) <= LABELS_UP_TO,
             hover=[adapter_hover(a) for a in adapters],
         )
     draw_switch_names(fig, d)
@@ -83,7 +83,7 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
     draw_links(fig, d, segs)
 
     # the legend: one entry per ALUA state drawn, striped, and what dotted means
-    shown_states = _in_order({s for j in range(len(runs)) for n in nx for s in d.states_of[j][n.index].values()})
+    shown_states = alua_order({s for j in range(len(runs)) for n in nx for s in d.states_of[j][n.index].values()})
     for state in shown_states:
         fig.add_trace(
             go.Scatter(

@@ -11,8 +11,8 @@ from typing import Any
 from ...model import US_PER_KM
 from ...units import format_duration
 from ..result import Result, RunResult
-from .nexus import _route, _switch_latency
-from .style import _bandwidth, _in_order
+from .nexus import route_words, switch_latency
+from .style import alua_order, bandwidth_words
 
 __all__ = ["key_figures"]
 
@@ -71,20 +71,20 @@ def key_figures(result: Result | RunResult) -> list[tuple[str, str]]:
     # paths: one row per host, array and kind of path
     groups: dict[tuple[Any, ...], list[Any]] = defaultdict(list)
     for c in model.controllers:
-        key = (c.host, c.array, c.one_way_latency.describe(), c.bandwidth, round((c.extra - _switch_latency(model, c.links)) / US_PER_KM, 6), c.links)
+        key = (c.host, c.array, c.one_way_latency.describe(), c.bandwidth, round((c.extra - switch_latency(model, c.links)) / US_PER_KM, 6), c.links)
         groups[key].append(c)
     # every LUN's state over each nexus (a dual-controller array's nexus is AO for the LUNs its controller owns)
     alua: dict[int, set[str]] = defaultdict(set)
     for p in model.paths:
         alua[p.controller].add(p.alua)
     for (h, a, latency, bw, km, links), cs in groups.items():
-        states = _in_order(set().union(*(alua.get(c.index) or {"AO"} for c in cs)))
+        states = alua_order(set().union(*(alua.get(c.index) or {"AO"} for c in cs)))
         names = cs[0].name if len(cs) == 1 else f"{cs[0].name} {'and' if len(cs) == 2 else '…'} {cs[-1].name}"
         value = (
             f"{len(cs)} path{'s' if len(cs) > 1 else ''} ({names}), one way {latency}"
             + (f" + {km:g} km" if km else "")
-            + f", {_bandwidth(bw)}, {'/'.join(states)} at start"
-            + (f", via {_route(model, links)}" if links else "")
+            + f", {bandwidth_words(bw)}, {'/'.join(states)} at start"
+            + (f", via {route_words(model, links)}" if links else "")
         )
         rows.append((f"paths {model.hosts[h]} → {model.arrays[a].name}", value))
     for a in model.arrays:
@@ -98,7 +98,7 @@ def key_figures(result: Result | RunResult) -> list[tuple[str, str]]:
                 f"replication {a} ↔ {b}",
                 f"synchronous, one way {rep.one_way_latency.describe()}"
                 + (f" + {km:g} km" if km else "")
-                + f", {_bandwidth(rep.bandwidth)}"
+                + f", {bandwidth_words(rep.bandwidth)}"
                 + (f", {rep.loss_ppm:g} ppm lost" if rep.loss_ppm else ""),
             )
         )
@@ -112,7 +112,7 @@ def key_figures(result: Result | RunResult) -> list[tuple[str, str]]:
     # a policy run with a preferred array of its own starts from other ALUA states: say so for each run
     if len({tuple(p.alua for p in r.model.paths) for r in runs}) > 1:
         for r in runs:
-            states = _in_order({p.alua for p in r.model.paths})
+            states = alua_order({p.alua for p in r.model.paths})
             rows.append((f"paths for {r.label}", ", ".join(f"{sum(p.alua == s for p in r.model.paths)} {s}" for s in states)))
     faults = [f for f in model.faults if not f.revert]
     if faults:

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..result import Result, RunResult
-from .compact import COMPACT_HOSTS, _Line, group_lines, target_key
+from .compact import COMPACT_HOSTS, DrawnLine, group_lines, target_key
 from .nexus import Nexus, controller_of, nexuses
 
-__all__ = ["Drawing", "lay_out"]
+__all__ = ["Drawing", "lay_out", "X_HOST", "X_ADAPTER", "SWITCH_W"]
 
 X_HOST, X_ADAPTER = 0.0, 1.0  # the columns' x, in column units
-_SW = 0.4  # a switch box's width, in column units
+SWITCH_W = 0.4  # a switch box's width, in column units
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Drawing:
     off_ao: list[dict[int, int]]
     host_key: dict[str, tuple[str, ...]]
     host_label: dict[tuple[str, ...], str]
-    drawn: list[_Line]
+    drawn: list[DrawnLine]
     several_hosts: bool
     # the columns' nodes and their heights
     hosts: list[tuple[str, ...]]
@@ -163,7 +163,7 @@ def lay_out(result: Result | RunResult, *, policy: str | None = None, compact: b
     X_TARGET = 2.6 + 1.3 * n_cols
     X_ARRAY = X_TARGET + 1.0
 
-    def start_y(ln: _Line) -> float:
+    def start_y(ln: DrawnLine) -> float:
         return y_adapter[ln.adapter] if ln.adapter else y_host[ln.host]
 
     # each switch is a box whose height holds a slot per line crossing it, ordered as the lines arrive
@@ -230,18 +230,18 @@ def lay_out(result: Result | RunResult, *, policy: str | None = None, compact: b
             next_same = k + 1 < len(sw) and x_switch[sw[k + 1]] == xk
             if not prev_same:
                 if k > 0:  # an ISL between columns: from the last switch's right edge to this one's left
-                    isl_spans[tuple(sorted(sw[k - 1 : k + 1]))].append((xs[-1] or 0.0, ys[-1] or 0.0, xk - _SW / 2, y))
-                xs.append(xk - _SW / 2)
+                    isl_spans[tuple(sorted(sw[k - 1 : k + 1]))].append((xs[-1] or 0.0, ys[-1] or 0.0, xk - SWITCH_W / 2, y))
+                xs.append(xk - SWITCH_W / 2)
                 ys.append(y)
             if next_same:  # an ISL within a column (peer switches): across the box, down (or up) to the other's slot
                 pair = tuple(sorted(sw[k : k + 2]))
-                off = xk + _SW * (0.35 - 0.7 * isl_rank[(pair, i)])
+                off = xk + SWITCH_W * (0.35 - 0.7 * isl_rank[(pair, i)])
                 y2 = slot[(sw[k + 1], i)]
                 isl_spans[pair].append((off, y, off, y2))
                 xs += [off, off]
                 ys += [y, y2]
             else:
-                xs.append(xk + _SW / 2)
+                xs.append(xk + SWITCH_W / 2)
                 ys.append(y)
         xs.append(X_TARGET)
         ys.append(y_target[ln.target])

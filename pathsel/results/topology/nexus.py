@@ -17,7 +17,7 @@ from typing import Any
 from ...model.fabric import junctions
 from ..result import RunResult
 
-__all__ = ["Nexus", "nexuses", "controller_of", "fabric_route"]
+__all__ = ["Nexus", "nexuses", "controller_of", "fabric_route", "route_words", "switch_latency"]
 
 _SCSI = re.compile(r"^(?P<adapter>[^:]+):C\d+:(?P<target>T\d+)(?::L\d+)?$")
 
@@ -44,13 +44,13 @@ def _junctions(model: Any, links: Sequence[int]) -> list[str]:
     return junctions([e for e in ends if e is not None], [s.name for s in model.switches])
 
 
-def _switch_latency(model: Any, links: Sequence[int]) -> float:
+def switch_latency(model: Any, links: Sequence[int]) -> float:
     """One-way seconds the switches of a route add (in ControllerModel.extra with the distance)."""
     by_name = {s.name: s.latency for s in model.switches}
     return sum((by_name[s] for s in _junctions(model, links)), 0.0)
 
 
-def _route(model: Any, links: Sequence[int]) -> str:
+def route_words(model: Any, links: Sequence[int]) -> str:
     """A route in words: its links, and between them the switches they meet at."""
     names = [model.links[i].name for i in links]
     switches = _junctions(model, links)

@@ -8,39 +8,39 @@ from collections import defaultdict
 
 import plotly.graph_objects as go
 
-from .compact import _Line
+from .compact import DrawnLine
 from .layout import Drawing
-from .style import ALUA_COLORS, _in_order, _names, _width
+from .style import ALUA_COLORS, alua_order, line_width, name_list
 
 __all__ = ["alua_of", "path_text", "style", "draw_paths"]
 
 
-def alua_of(d: Drawing, ln: _Line, run: int) -> dict[str, list[str]]:
+def alua_of(d: Drawing, ln: DrawnLine, run: int) -> dict[str, list[str]]:
     """ALUA state at the start → the LUNs (volumes) in it, over the line's nexuses."""
     out: dict[str, set[str]] = defaultdict(set)
     for m in ln.members:
         for i, s in d.states_of[run][m.index].items():
             out[s].add(d.volume_of[i])
     order = {v: k for k, v in enumerate(d.volumes)}
-    return {s: sorted(out[s], key=lambda v: order[v]) for s in _in_order(set(out))}
+    return {s: sorted(out[s], key=lambda v: order[v]) for s in alua_order(set(out))}
 
 
-def _alua_words(d: Drawing, ln: _Line, run: int) -> str:
+def _alua_words(d: Drawing, ln: DrawnLine, run: int) -> str:
     states = alua_of(d, ln, run)
     if len(states) <= 1:
         return f"{next(iter(states), 'AO')} at start"
     total = len({v for vs in states.values() for v in vs})
-    return "at start: " + ", ".join(f"{s} for {len(vs)} of {total} LUNs ({_names(vs)})" for s, vs in states.items())
+    return "at start: " + ", ".join(f"{s} for {len(vs)} of {total} LUNs ({name_list(vs)})" for s, vs in states.items())
 
 
-def path_text(d: Drawing, ln: _Line) -> str:
+def path_text(d: Drawing, ln: DrawnLine) -> str:
     """A line's hover: its nexus (or group), its route, and per policy its share, IOPS and mean latency."""
     runs, ios_of, share_of, lat_of, off_ao = d.runs, d.ios_of, d.share_of, d.lat_of, d.off_ao
     n0 = ln.members[0]
     head = (
         f"<b>{n0.name}</b>" + (f" ({n0.host})" if d.several_hosts else "")
         if len(ln.members) == 1
-        else f"<b>{ln.name}</b><br>{_names(sorted({m.host for m in ln.members}))}"
+        else f"<b>{ln.name}</b><br>{name_list(sorted({m.host for m in ln.members}))}"
     )
     where = " → ".join([n0.adapter or n0.host, *ln.switches, n0.target if len(ln.members) == 1 else ln.target[-1], n0.array])
     lines = [head, where]
@@ -65,11 +65,11 @@ def style(d: Drawing, run: int) -> tuple[list[float], list[str], list[str], list
     for ln in d.drawn:
         share = sum(d.share_of[run][m.index] for m in ln.members)
         states = list(alua_of(d, ln, run)) or ["AO"]
-        w.append(_width(share))
+        w.append(line_width(share))
         c.append(ALUA_COLORS.get(states[0], "#7f7f7f"))
         dash.append("solid" if share > 0 else "dot")
         mixed = len(states) > 1 and share > 0
-        sw.append(_width(share) if mixed else 0.0)
+        sw.append(line_width(share) if mixed else 0.0)
         sc.append(ALUA_COLORS.get(states[-1], "#7f7f7f"))
         sd.append("dash")
     return w, c, dash, sw, sc, sd
