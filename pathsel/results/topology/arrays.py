@@ -55,7 +55,7 @@ def draw_wiring(fig: go.Figure, d: Drawing, ctl_box: dict[tuple[str, str], tuple
 
 
 def draw_controllers(fig: go.Figure, shapes: list[dict[str, Any]], d: Drawing, ctl_box: dict[tuple[str, str], tuple[float, float]]) -> None:
-    """An box round the target ports of each controller, named with its port groups and the LUNs it owns (AO there)."""
+    """A box round the target ports of each controller, named with its port groups and the LUNs it owns (AO there)."""
     model, nx, volumes, volume_of, states_of, start = d.model, d.nx, d.volumes, d.volume_of, d.states_of, d.start
     X_TARGET, BOX_R = d.X_TARGET, _box_right(d)
     target_unit = 0.92 / max(1, len(d.targets) + 0.8 * (len(ctl_box) - 1))

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from ..result import Result, RunResult
 from .arrays import controller_boxes, draw_arrays, draw_controllers, draw_replication, draw_target_ports, draw_wiring
 from .fabric import draw_isls, draw_links, draw_switch_boxes, draw_switch_names, link_segments, link_texts
-from .layout import X_ADAPTER, X_HOST, lay_out
+from .layout import X_ADAPTER, X_HOST, Drawing, lay_out
 from .paths import draw_paths, style
 from .style import ALUA_COLORS, LABELS_UP_TO, alua_order, node_column, pct
 
@@ -34,7 +34,7 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
     ports"``, ``"arrays"``, ``"replication"``, ``"links"`` (one marker per link), ``"isl <name>"`` per ISL band.
     """
     d = lay_out(result, policy=policy, compact=compact)
-    runs, start, model, nx, compact, drawn = d.runs, d.start, d.model, d.nx, d.compact, d.drawn
+    runs, start, model, nx, compact = d.runs, d.start, d.model, d.nx, d.compact
     hosts, adapters, arrays, targets, box, slot = d.hosts, d.adapters, d.arrays, d.targets, d.box, d.slot
     host_key, host_label, link_stats = d.host_key, d.host_label, d.link_stats
     first = runs[0]
@@ -82,7 +82,43 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
     link_index = len(fig.data) if segs else None
     draw_links(fig, d, segs)
 
-    # the legend: one entry per ALUA state drawn, striped, and what dotted means
+    _legend(fig, d, striped)
+    _column_titles(fig, d, ctl_box)
+
+    tallest = max(len(hosts), len(adapters), len(targets) + len(ctl_box), len(arrays), (len(slot) + 3 * len(box)) * 0.75)
+    height = int(max(420, min(1600, 180 + 24 * tallest)))
+    top, bottom = 130, 20
+    if len(runs) > 1:  # the buttons 40 px above the plot, under the title, whatever the figure's height
+        _policy_buttons(fig, d, first_path_trace, striped, segs, link_index, y=1 + 40 / (height - top - bottom))
+    longest = max((len(part) for h in hosts for part in host_label.get(h, h[0]).split("<br>")), default=0)
+    name = result.scenario if isinstance(result, Result) else first.model.name
+    what = "line width = share of I/Os, dotted: none" + (", links: busy and held share" if segs else "")
+    fig.update_layout(
+        title=dict(
+            text=f"The set-up: {what}{' (buttons: policy)' if len(runs) > 1 else ''}<br><sup>{name}"
+            + (f" · compact: {len(model.hosts)} hosts drawn as {len(hosts)}" if compact else "")
+            + "</sup>",
+            y=1,
+            yanchor="top",
+            pad=dict(t=14),
+        ),
+        # room on the left for the longest line of a host's name (a group's: "esxi02, esxi05 … esxi30")
+        xaxis=dict(visible=False, range=[-max(0.75, 0.2 + 0.05 * longest), d.X_ARRAY + 1.6]),
+        yaxis=dict(visible=False, range=[-0.04, 1.13]),
+        height=height,
+        margin=dict(t=top, l=20, r=20, b=bottom),
+        plot_bgcolor="white",
+        hovermode="closest",
+        legend=dict(orientation="h", y=-0.02, yanchor="top", x=0),
+        shapes=shapes,
+        meta={"start_policy": runs[start].label},
+    )
+    return fig
+
+
+def _legend(fig: go.Figure, d: Drawing, striped: list[int]) -> None:
+    """The legend: one entry per ALUA state drawn, striped, and what dotted means."""
+    runs, nx = d.runs, d.nx
     shown_states = alua_order({s for j in range(len(runs)) for n in nx for s in d.states_of[j][n.index].values()})
     for state in shown_states:
         fig.add_trace(
@@ -102,6 +138,10 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
         )
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="carried no I/O", line=dict(color="#999", width=1, dash="dot")))
 
+
+def _column_titles(fig: go.Figure, d: Drawing, ctl_box: dict[tuple[str, str], tuple[float, float]]) -> None:
+    """Each column's title above it."""
+    compact, adapters = d.compact, d.adapters
     X_TARGET, X_ARRAY = d.X_TARGET, d.X_ARRAY
     titles = [(X_HOST, "hosts wired alike" if compact else "host"), (X_ADAPTER, "adapter")]
     titles += [(X_ADAPTER + 1.3 * (k + 1), "switches" if k == 0 else "core") for k in range(d.n_cols)]
@@ -111,64 +151,41 @@ def topology(result: Result | RunResult, *, policy: str | None = None, compact: 
             continue
         fig.add_annotation(x=x, y=1.1, text=f"<b>{title}</b>", showarrow=False, font=dict(size=12, color="#555"))
 
-    tallest = max(len(hosts), len(adapters), len(targets) + len(ctl_box), len(arrays), (len(slot) + 3 * len(box)) * 0.75)
-    height = int(max(420, min(1600, 180 + 24 * tallest)))
-    top, bottom = 130, 20
-    if len(runs) > 1:
-        indices = list(range(first_path_trace, first_path_trace + len(drawn) + len(striped)))
-        buttons = []
-        for j, r in enumerate(runs):
-            lw, lc, ld, sw_, sc_, sd_ = style(d, j)
-            restyle: dict[str, list[Any]] = {
-                "line.width": [*lw, *(sw_[i] for i in striped)],
-                "line.color": [*lc, *(sc_[i] for i in striped)],
-                "line.dash": [*ld, *(sd_[i] for i in striped)],
+
+def _policy_buttons(
+    fig: go.Figure, d: Drawing, first_path_trace: int, striped: list[int], segs: list[tuple[Any, ...]], link_index: int | None, y: float
+) -> None:
+    """A button per policy restyling the lines and the links as that run found them, at ``y`` (in plot heights)."""
+    runs, drawn, start = d.runs, d.drawn, d.start
+    indices = list(range(first_path_trace, first_path_trace + len(drawn) + len(striped)))
+    buttons = []
+    for j, r in enumerate(runs):
+        lw, lc, ld, sw_, sc_, sd_ = style(d, j)
+        restyle: dict[str, list[Any]] = {
+            "line.width": [*lw, *(sw_[i] for i in striped)],
+            "line.color": [*lc, *(sc_[i] for i in striped)],
+            "line.dash": [*ld, *(sd_[i] for i in striped)],
+        }
+        if link_index is not None:
+            texts, colors = link_texts(d, segs, j)
+            restyle = {k: v + [None] for k, v in restyle.items()} | {
+                "text": [None] * len(indices) + [texts],
+                "marker.color": [None] * len(indices) + [colors],
             }
-            if link_index is not None:
-                texts, colors = link_texts(d, segs, j)
-                restyle = {k: v + [None] for k, v in restyle.items()} | {
-                    "text": [None] * len(indices) + [texts],
-                    "marker.color": [None] * len(indices) + [colors],
-                }
-            buttons.append(dict(label=r.label, method="restyle", args=[restyle, indices + ([link_index] if link_index is not None else [])]))
-        # 40 px above the plot, under the title, whatever the figure's height (y is in plot heights)
-        fig.update_layout(
-            updatemenus=[
-                dict(
-                    type="buttons",
-                    direction="right",
-                    buttons=buttons,
-                    active=start,
-                    x=0,
-                    xanchor="left",
-                    y=1 + 40 / (height - top - bottom),
-                    yanchor="bottom",
-                    showactive=True,
-                    font=dict(size=11),
-                )
-            ]
-        )
-    longest = max((len(part) for h in hosts for part in host_label.get(h, h[0]).split("<br>")), default=0)
-    name = result.scenario if isinstance(result, Result) else first.model.name
-    what = "line width = share of I/Os, dotted: none" + (", links: busy and held share" if segs else "")
+        buttons.append(dict(label=r.label, method="restyle", args=[restyle, indices + ([link_index] if link_index is not None else [])]))
     fig.update_layout(
-        title=dict(
-            text=f"The set-up: {what}{' (buttons: policy)' if len(runs) > 1 else ''}<br><sup>{name}"
-            + (f" · compact: {len(model.hosts)} hosts drawn as {len(hosts)}" if compact else "")
-            + "</sup>",
-            y=1,
-            yanchor="top",
-            pad=dict(t=14),
-        ),
-        # room on the left for the longest line of a host's name (a group's: "esxi02, esxi05 … esxi30")
-        xaxis=dict(visible=False, range=[-max(0.75, 0.2 + 0.05 * longest), X_ARRAY + 1.6]),
-        yaxis=dict(visible=False, range=[-0.04, 1.13]),
-        height=height,
-        margin=dict(t=top, l=20, r=20, b=bottom),
-        plot_bgcolor="white",
-        hovermode="closest",
-        legend=dict(orientation="h", y=-0.02, yanchor="top", x=0),
-        shapes=shapes,
-        meta={"start_policy": runs[start].label},
+        updatemenus=[
+            dict(
+                type="buttons",
+                direction="right",
+                buttons=buttons,
+                active=start,
+                x=0,
+                xanchor="left",
+                y=y,
+                yanchor="bottom",
+                showactive=True,
+                font=dict(size=11),
+            )
+        ]
     )
-    return fig

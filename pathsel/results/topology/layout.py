@@ -5,7 +5,7 @@ each switch's box, and every line's points and the links labelled on its way."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,29 +79,10 @@ def _column(names: Sequence[Any], group: Any = None, gap: float = 0.8) -> dict[A
     return {k: 1.0 - (u + 0.5) / units for k, u in zip(names, at)} if names else {}
 
 
-def lay_out(result: Result | RunResult, *, policy: str | None = None, compact: bool | None = None) -> Drawing:
-    """The set-up laid out for :func:`~pathsel.results.topology.figure.topology` (its arguments, its errors)."""
-    runs = list(result.runs) if isinstance(result, Result) else [result]
-    if not runs:
-        raise ValueError("topology: the result has no runs")
-    first = runs[0]
-    if policy is not None:
-        chosen = [i for i, r in enumerate(runs) if policy in (r.label, r.policy)]
-        if not chosen:
-            raise KeyError(policy)
-        start = chosen[0]
-    else:
-        start = 0
-    model = first.model
-    nx = nexuses(first)
-    if compact is None:
-        compact = len(model.hosts) >= COMPACT_HOSTS
-    switch_names = [s.name for s in model.switches]
-
-    volume_of = [model.devices[p.device].volume if model.devices and p.device >= 0 else "" for p in model.paths]
-    volumes = list(dict.fromkeys(volume_of))
-
-    # per run: I/Os, share, latency and ALUA per LUN of every nexus
+def _carried(
+    runs: list[RunResult], nx: list[Nexus]
+) -> tuple[list[dict[int, int]], list[dict[int, float]], list[dict[int, float]], list[dict[int, dict[int, str]]], list[dict[int, int]]]:
+    """Per run: I/Os, share, latency and ALUA per LUN of every nexus, and the I/Os it carried for its non-AO LUNs."""
     ios_of: list[dict[int, int]] = []
     share_of: list[dict[int, float]] = []
     lat_of: list[dict[int, float]] = []
@@ -126,47 +107,18 @@ def lay_out(result: Result | RunResult, *, policy: str | None = None, compact: b
         lat_of.append({n.index: busy_s[n.index] / max(1, ios[n.index]) * 1e3 for n in nx})  # ms
         # a policy with a preferred array of its own starts with other ALUA states
         states_of.append({n.index: {i: r.model.paths[i].alua for i in n.paths} for n in nx})
+    return ios_of, share_of, lat_of, states_of, off_ao
 
-    # the lines: a nexus each, or (compact) hosts wired alike as one, the ports of one controller as one node
-    host_key, host_label, drawn = group_lines(model, nx, compact, volume_of, states_of, ios_of, start)
-    several_hosts = len(model.hosts) > 1
 
-    # columns, grouped so lines cross as little as the set-up allows: by host, then array and controller
-    array_order = {a.name: i for i, a in enumerate(model.arrays)}
-    hosts = list(dict.fromkeys(host_key[h] for h in model.hosts if any(n.host == h for n in nx))) or [(h,) for h in model.hosts]
-    # with a fabric, adapters by the switch they plug into (a host's two HBAs in two fabrics), so the paths run straight
-    # and only the thin host-to-adapter wiring crosses
-    edge = {s: k for k, s in enumerate(switch_names)}
-    adapters = list(
-        dict.fromkeys(
-            ln.adapter
-            for ln in sorted(drawn, key=lambda ln: (edge.get(ln.switches[0], -1) if ln.switches else -1, hosts.index(ln.host)))
-            if ln.adapter
-        )
-    )
-    arrays = [(a.name,) for a in model.arrays]
-    ctl_of = {target_key(model, n, compact): controller_of(model, n) for n in nx}
-    targets = list(dict.fromkeys(ln.target for ln in sorted(drawn, key=lambda ln: (array_order[ln.array], ctl_of[ln.target]))))
-    y_host, y_adapter, y_array = _column(hosts), _column(adapters), _column(arrays)
-    y_target = _column(targets, group=lambda k: (k[0], ctl_of[k]))
-    if any(ctl_of.values()):  # room at the top for the first controller's name above its box
-        y_target = {k: 0.92 * y for k, y in y_target.items()}
-
-    # switch columns: a switch's column is the earliest hop at which a route crosses it (edge, then core); peers
-    # (a host's two fabrics, each reaching the other over an ISL) share a column
-    depth: dict[str, int] = {}
-    for ln in drawn:
-        for k, s in enumerate(ln.switches):
-            depth[s] = min(depth.get(s, k), k)
-    n_cols = max(depth.values(), default=-1) + 1
-    x_switch = {s: X_ADAPTER + 1.3 * (d + 1) for s, d in depth.items()}
-    X_TARGET = 2.6 + 1.3 * n_cols
-    X_ARRAY = X_TARGET + 1.0
-
-    def start_y(ln: DrawnLine) -> float:
-        return y_adapter[ln.adapter] if ln.adapter else y_host[ln.host]
-
-    # each switch is a box whose height holds a slot per line crossing it, ordered as the lines arrive
+def _switch_slots(
+    drawn: list[DrawnLine],
+    switch_names: list[str],
+    depth: dict[str, int],
+    n_cols: int,
+    start_y: Callable[[DrawnLine], float],
+    y_target: dict[tuple[str, ...], float],
+) -> tuple[dict[tuple[str, int], float], dict[str, tuple[float, float]]]:
+    """Each switch is a box whose height holds a slot per line crossing it, ordered as the lines arrive: the slots, the boxes."""
     slot: dict[tuple[str, int], float] = {}
     box: dict[str, tuple[float, float]] = {}
     for d in range(n_cols):
@@ -192,8 +144,11 @@ def lay_out(result: Result | RunResult, *, policy: str | None = None, compact: b
             mine = [col_y[(s, i)] for i in through[s]]
             if mine:
                 box[s] = (min(mine) - 0.45 * unit, max(mine) + 0.45 * unit)
+    return slot, box
 
-    # links: busy and held per run (the wire table's rows, the busier direction)
+
+def _link_stats(runs: list[RunResult]) -> list[dict[str, tuple[float, float]]]:
+    """Links: busy and held per run (the wire table's rows, the busier direction)."""
     link_stats: list[dict[str, tuple[float, float]]] = []
     for r in runs:
         stats: dict[str, tuple[float, float]] = {}
@@ -201,8 +156,25 @@ def lay_out(result: Result | RunResult, *, policy: str | None = None, compact: b
             bz, hz = stats.get(row["name"], (0.0, 0.0))
             stats[row["name"]] = (max(bz, row["utilisation"]), max(hz, row.get("held", 0.0)))
         link_stats.append(stats)
+    return link_stats
 
-    # the line's points; where each of its links is labelled (beside the adapter, beside the target port, on the ISL)
+
+def _routes(
+    drawn: list[DrawnLine],
+    x_switch: dict[str, float],
+    slot: dict[tuple[str, int], float],
+    box: dict[str, tuple[float, float]],
+    start_y: Callable[[DrawnLine], float],
+    X_TARGET: float,
+    y_target: dict[tuple[str, ...], float],
+) -> tuple[
+    list[tuple[list[float | None], list[float | None]]],
+    dict[tuple[Any, ...], set[int]],
+    dict[tuple[Any, ...], tuple[float, float]],
+    dict[tuple[str, ...], list[tuple[float, float, float, float]]],
+]:
+    """The line's points; where each of its links is labelled (beside the adapter, beside the target port, on the ISL)
+    and the links of each labelled segment; the spans each ISL's band covers."""
     points: list[tuple[list[float | None], list[float | None]]] = []
     seg_links: dict[tuple[Any, ...], set[int]] = defaultdict(set)
     seg_at: dict[tuple[Any, ...], tuple[float, float]] = {}
@@ -259,6 +231,78 @@ def lay_out(result: Result | RunResult, *, policy: str | None = None, compact: b
             for links in ln.routes:
                 if len(links) == len(hops) - 1:
                     seg_links[seg].add(links[k])
+    return points, seg_links, seg_at, isl_spans
+
+
+def lay_out(result: Result | RunResult, *, policy: str | None = None, compact: bool | None = None) -> Drawing:
+    """The set-up laid out for :func:`~pathsel.results.topology.figure.topology` (its arguments, its errors)."""
+    runs = list(result.runs) if isinstance(result, Result) else [result]
+    if not runs:
+        raise ValueError("topology: the result has no runs")
+    first = runs[0]
+    if policy is not None:
+        chosen = [i for i, r in enumerate(runs) if policy in (r.label, r.policy)]
+        if not chosen:
+            raise KeyError(policy)
+        start = chosen[0]
+    else:
+        start = 0
+    model = first.model
+    nx = nexuses(first)
+    if compact is None:
+        compact = len(model.hosts) >= COMPACT_HOSTS
+    switch_names = [s.name for s in model.switches]
+
+    volume_of = [model.devices[p.device].volume if model.devices and p.device >= 0 else "" for p in model.paths]
+    volumes = list(dict.fromkeys(volume_of))
+
+    # per run: I/Os, share, latency and ALUA per LUN of every nexus
+    ios_of, share_of, lat_of, states_of, off_ao = _carried(runs, nx)
+
+    # the lines: a nexus each, or (compact) hosts wired alike as one, the ports of one controller as one node
+    host_key, host_label, drawn = group_lines(model, nx, compact, volume_of, states_of, ios_of, start)
+    several_hosts = len(model.hosts) > 1
+
+    # columns, grouped so lines cross as little as the set-up allows: by host, then array and controller
+    array_order = {a.name: i for i, a in enumerate(model.arrays)}
+    hosts = list(dict.fromkeys(host_key[h] for h in model.hosts if any(n.host == h for n in nx))) or [(h,) for h in model.hosts]
+    # with a fabric, adapters by the switch they plug into (a host's two HBAs in two fabrics), so the paths run straight
+    # and only the thin host-to-adapter wiring crosses
+    edge = {s: k for k, s in enumerate(switch_names)}
+    adapters = list(
+        dict.fromkeys(
+            ln.adapter
+            for ln in sorted(drawn, key=lambda ln: (edge.get(ln.switches[0], -1) if ln.switches else -1, hosts.index(ln.host)))
+            if ln.adapter
+        )
+    )
+    arrays = [(a.name,) for a in model.arrays]
+    ctl_of = {target_key(model, n, compact): controller_of(model, n) for n in nx}
+    targets = list(dict.fromkeys(ln.target for ln in sorted(drawn, key=lambda ln: (array_order[ln.array], ctl_of[ln.target]))))
+    y_host, y_adapter, y_array = _column(hosts), _column(adapters), _column(arrays)
+    y_target = _column(targets, group=lambda k: (k[0], ctl_of[k]))
+    if any(ctl_of.values()):  # room at the top for the first controller's name above its box
+        y_target = {k: 0.92 * y for k, y in y_target.items()}
+
+    # switch columns: a switch's column is the earliest hop at which a route crosses it (edge, then core); peers
+    # (a host's two fabrics, each reaching the other over an ISL) share a column
+    depth: dict[str, int] = {}
+    for ln in drawn:
+        for k, s in enumerate(ln.switches):
+            depth[s] = min(depth.get(s, k), k)
+    n_cols = max(depth.values(), default=-1) + 1
+    x_switch = {s: X_ADAPTER + 1.3 * (d + 1) for s, d in depth.items()}
+    X_TARGET = 2.6 + 1.3 * n_cols
+    X_ARRAY = X_TARGET + 1.0
+
+    def start_y(ln: DrawnLine) -> float:
+        return y_adapter[ln.adapter] if ln.adapter else y_host[ln.host]
+
+    slot, box = _switch_slots(drawn, switch_names, depth, n_cols, start_y, y_target)
+
+    link_stats = _link_stats(runs)
+
+    points, seg_links, seg_at, isl_spans = _routes(drawn, x_switch, slot, box, start_y, X_TARGET, y_target)
 
     return Drawing(
         runs=runs,
