@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -209,7 +210,8 @@ def test_t_quantiles():
 def test_importing_pathsel_does_not_import_plotting():
     code = (
         "import sys, pathsel, pathsel.results, pathsel.api\n"
-        "loaded = [m for m in sys.modules if m.split('.')[0] == 'plotly' or m in ('pathsel.results.plots', 'pathsel.results.report')]\n"
+        "drawing = ('pathsel.results.plots', 'pathsel.results.topology', 'pathsel.results.report')\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] == 'plotly' or m.startswith(drawing)]\n"
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -275,3 +277,32 @@ def test_load_latency_linear_axis_and_a_table_without_a_rate_column():
     with pytest.raises(ValueError, match="rate_iops"):
         plots.load_latency(_knee_table().rename(columns={"workloads[0].rate_iops": "x"}))
     assert names(plots.load_latency(_knee_table().rename(columns={"workloads[0].rate_iops": "x"}), rate="x"))[0] == "rr p50"
+
+
+def test_pathsel_plots_gathers_each_figure_from_the_module_of_its_kind():
+    """``pathsel.plots`` is the figures' one public name; each lives in a module of one kind of figure (issue 49)."""
+    from pathsel.results.plots import latency, over_time, per_path, resources, studies
+    from pathsel.results.topology import figure, key_table
+
+    homes = {
+        figure: ["topology"],
+        key_table: ["key_figures"],
+        over_time: ["timeline", "FAULT_EVENTS"],
+        latency: ["latency_percentiles", "latency_cdf"],
+        per_path: ["path_share_heatmap", "path_states", "GROUP_ABOVE", "STATES"],
+        studies: ["compare_seeds", "regret_heatmap", "load_latency"],
+        resources: ["cpu_heatmap", "link_utilisation", "wire_rows"],
+    }
+    assert sorted(n for names in homes.values() for n in names) == sorted(plots.__all__)
+    for module, names in homes.items():
+        for name in names:
+            assert getattr(plots, name) is getattr(module, name), name
+
+
+@pytest.mark.parametrize("package", ["plots", "topology"])
+def test_the_figures_modules_stay_short_enough_to_read(package):
+    """No module of the figures or the set-up drawing over 650 lines: one idea each, room for the next feature."""
+    root = Path(pathsel.__file__).parent / "results" / package
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in root.glob("*.py")}
+    assert len(sizes) > 3
+    assert {name: n for name, n in sizes.items() if n > 650} == {}

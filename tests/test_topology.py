@@ -8,7 +8,11 @@ import pytest
 
 import pathsel
 from pathsel.results import report
-from pathsel.results.topology import ALUA_COLORS, COMPACT_HOSTS, key_figures, nexuses, topology
+from pathsel.results.topology.compact import COMPACT_HOSTS
+from pathsel.results.topology.figure import topology
+from pathsel.results.topology.key_table import key_figures
+from pathsel.results.topology.nexus import nexuses
+from pathsel.results.topology.style import ALUA_COLORS
 
 from .conftest import SIMS
 from .test_story import TWO_HOSTS

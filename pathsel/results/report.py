@@ -23,12 +23,16 @@ import plotly.graph_objects as go
 from ..outputs import write_atomic
 from ..units import format_duration
 from ..version import __version__
-from . import plots
 from .bandwidth import BW_HEAD, fio_bw
 from .cpu import BUSY, cpu_rows, cpulist
+from .plots.latency import latency_cdf, latency_percentiles
+from .plots.over_time import FAULT_EVENTS, timeline
+from .plots.per_path import path_share_heatmap
+from .plots.resources import cpu_heatmap, link_utilisation, wire_rows
 from .result import Result
 from .story import story
-from .topology import key_figures, topology
+from .topology.figure import topology
+from .topology.key_table import key_figures
 from .used import used_cell
 
 __all__ = ["render", "write", "default_figures"]
@@ -60,13 +64,13 @@ def default_figures(result: Result) -> list[tuple[str, str, go.Figure]]:
     """The report's figures: (id, heading, figure)."""
     return [
         ("setup", "The set-up", topology(result)),
-        ("timeline", "IOPS and latency over time", plots.timeline(result)),
-        ("percentiles", "Latency percentiles", plots.latency_percentiles(result)),
-        ("cdf", "Latency distribution", plots.latency_cdf(result)),
-        ("paths", "Share of I/Os per path, and path state", plots.path_share_heatmap(result)),
+        ("timeline", "IOPS and latency over time", timeline(result)),
+        ("percentiles", "Latency percentiles", latency_percentiles(result)),
+        ("cdf", "Latency distribution", latency_cdf(result)),
+        ("paths", "Share of I/Os per path, and path state", path_share_heatmap(result)),
         # issue 33, only for a run that has them; drawn in their sections, "Host CPU" and "Links and switches"
-        *([("cpu", "Host CPU per core", plots.cpu_heatmap(result))] if _has_cpu(result) else []),
-        *([("links", "Wires: utilisation and back-pressure", plots.link_utilisation(result))] if _wire_runs(result) else []),
+        *([("cpu", "Host CPU per core", cpu_heatmap(result))] if _has_cpu(result) else []),
+        *([("links", "Wires: utilisation and back-pressure", link_utilisation(result))] if _wire_runs(result) else []),
     ]
 
 
@@ -339,7 +343,7 @@ def _wires(result: Result, figure: str) -> str:
     runs = _wire_runs(result)
     if not runs:
         return ""
-    rows = [(i, r, w) for i, r in enumerate(runs) for w in plots.wire_rows(r)]
+    rows = [(i, r, w) for i, r in enumerate(runs) for w in wire_rows(r)]
     order: dict[tuple[str, str], int] = {}
     for _i, _r, w in rows:
         order.setdefault((w["name"], w["direction"]), len(order))
@@ -479,7 +483,7 @@ def _events(result: Result, limit: int = 200) -> str:
                 if e.get("dropped"):
                     shown = ", ".join(e["dropped"][:6])
                     detail += f": {shown}{', ...' if len(e['dropped']) > 6 else ''}"
-            elif what in plots.FAULT_EVENTS:
+            elif what in FAULT_EVENTS:
                 detail = f"{e.get('path', '')} now {e.get('alua', '?')}, {'up' if e.get('up', True) else 'down'}"
                 # why it comes later than the fault: the host's detection delay
                 detection = model.host_params[h].detection if h is not None and model.host_params else None

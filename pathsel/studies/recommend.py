@@ -154,7 +154,7 @@ class Recommendation:
 
     def figure(self, metric: str) -> go.Figure:
         """Regret by setting x condition as a heatmap (:func:`pathsel.plots.regret_heatmap`)."""
-        from ..results.plots import regret_heatmap
+        from ..results.plots.studies import regret_heatmap
 
         m = self.metrics[metric]
         unit = "%" if m.regret_kind == "relative" else METRICS[metric][3]
