@@ -1,4 +1,4 @@
-"""Results: what a run measured, as numbers, tidy DataFrames, JSON and a table.
+"""Results: the comparison of a run's policies, as numbers, tidy DataFrames, JSON and a table.
 
 ``Result`` holds one :class:`RunResult` per compared policy. DataFrames are in
 long (tidy) form so ``groupby`` and ``plotly.express`` work directly:
