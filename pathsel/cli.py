@@ -123,7 +123,7 @@ def _positive_int(text: str) -> int:
 
 def _json(doc: Any) -> str:
     """Strict JSON (RFC 8259): infinities and NaN, which JSON has no word for, are null."""
-    from .results.result import jsonable
+    from .results.document import jsonable
 
     return json.dumps(jsonable(doc), indent=2, allow_nan=False, default=str)
 

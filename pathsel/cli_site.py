@@ -268,7 +268,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         except OSError as e:
             raise ScenarioError(args.output, "", f"cannot write: {e.strerror or e}") from None
     if args.json:
-        from .results.result import jsonable
+        from .results.document import jsonable
 
         sys.stdout.write(json.dumps(jsonable(cal.to_dict()), indent=2) + "\n")
         return 0

@@ -238,7 +238,7 @@ volume = "lun0"
 def test_idle_devices_are_one_line_in_the_host_queue_table():
     """Issue 48: a cluster's host-queue table printed 96 rows, 72 of them devices no VM used: those are one line per
     policy, counted and named in part; the devices with I/O keep their rows."""
-    from pathsel.results.result import IDLE_FOLDED
+    from pathsel.results.tables import IDLE_FOLDED
 
     res = pathsel.simulate(pathsel.loads_scenario(IDLE_SAN, "idle"), policies=["rr:iops=1", "fixed"])
     table = res.table()

@@ -251,7 +251,7 @@ def test_cli_json_faults_carry_the_stall_fields(capsys: pytest.CaptureFixture[st
     ],
 )
 def test_frozen_vms_are_named_or_counted(frozen: list[str], host_vms: int, words: str) -> None:
-    from pathsel.results.story_stall import frozen_words
+    from pathsel.results.story.stall import frozen_words
 
     model = SimpleNamespace(hosts=["h1", "h2"], jobs=[SimpleNamespace(host=0, vm=v) for v in range(host_vms)], host_params=None, host_queues=False)
     fault = {"what": "latency", "frozen": [{"workload": n, "host": "h1", "max_stall_ms": 150.0, "stalled_ios": 2, "failed": 0} for n in frozen]}

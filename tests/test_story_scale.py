@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 import pathsel
 from pathsel.results.story import story, text
-from pathsel.results.story_hosts import HANDFUL, NAMED
+from pathsel.results.story.hosts import HANDFUL, NAMED
 from pathsel.results.used import used_paths
 
 from .conftest import SIMS
@@ -137,7 +137,7 @@ def test_the_numa_share_is_measured_alike_for_every_policy(engine):
     """Issue 48: on numa-host rr read "at least 4 % crossed" and nvme:numa "at least 8 %" (lower bounds from per-node
     totals), so rr looked the more local. Measured per I/O, the same definition for both: nvme:numa crosses only while
     its node's path is down (1 s to 1.5 s), round robin about half of all its I/Os."""
-    from pathsel.results.story_numa import crossed_share
+    from pathsel.results.story.numa import crossed_share
 
     res = pathsel.simulate(SIMS / "numa-host.toml", policies=["nvme:numa", "nvme:round-robin"], engine=engine, duration=1.0)
     numa, rr = res.runs
@@ -368,7 +368,7 @@ def _vms(n: int, iodepth: int, more: str = "") -> str:
     ],
 )
 def test_binding_queues_names_only_limits_the_engines_can_reach(extra, workloads, protocol, named):
-    from pathsel.results.subject import binding_queues
+    from pathsel.results.story.subject import binding_queues
 
     res = run(_host(extra, workloads, protocol).replace("vmhba{i}:C0:T0:L1", "nvme0c{i}n1" if protocol == "nvme" else "vmhba{i}:C0:T0:L1"))
     r = res.runs[0]
@@ -402,7 +402,7 @@ def test_a_fault_at_the_runs_end_is_worded_alike_in_table_and_story(duration, ta
 
 
 def test_a_queue_sentence_gives_mean_counts_in_one_format():
-    from pathsel.results.story_queues import _ios
+    from pathsel.results.story.queues import _ios
 
     assert [_ios(x) for x in (322.0, 160.04, 10.0, 9.94, 2.43, 0.0)] == ["322", "160", "10", "9.9", "2.4", "0.0"]
     res = pathsel.simulate(SIMS / "nvme-io-queues.toml", duration=0.2, policies=["nvme:numa"])

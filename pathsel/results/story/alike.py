@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .words import fmt_time
+from .words import and_list, fmt_time
 
 __all__ = ["alike_sentences"]
 
@@ -57,7 +57,7 @@ _RE_EVALUATION = frozenset({"latency_eval_time"})
 
 
 def _spec(r: Any) -> tuple[str, dict[str, Any]]:
-    from ..policies.spec import parse_spec
+    from ...policies.spec import parse_spec
 
     try:
         spec, _ = parse_spec(str(getattr(r, "policy", r.label)))
@@ -145,7 +145,7 @@ def _why(g: list[Any]) -> str:
             lo, hi = span
             when = fmt_time(lo) if lo == hi else f"{fmt_time(lo)}-{fmt_time(hi)}"
             each = " of each device" if len(per_device) > 1 else ""
-            settings = _list([f"{k} " + " and ".join(str(sp.get(k)) for sp in specs) for k in sorted(differ)])
+            settings = and_list([f"{k} " + " and ".join(str(sp.get(k)) for sp in specs) for k in sorted(differ)])
             return (
                 f"each evaluated the paths{each} once, at {when}, with the same result, and the run ended "
                 f"({fmt_time(model.end)}) before any re-evaluation, so the setting that differs ({settings}) never came into play"
@@ -209,8 +209,8 @@ def _numa_alike(model: Any) -> str | None:
 
 def _crossed(g: list[Any]) -> bool:
     """Whether a NUMA host's nodes issued a share of its I/Os other than the share their adapters carried: then
-    some I/Os crossed to another node's adapter (story_numa's lower bound), and "each node on its own" is false."""
-    from .story_numa import node_shares
+    some I/Os crossed to another node's adapter (numa.py's lower bound), and "each node on its own" is false."""
+    from .numa import node_shares
 
     for r in g:
         for hp in r.model.host_params:
@@ -221,10 +221,6 @@ def _crossed(g: list[Any]) -> bool:
             if n_i and n_c and any(abs(issued.get(k, 0) / n_i - carried.get(k, 0) / n_c) >= 0.01 for k in set(issued) | set(carried)):
                 return True
     return False
-
-
-def _list(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def alike_sentences(runs: list[Any]) -> list[str]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..model import Model
-from ..model.queues import DEVICE_QUEUE
-from .words import fmt_time
+from ...model import Model
+from ...model.queues import DEVICE_QUEUE
+from .words import and_list, fmt_time
 
 __all__ = ["subject", "binding_queues"]
 
@@ -38,10 +38,6 @@ def _t(seconds: float) -> str:
     return fmt_time(seconds)
 
 
-def _list(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def _ms(seconds: float) -> str:
     ms = seconds * 1e3
     return f"{ms:.3g} ms" if ms >= 0.1 else f"{seconds * 1e6:.3g} us"
@@ -63,7 +59,7 @@ def _faults(model: Model) -> str | None:
             word = {"a path failure": "path failures", "an array failure": "array failures"}.get(word, word)
         when = f"at {_t(times[0])}" if len(times) == 1 else f"from {_t(times[0])}"
         parts.append(f"{word} {when}")
-    return _list(parts)
+    return and_list(parts)
 
 
 def _queues(model: Model) -> str | None:
@@ -225,7 +221,7 @@ def _setup(model: Model) -> str:
     volumes = sorted({d.volume for d in model.devices if d.volume})
     on = f" on {len(volumes):,} volumes" if len(volumes) > 1 else ""
     arrays = sorted({model.arrays[p.array].name for p in model.paths})
-    to = _list(arrays) if len(arrays) <= 3 else f"{len(arrays)} arrays"
+    to = and_list(arrays) if len(arrays) <= 3 else f"{len(arrays)} arrays"
     n = len(model.paths)
     return f"{hosts} {verb} {jobs}{on} over {n:,} path{'s' if n != 1 else ''} to {to}"
 
@@ -233,5 +229,5 @@ def _setup(model: Model) -> str:
 def subject(model: Model | Any) -> str:
     """``This scenario is about <topics>: <who runs what over which paths>.``"""
     topics = _topics(model)
-    about = _list(topics) if topics else "path selection"
+    about = and_list(topics) if topics else "path selection"
     return f"This scenario is about {about}: {_setup(model)}."

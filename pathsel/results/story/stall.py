@@ -2,7 +2,7 @@
 
 A workload (VM) froze during a fault when one of its I/Os outstanding then took
 :data:`pathsel.metrics.STALL_S` (100 ms) or more from issue to completion or
-failure (:meth:`pathsel.results.result.RunResult.stalls`). Those words come
+failure (:meth:`pathsel.results.RunResult.stalls`). Those words come
 first in the fault's sentence: a cluster's IOPS can hold while one host's VMs
 wait half a second, the other hosts taking the array's slots they left.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..metrics import STALL_S
-from .words import fmt_time
+from ...metrics import STALL_S
+from .words import and_list, fmt_time
 
 __all__ = ["frozen_words", "unfrozen_words", "HANDFUL_VMS"]
 
@@ -24,14 +24,10 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3g} ms" if seconds < 1 else fmt_time(seconds)
 
 
-def _list(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def _vms(names: list[str]) -> str:
     if len(names) <= HANDFUL_VMS:
-        return _list(names)
-    return _list(names[: HANDFUL_VMS - 1] + [f"{len(names) - HANDFUL_VMS + 1:,} more"])
+        return and_list(names)
+    return and_list(names[: HANDFUL_VMS - 1] + [f"{len(names) - HANDFUL_VMS + 1:,} more"])
 
 
 def frozen_words(fault: dict[str, Any], model: Any, noticed_after: float | None) -> str:
@@ -62,7 +58,7 @@ def frozen_words(fault: dict[str, Any], model: Any, noticed_after: float | None)
     their = "its" if len(frozen) == 1 else "their"
     waiting = sum(w.get("waiting_at_end", 0) for w in frozen)
     still = f" ({waiting:,} still waiting when the run ended)" if waiting else ""
-    s = f"{_list(parts)} froze for up to {_ms(longest)}: {stalled:,} of {their} I/Os took {_ms(STALL_S)} or more{still}"
+    s = f"{and_list(parts)} froze for up to {_ms(longest)}: {stalled:,} of {their} I/Os took {_ms(STALL_S)} or more{still}"
     why = _why(fault, model, frozen, longest, failed, noticed_after)
     return s + (", " + why if why else "")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model.queues import ARRAY_SLOTS, DEVICE_QUEUE
+from ...model.queues import ARRAY_SLOTS, DEVICE_QUEUE
 from .subject import binding_queues
 
 __all__ = ["queue_sentence", "array_queue_sentence", "LITTLE", "ARRAY_QUEUED"]
