@@ -8,7 +8,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from ..result import Result, RunResult
+from ..result import Result
+from ..run import RunResult
 from .arrays import controller_boxes, draw_arrays, draw_controllers, draw_replication, draw_target_ports, draw_wiring
 from .fabric import draw_isls, draw_links, draw_switch_boxes, draw_switch_names, link_segments, link_texts
 from .layout import X_ADAPTER, X_HOST, Drawing, lay_out

@@ -10,7 +10,8 @@ from typing import Any
 
 from ...model import US_PER_KM
 from ...units import format_duration
-from ..result import Result, RunResult
+from ..result import Result
+from ..run import RunResult
 from .nexus import route_words, switch_latency
 from .style import alua_order, bandwidth_words
 

@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..result import Result, RunResult
+from ..result import Result
+from ..run import RunResult
 from .compact import COMPACT_HOSTS, DrawnLine, group_lines, target_key
 from .nexus import Nexus, controller_of, nexuses
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model.fabric import junctions
-from ..result import RunResult
+from ..run import RunResult
 
 __all__ = ["Nexus", "nexuses", "controller_of", "fabric_route", "route_words", "switch_latency"]
 
