@@ -35,7 +35,7 @@ class PolicyEntry(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    spec: Name | None = None  # required unless volumes names a policy for every volume (load.py says so)
+    spec: Name | None = None  # required unless volumes names a policy for every volume (runs.py says so)
     label: str | None = None
     preferred_array: str | None = None
     expect: Expectation | None = None
