@@ -134,5 +134,6 @@ Km = Annotated[
 ]
 
 
+# every section's tables derive from it: frozen, and a key they do not have is refused (messages.py says "did you mean")
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
