@@ -13,7 +13,7 @@ from .model import compile_model
 from .policies import PolicySpec, policy_label
 from .results import Result, RunResult
 from .scenario import RunSpec, Scenario, default_scenario, load_scenario
-from .scenario.load import unique_labels
+from .scenario.runs import unique_labels
 from .units import parse_seconds
 
 if TYPE_CHECKING:

@@ -58,7 +58,7 @@ from pathsel.cli import main
 from pathsel.cli_site import emit_recommended, emit_simulate
 from pathsel.errors import ScenarioError
 from pathsel.policies.spec import PolicySpec, parse_spec
-from pathsel.scenario.load import RunSpec
+from pathsel.scenario.runs import RunSpec
 from pathsel.scenario.systems import emit, read_emitted
 from pathsel.scenario.systems.quoting import NAME_LIMIT, ps_quote
 

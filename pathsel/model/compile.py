@@ -18,9 +18,13 @@ import numpy as np
 
 from ..errors import ScenarioError
 from ..limits import BACKLOG_CAP, MAX_BACKLOG_VALUES, MAX_DURATION, offered_problem, series_problem
-from ..scenario.load import RunSpec, Scenario, offered_load
+from ..scenario.checks.size import offered_load
+from ..scenario.load import Scenario
 from ..scenario.names import device_path_name, nexus_name, path_names
-from ..scenario.schema import FC_MAX_FRAME, LinkConfig, PathGroup, VolumeConfig
+from ..scenario.runs import RunSpec
+from ..scenario.sections.arrays import VolumeConfig
+from ..scenario.sections.fabric import FC_MAX_FRAME, LinkConfig
+from ..scenario.sections.paths import PathGroup
 from ..timing.distributions import Distribution, Mixture
 from ..units import format_duration
 from .cpu import CpuModel, compile_cpu

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .load import (
         DEFAULT_SCENARIO_NAME,
-        RunSpec,
         Scenario,
         default_scenario,
         load_scenario,
         loads_scenario,
     )
+    from .runs import RunSpec
     from .schema import ScenarioModel
 
 __all__ = [
@@ -31,7 +31,8 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     if name in __all__:
-        value = getattr(importlib.import_module(".schema" if name == "ScenarioModel" else ".load", __name__), name)
+        home = {"ScenarioModel": ".schema", "RunSpec": ".runs"}.get(name, ".load")
+        value = getattr(importlib.import_module(home, __name__), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

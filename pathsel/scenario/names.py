@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 from ..errors import closest
 
 if TYPE_CHECKING:
-    from .schema import ScenarioModel, VolumeConfig
+    from .schema import ScenarioModel
+    from .sections.arrays import VolumeConfig
 
 __all__ = ["HostNames", "LUN_SLOT", "device_path_name", "is_template", "nexus_name", "path_names", "unknown_path"]
 

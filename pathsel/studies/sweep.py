@@ -62,7 +62,7 @@ from ..engine import prepare, resolve, supports
 from ..errors import ScenarioError, check_writable
 from ..limits import offered_problem, series_problem
 from ..scenario import Scenario
-from ..scenario.load import device_count, offered_load, path_count
+from ..scenario.checks.size import device_count, offered_load, path_count
 from ..scenario.overrides import format_value
 from .sweep_plan import SweepRun, parse_param, plan_sweep
 from .sweep_store import ResultsStore, in_plan_order, typed_table

@@ -27,15 +27,10 @@ from ..limits import sweep_runs_problem
 from ..policies import PolicySpec, policy_label
 from ..policies.spec import POLICY_DEFS, norm_key, parse_spec
 from ..scenario import Scenario, load_scenario
-from ..scenario.load import (
-    DEFAULT_SCENARIO_NAME,
-    RunSpec,
-    parse_toml,
-    quoted_number_hint,
-    read_toml,
-    scenario_from_data,
-)
+from ..scenario.load import DEFAULT_SCENARIO_NAME, parse_toml, read_toml, scenario_from_data
+from ..scenario.messages import quoted_number_hint
 from ..scenario.overrides import assign, cli_value, format_value, lookup, path_tokens
+from ..scenario.runs import RunSpec
 from .table import (
     DEFAULT_REPLICATIONS,
     METRIC_COLUMNS,

@@ -53,7 +53,9 @@ from ..errors import ScenarioError, closest
 from ..model import FaultModel
 from ..policies.spec import POLICY_DEFS
 from ..results import RunResult
-from ..scenario.load import RunSpec, Scenario, build_scenario, parse_toml, quoted_number_hint, read_text, read_toml
+from ..scenario.load import Scenario, build_scenario, parse_toml, read_text, read_toml
+from ..scenario.messages import quoted_number_hint
+from ..scenario.runs import RunSpec
 from ..timing.distributions import Constant
 from ..units import parse_duration
 from .analytic import RandomSplit

@@ -138,7 +138,7 @@ def _encodable(text: str) -> bool:
 def fio_workload(path: str | Path) -> dict[str, Any]:
     """A scenario workload from a fio JSON file's job options, checked as the scenario file checks it."""
     from ...measured import MeasureError, load_fio, read_text
-    from ..schema import WorkloadConfig
+    from ..sections.workloads import WorkloadConfig
 
     try:
         doc = load_fio(read_text(path), str(path))
