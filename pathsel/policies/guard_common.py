@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import math
 
-from .framework.define import EventData, Param, Snapshot, compiled, compiled_inline
+from .framework.define import EventData, Param, Snapshot, compiled, compiled_inline, per_device, per_path, scratch
 from .framework.kernel import EV_POLICY, log_event, working_set
 
 __all__ = [
+    "EJECTION_STATE",
+    "READMISSION_STATE",
     "HOLD",
     "SLOW_START",
     "lost_now",
@@ -57,6 +59,27 @@ HOLD = Param(
     shown="0.5 s [0.001 … 3600]",
 )
 SLOW_START = Param("slow_start", 8, int, "I/Os a re-admitted path takes one at a time before it takes its full share", 0, 1_000_000)
+
+# The record's fields these hooks read, in each policy's record in this order (guard puts its ``why`` between the
+# two): attempts sent, completed and lost per path, the ejection's deadline and strikes ...
+EJECTION_STATE = (
+    per_path("sent"),
+    per_path("done"),
+    per_path("lost"),
+    per_path("until", "f8", -math.inf),
+    per_path("strikes"),
+)
+# ... slow start, the last path used, the tier's median and when it was worked out, and scratch rows for the tier
+READMISSION_STATE = (
+    per_path("ramp"),
+    per_path("was_down"),
+    per_device("last", init=-1),
+    per_device("ref", "f8", 0.0),
+    per_device("ref_at", "f8", -math.inf),
+    scratch("tmp"),
+    scratch("mask"),
+    scratch("vals", "f8"),
+)
 
 
 @compiled_inline
