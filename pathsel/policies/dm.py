@@ -19,8 +19,9 @@ beside the code it describes in ``dm_mpath.py``, ``dm_ps.py`` and
 Assumptions where the sources are silent or the simulator is coarser: the
 groups' in ``dm_mpath.py``, the selectors' in ``dm_ps.py``, the checker's in
 ``multipathd.py``. Here only: one record serves all five selectors
-(``dm_select`` switches on ``selector``), and multipath.conf's values (``path_grouping_policy``,
-``failback``, multipathd's keys) are the same parameters for each.
+(``dm_select`` switches on ``selector``), and multipath.conf's values
+(``path_grouping_policy``, ``failback``, multipathd's keys) are the same
+parameters for each.
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ __all__ = [
 
 @compiled
 def dm_select(v, st, d, slot):
+    """``multipath_map_bio``: the group ``choose_pgpath`` keeps or picks (dm_mpath.py), then the path its selector
+    picks from the group's valid list (dm_ps.py); -1, with a time to ask again, when no path is usable."""
     sync(v, st, d)
     g = choose_group(v, st, d)
     if g < 0:
