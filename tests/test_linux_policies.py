@@ -1,7 +1,7 @@
 """Linux dm-multipath: the kernel selectors' exact choices and multipath-tools' path groups.
 
 Every case comes from drivers/md/dm-ps-*.c and dm-mpath.c (see
-pathsel/policies/dm.py): list order and move-to-tail (ties to the
+pathsel/policies/dm_ps.py): list order and move-to-tail (ties to the
 least recently selected path), queue-length's early exit, service-time's
 comparison with relative throughput, historical-service-time's fixed-point
 weights, serialised service time and stale-path probes; then path groups and
@@ -19,7 +19,7 @@ from pathsel.policies import (
     DmServiceTime,
     build_policy,
 )
-from pathsel.policies.dm import (
+from pathsel.policies.dm_ps import (
     HST_FIXED_1,
     fixed_ema,
     fixed_power,

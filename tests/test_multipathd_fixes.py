@@ -8,13 +8,13 @@ import types
 import numpy as np
 import pytest
 
-from pathsel.policies import dm, multipathd
+from pathsel.policies import dm_mpath, multipathd
 
 
 @pytest.fixture
 def py(monkeypatch):
     """The compiled helpers as plain Python, so that a namespace can stand for the state."""
-    for mod in (dm, multipathd):
+    for mod in (dm_mpath, multipathd):
         for name, obj in list(vars(mod).items()):
             if hasattr(obj, "py_func"):
                 monkeypatch.setattr(mod, name, obj.py_func)
@@ -26,8 +26,8 @@ def _state(n=1, poll=5.0, **scalars):
         failed=z(-1.0, float), san_n=z(), san_fg=z(), san_dis=z(-1.0, float), pf_n=z(), pf_t=z(0.0, float), marg=z(),
         marg_t=z(-1.0, float), dn_t=z(0.0, float), dn_from=z(-1.0, float), chk_dn=z(), tick=np.zeros(1, np.int64),
         seen_rank=z(), seen_up=z(1), seen_cls=z(), order=np.arange(n, dtype=np.int64)[None, :].copy(), cur=np.zeros(1, np.int64),
-        deadline=np.full(1, np.inf), fo_group=np.full(1, -1, np.int64), failback_mode=dm.FAILBACK_MANUAL,
-        failback_s=np.inf, selector=dm.SEL_ST, path_grouping_policy=dm.GROUP_BY_PRIO,
+        deadline=np.full(1, np.inf), fo_group=np.full(1, -1, np.int64), failback_mode=dm_mpath.FAILBACK_MANUAL,
+        failback_s=np.inf, selector=dm_mpath.SEL_ST, path_grouping_policy=dm_mpath.GROUP_BY_PRIO,
         san_thr=0, san_forget=0, san_rec=0, m_dft=0, m_st=0, m_thr=0, m_gap=0,
     )  # fmt: skip
     every = max(1, int(poll))
@@ -119,8 +119,8 @@ def test_a_delayed_path_that_fails_again_restarts_its_recovery_time(py):
     ],
 )
 def test_followover_needs_the_checker(dm_failed, checker_down, expect, py):
-    st = _state(n=3, failback_mode=dm.FAILBACK_FOLLOWOVER)
-    v = _view([dm.AO, dm.AO, dm.ANO])
+    st = _state(n=3, failback_mode=dm_mpath.FAILBACK_FOLLOWOVER)
+    v = _view([dm_mpath.AO, dm_mpath.AO, dm_mpath.ANO])
     st.cur[0] = 1
     if dm_failed:
         multipathd.pathfail(st, 0, 0, 1.0)
@@ -128,16 +128,16 @@ def test_followover_needs_the_checker(dm_failed, checker_down, expect, py):
         multipathd.seen_down(st, 0, 0, 1.0)
     multipathd.seen_down(st, 0, 1, 1.0)  # path 1 down, then seen up: NEW_UP
     multipathd.seen_up(st, 0, 1, 2.0)
-    dm.check(v, st, 0, 3, 1, 2.0, False)
+    dm_mpath.check(v, st, 0, 3, 1, 2.0, False)
     assert st.fo_group[0] == expect
 
 
 def test_a_path_dm_failed_is_not_new_up_at_its_tick(py):
-    st = _state(n=3, failback_mode=dm.FAILBACK_FOLLOWOVER)
-    v = _view([dm.AO, dm.AO, dm.ANO])
+    st = _state(n=3, failback_mode=dm_mpath.FAILBACK_FOLLOWOVER)
+    v = _view([dm_mpath.AO, dm_mpath.AO, dm_mpath.ANO])
     multipathd.pathfail(st, 0, 0, 1.0)
     multipathd.seen_down(st, 0, 1, 1.0)
-    dm.check(v, st, 0, 3, 0, 5.0, False)  # the checker never saw path 0 down: oldchkrstate UP
+    dm_mpath.check(v, st, 0, 3, 0, 5.0, False)  # the checker never saw path 0 down: oldchkrstate UP
     assert st.failed[0, 0] < 0 and st.fo_group[0] == -1
 
 
@@ -146,6 +146,6 @@ def test_the_marginal_verdict_comes_at_the_next_loop_not_the_next_polling_interv
     st = _state(n=2, m_dft=60, m_st=120, m_thr=10, m_gap=300)  # path 1 healthy: no "recovering early"
     st.marg[0, 0], st.marg_t[0, 0], st.failed[0, 0], st.tick[0], st.seen_rank[0, 0] = multipathd.M_SAMPLING, 10.5, 1.0, 10, -1
     for now, back in ((130.9, False), (131.0, True)):
-        v = _view([dm.AO, dm.AO], now)
-        dm.checker(v, st, 0, 2)
+        v = _view([dm_mpath.AO, dm_mpath.AO], now)
+        dm_mpath.checker(v, st, 0, 2)
         assert (not multipathd.held(st, 0, 0)) is back, now

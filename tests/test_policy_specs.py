@@ -138,7 +138,7 @@ def test_every_spec_has_a_class_and_valid_defaults():
     assert {"dm", "hpp", "mpio", "nvme"} <= set(families())
 
 
-@pytest.mark.parametrize("module", ["esxi", "dm", "nvme", "mpio", "hpp", "p2c"])
+@pytest.mark.parametrize("module", ["esxi", "dm", "dm_mpath", "dm_ps", "nvme", "mpio", "hpp", "p2c"])
 def test_each_module_cites_its_source_and_names_its_assumptions(module):
     doc = importlib.import_module(f"pathsel.policies.{module}").__doc__
     assert "Source" in doc

@@ -17,7 +17,7 @@ import pytest
 
 import pathsel
 from pathsel.model import compile_model
-from pathsel.model.compile import with_read_hits
+from pathsel.model.arrays import with_read_hits
 from pathsel.timing.distributions import Constant, Exponential, Mixture
 
 from .test_engines import _both, _json

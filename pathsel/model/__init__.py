@@ -2,25 +2,20 @@
 
 :func:`compile_model` turns a :class:`~pathsel.scenario.Scenario` and one run
 (a policy, a preferred array) into a :class:`Model`: plain numbers, indices
-and distributions that both engines read.
+and distributions that both engines read (``compile.py``), one part of the
+scenario per module: ``arrays.py``, ``hosts.py``, ``nexuses.py`` (with
+``fabric.py`` and ``frames.py``), ``devices.py``, ``workloads.py``,
+``faults.py``, ``queues.py``, ``cpu.py``.
 """
 
-from .compile import (
-    US_PER_KM,
-    ArrayModel,
-    ControllerModel,
-    DeviceModel,
-    FaultModel,
-    HostModel,
-    JobModel,
-    LinkModel,
-    Model,
-    PathModel,
-    PortModel,
-    ReplicationModel,
-    SwitchModel,
-    compile_model,
-)
+from .arrays import ArrayModel, PortModel, ReplicationModel
+from .compile import Model, compile_model
+from .devices import DeviceModel, PathModel
+from .fabric import US_PER_KM
+from .faults import FaultModel
+from .hosts import HostModel
+from .nexuses import ControllerModel, LinkModel, SwitchModel
+from .workloads import JobModel
 
 __all__ = [
     "Model",

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["US_PER_KM_FIBRE", "credit_rate", "round_trip", "junctions", "drain_directions", "TO_ARRAY", "TO_HOST"]
+__all__ = ["US_PER_KM", "credit_rate", "round_trip", "junctions", "drain_directions", "TO_ARRAY", "TO_HOST"]
 
-US_PER_KM_FIBRE = 5e-6  # as compile.US_PER_KM: light in fibre, about 5 us per km one way
+US_PER_KM = 5e-6  # light in fibre: about 5 us per km, one way (conventions.md)
 TO_ARRAY, TO_HOST = 0, 1
 
 
 def round_trip(distance_km: float, frame_size: int, bandwidth: float, credit_return: float = 0.0) -> float:
     """Seconds from a frame's first bit leaving until its R_RDY is back: 2 x propagation + frame time + credit_return."""
-    return 2.0 * distance_km * US_PER_KM_FIBRE + frame_size / bandwidth + credit_return
+    return 2.0 * distance_km * US_PER_KM + frame_size / bandwidth + credit_return
 
 
 def credit_rate(bb_credits: int, frame_size: int, bandwidth: float, distance_km: float, credit_return: float = 0.0) -> float:

@@ -146,35 +146,44 @@ from .framework.define import (
     Snapshot,
     compiled,
     compiled_inline,
-    per_device,
     per_io,
     per_path,
-    scratch,
 )
-from .framework.kernel import EV_POLICY, log_event, working_set
+from .framework.kernel import log_event, working_set
+from .guard_common import (
+    EJECTION_STATE,
+    EV_READMIT,
+    HOLD,
+    MAX_EJECTED,
+    MIN_SAMPLES,
+    READMISSION_STATE,
+    SLOW_START,
+    STALL,
+    STALL_FLOOR,
+    WHY_LATENCY,
+    WHY_LOST,
+    WHY_STALL,
+    best_average,
+    config_current,
+    eject_event,
+    event_latency_us,
+    event_path,
+    guard_path_change,
+    hold_out,
+    lost_now,
+    reference_latency,
+    slow_start_step,
+    tier_mask,
+)
 from .selectors import USE_ANO
 
 __all__ = ["GUARD", "Guard"]
 
-MIN_SAMPLES = 4  # samples before a path's average counts (for the best, and to eject it)
-MAX_BACKOFF = 64  # the longest hold is hold x 64
-EV_EJECT, EV_READMIT = EV_POLICY, EV_POLICY + 1
-WHY_LATENCY, WHY_LOST, WHY_STALL = 0, 1, 2
-REFRESH = 0.125  # the median is worked out again every decay / 8 (6.25 ms at the default), not per I/O
-MAX_EJECTED = 0.5  # at most half the tier ejected for latency at once (at least one path)
-STALL = 10.0  # a busy path with nothing back for 10 x its expected latency ...
-STALL_FLOOR = 0.002  # ... and at least 2 ms is stalled
 TAIL_CLIP = 4.0  # after MIN_SAMPLES, a sample counts at most 4 x the path's average (average, spread and slope)
 PROBE_SPREAD = 20.0  # a path k x slower than the tier's best is probed k x less often (20 x at most)
 REMOTE = 50e-6  # seconds a completion on the far NUMA node costs at a distance ratio of 2 (numa=1): assumed, pathsel's own
 REJOIN = 0.8  # a path ejected for latency comes back early below 0.8 x the ejection limit: a margin, so it does not churn
 RIDGE = 0.05  # the slope's shrinkage: a spread of what is ahead under ~20 % of its size says little
-
-
-@compiled_inline
-def lost_now(v, st, d, k):
-    """Attempts on the path that ended without completing (aborted or failed)."""
-    return st.sent[d, k] - st.done[d, k] - v.out[v.d_paths[d, k]]
 
 
 @compiled_inline
@@ -214,61 +223,8 @@ def ahead(v, p):
 
 @compiled
 def eject(v, st, d, k, now, why):
-    strikes = st.strikes[d, k]
-    st.until[d, k] = now + st.hold * min(2.0**strikes, float(MAX_BACKOFF))
-    st.strikes[d, k] = strikes + 1
-    st.why[d, k] = why
-    st.ramp[d, k] = st.slow_start
-    st.samples[d, k] = 0  # judged afresh when it comes back
-    st.ref_at[d] = -math.inf  # the median without it, at the next look
-    e = log_event(v, d, EV_EJECT, k, why, strikes + 1)
-    v.ev_mask[e, k] = 1
-    v.ev_val[e, k] = st.fixed[d, k]
-
-
-@compiled
-def best_base(v, st, d, n, now):
-    """The least ``base`` among the tier's admitted paths with MIN_SAMPLES samples (else among every sampled one),
-    or 0 when none is sampled."""
-    best = math.inf
-    any_best = math.inf
-    for i in range(n):
-        k = st.tmp[i]
-        if st.samples[d, k] == 0:
-            continue
-        a = st.base[d, k]
-        if a < any_best:
-            any_best = a
-        if st.samples[d, k] >= MIN_SAMPLES and st.until[d, k] <= now and a < best:
-            best = a
-    if best < math.inf:
-        return best
-    return any_best if any_best < math.inf else 0.0
-
-
-@compiled
-def reference_latency(v, st, d, n, now):
-    """The lower median ``base`` latency (its own transfer time taken out, the wait behind others' bytes left in) of
-    the tier's admitted paths with MIN_SAMPLES samples (0: fewer than 2); worked out again every ``decay`` x REFRESH
-    seconds or after an ejection, else the last one. Ejection compares a path's ``fixed`` (also the wait behind bytes
-    ahead taken out, so never above its ``base``) with it: a path is judged at its best against the tier as it is."""
-    if now - st.ref_at[d] < st.decay * REFRESH:
-        return st.ref[d]
-    m = 0
-    for i in range(n):
-        k = st.tmp[i]
-        if st.until[d, k] <= now and st.samples[d, k] >= MIN_SAMPLES:
-            x = st.base[d, k]
-            j = m
-            while j > 0 and st.vals[j - 1] > x:  # insertion sort: a tier has a few dozen paths at most
-                st.vals[j] = st.vals[j - 1]
-                j -= 1
-            st.vals[j] = x
-            m += 1
-    ref = st.vals[(m - 1) // 2] if m >= 2 else 0.0  # the lower median: of two paths, the faster one
-    st.ref[d] = ref
-    st.ref_at[d] = now
-    return ref
+    st.why[d, k] = why  # an ejection for latency may end early (guard_select); the others serve their hold
+    hold_out(v, st, d, k, now, why, st.fixed[d, k])
 
 
 @compiled
@@ -295,8 +251,11 @@ def guard_select(v, st, d, slot):
             eject(v, st, d, k, now, WHY_STALL)  # busy, and nothing back for many times its usual latency
         if st.until[d, k] > now:
             ejected += 1
-    ref = reference_latency(v, st, d, n, now)
-    best = best_base(v, st, d, n, now)
+    # the lower median base (its own transfer time taken out, the wait behind others' bytes left in); ejection
+    # compares a path's fixed with it (also the wait behind bytes ahead taken out, so never above its base): a path is
+    # judged at its best against the tier as it is
+    ref = reference_latency(v, st, d, n, now, st.base)
+    best = best_average(v, st, d, n, now, st.base)
     back = ref if ref > 0.0 else best  # of two paths with one out: the other one's
     if back > 0.0 and ejected > 0:  # ejected for latency, but the tier has since become as slow: back (slow start)
         for i in range(n):
@@ -312,11 +271,7 @@ def guard_select(v, st, d, slot):
     limit = ref * st.eject_ratio
     size = v.s_size[slot]
     node = v.s_node[slot]
-    np_ = v.d_np[d]
-    for k in range(np_):
-        st.mask[k] = 0
-    for i in range(n):
-        st.mask[st.tmp[i]] = 1
+    np_ = tier_mask(v, st, d, n)
     start = st.last[d] + 1
     pick = -1
     pick_cost = math.inf
@@ -412,47 +367,15 @@ def guard_complete(v, st, d, k, slot, latency):
         st.slope[d, k] = max(cov / (var_n + RIDGE * st.nn[d, k] + 1e-18), 0.0)
     st.stamp[d, k] = now
     st.samples[d, k] += 1
-    if st.ramp[d, k] > 0 and st.until[d, k] <= now:
-        n = working_set(v, d, st.use_ano != 0, st.tmp)
-        ref = reference_latency(v, st, d, n, now)
-        if ref == 0.0 or fixed_part(st, d, k) <= ref * st.eject_ratio:
-            st.ramp[d, k] -= 1
-            if st.ramp[d, k] == 0:
-                e = log_event(v, d, EV_READMIT, k, st.strikes[d, k], 0)
-                v.ev_mask[e, k] = 1
-                v.ev_val[e, k] = st.base[d, k]
-
-
-@compiled
-def guard_path_change(v, st, d, k):
-    p = v.d_paths[d, k]
-    if v.up[p] != 1:
-        st.was_down[d, k] = 1
-    elif st.was_down[d, k] == 1:  # back up: slow start, and a strike if it went down since its last ejection
-        st.was_down[d, k] = 0
-        st.ramp[d, k] = st.slow_start
-        st.strikes[d, k] += 1
-        st.samples[d, k] = 0  # what it measured before it went down says little now
-        st.lost[d, k] = lost_now(v, st, d, k)
-
-
-def _eject_event(e: EventData) -> dict:
-    k = e.k
-    return {
-        "path": e.names[k] if k >= 0 else None,
-        "why": {WHY_LOST: "lost attempt", WHY_STALL: "stalled"}.get(e.a, "latency"),
-        "strikes": int(e.b),
-        "latency_us": round(float(e.val[k]) * 1e6, 3) if k >= 0 and not math.isnan(e.val[k]) else None,
-    }
+    slow_start_step(v, st, d, k, now, st.base, fixed_part(st, d, k), st.base[d, k])
 
 
 def _readmit_event(e: EventData) -> dict:
-    k = e.k
     return {
-        "path": e.names[k] if k >= 0 else None,
+        "path": event_path(e),
         "strikes": int(e.a),
         "early": bool(e.b),  # back in slow start because the tier became as slow, before its hold ended
-        "latency_us": round(float(e.val[k]) * 1e6, 3) if k >= 0 and not math.isnan(e.val[k]) else None,
+        "latency_us": event_latency_us(e),
     }
 
 
@@ -462,13 +385,7 @@ def _config(s: Snapshot) -> str:
         f"{{policy=guard,decay={p['decay']:g}s,ejectRatio={p['eject_ratio']:g},hold={p['hold']:g}s,slowStart={p['slow_start']},"
         f"tailZ={p['tail_z']:g},probe={p['probe']:g}s,numa={p['numa']:g},useANO={p['use_ano']}"
     )
-    now = float(s.view.clock[0])
-    out = [s.names[k] for k in range(len(s.names)) if float(s.state.until[s.d, k]) > now]
-    k = int(s.state.last[s.d])
-    if k < 0:
-        return text + "}"
-    avg = float(s.state.base[s.d, k]) * 1e6
-    return text + f"; CurrentPath={s.names[k]}: base_us={avg:.1f}, ejected={','.join(out) or 'none'}}}"
+    return config_current(s, text, "base", "base_us")
 
 
 GUARD = PolicyDef(
@@ -482,16 +399,8 @@ GUARD = PolicyDef(
     params=(
         Param("decay", 0.05, float, "seconds: the time constant of the latency averages", 0.001, 3600.0, shown="0.05 s [0.001 … 3600]"),
         Param("eject_ratio", 3.0, float, "eject a path whose fixed latency exceeds this multiple of the tier's median", 1.05, 1000.0),
-        Param(
-            "hold",
-            0.5,
-            float,
-            "seconds a path stays ejected the first time; doubles each time (x64 at most)",
-            0.001,
-            3600.0,
-            shown="0.5 s [0.001 … 3600]",
-        ),
-        Param("slow_start", 8, int, "I/Os a re-admitted path takes one at a time before it takes its full share", 0, 1_000_000),
+        HOLD,
+        SLOW_START,
         Param("tail_z", 0.0, float, "standard deviations of latency added to a path's cost (0, the default: the mean only)", 0.0, 10.0),
         Param("probe", 0.05, float, "seconds: an idle path unheard of this long takes the next I/O", 0.001, 3600.0, shown="0.05 s [0.001 … 3600]"),
         Param("numa", 1.0, float, "weight of the NUMA distance: a remote path costs numa x (distance ratio - 1) x 50 us more per I/O", 0.0, 10.0),
@@ -509,23 +418,12 @@ GUARD = PolicyDef(
         per_path("samples"),
         per_path("progress", "f8", 0.0),
         per_io("nin", "f8", 0.0),
-        per_path("sent"),
-        per_path("done"),
-        per_path("lost"),
-        per_path("until", "f8", -math.inf),
-        per_path("strikes"),
+        *EJECTION_STATE,
         per_path("why"),
-        per_path("ramp"),
-        per_path("was_down"),
-        per_device("last", init=-1),
-        per_device("ref", "f8", 0.0),
-        per_device("ref_at", "f8", -math.inf),
-        scratch("tmp"),
-        scratch("mask"),
-        scratch("vals", "f8"),
+        *READMISSION_STATE,
     ),
     config_string=_config,
-    events=(Event("ejection", _eject_event), Event("readmission", _readmit_event)),
+    events=(Event("ejection", eject_event), Event("readmission", _readmit_event)),
     class_name="Guard",
     counts="per path: time-weighted averages of latency (own transfer time taken out; also the wire time ahead taken out, for ejection), its variance and its slope against the wire time of the bytes in flight ahead; attempts sent, completed and lost, time of last progress, ejection deadline, reason and strikes; this device's I/Os and bytes in flight",
     notes="ALUA tier first; each I/O to the least expected completion time on the path: latency with nothing ahead + s × wire time of the bytes in flight (s the learnt rise of latency per second of wire ahead, at least 1) + this I/O's transfer time + `tail_z` × the standard deviation (0 by default) + `numa` × (distance ratio − 1) × 50 µs for a remote adapter; ties rotate; an idle path unheard of for `probe` (longer for a slower path, 20 × at most) takes the next I/O. A path whose latency less the wire time ahead exceeds `eject_ratio` × the tier's median (at most half the tier), one that lost an attempt, or one stalled for 10 × its latency is ejected for `hold` (doubling per strike, ×64 at most; back early once the tier is as slow), then re-admitted one I/O at a time for `slow_start` I/Os. All paths out: the least-cost one anyway. *Assumed:* see the module docstring (pathsel/policies/guard.py).",

@@ -79,87 +79,42 @@ from .framework.define import (
     PolicyDef,
     Snapshot,
     compiled,
-    compiled_inline,
-    per_device,
     per_io,
     per_path,
-    scratch,
 )
-from .framework.kernel import EV_POLICY, log_event, working_set
+from .framework.kernel import working_set
+from .guard_common import (
+    EJECTION_STATE,
+    HOLD,
+    MAX_EJECTED,
+    MIN_SAMPLES,
+    READMISSION_STATE,
+    SLOW_START,
+    STALL,
+    STALL_FLOOR,
+    WHY_LATENCY,
+    WHY_LOST,
+    WHY_STALL,
+    best_average,
+    config_current,
+    eject_event,
+    event_latency_us,
+    event_path,
+    guard_path_change,
+    hold_out,
+    lost_now,
+    reference_latency,
+    slow_start_step,
+    tier_mask,
+)
 from .selectors import USE_ANO
 
 __all__ = ["GUARD_V1", "GuardV1"]
 
-MIN_SAMPLES = 4  # samples before a path's average counts (for the best, and to eject it)
-MAX_BACKOFF = 64  # the longest hold is hold x 64
-EV_EJECT, EV_READMIT = EV_POLICY, EV_POLICY + 1
-WHY_LATENCY, WHY_LOST, WHY_STALL = 0, 1, 2
-REFRESH = 0.125  # the median is worked out again every decay / 8 (6.25 ms at the default), not per I/O
-MAX_EJECTED = 0.5  # at most half the tier ejected for latency at once (at least one path)
-STALL = 10.0  # a busy path with nothing back for 10 x its average latency ...
-STALL_FLOOR = 0.002  # ... and at least 2 ms is stalled
-
-
-@compiled_inline
-def v1_lost_now(v, st, d, k):
-    """Attempts on the path that ended without completing (aborted or failed)."""
-    return st.sent[d, k] - st.done[d, k] - v.out[v.d_paths[d, k]]
-
 
 @compiled
 def v1_eject(v, st, d, k, now, why):
-    strikes = st.strikes[d, k]
-    st.until[d, k] = now + st.hold * min(2.0**strikes, float(MAX_BACKOFF))
-    st.strikes[d, k] = strikes + 1
-    st.ramp[d, k] = st.slow_start
-    st.samples[d, k] = 0  # judged afresh when it comes back
-    st.ref_at[d] = -math.inf  # the median without it, at the next look
-    e = log_event(v, d, EV_EJECT, k, why, strikes + 1)
-    v.ev_mask[e, k] = 1
-    v.ev_val[e, k] = st.ewma[d, k]
-
-
-@compiled
-def v1_best_average(v, st, d, n, now, svc):
-    """The least latency (svc: service) average among the tier's admitted paths with MIN_SAMPLES samples
-    (else among every sampled one), or 0 when none is sampled."""
-    best = math.inf
-    any_best = math.inf
-    for i in range(n):
-        k = st.tmp[i]
-        if st.samples[d, k] == 0:
-            continue
-        a = st.svc[d, k] if svc else st.ewma[d, k]
-        if a < any_best:
-            any_best = a
-        if st.samples[d, k] >= MIN_SAMPLES and st.until[d, k] <= now and a < best:
-            best = a
-    if best < math.inf:
-        return best
-    return any_best if any_best < math.inf else 0.0
-
-
-@compiled
-def v1_reference_latency(v, st, d, n, now):
-    """The lower median latency average of the tier's admitted paths with MIN_SAMPLES samples (0: fewer than 2),
-    worked out again every ``decay`` x REFRESH seconds or after an ejection, else the last one."""
-    if now - st.ref_at[d] < st.decay * REFRESH:
-        return st.ref[d]
-    m = 0
-    for i in range(n):
-        k = st.tmp[i]
-        if st.until[d, k] <= now and st.samples[d, k] >= MIN_SAMPLES:
-            x = st.ewma[d, k]
-            j = m
-            while j > 0 and st.vals[j - 1] > x:  # insertion sort: a tier has a few dozen paths at most
-                st.vals[j] = st.vals[j - 1]
-                j -= 1
-            st.vals[j] = x
-            m += 1
-    ref = st.vals[(m - 1) // 2] if m >= 2 else 0.0  # the lower median: of two paths, the faster one
-    st.ref[d] = ref
-    st.ref_at[d] = now
-    return ref
+    hold_out(v, st, d, k, now, why, st.ewma[d, k])
 
 
 @compiled
@@ -171,7 +126,7 @@ def guard_v1_select(v, st, d, slot):
     ejected = 0
     for i in range(n):
         k = st.tmp[i]
-        lost = v1_lost_now(v, st, d, k)
+        lost = lost_now(v, st, d, k)
         if lost > st.lost[d, k]:  # a lost attempt ejects at once
             st.lost[d, k] = lost
             v1_eject(v, st, d, k, now, WHY_LOST)
@@ -185,15 +140,11 @@ def guard_v1_select(v, st, d, slot):
             v1_eject(v, st, d, k, now, WHY_STALL)  # busy, and nothing back for many times its usual latency
         if st.until[d, k] > now:
             ejected += 1
-    ref = v1_reference_latency(v, st, d, n, now)
+    ref = reference_latency(v, st, d, n, now, st.ewma)  # the lower median latency average
     room = max(np.int64(n * MAX_EJECTED), 1) - ejected  # Envoy's max_ejection_percent, at least one path
-    best_svc = v1_best_average(v, st, d, n, now, True)
+    best_svc = best_average(v, st, d, n, now, st.svc)  # the least service average
     limit = ref * st.eject_ratio
-    np_ = v.d_np[d]
-    for k in range(np_):
-        st.mask[k] = 0
-    for i in range(n):
-        st.mask[st.tmp[i]] = 1
+    np_ = tier_mask(v, st, d, n)
     start = st.last[d] + 1
     pick = -1
     pick_cost = math.inf
@@ -257,59 +208,17 @@ def guard_v1_complete(v, st, d, k, slot, latency):
         st.svc[d, k] = st.svc[d, k] * w + svc * (1.0 - w)
     st.stamp[d, k] = now
     st.samples[d, k] += 1
-    if st.ramp[d, k] > 0 and st.until[d, k] <= now:
-        n = working_set(v, d, st.use_ano != 0, st.tmp)
-        ref = v1_reference_latency(v, st, d, n, now)
-        if ref == 0.0 or st.ewma[d, k] <= ref * st.eject_ratio:
-            st.ramp[d, k] -= 1
-            if st.ramp[d, k] == 0:
-                e = log_event(v, d, EV_READMIT, k, st.strikes[d, k], 0)
-                v.ev_mask[e, k] = 1
-                v.ev_val[e, k] = st.ewma[d, k]
-
-
-@compiled
-def guard_v1_path_change(v, st, d, k):
-    p = v.d_paths[d, k]
-    if v.up[p] != 1:
-        st.was_down[d, k] = 1
-    elif st.was_down[d, k] == 1:  # back up: slow start, and a strike if it went down since its last ejection
-        st.was_down[d, k] = 0
-        st.ramp[d, k] = st.slow_start
-        st.strikes[d, k] += 1
-        st.samples[d, k] = 0  # what it measured before it went down says little now
-        st.lost[d, k] = v1_lost_now(v, st, d, k)
-
-
-def _eject_event(e: EventData) -> dict:
-    k = e.k
-    return {
-        "path": e.names[k] if k >= 0 else None,
-        "why": {WHY_LOST: "lost attempt", WHY_STALL: "stalled"}.get(e.a, "latency"),
-        "strikes": int(e.b),
-        "latency_us": round(float(e.val[k]) * 1e6, 3) if k >= 0 and not math.isnan(e.val[k]) else None,
-    }
+    slow_start_step(v, st, d, k, now, st.ewma, st.ewma[d, k], st.ewma[d, k])
 
 
 def _readmit_event(e: EventData) -> dict:
-    k = e.k
-    return {
-        "path": e.names[k] if k >= 0 else None,
-        "strikes": int(e.a),
-        "latency_us": round(float(e.val[k]) * 1e6, 3) if k >= 0 and not math.isnan(e.val[k]) else None,
-    }
+    return {"path": event_path(e), "strikes": int(e.a), "latency_us": event_latency_us(e)}
 
 
 def _config(s: Snapshot) -> str:
     p = s.params
     text = f"{{policy=guard:v1,decay={p['decay']:g}s,ejectRatio={p['eject_ratio']:g},hold={p['hold']:g}s,slowStart={p['slow_start']},useANO={p['use_ano']}"
-    now = float(s.view.clock[0])
-    out = [s.names[k] for k in range(len(s.names)) if float(s.state.until[s.d, k]) > now]
-    k = int(s.state.last[s.d])
-    if k < 0:
-        return text + "}"
-    avg = float(s.state.ewma[s.d, k]) * 1e6
-    return text + f"; CurrentPath={s.names[k]}: ewma_us={avg:.1f}, ejected={','.join(out) or 'none'}}}"
+    return config_current(s, text, "ewma", "ewma_us")
 
 
 GUARD_V1 = PolicyDef(
@@ -319,20 +228,12 @@ GUARD_V1 = PolicyDef(
     select=guard_v1_select,
     start=guard_v1_start,
     complete=guard_v1_complete,
-    path_change=guard_v1_path_change,
+    path_change=guard_path_change,
     params=(
         Param("decay", 0.05, float, "seconds: the time constant of the service and latency averages", 0.001, 3600.0, shown="0.05 s [0.001 … 3600]"),
         Param("eject_ratio", 3.0, float, "eject a path whose latency average exceeds this multiple of the tier's median", 1.05, 1000.0),
-        Param(
-            "hold",
-            0.5,
-            float,
-            "seconds a path stays ejected the first time; doubles each time (x64 at most)",
-            0.001,
-            3600.0,
-            shown="0.5 s [0.001 … 3600]",
-        ),
-        Param("slow_start", 8, int, "I/Os a re-admitted path takes one at a time before it takes its full share", 0, 1_000_000),
+        HOLD,
+        SLOW_START,
         USE_ANO,
     ),
     state=(
@@ -343,22 +244,11 @@ GUARD_V1 = PolicyDef(
         per_path("last_done", "f8", 0.0),
         per_path("progress", "f8", 0.0),
         per_io("t0", "f8", 0.0),
-        per_path("sent"),
-        per_path("done"),
-        per_path("lost"),
-        per_path("until", "f8", -math.inf),
-        per_path("strikes"),
-        per_path("ramp"),
-        per_path("was_down"),
-        per_device("last", init=-1),
-        per_device("ref", "f8", 0.0),
-        per_device("ref_at", "f8", -math.inf),
-        scratch("tmp"),
-        scratch("mask"),
-        scratch("vals", "f8"),
+        *EJECTION_STATE,
+        *READMISSION_STATE,
     ),
     config_string=_config,
-    events=(Event("ejection", _eject_event), Event("readmission", _readmit_event)),
+    events=(Event("ejection", eject_event), Event("readmission", _readmit_event)),
     class_name="GuardV1",
     counts="per path: time-weighted averages of serialised service time and of latency (normalised to 4 KiB), attempts sent, completed and lost, time of last progress, ejection deadline and strikes; this device's I/Os in flight",
     notes="ALUA tier first; each I/O to the least serialised service time × (in flight + 1) (dm historical-service-time's estimate, time-averaged), ties rotating; a busy path with nothing back counts the time since. A path over `eject_ratio` × the tier's median latency (at most half the tier), one that lost an attempt, or one stalled for 10 × its latency is ejected for `hold` (doubling per strike, ×64 at most), then measured afresh and re-admitted one I/O at a time for `slow_start` I/Os. All paths out: the least-cost one anyway. *Assumed:* see the module docstring (pathsel/policies/guard_v1.py).",

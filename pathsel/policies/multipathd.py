@@ -1,4 +1,4 @@
-"""multipathd's handling of failed and shaky paths, beside dm-multipath's selectors (``pathsel/policies/dm.py``).
+"""multipathd's handling of failed and shaky paths, beside dm-multipath's path groups (``pathsel/policies/dm_mpath.py``).
 
 Sources (multipath-tools 0.14.3, https://github.com/opensvc/multipath-tools, and Linux ``drivers/md/dm-mpath.c``):
 

@@ -12,7 +12,7 @@ says the run does not show why. Known reasons:
   both least-loaded selectors take the first least-loaded path of their
   valid-path list, and the chosen path goes to the list's tail (pathsel's
   model of drivers/md/dm-ps-queue-length.c ``ql_select_path`` and
-  dm-ps-service-time.c ``st_select_path``, see pathsel/policies/dm.py;
+  dm-ps-service-time.c ``st_select_path``, see pathsel/policies/dm_ps.py;
   older kernels moved the head to the tail before choosing, which
   rotates the same way when every path ties): one I/O per path in turn, as
   round-robin (``repeat_count`` forced to 1) does.
@@ -117,7 +117,7 @@ def _why(g: list[Any]) -> str:
     if per_device and max(per_device.values()) == 1:
         return "each device has one path, so every policy sends every I/O down it"
     if names <= _DM_TURN and len(names) == len(g) and names & _QL_ST and not rt and _one_in_flight(model):
-        # the first least-loaded path of the list is taken and moved to its tail (pathsel.policies.dm): all tied
+        # the first least-loaded path of the list is taken and moved to its tail (pathsel.policies.dm_ps): all tied
         # at 0, that is the least recently chosen, the next path in turn
         like = ", as round-robin does" if "dm:round-robin" in names else ""
         return (
