@@ -14,7 +14,8 @@ The layers, lowest first (a module may import its own layer and the ones below):
     results    what runs measured: tables, JSON, figures, the report
     api        pathsel.simulate
     studies    sweeps, recommendations, validation, analytic predictions; the installed examples
-    cli        the command line and the package's front door
+    top        pathsel top's live view and esxtop's batch CSV (below the command line, which runs it)
+    cli        the command line (the package pathsel.cli, a module per command family) and the package's front door
 
 Every import counts, function-level and typing-only ones (under ``if
 TYPE_CHECKING:``) included: a lazy import is still a dependency, and a type
@@ -56,6 +57,7 @@ LAYERS = [
     ("results", ("pathsel.results",)),
     ("api", ("pathsel.api",)),
     ("studies", ("pathsel.studies", "pathsel.examples")),
+    ("top", ("pathsel.top",)),
     ("cli", ("pathsel.cli", "pathsel")),
 ]
 

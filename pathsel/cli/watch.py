@@ -20,7 +20,7 @@ __all__ = ["add_top"]
 
 def _speed(text: str) -> float:
     """top's --speed: a number of simulated seconds per wall-clock second, within what pacing can wait for."""
-    from ..top import SPEED_MAX, SPEED_MIN
+    from ..top.run import SPEED_MAX, SPEED_MIN
 
     value = positive_float(text)
     if not SPEED_MIN <= value <= SPEED_MAX:
@@ -50,7 +50,8 @@ def _cmd_top(args: argparse.Namespace) -> int:
     elif sys.stderr.isatty():
         print("pathsel top: starting... (loading the scenario and the engine)", file=sys.stderr, flush=True)
     try:
-        from ..top import VIEWS, pick_run, run_top
+        from ..top.run import pick_run, run_top
+        from ..top.views import VIEWS
 
         scenario, _ = scenario_of(argparse.Namespace(file=args.file, policy=None))
         run = pick_run(scenario, args.policy)
