@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ScenarioError
 from ..scenario.systems import EMIT_KINDS, IMPORT_KINDS, emit, import_outputs
 from ..scenario.systems.quoting import comment_text, shown
+from .common import writing
 
 if TYPE_CHECKING:
     from ..policies.spec import PolicySpec
@@ -180,10 +181,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
     command = "pathsel import " + args.kind + " " + " ".join(args.files)
     imp = import_outputs(args.kind, args.files, host=args.host, devices=args.device, output=args.output, command=command, workload=args.workload)
     if args.output:
-        try:
+        with writing(args.output):
             write_atomic(args.output, imp.text)  # the old file or the new one, never half
-        except OSError as e:
-            raise ScenarioError(args.output, "", f"cannot write: {e.strerror or e}") from None
     else:
         sys.stdout.write(imp.text)
     if not args.quiet:

@@ -8,9 +8,8 @@ import json
 import sys
 from typing import Any
 
-from ..errors import ScenarioError
 from .arguments import duration, positive_int, seed
-from .common import json_text
+from .common import json_text, writing
 
 __all__ = ["add_validate", "add_calibrate"]
 
@@ -72,10 +71,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         notify=notify,
     )
     if args.output:
-        try:
+        with writing(args.output):
             cal.write(args.output)
-        except OSError as e:
-            raise ScenarioError(args.output, "", f"cannot write: {e.strerror or e}") from None
     if args.json:
         from ..results.result import jsonable
 
