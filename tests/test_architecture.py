@@ -14,7 +14,10 @@ The layers, lowest first (a module may import its own layer and the ones below):
     results    what runs measured: tables, JSON, figures, the report
     api        pathsel.simulate
     studies    sweeps, recommendations, validation, analytic predictions; the installed examples
-    cli        the command line and the package's front door
+    top        pathsel top's live view and esxtop's batch CSV (below the command line, which runs it)
+    cli        the command line and the package's front door; inside pathsel.cli, what the commands share
+               (argument types, common helpers, systems: --emit) below the command families, which import no
+               other family, below the entry that gathers them
 
 Every import counts, function-level and typing-only ones (under ``if
 TYPE_CHECKING:``) included: a lazy import is still a dependency, and a type
@@ -56,6 +59,9 @@ LAYERS = [
     ("results", ("pathsel.results",)),
     ("api", ("pathsel.api",)),
     ("studies", ("pathsel.studies", "pathsel.examples")),
+    ("top", ("pathsel.top",)),
+    ("cli: shared", ("pathsel.cli.arguments", "pathsel.cli.common", "pathsel.cli.systems")),
+    ("cli: commands", ("pathsel.cli.run", "pathsel.cli.validation", "pathsel.cli.studies", "pathsel.cli.watch", "pathsel.cli.listings")),
     ("cli", ("pathsel.cli", "pathsel")),
 ]
 
@@ -138,6 +144,17 @@ def test_imports_flow_one_way(module):
         if target not in MODULES:
             continue
         assert layer(target) <= mine, f"{module} (layer {LAYERS[mine][0]}) imports {target} (layer {LAYERS[layer(target)][0]}) at line {line}"
+
+
+def test_command_families_import_no_other_family():
+    """A command family of pathsel.cli imports none of the others (their layer allows it): what two share goes below."""
+    families = dict(LAYERS)["cli: commands"]
+    assert all(f in MODULES for f in families)
+    for module in families:
+        for target, _, line in GRAPH[module]:
+            assert target == module or target not in families, (
+                f"{module} line {line} imports the command family {target}: move what they share into pathsel.cli.common"
+            )
 
 
 def test_no_import_cycles():

@@ -55,7 +55,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pathsel.cli import main
-from pathsel.cli_site import emit_recommended, emit_simulate
+from pathsel.cli.systems import emit_recommended, emit_simulate
 from pathsel.errors import ScenarioError
 from pathsel.policies.spec import PolicySpec, parse_spec
 from pathsel.scenario.runs import RunSpec

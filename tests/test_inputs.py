@@ -14,7 +14,7 @@ import warnings
 import pytest
 
 import pathsel
-from pathsel.cli import _duration, main
+from pathsel.cli import arguments, main
 from pathsel.units import parse_bandwidth, parse_seconds
 
 from .conftest import ROOT
@@ -36,7 +36,7 @@ SECONDS = [
 
 @pytest.mark.parametrize(("text", "seconds"), SECONDS)
 def test_command_line_durations(text, seconds):
-    assert _duration(text) == pytest.approx(seconds)
+    assert arguments.duration(text) == pytest.approx(seconds)
     assert parse_seconds(text) == pytest.approx(seconds)
 
 

@@ -16,7 +16,7 @@ import pytest
 
 import pathsel
 from pathsel.api import duration_seconds
-from pathsel.cli import _duration, main
+from pathsel.cli import arguments, main
 from pathsel.policies.spec import SpecError, parse_spec
 from pathsel.units import parse_duration, parse_seconds
 
@@ -77,12 +77,12 @@ def test_hostile_durations_are_one_sentence(text, fragment):
 def test_a_negative_minute_reaches_the_range_check():
     assert parse_seconds("-1m") == -60.0  # the caller refuses it: "must be > 0"
     with pytest.raises(argparse.ArgumentTypeError, match=r"must be > 0, got '-1m'"):
-        _duration("-1m")
+        arguments.duration("-1m")
 
 
 def test_the_command_line_and_the_api_read_minutes():
-    assert _duration("10m") == 600.0
-    assert _duration("0.5h") == 1800.0
+    assert arguments.duration("10m") == 600.0
+    assert arguments.duration("0.5h") == 1800.0
     assert duration_seconds("10m") == 600.0
     with pytest.raises(pathsel.ScenarioError, match="unknown time unit 'mm'"):
         duration_seconds("10mm")

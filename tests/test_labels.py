@@ -40,8 +40,13 @@ def test_the_default_header_does_not_say_seed_twice():
 @pytest.mark.parametrize(
     "path",
     [
-        "pathsel/cli.py",
-        "pathsel/cli_site.py",
+        "pathsel/cli/entry.py",
+        "pathsel/cli/run.py",
+        "pathsel/cli/validation.py",
+        "pathsel/cli/listings.py",
+        "pathsel/cli/watch.py",
+        "pathsel/cli/studies.py",
+        "pathsel/cli/systems.py",
         "pathsel/api.py",
         "pathsel/scenario/load.py",
         "pathsel/data/__init__.py",

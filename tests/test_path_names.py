@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pathsel.cli_site import emit_simulate
+from pathsel.cli.systems import emit_simulate
 from pathsel.errors import ScenarioError
 from pathsel.model.compile import compile_model
 from pathsel.policies.selectors import fixed_preferred

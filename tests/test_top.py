@@ -116,7 +116,7 @@ def test_batch_snapshots_cover_the_whole_run(monkeypatch, duration, delay):
     """The final snapshot's rates cover the rest of the run: CMDS/s x step over every snapshot is every completion."""
     import io
 
-    import pathsel.top as top_module
+    import pathsel.top.run as top_module  # where run_top looks its names up
 
     seen = []
     real = top_module.text_view
@@ -135,7 +135,7 @@ def test_the_final_snapshot_on_the_reference_engine(monkeypatch):
     """A Python policy (a validation case's random split) runs on the reference engine: the same rule, the same sums."""
     import io
 
-    import pathsel.top as top_module
+    import pathsel.top.run as top_module  # where run_top looks its names up
     from pathsel.engine import run_reference
     from pathsel.studies.validate import case_of
 
@@ -196,7 +196,7 @@ def test_the_slowest_speed_paces_without_overflowing_sleep(monkeypatch):
     """At the slowest --speed a wait is far past what time.sleep takes at once: it is slept in short naps."""
     import io
 
-    import pathsel.top as top_module
+    import pathsel.top.run as top_module  # where run_top looks its names up
 
     now = [0.0]
     naps = []

@@ -14,12 +14,14 @@ import pytest
 
 import pathsel
 import pathsel.top as top_module
+import pathsel.top.run as top_run  # where run_top looks its names up: what a test replaces
+import pathsel.top.views as top_views
 from pathsel.cli import main
 from pathsel.engine import run_fast
-from pathsel.esxtop_csv import DEVICE_COUNTERS, HEADER_FIRST, decimals, timestamp
 from pathsel.measured.esxtop import read_esxtop
 from pathsel.model import compile_model
-from pathsel.top import Top, _header, adapter_of, first_snapshot, pick_run, share
+from pathsel.top import Top, adapter_of, first_snapshot, pick_run, share
+from pathsel.top.esxtop_csv import DEVICE_COUNTERS, HEADER_FIRST, decimals, timestamp
 
 from .conftest import SIMS
 
@@ -86,7 +88,7 @@ def test_the_engines_write_the_same_csv(monkeypatch):
     run = pick_run(sc, None)
     outs = []
     for fast in (True, False):
-        monkeypatch.setattr(top_module, "supports", lambda policy, fast=fast: fast)
+        monkeypatch.setattr(top_run, "supports", lambda policy, fast=fast: fast)
         buf = io.StringIO()
         assert top_module.run_top(sc, run, speed=None, refresh=0.25, batch=True, duration=2.5, out=buf) == 0
         outs.append(buf.getvalue())
@@ -143,9 +145,9 @@ def test_the_first_frame_is_at_time_zero_and_frames_are_due_at_their_time(monkey
     time at --speed, counted from the frame at time 0 (not shown early and then held, as before)."""
     now = [100.0]
     drawn: list[tuple[float, float]] = []
-    monkeypatch.setattr(top_module.time, "sleep", lambda s: now.__setitem__(0, now[0] + s))
-    real = top_module._rich_view
-    monkeypatch.setattr(top_module, "_rich_view", lambda label, snap, *a, **k: (drawn.append((snap.now, now[0])), real(label, snap, *a, **k))[1])
+    monkeypatch.setattr(top_run.time, "sleep", lambda s: now.__setitem__(0, now[0] + s))
+    real = top_run.rich_view
+    monkeypatch.setattr(top_run, "rich_view", lambda label, snap, *a, **k: (drawn.append((snap.now, now[0])), real(label, snap, *a, **k))[1])
     sc = pathsel.load_scenario(SIMS / "fast-failover.toml")
     assert top_module.run_top(sc, pick_run(sc, None), speed=2.0, refresh=0.5, duration=2.0, out=io.StringIO(), clock=lambda: now[0]) == 0
     assert drawn[0][0] == 0.0
@@ -731,7 +733,7 @@ def test_the_vm_views_kavg_is_the_headers(sim, duration):
     for s in snaps:
         if not (math.isfinite(s.gavg_s) and math.isfinite(s.davg_s)) or s.now - s.step < model.ramp:
             continue  # the VMs' counters are the measured window's: a refresh across the ramp's end has more I/Os
-        header = float(_header("x", s, model, None, False)[2].split("KAVG/cmd ")[1].split()[0])
+        header = float(top_views.header("x", s, model, None, False)[2].split("KAVG/cmd ")[1].split()[0])
         n = [float(r.cells["CMDS/s"].replace(",", "")) for r in s.vms]
         k = [float(r.cells["KAVG/cmd"]) for r in s.vms]
         mean = sum(a * b for a, b in zip(n, k)) / sum(n)

@@ -1,31 +1,29 @@
-"""The command line's site commands: ``pathsel import``, ``pathsel calibrate``, ``pathsel presets`` and ``--emit``.
+"""Your hosts in and out: ``pathsel import`` (a scenario from a host's multipath listings) and ``--emit`` (the
+commands or configuration that apply a policy on a host), the command line's side of :mod:`pathsel.scenario.systems`.
 
-Your world in (a host's multipath listings, your measurements), a decision
-out (the commands or configuration that apply a policy). :mod:`pathsel.cli`
-adds these to its parser; each prints one located line and exits 2 on bad
-input, as every command does.
+``--emit KIND`` is an option of ``pathsel simulate`` (the chosen policy) and
+``pathsel recommend`` (the recommended setting), which take it from here; each
+prints one located line and exits 2 on bad input, as every command does.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .errors import ScenarioError
-from .policies.presets import PRESETS
-from .scenario.systems import EMIT_KINDS, IMPORT_KINDS, emit, import_outputs
-from .scenario.systems.quoting import comment_text, shown
+from ..errors import ScenarioError
+from ..scenario.systems import EMIT_KINDS, IMPORT_KINDS, emit, import_outputs
+from ..scenario.systems.quoting import comment_text, shown
+from .common import writing
 
 if TYPE_CHECKING:
-    from .policies.spec import PolicySpec
-    from .scenario import Scenario
-    from .studies.recommend import Recommendation
+    from ..policies.spec import PolicySpec
+    from ..scenario import Scenario
+    from ..studies.recommend import Recommendation
 
-__all__ = ["add_site_commands", "add_emit_options", "check_emit_only", "emit_simulate", "emit_recommended", "presets_text"]
+__all__ = ["add_import", "add_emit_options", "check_emit_only", "emit_simulate", "emit_recommended"]
 
 
 def _ascii_int(text: str) -> int:
@@ -124,8 +122,8 @@ def _emit_fixed_per_device(spec: PolicySpec, args: argparse.Namespace, scenario:
     P``): one block per device, each naming that device's own path (issue 48). ``preferred`` names one device's path
     or a nexus (its path on each device); the device is the volume (an imported scenario names its volumes by
     device, naa...), or ``--device`` when the scenario has one volume."""
-    from .policies.spec import parse_spec
-    from .scenario.names import path_names
+    from ..policies.spec import parse_spec
+    from ..scenario.names import path_names
 
     preferred = spec["preferred"]
     volumes = [v.name for v in scenario.model.volumes]
@@ -174,31 +172,8 @@ def emit_recommended(args: argparse.Namespace, rec: Recommendation) -> int:
     return _emit(m.spec, args, header)
 
 
-def presets_text(markdown: bool = False) -> str:
-    if markdown:
-        rows = ["| preset | runs | for | shipped setting | source |", "|---|---|---|---|---|"]
-        for p in PRESETS.values():
-            cells = [f"`preset:{p.name}`", f"`{p.spec}`", p.matches, p.setting, f"[{p.source}]({p.url})"]
-            rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-        return "\n".join(rows) + "\n"
-    width = max(len(p.name) for p in PRESETS.values()) + 7
-    out = []
-    for p in PRESETS.values():
-        out.append(f"{'preset:' + p.name:{width}s}  {p.spec}")
-        out.append(f"{'':{width}s}  for {p.matches}: {p.setting}")
-        out.append(f"{'':{width}s}  from {p.source}")
-        if p.host:
-            out.append(f"{'':{width}s}  not a policy parameter: {p.host}")
-    return "\n".join(out) + "\n"
-
-
-def _cmd_presets(args: argparse.Namespace) -> int:
-    sys.stdout.write(presets_text(args.markdown))
-    return 0
-
-
 def _cmd_import(args: argparse.Namespace) -> int:
-    from .outputs import check_output, write_atomic
+    from ..outputs import check_output, write_atomic
 
     if args.output:  # before reading anything: -o onto a capture would destroy it
         captures = [("a captured output", f) for f in args.files]
@@ -206,10 +181,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
     command = "pathsel import " + args.kind + " " + " ".join(args.files)
     imp = import_outputs(args.kind, args.files, host=args.host, devices=args.device, output=args.output, command=command, workload=args.workload)
     if args.output:
-        try:
+        with writing(args.output):
             write_atomic(args.output, imp.text)  # the old file or the new one, never half
-        except OSError as e:
-            raise ScenarioError(args.output, "", f"cannot write: {e.strerror or e}") from None
     else:
         sys.stdout.write(imp.text)
     if not args.quiet:
@@ -235,53 +208,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from .outputs import check_output, scenario_files
-    from .studies.calibrate import calibrate
-
-    if args.output:  # before the fit's runs: -o onto the scenario or a measurement would destroy it
-        measured = [("--measured", m) for m in args.measured or ()]
-        check_output(args.output, [*scenario_files(args.file), *measured], what="scenario", option="-o")
-    progress = None
-    if not args.quiet and not args.json:
-
-        def progress(line: str) -> None:
-            print(f"pathsel calibrate: {line}", file=sys.stderr, flush=True)
-
-    notify = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
-    cal = calibrate(
-        args.file,
-        args.fit,
-        args.measured or (),
-        policy=args.policy,
-        duration=args.duration,
-        replications=args.replications,
-        seed=args.seed,
-        device=args.device,
-        op=args.op,
-        progress=progress,
-        notify=notify,
-    )
-    if args.output:
-        try:
-            cal.write(args.output)
-        except OSError as e:
-            raise ScenarioError(args.output, "", f"cannot write: {e.strerror or e}") from None
-    if args.json:
-        from .results.document import jsonable
-
-        sys.stdout.write(json.dumps(jsonable(cal.to_dict()), indent=2) + "\n")
-        return 0
-    sys.stdout.write(cal.report())
-    if args.output:
-        print(f"\npathsel: wrote {args.output} (the scenario with the fitted values)")
-    return 0
-
-
-def add_site_commands(
-    sub: argparse._SubParsersAction[Any], duration: Callable[[str], float], seed: Callable[[str], int], positive_int: Callable[[str], int]
-) -> None:
-    """``import``, ``calibrate`` and ``presets``; the type checkers are the CLI's own (passed in: no private import)."""
+def add_import(sub: argparse._SubParsersAction[Any]) -> None:
+    """``pathsel import``: a scenario skeleton from a host's multipath listings."""
     imp = sub.add_parser("import", help="a scenario skeleton from a host's multipath listings (esxcli, multipath -ll, nvme list-subsys, mpclaim)")
     imp.add_argument("kind", choices=list(IMPORT_KINDS), metavar="KIND", help="; ".join(f"{k}: {v[2]}" for k, v in IMPORT_KINDS.items()))
     imp.add_argument("files", nargs="+", metavar="FILE", help="the captured outputs, in any order")
@@ -297,37 +225,3 @@ def add_site_commands(
     imp.add_argument("--workload", metavar="FIO_JSON", help="take the workload (rw, bs, iodepth, numjobs) from fio --output-format=json output")
     imp.add_argument("-q", "--quiet", action="store_true", help="no list of what to fill in on stderr")
     imp.set_defaults(func=_cmd_import)
-
-    cal = sub.add_parser("calibrate", help="fit a scenario's unknowns (service time, latencies, concurrency) to measured IOPS and latency")
-    cal.add_argument("file", nargs="?", help="scenario TOML file (default: the embedded Hosterman 2018 test drive)")
-    cal.add_argument(
-        "--fit",
-        action="append",
-        required=True,
-        metavar="NAME",
-        help="an unknown: service_time, one_way_latency, concurrency, replication_latency; NAME@ARRAY or NAME@PATH for some entries, NAME=LOW..HIGH for its range (repeatable)",
-    )
-    cal.add_argument(
-        "--measured",
-        action="append",
-        metavar="FILE",
-        help="fio JSON, esxtop -b CSV, iostat -x, or pathsel simulate --json (repeatable; default: the scenario's expect figures)",
-    )
-    cal.add_argument(
-        "--policy", metavar="SPEC", help="the policy the measured set-up ran (default: the run the file names, else the scenario's first)"
-    )
-    cal.add_argument("--device", metavar="NAME", help="the device of an esxtop or iostat capture (default: the busiest)")
-    cal.add_argument("--op", choices=["read", "write"], help="compare fio's read or write figures only")
-    cal.add_argument("--duration", type=duration, help="measured time of each candidate's runs (default: the file's)")
-    cal.add_argument(
-        "--replications", type=positive_int, default=2, metavar="N", help="seeds per candidate, the same for every candidate (default: 2)"
-    )
-    cal.add_argument("--seed", type=seed, help="root of the seeds (default: the scenario's)")
-    cal.add_argument("-o", "--output", metavar="TOML", help="write the scenario with the fitted values")
-    cal.add_argument("--json", action="store_true", help="print the fit as one JSON document")
-    cal.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
-    cal.set_defaults(func=_cmd_calibrate)
-
-    pre = sub.add_parser("presets", help="list the shipped defaults usable as --policy preset:NAME (multipath-tools, nvme-cli, ESXi, MSDSM)")
-    pre.add_argument("--markdown", action="store_true", help="print a Markdown table")
-    pre.set_defaults(func=_cmd_presets)

@@ -41,7 +41,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from .model import Model
+from ..model import Model
 
 
 # What this module reads of pathsel.top's objects (Protocols, so that top imports this module and not the reverse)
