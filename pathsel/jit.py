@@ -110,9 +110,11 @@ def source_hash(files: Iterable[str | Path], extra: str = "") -> str:
 
 def kernel_sources() -> list[Path]:
     """The sources whose compiled code depends on each other: the engine, the policy toolkit, this module."""
-    out = [PACKAGE_DIR / "jit.py", PACKAGE_DIR / "policies" / "framework" / "kernel.py", PACKAGE_DIR / "engine" / "recorder.py"]
+    out = [PACKAGE_DIR / "jit.py", PACKAGE_DIR / "policies" / "framework" / "kernel.py"]
+    # the recorder's compiled modules (readout.py reads a record back in Python: editing it recompiles nothing)
+    out += [PACKAGE_DIR / "engine" / "recorder" / f"{m}.py" for m in ("record", "bookkeeping")]
     out.append(PACKAGE_DIR / "model" / "frames.py")  # leg_wire, compiled into the fast engine's leg
-    # the fast engine's compiled modules (run.py and warm.py drive them from Python: editing those recompiles nothing)
+    # the fast engine's compiled modules (run.py, state.py, fields.py, feed.py and warm.py drive them from Python: editing those recompiles nothing)
     out += [
         PACKAGE_DIR / "engine" / "fast" / f"{m}.py" for m in ("layout", "scheduler", "wire", "queues", "waits", "cpu", "io_life", "faults", "loop")
     ]

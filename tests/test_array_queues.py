@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pathsel
-from pathsel.engine import reference
+from pathsel.engine.reference.run import Simulation
 from pathsel.errors import ScenarioError
 
 from .test_properties import SETTINGS
@@ -283,7 +283,7 @@ def monkeypatch_module():
     DQLEN, each time one of them grew."""
     seen: dict[str, float] = {}
     mp = pytest.MonkeyPatch()
-    sim = reference._Simulation
+    sim = Simulation
     accept, take, throttle = sim.accept, sim.take, sim.throttle
     kinds = {"device_queue": "device", "adapter_queue": "adapter"}
 

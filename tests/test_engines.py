@@ -934,13 +934,13 @@ def test_stale_apd_timers_stay_inside_the_event_heap():
 
     from pathsel.engine.fast import layout as L
     from pathsel.engine.fast.loop import run_kernel
-    from pathsel.engine.fast.run import _Run
+    from pathsel.engine.fast.state import Run
     from pathsel.model import compile_model
     from pathsel.policies.framework.kernel import FL_NEV
 
     sc = pathsel.loads_scenario(STALE_TIMERS).with_policies(["rr"])
     model = compile_model(sc, sc.runs[0])
-    run = _Run(model, POLICY_DEFS["rr"], parse_spec("rr")[0].as_dict(), False)
+    run = Run(model, POLICY_DEFS["rr"], parse_spec("rr")[0].as_dict(), False)
     run.feed.refill()
     room = run.view.ev_t.shape[0] - 64
     addrs = (run.params_rec.address, run.state.address, run.view.address, run.rec.address)
@@ -976,7 +976,8 @@ def test_the_live_view_is_the_same_on_both_engines():
 
 def test_random_rows_are_sized_by_their_streams_use():
     """A thousand jobs of one I/O each cost a short row each; busy streams' rows grow; the values stay the reference's."""
-    from pathsel.engine.fast.run import _Feed, _Run
+    from pathsel.engine.fast.feed import Feed
+    from pathsel.engine.fast.state import Run
     from pathsel.model import compile_model
 
     template = dict(SCENARIOS["reads only, no replication"], iodepth=1)
@@ -984,23 +985,23 @@ def test_random_rows_are_sized_by_their_streams_use():
     sc = pathsel.loads_scenario(text, "many jobs").with_policies(["rr:iops=1"])
     assert len(compile_model(sc, sc.runs[0]).jobs) == 1000
     feeds = []
-    orig = _Run.__init__
+    orig = Run.__init__
 
     def keep(self, *a, **k):
         orig(self, *a, **k)
         feeds.append(self.feed)
 
-    _Run.__init__ = keep
+    Run.__init__ = keep
     try:
         fast, ref = _both(sc, None)
     finally:
-        _Run.__init__ = orig
+        Run.__init__ = orig
     assert _json(fast) == _json(ref)
     feed = feeds[0]
     jobs = feed.cap[:1000]
-    assert jobs.max() == _Feed.FIRST  # each job draws a few dozen values: none holds more than the first row
-    assert feed.cap.max() > _Feed.FIRST  # the streams every I/O reads (the nexuses', the arrays') grew
-    assert feed.v.rnd.shape[0] < 2 * _Feed.FIRST * 1000 + feed.cap[1000:].sum() + 1000
+    assert jobs.max() == Feed.FIRST  # each job draws a few dozen values: none holds more than the first row
+    assert feed.cap.max() > Feed.FIRST  # the streams every I/O reads (the nexuses', the arrays') grew
+    assert feed.v.rnd.shape[0] < 2 * Feed.FIRST * 1000 + feed.cap[1000:].sum() + 1000
 
 
 def test_a_run_ends_without_rows_of_values_never_read():
@@ -1008,14 +1009,15 @@ def test_a_run_ends_without_rows_of_values_never_read():
     and the values are the reference engine's."""
     import numpy as np
 
-    from pathsel.engine.fast.run import _Feed, _Run
+    from pathsel.engine.fast.feed import Feed
+    from pathsel.engine.fast.state import Run
     from pathsel.engine.streams import Draws
     from pathsel.model import compile_model
 
     sc = pathsel.default_scenario().with_policies(["rr:iops=1"])
     model = compile_model(sc, sc.runs[0], duration=5.0)
     feeds, drawn, refills = [], [0], [0]
-    init, take, refill = _Run.__init__, Draws.take, _Feed.refill
+    init, take, refill = Run.__init__, Draws.take, Feed.refill
 
     def keep(self, *a, **k):
         init(self, *a, **k)
@@ -1029,13 +1031,13 @@ def test_a_run_ends_without_rows_of_values_never_read():
         refills[0] += 1
         return refill(self)
 
-    _Run.__init__, Draws.take, _Feed.refill = keep, count_take, count_refill
+    Run.__init__, Draws.take, Feed.refill = keep, count_take, count_refill
     try:
         from pathsel.engine import run_fast
 
         m = run_fast(model, sc.runs[0].policy)
     finally:
-        _Run.__init__, Draws.take, _Feed.refill = init, take, refill
+        Run.__init__, Draws.take, Feed.refill = init, take, refill
     feed = feeds[0]
     n = len(feed.draws)
     unread = int(np.where(feed.constant, 0, feed.held[:n] - (feed.v.rq[:n, 0] - feed.off[:n])).sum())

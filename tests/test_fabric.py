@@ -14,7 +14,8 @@ import pytest
 
 import pathsel
 from pathsel.cli import main
-from pathsel.engine.reference import TO_HOST, _Simulation
+from pathsel.engine.reference.run import Simulation
+from pathsel.engine.reference.wire import TO_HOST
 from pathsel.model import compile_model
 from pathsel.model.fabric import credit_rate, drain_directions, round_trip
 from pathsel.scenario.load import loads_scenario
@@ -166,7 +167,7 @@ def test_back_pressure_holds_the_link_before_exactly():
     earlier than the host port has drained all but the switch's buffer for the ISL (16 x 2148 bytes)."""
     text = scenario(h1_extra='credit_return = "17.184ms"')  # 8 x 2148 / 17.184 ms: about 1 MB/s
     model = _model(text, "<bp>")
-    sim = _Simulation(model, "rr:iops=1", False, None)
+    sim = Simulation(model, "rr:iops=1", False, None)
     nc = len(model.controllers)
     isl, hport, aport = (next(ln for ln in model.links if ln.name == n) for n in ("isl", "h1-port", "a-port"))
     n = 262144

@@ -1,6 +1,6 @@
 """The fast engine's rows of pre-drawn values serve each stream its own sequence, whatever the reads (Hypothesis).
 
-``_Feed`` (``pathsel/engine/fast/run.py``) lays one row per random stream end
+``Feed`` (``pathsel/engine/fast/feed.py``) lays one row per random stream end
 to end in one block; the kernel reads a row at its cursor and asks for a
 refill once a row has fewer than its margin left. A refill tops rows up,
 grows them and, when capacities change, moves every row to a new place in
@@ -18,7 +18,7 @@ import hypothesis.strategies as st
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 
-from pathsel.engine.fast.run import _Feed
+from pathsel.engine.fast.feed import Feed
 from pathsel.engine.streams import Draws
 from pathsel.policies.framework.kernel import FL_REFILL
 from pathsel.timing.distributions import Exponential
@@ -27,7 +27,7 @@ SETTINGS = settings(max_examples=int(os.environ.get("PATHSEL_EXAMPLES", "60")), 
 
 
 class _View:
-    """What ``_Feed`` touches of the engine's view: the block, the cursors, the clock and the flags.
+    """What ``Feed`` touches of the engine's view: the block, the cursors, the clock and the flags.
 
     Like the engine's record, it reads the block at the address and length it was last given: a block
     resized without ``set_array`` afterwards is caught (``read``), as the kernel would read freed memory.
@@ -70,7 +70,7 @@ def test_every_stream_reads_its_own_sequence(seed, margins, events, end, data):
     n = len(margins)
     paces = data.draw(st.lists(st.integers(1, 100), min_size=n, max_size=n), label="paces")
     view = _View(n)
-    feed = _Feed([_stream(seed, s) for s in range(n)], margins, view, end)
+    feed = Feed([_stream(seed, s) for s in range(n)], margins, view, end)
     feed.refill()  # the engine's first call: every row is due at once
     rng = np.random.default_rng(seed)
     read: list[list[float]] = [[] for _ in range(n)]
@@ -92,7 +92,7 @@ def test_rows_grow_and_move_with_values_unread():
     """A case that moves long rows (the slice-by-slice path): the busy stream grows past the others' rows."""
     n, margins = 3, [8, 8, 8]
     view = _View(n)
-    feed = _Feed([_stream(7, s) for s in range(n)], margins, view, 100.0)
+    feed = Feed([_stream(7, s) for s in range(n)], margins, view, 100.0)
     feed.refill()
     read: list[list[float]] = [[] for _ in range(n)]
     moves = []

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pathsel
-from pathsel.engine import reference
+from pathsel.engine.reference.run import Simulation
 from pathsel.errors import ScenarioError
 
 from .test_properties import SETTINGS
@@ -222,7 +222,7 @@ def watched():
     """The reference engine, watched: the most tags any controller had in use, each time one was taken."""
     seen: dict[str, float] = {}
     mp = pytest.MonkeyPatch()
-    sim = reference._Simulation
+    sim = Simulation
     path_take = sim.path_take
 
     def watched_tag(self, io, p, d):

@@ -299,7 +299,8 @@ def _check_table(run, model, final):
 def test_no_queue_holds_more_than_its_queue_depth_and_every_io_is_accounted_for(sc):
     from pathsel.engine.fast import layout as L
     from pathsel.engine.fast.loop import run_kernel
-    from pathsel.engine.fast.run import _queue_counters, _Run, resolve
+    from pathsel.engine.fast.run import _queue_counters
+    from pathsel.engine.fast.state import Run, resolve
     from pathsel.engine.fast.warm import prepare
     from pathsel.policies.framework.kernel import FL_NEV
 
@@ -307,7 +308,7 @@ def test_no_queue_holds_more_than_its_queue_depth_and_every_io_is_accounted_for(
     model = compile_model(sc, run_spec)
     defn, params = resolve(run_spec.policy)
     prepare([defn])
-    run = _Run(model, defn, params, False)
+    run = Run(model, defn, params, False)
     run.feed.refill()
     addrs = (run.params_rec.address, run.state.address, run.view.address, run.rec.address)
     t_stop = step = model.end / 40

@@ -74,7 +74,7 @@ def _kept_out_of_the_cache():
 
 
 def _heap(cap: int) -> Heap:
-    # as run.py lays it out: entry 1 starts a line, +inf past the last entry (ARITY - 1 spare slots)
+    # as fields.py lays it out: entry 1 starts a line, +inf past the last entry (ARITY - 1 spare slots)
     return Heap(
         np.zeros(N_SI, dtype=np.int64),
         on_lines(cap + ARITY - 1, 0, np.float64, fill=np.inf, lead=ARITY - 1),

@@ -101,3 +101,34 @@ def test_warm_refuses_bad_input_with_one_line(argv: list[str], says: str, capsys
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("pathsel: error:") and says in lines[0]
     assert "Traceback" not in err
+
+
+def test_every_module_with_cached_compiled_code_keys_the_cache() -> None:
+    """The compile cache is keyed on kernel_sources(): a module whose functions numba compiles and caches (pathsel.jit's
+    @hot, @jit, @entry, or a record type it registers) but left out of it would be served stale after an edit. The
+    modules that only drive compiled code from Python are left out (editing them recompiles nothing); warm.py's
+    late_handlers is compiled but never cached."""
+    import re
+
+    from pathsel.jit import PACKAGE_DIR, kernel_sources
+
+    listed = {p.resolve() for p in kernel_sources()}
+    engine = PACKAGE_DIR / "engine"
+    compiled = {
+        p.resolve() for p in engine.rglob("*.py") if re.search(r"^@(hot|jit|entry|structref\.register)\b", p.read_text(encoding="utf-8"), re.M)
+    }
+    assert {engine / "recorder" / "record.py", engine / "recorder" / "bookkeeping.py", engine / "fast" / "io_life.py"} <= compiled
+    assert compiled <= listed, sorted(str(p) for p in compiled - listed)
+    for python_only in ("fast/run.py", "fast/state.py", "fast/fields.py", "fast/feed.py", "fast/warm.py", "recorder/readout.py"):
+        assert (engine / python_only).resolve() not in listed
+
+
+def test_a_changed_kernel_source_changes_the_cache_key(tmp_path) -> None:
+    """Each listed file's contents go into the key (source_hash): an edit to the recorder's bookkeeping recompiles."""
+    from pathsel.jit import kernel_sources, source_hash
+
+    sources = kernel_sources()
+    book = next(p for p in sources if p.parts[-2:] == ("recorder", "bookkeeping.py"))
+    edited = tmp_path / "bookkeeping.py"
+    edited.write_text(book.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
+    assert source_hash(sources) != source_hash([edited if p == book else p for p in sources])

@@ -7,7 +7,7 @@ built-in one, and a user's :class:`~pathsel.policies.PolicyDef`.
 """
 
 from .fast import prepare, resolve, run_fast, supports
-from .reference import run_reference
+from .reference.run import run_reference
 
 __all__ = ["run_reference", "run_fast", "supports", "prepare", "resolve", "ENGINES"]
 

@@ -1,7 +1,7 @@
 """``pathsel top``: a live, esxtop-style view of one policy's run, in simulated time scaled to the wall clock.
 
 The engine calls back every refresh (``live_step`` simulated seconds, see
-:class:`pathsel.engine.recorder.Live`); each call turns the record's
+:class:`pathsel.engine.recorder.readout.Live`); each call turns the record's
 counters into rates over the last refresh and draws them, then waits until
 the wall clock catches up with ``simulated time / speed``. Keys, as in
 esxtop: ``u`` devices, ``d`` adapters (each host's own), ``v`` VMs (workloads); pathsel's own ``p`` paths and

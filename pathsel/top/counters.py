@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.recorder import (
+from ..engine.recorder.readout import Live, vm_slots
+from ..engine.recorder.record import (
     C_FAILED,
     C_RETRIED,
     H_PATH0,
@@ -25,8 +26,6 @@ from ..engine.recorder import (
     W_TOTAL,
     WQ_ACTV,
     WQ_QUED,
-    Live,
-    vm_slots,
 )
 from ..metrics import F_MAX, F_STALLED, STALL_S
 from ..model import Model

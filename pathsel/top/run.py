@@ -14,7 +14,8 @@ from typing import Any, TextIO, TypedDict
 import numpy as np
 
 from ..engine import prepare, resolve, run_fast, run_reference, supports
-from ..engine.recorder import C_FAILED, C_RETRIED, H_PATH0, Live
+from ..engine.recorder.readout import Live
+from ..engine.recorder.record import C_FAILED, C_RETRIED, H_PATH0
 from ..errors import ScenarioError
 from ..model import Model, compile_model
 from ..scenario import RunSpec, Scenario

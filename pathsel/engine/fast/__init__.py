@@ -2,7 +2,9 @@
 
 It emulates the reference engine event for event (SimPy's order, the same
 random streams), so a run gives the same numbers on either engine, and runs
-any policy defined in the compiled style (every built-in one, and yours):
+any policy defined in the compiled style (every built-in one, and yours). Its modules are
+split by mechanism, as the reference engine's (:mod:`pathsel.engine.reference`) are, with the same names for
+the same steps:
 
 * :mod:`.layout`: the records (model, engine state) and the codes;
 * :mod:`.scheduler`: the heap and FIFOs that keep SimPy's event order;
@@ -10,9 +12,13 @@ any policy defined in the compiled style (every built-in one, and yours):
 * :mod:`.queues`: the model's queues as one table (the host's, NVMe-oF tags, target ports, array slots) and their rules;
 * :mod:`.waits`: waiting for the host to see a path change;
 * :mod:`.io_life`: the life of one I/O, its steps in order (attempts, replication, timeouts, retries);
+* :mod:`.cpu`: the hosts' cores;
 * :mod:`.faults`: the fault timeline and the host noticing it;
 * :mod:`.loop`: the loop and its switch over event kinds;
-* :mod:`.run`: laying a model out in records and reading the results back;
+* :mod:`.state`: one run's records laid out from its model (``Run``), and its event log and trace read back;
+* :mod:`.fields`: a model's parts as the records' fields (the engine's state, the queues' table, frames, cores, fabric);
+* :mod:`.feed`: the rows of pre-drawn random values the loop reads, refilled between events;
+* :mod:`.run`: the loop driven from Python (progress, live views, refills) and the results read back;
 * :mod:`.warm`: the first compile (said, shown, and shared between two processes).
 """
 
@@ -20,7 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .run import resolve, run_fast
+from .run import run_fast
+from .state import resolve
 from .warm import is_warm, prepare
 
 __all__ = ["run_fast", "supports", "prepare", "is_warm", "resolve"]

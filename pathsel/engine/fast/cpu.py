@@ -1,4 +1,4 @@
-"""The host's CPU in the fast engine (issue 33): reference.py's ``cpu_run``.
+"""The host's CPU in the fast engine (issue 33): reference/cpu.py's ``cpu_run``.
 
 A core is kept as a wire is (:func:`.wire.serialise`): work arriving now
 starts when the core is free (FIFO, never preempted) and holds it for its

@@ -1,4 +1,4 @@
-"""The fault timeline in the fast engine: reference.py's ``apply``, ``set_wire``, ``notice`` and ``path_changed``.
+"""The fault timeline in the fast engine: reference/faults.py's ``apply``, ``set_wire``, ``notice`` and ``path_changed``.
 
 A change on the wire takes effect at once; the host notices a path going down
 or up only after its detection delay (a NOTICE event per nexus), and then
@@ -70,7 +70,7 @@ def set_wire(P, S, V, c, up):
 
 @jit
 def implicit_alua(P, S, V, array):
-    """reference.implicit: each volume of ``array`` moves to the controller that received more than twice as many of
+    """reference/faults.implicit: each volume of ``array`` moves to the controller that received more than twice as many of
     its commands as the owner since the last check; the counts restart."""
     moved = False
     for g in range(P.g_array.shape[0]):
@@ -115,7 +115,7 @@ def apply_fault(P, S, V, f):
             S.alive[P.f_array[f]] = up
         for i in range(nc):
             set_wire(P, S, V, P.f_cs[f, i], up)
-    elif what == F_SLOW_DRAIN:  # reference.apply: the link's port returns credits late, or stops until the revert
+    elif what == F_SLOW_DRAIN:  # reference/faults.apply: the link's port returns credits late, or stops until the revert
         li = P.f_link[f]
         w = P.c_bw.shape[0] + li
         for d in range(2):

@@ -1,4 +1,4 @@
-"""The life of one I/O in the fast engine: reference.py's ``io_life``, ``exchange``, ``leg``, ``serve`` and ``mirror``.
+"""The life of one I/O in the fast engine: reference/io_life.py's ``io_life``, ``exchange`` and ``mirror``.
 
 Its steps below are in the order they happen (each docstring names its
 reference twin): :func:`new_io` (issued), :func:`admit` in :mod:`.queues`
@@ -24,7 +24,7 @@ then run its handler at once instead (taking its id), the last thing the
 current event does: same ids, same draws in the same order, one trip
 through the loop and the dispatch less.
 
-The host's io_timeout (reference.arm_abort): each attempt takes an event id
+The host's io_timeout (reference/io_life.arm_abort): each attempt takes an event id
 for its timer when it is sent, as SimPy's would, but only the oldest
 unanswered attempt of each host has an entry in the heap (EV_DEADLINE, keyed
 by that id): a host's attempts reach their deadlines in the order they were
@@ -41,16 +41,14 @@ import numpy as np
 
 from ...jit import call_i_4, call_v_5, call_v_6f, hot, jit
 from ...policies.framework.kernel import FL_STOP
-from ..recorder import (
-    C_REFUSED,
-    C_RETRIED,
-    C_TIMED_OUT,
+from ..recorder.bookkeeping import (
     rec_complete,
     rec_dev,
     rec_issue,
     rec_path,
     rec_qfull,
 )
+from ..recorder.record import C_REFUSED, C_RETRIED, C_TIMED_OUT
 from .cpu import cpu_run
 from .layout import (
     A_NONE,
@@ -150,7 +148,7 @@ from .wire import leg, repl_trip, tag, value
 # -- issued, admitted ----------------------------------------------------------------------------------
 @hot
 def new_io(P, S, V, R, s, issued):
-    """reference.new_io, then io_life's first step: a job slot takes its next I/O, issued at ``issued`` (op and size
+    """reference/io_life.new_io, then io_life's first step: a job slot takes its next I/O, issued at ``issued`` (op and size
     from the job's own stream: common random numbers); its device's "host" queues take it, or it waits in one."""
     j = S.slot[s, K_JOB]
     if P.j_rp_off[j] >= 0:  # a trace replayed: the k-th I/O is its k-th record, no draw
@@ -185,7 +183,7 @@ def new_io(P, S, V, R, s, issued):
 
 @hot
 def queue_granted(P, S, V, R, s):
-    """EV_QUEUE_GRANT (reference: a waiter's ``yield`` in take returns): the queue the I/O waited at handed it its
+    """EV_QUEUE_GRANT (reference/queues.take: a waiter's ``yield`` returns): the queue the I/O waited at handed it its
     place. A "host" queue: on to the device's next one, then the first attempt; a "path" queue (NVMe-oF tags): the
     wait adds to the I/O's host queueing, and the attempt goes out on the path it was waiting for."""
     r = S.slot[s, K_QUEUE] - 1
@@ -203,7 +201,7 @@ def queue_granted(P, S, V, R, s):
 # -- an attempt ------------------------------------------------------------------------------------------
 @hot
 def begin_attempt(P, S, V, R, s):
-    """The top of reference.io_life's loop: ask the policy for a path; take the path's "path" queue (reference.path_take:
+    """The top of reference/io_life.io_life's loop: ask the policy for a path; take the path's "path" queue (reference/queues.path_take:
     NVMe-oF, a tag of its controller) or wait there; then send the first frame."""
     d = P.j_dev[S.slot[s, K_JOB]]
     fn, st = P.pol_select, P.pol_state
@@ -230,7 +228,7 @@ def begin_attempt(P, S, V, R, s):
 
 @hot
 def send_attempt(P, S, V, R, s, d, k, p):
-    """The rest of reference.io_life's loop top: the attempt goes out on path ``p`` (the device's ``k``-th)."""
+    """The rest of reference/io_life.io_life's loop top: the attempt goes out on path ``p`` (the device's ``k``-th)."""
     now = V.clock[0]
     S.slot[s, K_ATTEMPTS] += 1
     if S.slot[s, K_ATTEMPTS] > 1:
@@ -280,7 +278,7 @@ def first_frame(P, S, V, R, s, p, h):
 
 @hot
 def on_leg(P, S, V, R, s):
-    """reference.exchange: a frame arrived (reference.leg returned); the next step of the exchange."""
+    """reference/io_life.exchange: a frame arrived (reference/wire.leg returned); the next step of the exchange."""
     p = S.slot[s, K_PATH]
     c = V.p_ctrl[p]
     if S.epoch[c] != S.slot[s, K_EPOCH] or S.phys_up[c] == 0:  # the frame was lost with its path
@@ -342,7 +340,7 @@ def on_leg(P, S, V, R, s):
 @jit
 def first_add(P, S, V, s, p, h):
     """Host seconds before the attempt's first frame leaves on path ``p``: the NUMA hop (docs/model.md, NUMA), then
-    its job's core submitting it (the host's CPU: reserved now, FIFO, as reference.exchange does). A call, not
+    its job's core submitting it (the host's CPU: reserved now, FIFO, as reference/io_life.exchange does). A call, not
     inlined: first_frame is inlined at every attempt's start, and runs with neither keep it as it was."""
     add = 0.0
     if P.numa != 0:
@@ -356,7 +354,7 @@ def first_add(P, S, V, s, p, h):
 
 @jit
 def cpu_complete(P, S, V, s, p, h):
-    """reference.io_life after exchange: the status reached the host; its queue's interrupt core completes the I/O
+    """reference/io_life.io_life after exchange: the status reached the host; its queue's interrupt core completes the I/O
     (its cost times the NUMA factor of that core's node and the adapter's)."""
     k = P.j_irq[S.slot[s, K_JOB]]
     cost = P.p_ccomp[p] * P.cpu_fac[h, P.core_node[k], V.p_node[p]]
@@ -373,21 +371,21 @@ def cpu_done(P, S, V, R, s):
 # -- at the array ------------------------------------------------------------------------------------------
 @hot
 def start_service(P, S, V, a, op, s):
-    """reference.serve, once the slot is granted (EV_GRANT_MAIN's handler): the array serves the I/O."""
+    """reference/queues.serve, once the slot is granted (EV_GRANT_MAIN's handler): the array serves the I/O."""
     S.slot[s, K_ASUB] = A_SERVING
     timeout(S, V, value(V, P.str_svc[a, op]) + P.a_perkib[a] * V.s_size[s] / 1024.0, EV_SVC_MAIN, tag(S, s))
 
 
 @hot
 def send_mirror(P, S, V, R, s):
-    """reference.mirror's first step: the forward trip over the replication link."""
+    """reference/io_life.mirror's first step: the forward trip over the replication link."""
     S.slot[s, K_MSUB] = MS_FWD
     timeout(S, V, repl_trip(P, S, V, R, s, True), EV_M_FWD, tag(S, s))
 
 
 @hot
 def mirror_at_peer(P, S, V, s):
-    """reference.mirror (EV_M_FWD's handler): the copy reached the peer array, which takes a slot or queues for one."""
+    """reference/io_life.mirror (EV_M_FWD's handler): the copy reached the peer array, which takes a slot or queues for one."""
     peer = P.p_mirror[S.slot[s, K_PATH]]
     r = P.a_q[peer]
     if grant_in_line(P, S, V, r):
@@ -398,14 +396,14 @@ def mirror_at_peer(P, S, V, s):
 
 @hot
 def start_mirror_service(P, S, V, peer, s):
-    """reference.mirror's serve (EV_GRANT_MIRROR's handler): the peer array stores the mirror copy."""
+    """reference/io_life.mirror's serve (EV_GRANT_MIRROR's handler): the peer array stores the mirror copy."""
     S.slot[s, K_MSUB] = MS_SERVING
     timeout(S, V, value(V, P.str_svc[peer, 1]) + P.a_perkib[peer] * V.s_size[s] / 1024.0, EV_M_SVC, tag(S, s))
 
 
 @hot
 def mirror_end(P, S, V, R, s):
-    """EV_M_END's handler: reference.mirror has returned."""
+    """EV_M_END's handler: reference/io_life.mirror has returned."""
     S.slot[s, K_MSTATE] = M_PROCESSED
     if S.slot[s, K_MWAIT] == 1:
         S.slot[s, K_MWAIT] = 0
@@ -414,7 +412,7 @@ def mirror_end(P, S, V, R, s):
 
 @hot
 def on_service_done(P, S, V, R, s):
-    """reference.serve returns (EV_SVC_MAIN): the slot goes back; a read's data and status go out, a write's status
+    """reference/queues.serve returns (EV_SVC_MAIN): the slot goes back; a read's data and status go out, a write's status
     once its mirror copy is stored too."""
     p = S.slot[s, K_PATH]
     a = P.p_array[p]
@@ -433,7 +431,7 @@ def on_service_done(P, S, V, R, s):
 
 @hot
 def status_leg(P, S, V, R, s):
-    """reference.exchange's last frame of a write: the port lets go, the status goes back."""
+    """reference/io_life.exchange's last frame of a write: the port lets go, the status goes back."""
     port_done(P, S, V, s)
     S.slot[s, K_STAGE] = ST_W_STATUS
     leg(P, S, V, R, s, S.slot[s, K_PATH], 1, 0)
@@ -442,7 +440,7 @@ def status_leg(P, S, V, R, s):
 # -- done -------------------------------------------------------------------------------------------------
 @hot
 def end_attempt(P, S, V, R, s, p):
-    """reference.io_life after exchange: the attempt is off the path, its timer, its port and its "path" place."""
+    """reference/io_life.io_life after exchange: the attempt is off the path, its timer, its port and its "path" place."""
     now = V.clock[0]
     c = V.p_ctrl[p]
     size = V.s_size[s]
@@ -459,7 +457,7 @@ def end_attempt(P, S, V, R, s, p):
 
 @hot
 def complete(P, S, V, R, s):
-    """reference.io_life's completion: recorded, the policy told, throttling counts a good status, the host's queues
+    """reference/io_life.io_life's completion: recorded, the policy told, throttling counts a good status, the host's queues
     let go, the job slot goes on."""
     now = V.clock[0]
     p = S.slot[s, K_PATH]
@@ -504,7 +502,7 @@ def complete(P, S, V, R, s):
 
 @hot
 def next_io(P, S, V, R, s):
-    """reference.job_slot's loop: closed, issue the next I/O now; open, take the oldest arrival, or wait for one."""
+    """reference/io_life.job_slot's loop: closed, issue the next I/O now; open, take the oldest arrival, or wait for one."""
     now = V.clock[0]
     j = S.slot[s, K_JOB]
     if P.j_open[j] == 0:
@@ -531,7 +529,7 @@ def next_io(P, S, V, R, s):
 
 @jit
 def arrival(P, S, V, R, j):
-    """reference.arrivals: an arrival is issued now, to an idle slot of the job or into its backlog; the next is due."""
+    """reference/io_life.arrivals: an arrival is issued now, to an idle slot of the job or into its backlog; the next is due."""
     now = V.clock[0]
     h = S.ji_head[j]
     if P.j_refuse[j] and h >= S.ji_tail[j]:  # iodepth_full = "refuse": counted, never issued
@@ -547,7 +545,7 @@ def arrival(P, S, V, R, j):
         push_normal(S, EV_OPEN_WAKE, s)
     else:
         t = S.jb_tail[j]
-        if t - S.jb_head[j] >= S.jb_time.shape[1]:  # run.py raises reference.overload
+        if t - S.jb_head[j] >= S.jb_time.shape[1]:  # run.py raises host_queues.overload
             S.si[I_OVERLOAD] = j + 1
             V.flags[FL_STOP] = 1
             return
@@ -562,7 +560,7 @@ def arrival(P, S, V, R, j):
 # -- what interrupts an attempt: QUEUE FULL, a lost frame, the io_timeout ----------------------------------
 @jit
 def qfull_back(P, S, V, R, s):
-    """reference.io_life's ``except QueueFull``: the status reached the host: counted, maybe throttled; sent again
+    """reference/io_life.io_life's ``except QueueFull``: the status reached the host: counted, maybe throttled; sent again
     after the retry delay."""
     p = S.slot[s, K_PATH]
     end_attempt(P, S, V, R, s, p)
@@ -579,7 +577,7 @@ def qfull_back(P, S, V, R, s):
 
 @jit
 def lost(P, S, V, R, s):
-    """reference.io_life after PathLost: retry now, or wait until the host notices the path is gone (then
+    """reference/io_life.io_life after PathLost: retry now, or wait until the host notices the path is gone (then
     :func:`retry_lost`)."""
     p = S.slot[s, K_PATH]
     end_attempt(P, S, V, R, s, p)
@@ -600,7 +598,7 @@ def retry_lost(P, S, V, R, s):
 
 @hot
 def fail_attempt(P, S, V, s):
-    """reference.io_life's ``policy.on_fail``: the attempt on K_PATH ended without a completion (lost, aborted), just
+    """reference/io_life.io_life's ``policy.on_fail``: the attempt on K_PATH ended without a completion (lost, aborted), just
     before the retry (dm-mpath multipath_end_io: the selector's end_io for an errored request, then requeued)."""
     d = P.j_dev[S.slot[s, K_JOB]]
     fn, st = P.pol_fail, P.pol_state
@@ -613,7 +611,7 @@ def fail_attempt(P, S, V, s):
 
 @hot
 def arm_abort(S, h, s, deadline):
-    """reference.arm_abort: the attempt's timer takes its id; the host's list keeps it by deadline."""
+    """reference/io_life.arm_abort: the attempt's timer takes its id; the host's list keeps it by deadline."""
     eid = S.si[I_EID]
     S.si[I_EID] = eid + 1
     S.slot[s, K_DLEID] = eid
@@ -665,7 +663,7 @@ def on_deadline(P, S, V, h, eid):
 
 @jit
 def abort(P, S, V, R, s):
-    """EV_ABORT (reference io_life's ``except simpy.Interrupt``): free what the attempt held, interrupt its mirror, retry."""
+    """EV_ABORT (reference/io_life.io_life's ``except simpy.Interrupt``): free what the attempt held, interrupt its mirror, retry."""
     p = S.slot[s, K_PATH]
     sub = S.slot[s, K_ASUB]
     if sub != A_NONE:
@@ -686,7 +684,7 @@ def abort(P, S, V, R, s):
 
 @jit
 def abort_mirror(P, S, V, s, peer):
-    """EV_M_ABORT (reference.mirror's ``except simpy.Interrupt``): the peer drops the copy; the process ends."""
+    """EV_M_ABORT (reference/io_life.mirror's ``except simpy.Interrupt``): the peer drops the copy; the process ends."""
     sub = S.slot[s, K_MSUB]
     if sub == MS_QUEUED or sub == MS_GRANTED or sub == MS_SERVING:
         withdraw(P, S, V, P.a_q[peer], s, 1, sub != MS_QUEUED)

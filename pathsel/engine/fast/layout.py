@@ -3,9 +3,10 @@
 The compiled functions receive four records by address: ``P`` (PARAMS, set
 before the run), ``S`` (STATE, the engine's own), ``V`` (the
 :data:`~pathsel.policies.framework.kernel.VIEW` that policies read too) and ``R``
-(the :data:`~pathsel.engine.recorder.RECORDER`). :mod:`.run` lays numpy
+(the :data:`~pathsel.engine.recorder.record.RECORDER`). :mod:`.state` and :mod:`.fields` lay numpy
 arrays out in them; nothing else names their fields. Below, the indices of
 the scalars kept in small arrays and the codes the loop switches on.
+Reference twin: reference/state.py (the same state as Python objects).
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ LOSS_OPS_MASK = {"read": 1, "write": 2, "both": 3}  # a loss fault's loss_ops as
 # the engine's own log entries (a policy's are kernel.EV_POLICY and above)
 LOG_PATH_DOWN, LOG_PATH_UP, LOG_ALUA, LOG_FAULT = 2, 3, 4, 5
 
-MAX_RESENDS = 64  # as reference.MAX_RESENDS
+MAX_RESENDS = 64  # as reference/wire.MAX_RESENDS
 
 # return codes of run_kernel
 DONE, PAUSED, REFILL, BUFFERS_FULL = 0, 1, 2, 3
@@ -104,7 +105,7 @@ DONE, PAUSED, REFILL, BUFFERS_FULL = 0, 1, 2, 3
 # integer scalars in S.si
 I_EID, I_SEQ, I_HEAPN, I_UF_HEAD, I_UF_TAIL, I_NF_HEAD, I_NF_TAIL = 0, 1, 2, 3, 4, 5, 6
 I_FAULT_NEXT, I_WT_HEAD, I_WT_TAIL, I_NTRACE, I_TRACE_ROOM, I_HTOP, I_REPL_OK = 7, 8, 9, 10, 11, 12, 13
-I_OVERLOAD = 14  # 1 + the open-loop job whose backlog overflowed (the run stops: reference.overload)
+I_OVERLOAD = 14  # 1 + the open-loop job whose backlog overflowed (the run stops: host_queues.overload)
 N_SI = 15
 # float scalars in S.sf: the replication link's current added latency and loss
 F_REPL_EXTRA, F_REPL_LOSS = 0, 1
@@ -311,7 +312,7 @@ STATE = Layout(
         ("epoch", "i8", 1),
         ("extra", "f8", 1),
         ("loss", "f8", 1),
-        ("loss_op", "f8", 2),  # per nexus, by op (0 read, 1 write): reference.loss_op
+        ("loss_op", "f8", 2),  # per nexus, by op (0 read, 1 write): reference/state.loss_op
         ("alive", "i8", 1),
         ("cross", "i8", 1),  # per device path: its I/O crosses to its volume's owner (an owner fault flips it)
         ("ia_count", "i8", 2),  # implicit ALUA: commands per (cell, controller) since the cell's last check

@@ -6,9 +6,10 @@ it inlines at every level, so the loop and its dispatch in one body compile
 in half the time of a loop calling a dispatcher (the handlers are inlined
 either way).
 
-All state is in records (run.py lays them out), so the loop can stop and
+All state is in records (state.py and fields.py lay them out), so the loop can stop and
 resume anywhere between events: to refill the rows of pre-drawn random
 values, to report progress, or to empty the event log and trace buffers.
+Reference twin: SimPy's own loop, which reference/run.py's ``Simulation.run`` starts.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import numpy as np
 
 from ...jit import entry, hot, prefetch
 from ...policies.framework.kernel import FL_EV_ROOM, FL_NEV, FL_REFILL, FL_STOP, view_at
-from ..recorder import rec_fail, recorder_at
+from ..recorder.bookkeeping import rec_fail
+from ..recorder.record import recorder_at
 from .faults import apply_fault, fault_loop, notice
 from .io_life import (
     abort,

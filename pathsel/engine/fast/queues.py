@@ -9,7 +9,7 @@ reports: the time integrals of places in use and of entries waiting over the
 measured window, brought up to date before each change (:func:`advance`),
 and the QUEUE FULLs it answered. ``P.q_rule`` says what a full row does:
 
-* ``host`` (reference ``take``/``give_back``): the device's rows
+* ``host`` (reference/queues.py's ``take``/``give_back``): the device's rows
   (``P.d_adm``) taken in order at issue (:func:`admit`); a full one keeps the
   I/O in its FIFO (``ST_QUEUED``, ``K_QUEUE``) until a release hands it the
   place (``EV_QUEUE_GRANT``); given back at completion, last taken first
@@ -22,12 +22,14 @@ and the QUEUE FULLs it answered. ``P.q_rule`` says what a full row does:
 * ``path``: the same :func:`take` and :func:`give_back`, on the row of the
   chosen path (``P.p_pathq``: an NVMe-oF controller's tags), held by the
   attempt (``K_QUEUE``) and given back when it ends.
-* ``refuse`` (reference ``accept``/``port_done``): a target port; full, the
+* ``refuse`` (reference/queues.py's ``accept``/``port_done``): a target port; full, the
   command is answered QUEUE FULL.
 * ``array`` (``simpy.Resource``, for the arrays' slots): requests of an I/O
   and of its mirror copy (entry ``slot << 1 | mirror``), each trigger
   examining only the head, with SimPy's event ids (EV_GRANT_MAIN,
   EV_GRANT_MIRROR, EV_RELEASE).
+
+Reference twin: reference/queues.py (the rows themselves: reference/state.py's ``Queue``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...jit import hot, jit, prefetch
-from ..recorder import rec_dev, rec_queue_depth
+from ..recorder.bookkeeping import rec_dev, rec_queue_depth
 from .layout import (
     A_GRANTED,
     A_QUEUED,
@@ -112,7 +114,7 @@ def first_out(P, S, r):
 # -- the "host" and "path" rules ---------------------------------------------------------------------
 @hot
 def take(P, S, V, R, s, d, r, first):
-    """reference.take: the I/O in slot ``s`` (of device ``d``) takes a place of row ``r`` (True), or waits in its
+    """reference/queues.take: the I/O in slot ``s`` (of device ``d``) takes a place of row ``r`` (True), or waits in its
     FIFO (False, ``K_QUEUE``). ``first``: the device's first row, where ACTV starts."""
     now = V.clock[0]
     advance(P, S, r, now)
@@ -140,7 +142,7 @@ def take(P, S, V, R, s, d, r, first):
 
 @hot
 def give_back(P, S, V, R, r, d, first, j):
-    """reference.give_back: an I/O of device ``d`` (job ``j``) gives its place of row ``r`` back; the first waiting is
+    """reference/queues.give_back: an I/O of device ``d`` (job ``j``) gives its place of row ``r`` back; the first waiting is
     handed it (EV_QUEUE_GRANT), and as many more as a queue depth grown back by throttling has room for."""
     now = V.clock[0]
     advance(P, S, r, now)
@@ -161,7 +163,7 @@ def give_back(P, S, V, R, r, d, first, j):
 
 @hot
 def dsnro_room(P, S, r, w):
-    """reference.dsnro_room: whether DSNRO lets VM ``w`` take one more place of device queue ``r``: always while it is
+    """reference/queues.dsnro_room: whether DSNRO lets VM ``w`` take one more place of device queue ``r``: always while it is
     alone (no other VM has I/O outstanding there); else below DSNRO, all VMs' places together or its own (per_vm)."""
     if S.q_worlds[r] <= 1:
         return True
@@ -172,7 +174,7 @@ def dsnro_room(P, S, r, w):
 
 @hot
 def dsnro_give_back(P, S, R, r, w, now):
-    """reference.dsnro_give_back: an I/O of VM ``w`` gives its place of device queue ``r`` (with DSNRO) back; the
+    """reference/queues.dsnro_give_back: an I/O of VM ``w`` gives its place of device queue ``r`` (with DSNRO) back; the
     waiting are handed places in order while the queue depth and DSNRO allow (per_vm: one whose VM is at its cap is
     passed over, keeping its place in line)."""
     S.q[r, Q_IN_USE] -= 1
@@ -213,7 +215,7 @@ def hand_over(P, S, R, r, now):
 
 @hot
 def admit(P, S, V, R, s, d, k):
-    """reference.admit: device ``d``'s "host" rows (DeviceModel.admission) taken in order from its ``k``-th; True
+    """reference/queues.admit: device ``d``'s "host" rows (DeviceModel.admission) taken in order from its ``k``-th; True
     when all are (KAVG ends: ``K_ADMITTED``), False when the I/O waits at one (``ST_QUEUED``)."""
     n = P.d_nadm[d]
     while k < n:
@@ -236,7 +238,7 @@ def admitted_at(P, d, r):
 
 @hot
 def release_admission(P, S, V, R, d, j):
-    """reference.release: the I/O of device ``d`` (job ``j``) is done (completed or failed): its "host" places go
+    """reference/queues.release: the I/O of device ``d`` (job ``j``) is done (completed or failed): its "host" places go
     back, last taken first."""
     for k in range(P.d_nadm[d] - 1, -1, -1):
         give_back(P, S, V, R, P.d_adm[d, k], d, k == 0, j)
@@ -244,7 +246,7 @@ def release_admission(P, S, V, R, d, j):
 
 @hot
 def path_release(P, S, V, R, s):
-    """reference.path_release: the attempt ended; the "path" place it held goes to the first waiting, if any."""
+    """reference/queues.path_release: the attempt ended; the "path" place it held goes to the first waiting, if any."""
     r1 = S.slot[s, K_QUEUE]
     if r1 != 0:
         S.slot[s, K_QUEUE] = 0
@@ -253,7 +255,7 @@ def path_release(P, S, V, R, s):
 
 @jit
 def throttle(P, S, V, R, d, qfull):
-    """reference.throttle: ESXi's adaptive queue depth on device ``d``'s queue (QFullSampleSize QUEUE FULLs halve
+    """reference/queues.throttle: ESXi's adaptive queue depth on device ``d``'s queue (QFullSampleSize QUEUE FULLs halve
     its queue depth, QFullThreshold good statuses grow it by one, up to the scenario's)."""
     h = P.d_host[d]
     if P.hp_qfs[h] <= 0:
@@ -278,7 +280,7 @@ def throttle(P, S, V, R, d, qfull):
 # -- the "refuse" rule: the arrays' target ports ---------------------------------------------------------
 @hot
 def port_accept(P, S, V, R, s, p):
-    """reference.accept: the port takes the command (True), or answers QUEUE FULL: a status frame back (False)."""
+    """reference/queues.accept: the port takes the command (True), or answers QUEUE FULL: a status frame back (False)."""
     if P.ia_on != 0:  # implicit ALUA counts the commands each controller receives
         g = P.p_cell[p]
         if g >= 0:
@@ -301,7 +303,7 @@ def port_accept(P, S, V, R, s, p):
 
 @hot
 def port_done(P, S, V, s):
-    """reference.port_done: the array sent the command's last frame, or the attempt ended."""
+    """reference/queues.port_done: the array sent the command's last frame, or the attempt ended."""
     r1 = S.slot[s, K_PORT_ROW]
     if r1 != 0:
         advance(P, S, r1 - 1, V.clock[0])

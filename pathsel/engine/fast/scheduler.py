@@ -7,7 +7,7 @@ a released slot, a mirror process starting or ending, a path-change wake-up)
 are created "now" and so come after every heap event already due now, in
 creation order: they live in two FIFOs, urgent and normal.
 
-The FIFOs are rings whose sizes are powers of two (run.py), indexed with a
+The FIFOs are rings whose sizes are powers of two (fields.py), indexed with a
 mask: an integer division per push and pop cost more than the push. Both are
 empty whenever the clock moves on, and the loop then puts both back at the
 start of their rings: they stay in a few hot lines. The heap
@@ -16,14 +16,14 @@ array, each entry's key and arg side by side in another (moving an entry
 moves one line's worth). A pop is a chain of dependent loads and compares,
 level after level: eight children a level take a third fewer levels than
 four, and eight times fill one 64-byte line exactly. In both arrays entry 1
-starts a line (run.py), so the children of any entry share one line of
+starts a line (fields.py), so the children of any entry share one line of
 times and two of keys, and a sift fetches the keys while it compares the
 times. Ids are unique, so every valid heap pops in the same order, and a new
 event's id is larger than every id already in the heap: a push stops at the
 first parent due no later. Every time slot past the last entry holds +inf
-(run.py leaves seven spare slots): a pop reads eight children without bounds
+(fields.py leaves seven spare slots): a pop reads eight children without bounds
 tests. Indices are cast to uint64, so numba skips its negative-index
-wraparound.
+wraparound. Reference twin: SimPy's own scheduler (the reference engine has no module of its own for it).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where an I/O waits for the host to see a path change, in the fast engine: reference.wait_for_change.
+"""Where an I/O waits for the host to see a path change, in the fast engine: reference/waits.wait_for_change.
 
 An I/O with no usable path (or whose frame was lost in silence) joins the
 waiters; a path change wakes them all (``wake_waiters``: each one's EV_WAKE
@@ -33,7 +33,7 @@ from .scheduler import (
 # -- waiting for the host to see a path change -----------------------------------------------------
 @jit
 def start_wait(P, S, V, s, limit):
-    """reference.wait_for_change: join the waiters; a timer ends the wait after ``limit`` (inf: none)."""
+    """reference/waits.wait_for_change: join the waiters; a timer ends the wait after ``limit`` (inf: none)."""
     S.slot[s, K_WAITID] += 1
     S.slot[s, K_WOKEN] = 0
     mask = S.wt_slot.shape[0] - 1
@@ -55,7 +55,7 @@ def start_wait(P, S, V, s, limit):
     S.wt_id[tail & mask] = S.slot[s, K_WAITID]
     S.si[I_WT_TAIL] = tail + 1
     if limit < np.inf:
-        if S.si[I_HEAPN] >= S.h_time.shape[0] >> 1:  # run.py sizes the heap: live timers fit in half
+        if S.si[I_HEAPN] >= S.h_time.shape[0] >> 1:  # fields.py sizes the heap: live timers fit in half
             heap_drop_stale_timers(S)
         n_slots = S.slot.shape[0]
         timeout(S, V, limit, EV_APD_TIMER, s + n_slots * S.slot[s, K_WAITID])
@@ -63,7 +63,7 @@ def start_wait(P, S, V, s, limit):
 
 @jit
 def arm_wake(S, V, s, at):
-    """reference.wait_for_change's ``wake``: the policy's wake time ends this wait as a path change would."""
+    """reference/waits.wait_for_change's ``wake``: the policy's wake time ends this wait as a path change would."""
     if at < np.inf:
         n_slots = S.slot.shape[0]
         timeout(S, V, max(at - V.clock[0], 0.0), EV_HOLD_WAKE, s + n_slots * S.slot[s, K_WAITID])

@@ -33,7 +33,7 @@ from numba.core import event, types
 
 from ...jit import cache_dir, is_ready, kernel_sources, light_passes, mark_ready, njit, source_hash
 from ...policies.framework.define import PolicyDef
-from ..recorder import rec_fail
+from ..recorder.bookkeeping import rec_fail
 from .faults import apply_fault, fault_loop, notice
 from .io_life import abort, arrival, complete, on_deadline, on_service_done, qfull_back, queue_granted
 from .layout import K_ISSUED, K_JOB

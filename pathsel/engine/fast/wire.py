@@ -1,4 +1,5 @@
-"""Frames on the wire in the fast engine: reference.py's ``leg``, ``lose`` and the replication link's trip.
+"""Frames on the wire in the fast engine: reference/wire.py's ``leg``, ``lose`` and
+reference/io_life.py's replication link's trip (``mirror``).
 
 A frame queues for each wire it crosses (one FIFO per direction), is
 serialised at the wire's bandwidth, propagates, and may be lost and resent
@@ -14,9 +15,7 @@ import numpy as np
 from ...jit import hot, jit
 from ...model.frames import leg_wire
 from ...policies.framework.kernel import draw
-from ..recorder import (
-    C_FRAMES_LOST,
-)
+from ..recorder.record import C_FRAMES_LOST
 from .layout import (
     EV_LEG,
     F_REPL_EXTRA,
@@ -53,7 +52,7 @@ frame_bytes = hot(leg_wire)  # model/frames.leg_wire compiled: both engines coun
 
 @jit
 def framed_leg(P, S, s, c, direction, nbytes):
-    """reference.leg's framing: the bytes a leg of nexus ``c`` puts on each wire (a write's XFER_RDY by its stage)."""
+    """reference/wire.leg's framing: the bytes a leg of nexus ``c`` puts on each wire (a write's XFER_RDY by its stage)."""
     xrdy = 1 if direction == 1 and S.slot[s, K_STAGE] == ST_W_XFER else 0
     wire, _frames = frame_bytes(P.c_frm[c], direction, nbytes, xrdy)
     S.c_fbytes[c, direction] += nbytes
@@ -74,7 +73,7 @@ def serialise(S, R, w, direction, t, nbytes, bw):
     return done
 
 
-# -- the fabric (issue 33): reference.link_rate and fabric_wires ---------------------------------------------------
+# -- the fabric (issue 33): reference/wire.link_rate and fabric_wires ---------------------------------------------------
 @jit
 def link_rate(P, S, li, d):
     """Bytes per second link ``li`` serialises in direction ``d``: its bandwidth, or its credit bound when lower."""
@@ -95,7 +94,7 @@ def route_link(P, c, d, k):
 
 @jit
 def fabric_wires(P, S, R, p, c, d, t, nbytes, cross):
-    """reference.fabric_wires: the wires in the frame's order, credit-limited links, back-pressure upstream."""
+    """reference/wire.fabric_wires: the wires in the frame's order, credit-limited links, back-pressure upstream."""
     nc = P.c_bw.shape[0]
     a = P.p_array[p]
     icbw = P.a_icbw[a] if cross else 0.0
@@ -137,7 +136,7 @@ def fabric_wires(P, S, R, p, c, d, t, nbytes, cross):
 
 @jit
 def lose(V, R, stream, ppm, op_ppm, recovery, delay, limit):
-    """reference.lose: every lost copy of a frame is resent after ``recovery``; the draws run at ``ppm``, the frame
+    """reference/wire.lose: every lost copy of a frame is resent after ``recovery``; the draws run at ``ppm``, the frame
     is lost at ``op_ppm`` (<= ppm) while the leading draws fall under it."""
     p, q = ppm * 1e-6, op_ppm * 1e-6
     n = 0
@@ -211,7 +210,7 @@ def leg(P, S, V, R, s, p, direction, nbytes, add=0.0):
         delay += path_wires(P, S, R, p, c, direction, now, nbytes, cross) - now
     if cross:
         delay += P.a_icl[P.p_array[p]]
-    if S.loss[c] > 0:  # every frame draws at the nexus's full loss, whatever its op: reference.leg says why
+    if S.loss[c] > 0:  # every frame draws at the nexus's full loss, whatever its op: reference/wire.leg says why
         delay = lose(V, R, P.str_loss[c], S.loss[c], S.loss_op[c, V.s_op[s]], P.c_recov[c], delay, S.slotf[s, K_DEADLINE] - now)
     S.slot[s, K_EPOCH] = S.epoch[c]
     timeout(S, V, delay, EV_LEG, tag(S, s))  # past the deadline, the abort comes first
