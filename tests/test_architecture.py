@@ -188,3 +188,12 @@ def test_no_private_name_crosses_a_module():
         for target, names, line in GRAPH[module]:
             private = [n for n in names if n.startswith("_") and not n.startswith("__")]
             assert not private, f"{module} line {line} imports private {private} from {target}"
+
+
+MAX_MODULE_LINES = 800  # issue 49: a module a newcomer reads in one sitting, one idea each
+
+
+def test_no_module_over_800_lines():
+    """Every module of pathsel/ (generated data aside) holds at most 800 lines: a bigger one is several ideas."""
+    sizes = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in ROOT.rglob("*.py")}
+    assert {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES} == {}
