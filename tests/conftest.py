@@ -37,18 +37,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: _rank(item.nodeid))  # stable: a file's tests stay together, in the order written
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """--dist loadfile, but a test of SPLIT's files is a unit of its own."""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadFileScheduling
+class _Scheduler:
+    """Registered when xdist is (its hook is unknown to pytest without it)."""
 
-    class FilesAndSplitTests(LoadFileScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            file = super()._split_scope(nodeid)
-            return nodeid if Path(file).name in SPLIT else file
+    @staticmethod
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+        """--dist loadfile, but a test of SPLIT's files is a unit of its own."""
+        if config.getvalue("dist") != "loadfile":
+            return None
+        from xdist.scheduler import LoadFileScheduling
 
-    return FilesAndSplitTests(config, log)
+        class FilesAndSplitTests(LoadFileScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                file = super()._split_scope(nodeid)
+                return nodeid if Path(file).name in SPLIT else file
+
+        return FilesAndSplitTests(config, log)
 
 
 class _CompileOnce:
@@ -80,6 +84,8 @@ class _CompileOnce:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_Scheduler(), "pathsel-scheduler")
     if hasattr(config, "workerinput"):  # an xdist worker: the other one shares the cache
         from pathsel.engine.fast import warm
 
