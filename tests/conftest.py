@@ -20,10 +20,14 @@ FIRST = (
     "test_engines.py::test_the_late_handlers_are_typed_as_the_loop_calls_them",  # a cold compile: minutes
     "test_engines.py::test_engines_agree_on_every_policy",
     "test_engines.py",
-    "test_properties.py",
+    "test_analytic.py",
     "test_docs_commands.py",
+    "test_fabric.py",
+    "test_library_37.py",
+    "test_dsnro.py",
     "test_docs_and_notebooks.py",
     "test_oracle.py",
+    "test_properties.py",
 )
 SPLIT = frozenset({"test_engines.py", "test_properties.py", "test_oracle.py"})
 
