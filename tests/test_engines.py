@@ -493,132 +493,50 @@ path = "vmhba1:C0:T0:L1"
 what = "path_up"
 """
 
+# BASE's values most rows share; each row of SCENARIOS names only what it changes
+USUAL = dict(protocol="scsi", rw="randrw", bs="32k", iodepth=8, conc=4, lat_a="50us", lat_b='"400us"', replication=REPL, preferred="", faults="")
+JITTERED = '{ dist = "exponential", mean = "300us" }'
+ROUGH_ROW = dict(USUAL, replication=ROUGH_REPL, preferred=ROUGH_HOST, faults=ROUGH)
+NVME_OPEN_LOOP = dict(USUAL, protocol="nvme", bs="4k/70:64k/30", conc=2, lat_b=JITTERED)
+
+
+def _poisson(iops: int) -> str:
+    """An iodepth of 6 with open-loop Poisson arrivals at ``iops`` (BASE's iodepth line carries the workload's rate keys)."""
+    return f'6\nrate_iops = {iops}\nrate_process = "poisson"'
+
+
 SCENARIOS = {
     # name: template values for BASE, or a whole scenario
-    "scsi writes, replicated, constant legs": dict(
-        protocol="scsi", rw="randwrite", bs="32k", iodepth=8, conc=4, lat_a="50us", lat_b='"1ms"', replication=REPL, preferred="", faults=""
-    ),
+    "scsi writes, replicated, constant legs": dict(USUAL, rw="randwrite", lat_b='"1ms"'),
     # arrays that can never queue: the fast engine takes grants and the mirror's events in line
-    "scsi writes, replicated, no queueing at the arrays": dict(
-        protocol="scsi", rw="randwrite", bs="32k", iodepth=8, conc=64, lat_a="50us", lat_b='"1ms"', replication=REPL, preferred="", faults=""
-    ),
-    "equal constant legs (ties), mixed, no queueing": dict(
-        protocol="scsi", rw="randrw", bs="8k", iodepth=8, conc=16, lat_a="10us", lat_b='"10us"', replication=REPL, preferred="", faults=""
-    ),
-    "nvme mixed sizes, jittered legs": dict(
-        protocol="nvme",
-        rw="randrw",
-        bs="4k/50:64k/30:1m/20",
-        iodepth=16,
-        conc=2,
-        lat_a="40us",
-        lat_b='{ dist = "exponential", mean = "300us" }',
-        replication=REPL,
-        preferred="",
-        faults="",
-    ),
+    "scsi writes, replicated, no queueing at the arrays": dict(USUAL, rw="randwrite", conc=64, lat_b='"1ms"'),
+    "equal constant legs (ties), mixed, no queueing": dict(USUAL, bs="8k", conc=16, lat_a="10us", lat_b='"10us"'),
+    "nvme mixed sizes, jittered legs": dict(USUAL, protocol="nvme", bs="4k/50:64k/30:1m/20", iodepth=16, conc=2, lat_a="40us", lat_b=JITTERED),
     "reads only, no replication": dict(
-        protocol="scsi",
-        rw="randread",
-        bs="8k",
-        iodepth=4,
-        conc=1,
-        lat_a="100us",
-        lat_b='{ dist = "uniform", low = "100us", high = "900us" }',
-        replication="",
-        preferred="",
-        faults="",
+        USUAL, rw="randread", bs="8k", iodepth=4, conc=1, lat_a="100us", lat_b='{ dist = "uniform", low = "100us", high = "900us" }', replication=""
     ),
-    "preferred array": dict(
-        protocol="scsi",
-        rw="randrw",
-        bs="16k",
-        iodepth=8,
-        conc=8,
-        lat_a="50us",
-        lat_b='"1ms"',
-        replication=REPL,
-        preferred='preferred_array = "a"',
-        faults="",
-    ),
-    "faults: down, standby, up": dict(
-        protocol="scsi",
-        rw="randrw",
-        bs="32k",
-        iodepth=8,
-        conc=4,
-        lat_a="50us",
-        lat_b='"400us"',
-        replication=REPL,
-        preferred='preferred_array = "b"',
-        faults=FAULTS,
-    ),
-    "detection, APD failures, latency, loss, array and replication faults": dict(
-        protocol="scsi",
-        rw="randrw",
-        bs="32k",
-        iodepth=8,
-        conc=4,
-        lat_a="50us",
-        lat_b='"400us"',
-        replication=ROUGH_REPL,
-        preferred=ROUGH_HOST,
-        faults=ROUGH,
-    ),
+    "preferred array": dict(USUAL, bs="16k", conc=8, lat_b='"1ms"', preferred='preferred_array = "a"'),
+    "faults: down, standby, up": dict(USUAL, preferred='preferred_array = "b"', faults=FAULTS),
+    "detection, APD failures, latency, loss, array and replication faults": ROUGH_ROW,
     "two volumes over shared nexuses, weights, ALUA flips": VOLUMES,
     "failback after seconds, weights": FAILBACK,
     "every delay equal: ties at every instant": TIES,
     # issue 16: a device queue depth below the outstanding I/Os (KAVG), with faults and timeouts
-    "host queue depth 3, faults, io_timeout": dict(
-        protocol="scsi",
-        rw="randrw",
-        bs="32k",
-        iodepth=8,
-        conc=4,
-        lat_a="50us",
-        lat_b='"400us"',
-        replication=ROUGH_REPL,
-        preferred=ROUGH_HOST + "\nqueue_depth = 3",
-        faults=ROUGH,
-    ),
+    "host queue depth 3, faults, io_timeout": dict(ROUGH_ROW, preferred=ROUGH_HOST + "\nqueue_depth = 3"),
     # open loop: Poisson arrivals beyond iodepth wait in the host, into a device queue depth of 4
-    "open loop, Poisson arrivals, host queue depth 4": dict(
-        protocol="nvme",
-        rw="randrw",
-        bs="4k/70:64k/30",
-        iodepth='6\nrate_iops = 30000\nrate_process = "poisson"',
-        conc=2,
-        lat_a="50us",
-        lat_b='{ dist = "exponential", mean = "300us" }',
-        replication=REPL,
-        preferred="queue_depth = 4",
-        faults=FAULTS,
-    ),
+    "open loop, Poisson arrivals, host queue depth 4": dict(NVME_OPEN_LOOP, iodepth=_poisson(30000), preferred="queue_depth = 4", faults=FAULTS),
     # issue 16: target ports of 2 commands each (QUEUE FULL), throttling, an adapter queue depth, with faults
     "target ports full, throttling, adapter queue, faults, io_timeout": dict(
-        protocol="scsi",
-        rw="randrw",
-        bs="32k",
-        iodepth=8,
+        ROUGH_ROW,
         conc="4\nport_queue_depth = 2",
-        lat_a="50us",
-        lat_b='"400us"',
-        replication=ROUGH_REPL,
         preferred=ROUGH_HOST + '\nqueue_depth = 12\nqfull_sample_size = 3\nqfull_threshold = 2\nqfull_retry_delay = "100us"'
         "\nadapter_queue_depth = 10",
-        faults=ROUGH,
     ),
     "nvme, target ports full, open loop": dict(
-        protocol="nvme",
-        rw="randrw",
-        bs="4k/70:64k/30",
-        iodepth='6\nrate_iops = 1500\nrate_process = "poisson"',
+        NVME_OPEN_LOOP,
+        iodepth=_poisson(1500),
         conc="2\nport_queue_depth = 1",
-        lat_a="50us",
-        lat_b='{ dist = "exponential", mean = "300us" }',
-        replication=REPL,
         preferred='queue_depth = 4\nqfull_sample_size = 1\nqfull_threshold = 1\nqfull_retry_delay = "20us"',
-        faults="",
     ),
     "two hosts share target ports, throttling, adapter queue": PORTS,
     # issue 16: NVMe-oF I/O queues: two namespaces share each controller's 1 x (16 - 1) tags; ALUA flips, a path
@@ -723,21 +641,33 @@ def _both(scenario, policies, **kw):
     return fast, ref
 
 
+def _agree(scenario, policies, *, trace=False, **kw):
+    """Both engines' results: the whole JSON the same, and (``trace``) every I/O's record, run for run."""
+    fast, ref = _both(scenario, policies, trace=trace, **kw)
+    assert _json(fast) == _json(ref)
+    if trace:
+        for f, r in zip(fast.runs, ref.runs, strict=True):
+            assert f.metrics.trace == r.metrics.trace  # every I/O: same path, same times
+    return fast, ref
+
+
+def scenario(name: str, duration: str = "120ms", **changes):
+    """The scenario of SCENARIOS' row ``name`` (a BASE row: its ``duration``, with ``changes`` to its values)."""
+    template = SCENARIOS[name]
+    text = BASE.format(duration=duration, **(template | changes)) if isinstance(template, dict) else template
+    return pathsel.loads_scenario(text, name)
+
+
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_engines_agree_on_every_policy(name):
-    template = SCENARIOS[name]
-    sc = pathsel.loads_scenario(BASE.format(duration="120ms", **template) if isinstance(template, dict) else template, name)
-    fast, ref = _both(sc, POLICIES, trace=True)
-    assert _json(fast) == _json(ref)
+    fast, ref = _agree(scenario(name), POLICIES, trace=True)
     for f, r in zip(fast.runs, ref.runs):
-        assert f.metrics.trace == r.metrics.trace  # every I/O: same path, same times
         assert f.metrics.issued == r.metrics.issued and f.metrics.retried == r.metrics.retried
         assert (f.metrics.ts_path_ios == r.metrics.ts_path_ios).all()
 
 
 def test_engines_agree_on_the_seed_testdrive(testdrive_path):
-    fast, ref = _both(testdrive_path, None, duration=0.3)
-    assert _json(fast) == _json(ref)
+    fast, ref = _agree(testdrive_path, None, duration=0.3)
     assert fast.engine == "fast" and ref.engine == "reference"
 
 
@@ -750,9 +680,7 @@ def _builtin(policy):
 @SETTINGS
 @given(cases())
 def test_engines_agree_on_random_scenarios(case):
-    sc = pathsel.loads_scenario(case.toml)
-    fast, ref = _both(sc, [_builtin(case.policy)])
-    assert _json(fast) == _json(ref)
+    _agree(pathsel.loads_scenario(case.toml), [_builtin(case.policy)])
 
 
 @SETTINGS
@@ -760,10 +688,7 @@ def test_engines_agree_on_random_scenarios(case):
 def test_engines_agree_on_random_fabric_frames_and_cpu(case):
     """Issue 33's keys on every example (transports and MTUs, host CPUs, credits and switches, slow drains): the
     whole JSON and every I/O's record are the same on both engines."""
-    sc = pathsel.loads_scenario(case.toml)
-    fast, ref = _both(sc, [_builtin(case.policy)], trace=True)
-    assert _json(fast) == _json(ref)
-    assert fast.runs[0].metrics.trace == ref.runs[0].metrics.trace
+    _agree(pathsel.loads_scenario(case.toml), [_builtin(case.policy)], trace=True)
 
 
 NUMA_POLICIES = ["nvme:numa", "nvme:round-robin", "dm:io-affinity"]
@@ -781,8 +706,7 @@ def test_engines_agree_on_mixed_numa_hosts(case):
     """Issue 38: a host with 2-3 NUMA nodes beside a one-node host, the policies with per-node state: the whole JSON
     (device_config too) is the same on both engines, and each host's current_path lists its own nodes."""
     sc = pathsel.loads_scenario(case.toml)
-    fast, ref = _both(sc, NUMA_POLICIES)
-    assert _json(fast) == _json(ref)
+    fast, _ = _agree(sc, NUMA_POLICIES)
     nodes = {h.name: h.numa_nodes for h in sc.model.hosts}
     for run in fast.runs:
         if run.policy.startswith("nvme:"):
@@ -836,34 +760,6 @@ def _compressed(path, factor: float, tweak=None):
         return build_scenario(data, str(path))
 
 
-@pytest.mark.parametrize(
-    "name, factor",
-    [("path-failure-recovery.toml", 100), ("latency-step-latency-rr.toml", 200), ("fast-failover.toml", 10), ("cloud-metro-az.toml", 40)],
-)
-def test_engines_agree_on_the_fault_and_network_sims(name, factor):
-    from .conftest import ROOT
-
-    sc = _compressed(ROOT / "sims" / name, factor)
-    fast, ref = _both(sc, None, trace=True)
-    assert _json(fast) == _json(ref)
-    for f, r in zip(fast.runs, ref.runs):
-        assert f.metrics.trace == r.metrics.trace
-        assert f.accounting["balanced"] and f.metrics.completed > 100
-
-
-# issue 33's sims: frames (transports, MTU sweep), the host's CPU (cores, queues, IRQ affinity, NUMA), the fabric
-# (switches, ISLs, bb_credits) and slow-drain faults, each clock sped up to a few thousand I/Os a run (3-100 ms).
-ISSUE33_SIMS = [
-    ("fc-slow-drain.toml", 30, None),
-    ("nvme-tcp-cores.toml", 50, None),
-    ("azure-m-series-nic-numa.toml", 100, None),
-    ("nvme-tcp-jumbo-frames.toml", 10, 1500),  # its [sweep] of paths[*].mtu, one point each
-    ("nvme-tcp-jumbo-frames.toml", 10, 9000),
-    ("library/gray-slow-drain-isl.toml", 20, None),
-    ("library/load-cpu-bound-nvme-tcp.toml", 30, None),
-]
-
-
 def _mtu(mtu):
     def tweak(data):
         data.pop("sweep", None)
@@ -873,16 +769,33 @@ def _mtu(mtu):
     return tweak
 
 
-@pytest.mark.parametrize("name, factor, mtu", ISSUE33_SIMS)
-def test_engines_agree_on_the_fabric_frames_and_cpu_sims(name, factor, mtu):
+# sims/ files, each clock sped up ``factor`` times for the reference engine's pace; ``mtu``: one point of a [sweep] of
+# paths[*].mtu; ``least``: the completed I/Os each run must reach.
+# The fault and network sims, then issue 33's: frames (transports, MTU sweep), the host's CPU (cores, queues, IRQ
+# affinity, NUMA), the fabric (switches, ISLs, bb_credits) and slow-drain faults, a few thousand I/Os a run (3-100 ms).
+SIMS = [
+    ("path-failure-recovery.toml", 100, None, 100),
+    ("latency-step-latency-rr.toml", 200, None, 100),
+    ("fast-failover.toml", 10, None, 100),
+    ("cloud-metro-az.toml", 40, None, 100),
+    ("fc-slow-drain.toml", 30, None, 1000),
+    ("nvme-tcp-cores.toml", 50, None, 1000),
+    ("azure-m-series-nic-numa.toml", 100, None, 1000),
+    ("nvme-tcp-jumbo-frames.toml", 10, 1500, 1000),
+    ("nvme-tcp-jumbo-frames.toml", 10, 9000, 1000),
+    ("library/gray-slow-drain-isl.toml", 20, None, 1000),
+    ("library/load-cpu-bound-nvme-tcp.toml", 30, None, 1000),
+]
+
+
+@pytest.mark.parametrize("name, factor, mtu, least", SIMS)
+def test_engines_agree_on_the_sims(name, factor, mtu, least):
     from .conftest import ROOT
 
     sc = _compressed(ROOT / "sims" / name, factor, _mtu(mtu) if mtu else None)
-    fast, ref = _both(sc, None, trace=True)
-    assert _json(fast) == _json(ref)
-    for f, r in zip(fast.runs, ref.runs):
-        assert f.metrics.trace == r.metrics.trace
-        assert f.accounting["balanced"] and f.metrics.completed > 1000
+    fast, _ = _agree(sc, None, trace=True)
+    for f in fast.runs:
+        assert f.accounting["balanced"] and f.metrics.completed > least
         if f.model.cpu is not None:  # the CPU sims: the cores did work, on both engines alike
             assert any(u > 0 for c in f.cpus() for u in c["utilisation"])
         if "slow_drain" in json.dumps(f.faults()):  # the slow drain held a link behind the slow port
@@ -949,15 +862,15 @@ def test_stale_apd_timers_stay_inside_the_event_heap():
             run.feed.refill()
         run.view.flags[FL_NEV] = 0
     assert 0 < run.state.si[L.I_HEAPN] <= run.state.h_time.shape[0]
-    fast_, ref = _both(sc, None)
-    assert _json(fast_) == _json(ref) and fast_.runs[0].metrics.completed > 100
+    fast, _ = _agree(sc, None)
+    assert fast.runs[0].metrics.completed > 100
 
 
 def test_the_live_view_is_the_same_on_both_engines():
     from pathsel.engine import run_fast, run_reference
     from pathsel.model import compile_model
 
-    sc = pathsel.loads_scenario(BASE.format(duration="60ms", **SCENARIOS["faults: down, standby, up"]), "live")
+    sc = scenario("faults: down, standby, up", "60ms")
     run = sc.with_policies(["rr:iops=1"]).runs[0]
     seen = {}
     for name, engine in (("fast", run_fast), ("reference", run_reference)):
@@ -980,8 +893,7 @@ def test_random_rows_are_sized_by_their_streams_use():
     from pathsel.engine.fast.state import Run
     from pathsel.model import compile_model
 
-    template = dict(SCENARIOS["reads only, no replication"], iodepth=1)
-    text = BASE.format(duration="10ms", **template).replace("numjobs = 2", "numjobs = 1000")
+    text = BASE.format(duration="10ms", **dict(SCENARIOS["reads only, no replication"], iodepth=1)).replace("numjobs = 2", "numjobs = 1000")
     sc = pathsel.loads_scenario(text, "many jobs").with_policies(["rr:iops=1"])
     assert len(compile_model(sc, sc.runs[0]).jobs) == 1000
     feeds = []
@@ -993,10 +905,9 @@ def test_random_rows_are_sized_by_their_streams_use():
 
     Run.__init__ = keep
     try:
-        fast, ref = _both(sc, None)
+        _agree(sc, None)
     finally:
         Run.__init__ = orig
-    assert _json(fast) == _json(ref)
     feed = feeds[0]
     jobs = feed.cap[:1000]
     assert jobs.max() == Feed.FIRST  # each job draws a few dozen values: none holds more than the first row
@@ -1044,8 +955,7 @@ def test_a_run_ends_without_rows_of_values_never_read():
     assert m.completed > 30_000
     assert unread < 0.12 * drawn[0]  # 6 % here; whole rows were left unread before (32 % here, 46 % in 20 s)
     assert refills[0] < 100  # a row that follows the pace is not topped up a handful of values at a time
-    fast, ref = _both(pathsel.default_scenario(), ["rr:iops=1"], duration=1.0)
-    assert _json(fast) == _json(ref)
+    _agree(pathsel.default_scenario(), ["rr:iops=1"], duration=1.0)
 
 
 SLOW_ARRAY = """
@@ -1205,10 +1115,7 @@ path = "d2"
 def test_engines_agree_with_numa_nodes(protocol):
     sc = pathsel.loads_scenario(NUMA.format(protocol=protocol), "numa")
     policies = ["nvme:numa", "nvme:round-robin", "nvme:queue-depth", "dm:io-affinity", "dm:service-time", "rr:iops=1"]
-    fast, ref = _both(sc, policies, trace=True)
-    assert _json(fast) == _json(ref)
-    for f, r in zip(fast.runs, ref.runs):
-        assert f.metrics.trace == r.metrics.trace
+    _agree(sc, policies, trace=True)
 
 
 def test_the_late_handlers_are_typed_as_the_loop_calls_them(tmp_path):

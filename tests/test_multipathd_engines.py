@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from .conftest import ROOT
-from .test_engines import _both, _compressed, _json
+from .test_engines import _agree, _compressed
 
 FACTOR = 10
 
@@ -28,10 +28,8 @@ def test_engines_agree_on_the_flapping_dm_path(every_path):
             data["faults"].sort(key=lambda f: f["at"])
 
     sc = _compressed(ROOT / "sims" / "dm-flapping-path.toml", FACTOR, tweak)
-    fast, ref = _both(sc, None, trace=True)
-    assert _json(fast) == _json(ref)
-    for f, r in zip(fast.runs, ref.runs):
-        assert f.metrics.trace == r.metrics.trace
+    fast, _ = _agree(sc, None, trace=True)
+    for f in fast.runs:
         assert f.accounting["balanced"] and f.metrics.completed > 1000
 
 

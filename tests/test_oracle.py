@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
@@ -17,14 +15,9 @@ from pathsel.studies.league import contenders, league, standings
 
 from .conftest import ROOT
 from .policy_rig import Rig
+from .test_engines import SCENARIOS, _agree, _compressed, scenario
 
 LIB = ROOT / "sims" / "library"
-
-
-def _json(result) -> dict:
-    d = json.loads(result.to_json())
-    d.pop("engine")
-    return d
 
 
 def _rig_with_truth(alua, controllers=None):
@@ -110,23 +103,13 @@ def test_truth_static_takes_means_rows_and_links_from_the_model():
     ],
 )
 def test_engines_agree_on_oracle(name, duration):
-    sc = LIB / f"{name}.toml"
-    fast = pathsel.simulate(sc, policies=["oracle"], engine="fast", duration=duration, trace=True)
-    ref = pathsel.simulate(sc, policies=["oracle"], engine="reference", duration=duration, trace=True)
-    assert _json(fast) == _json(ref)
-    assert fast.runs[0].metrics.trace == ref.runs[0].metrics.trace
+    _agree(LIB / f"{name}.toml", ["oracle"], trace=True, duration=duration)
 
 
 def test_engines_agree_on_oracle_across_faults():
     """The path-down, latency and array-down faults inside the window, the clock sped up for the reference engine."""
-    from .test_engines import _compressed
-
     for name, factor in (("failover-path-down-esxi.toml", 20), ("failover-all-paths-down-apd.toml", 30)):
-        sc = _compressed(LIB / name, factor).with_policies(["oracle"])
-        fast = pathsel.simulate(sc, engine="fast", trace=True)
-        ref = pathsel.simulate(sc, engine="reference", trace=True)
-        assert _json(fast) == _json(ref)
-        assert fast.runs[0].metrics.trace == ref.runs[0].metrics.trace
+        _agree(_compressed(LIB / name, factor), ["oracle"], trace=True)
 
 
 def test_the_apd_scenario_fails_ios_in_the_league_and_not_at_the_real_timeout():
@@ -192,25 +175,11 @@ def test_the_command_line_refuses_to_emit_oracle(capsys):
     assert err.count("\n") == 1 and "not shippable" in err
 
 
-def _engine_table() -> list[str]:
-    from . import test_engines as te
-
-    return list(te.SCENARIOS)
-
-
-@pytest.mark.parametrize("name", _engine_table())
+@pytest.mark.parametrize("name", list(SCENARIOS))
 def test_engines_agree_on_oracle_over_the_engine_table(name):
     """Every scenario of tests/test_engines.py's table (faults, APD, loss, QUEUE FULL, shared ports, crossings):
     the same JSON and every I/O's trace on both engines."""
-    from . import test_engines as te
-
-    template = te.SCENARIOS[name]
-    text = te.BASE.format(duration="120ms", **template) if isinstance(template, dict) else template
-    sc = pathsel.loads_scenario(text, name)
-    fast = pathsel.simulate(sc, policies=["oracle"], engine="fast", trace=True)
-    ref = pathsel.simulate(sc, policies=["oracle"], engine="reference", trace=True)
-    assert _json(fast) == _json(ref)
-    assert fast.runs[0].metrics.trace == ref.runs[0].metrics.trace
+    _agree(scenario(name), ["oracle"], trace=True)
 
 
 def test_in_a_run_oracle_sends_nothing_down_a_dead_path_before_the_host_notices():
