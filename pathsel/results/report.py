@@ -25,6 +25,7 @@ from ..units import format_duration
 from ..version import __version__
 from .bandwidth import BW_HEAD, fio_bw
 from .cpu import BUSY, cpu_rows, cpulist
+from .fold import FULL_ROWS, folded
 from .plots.latency import latency_cdf, latency_percentiles
 from .plots.over_time import FAULT_EVENTS, timeline
 from .plots.per_path import path_share_heatmap
@@ -56,6 +57,8 @@ tr:hover td { background: #f6f8fa; }
 .story .overview { font-weight: 600; }
 details summary { cursor: pointer; color: #036; margin: 0.5em 0; }
 .figure { margin: 1em 0 2em; }
+a.csv { display: inline-block; margin: 0.3em 0; }
+.outliers li { margin: 0.2em 0; }
 footer { color: #777; font-size: 0.85em; margin-top: 3em; }
 """
 
@@ -81,6 +84,20 @@ def _has_cpu(result: Result) -> bool:
 def _wire_runs(result: Result) -> list[Any]:
     """The runs whose wires the report shows: with shared links, a fabric or a transport (framing)."""
     return [r for r in result.runs if r.model.links or r.model.fabric or r.metrics.frame_bytes is not None]
+
+
+class _Rows:
+    """A run's per-path, per-host, per-device and per-workload rows, each computed once for a report: the outliers
+    and the tables read the same rows (at 32 hosts each costs a fraction of a second)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, str], list[dict[str, Any]]] = {}
+
+    def __call__(self, r: Any, kind: str) -> list[dict[str, Any]]:
+        key = (id(r), kind)
+        if key not in self._seen:
+            self._seen[key] = getattr(r, kind)()
+        return self._seen[key]
 
 
 def _e(value: Any) -> str:
@@ -141,7 +158,8 @@ def _comparison(result: Result) -> str:
     return _table(head, rows, {2, 3, 4, 5, 6, 7, 8}) + "".join(notes)
 
 
-def _paths(result: Result) -> str:
+def _paths(result: Result, rows_of: _Rows | None = None) -> str:
+    of = rows_of or _Rows()
     several_hosts = any(len(r.model.hosts) > 1 for r in result.runs)
     head = [
         "policy",
@@ -159,7 +177,7 @@ def _paths(result: Result) -> str:
     ]
     rows = []
     for r in result.runs:
-        for p in r.paths():
+        for p in of(r, "paths"):
             lat = p["latency_us"]
             rows.append(
                 [
@@ -176,10 +194,11 @@ def _paths(result: Result) -> str:
                 ]
             )
     k = 1 if several_hosts else 0
-    return _table(head, rows, set(range(4 + k, 11 + k)))
+    return folded(_table, head, rows, set(range(4 + k, 11 + k)), what="path", name="paths", by=len(head) - 1)
 
 
-def _breakdowns(result: Result) -> str:
+def _breakdowns(result: Result, rows_of: _Rows | None = None) -> str:
+    of = rows_of or _Rows()
     """Per host, per device and per op, where they say more than the comparison does."""
     several_hosts = any(len(r.model.hosts) > 1 for r in result.runs)
     several_devices = any(len(r.model.devices) > len(r.model.hosts) for r in result.runs)
@@ -206,7 +225,7 @@ def _breakdowns(result: Result) -> str:
             continue
         rows = []
         for r in result.runs:
-            for g in r.hosts() if by == "host" else r.devices():
+            for g in of(r, "hosts" if by == "host" else "devices"):
                 lat = g["latency_us"]
                 rows.append(
                     [
@@ -222,7 +241,9 @@ def _breakdowns(result: Result) -> str:
                     ]
                 )
         k = len(names)
-        out.append(f'<h3>Per {by}</h3><p class="meta">{_e(note)}</p>' + _table([head[0], *names, *head[1:]], rows, set(range(1 + k, len(head) + k))))
+        cols = [head[0], *names, *head[1:]]
+        table = folded(_table, cols, rows, set(range(1 + k, len(head) + k)), what=by, name=f"per-{by}", by=cols.index("p99 (ms)"))
+        out.append(f'<h3>Per {by}</h3><p class="meta">{_e(note)}</p>' + table)
     if any(len(r.ops()) > 1 for r in result.runs):
         out.append('<h3>Per op</h3><p class="meta">Reads and writes apart, as fio prints them; also under each policy in the comparison.</p>')
         rows = [
@@ -244,13 +265,14 @@ def _breakdowns(result: Result) -> str:
     return '<h2 id="breakdowns">Per host, device and op</h2>' + "".join(out)
 
 
-def _workloads(result: Result) -> str:
+def _workloads(result: Result, rows_of: _Rows | None = None) -> str:
+    of = rows_of or _Rows()
     """Per workload (a VM or fio job) and op, as esxtop's VM view: what each VM saw, a noisy neighbour's effect."""
     head = ["policy", "workload", "device", "I/Os", "IOPS", "MB/s", "GAVG (ms)", "KAVG (ms)", "DAVG (ms)", "ACTV", "QUED"]
     head += ["p50 (ms)", "p99 (ms)", "p99.9 (ms)"]
     rows = []
     for r in result.runs:
-        ws = r.workloads()
+        ws = of(r, "workloads")
         mixed = {w["workload"] for w in ws if w["op"] == "write"} & {w["workload"] for w in ws if w["op"] == "read"}
         for w in ws:
             if w["op"] != "all" and w["workload"] not in mixed:
@@ -273,7 +295,10 @@ def _workloads(result: Result) -> str:
         "Latency as the VM sees it, from issue to completion: GAVG = KAVG (queued in the host) + DAVG; "
         "ACTV and QUED are the mean I/Os active on the device and waiting in the host."
     )
-    return f'<h2 id="workloads">Per workload (VM)</h2><p class="meta">{_e(note)}</p>' + _table(head, rows, set(range(3, len(head))))
+    table = folded(
+        _table, head, rows, set(range(3, len(head))), what="workload", name="per-workload", by=head.index("p99 (ms)"), keep=lambda row: row[0] != ""
+    )
+    return f'<h2 id="workloads">Per workload (VM)</h2><p class="meta">{_e(note)}</p>' + table
 
 
 def _pct(x: float) -> str:
@@ -322,7 +347,7 @@ def _cpu(result: Result, figure: str) -> str:
         + _table(head, summary, {2, 4, 5, 8})
         + figure
         + "<details><summary>One row per policy and core (measured window)</summary>"
-        + _table(["policy", "host", "NUMA node", "core", "%USED"], cores, {2, 3, 4})
+        + folded(_table, ["policy", "host", "NUMA node", "core", "%USED"], cores, {2, 3, 4}, what="core", name="cores", by=4)
         + "</details>"
     )
 
@@ -503,6 +528,40 @@ def _events(result: Result, limit: int = 200) -> str:
     return note + _table(head, rows[:limit], {0})
 
 
+def _n_paths(result: Result) -> int:
+    return sum(len(r.model.paths) for r in result.runs)
+
+
+def _outliers(result: Result, rows_of: _Rows | None = None) -> str:
+    of = rows_of or _Rows()
+    """The hosts, VMs and paths furthest from the rest, named, for a run with more of them than a table shows in
+    full (issue 54): the highest p99 and the fewest IOPS against the median. Nothing for a small run: its tables
+    show every row."""
+    items = []
+    for r in result.runs:
+        for what, rows, p99 in (
+            ("host", of(r, "hosts") if len(r.model.hosts) > 1 else [], lambda g: g["latency_us"]["p99"]),
+            ("VM", [w for w in of(r, "workloads") if w["op"] == "all"], lambda w: w["p99_us"]),
+            ("path", [p for p in of(r, "paths") if p["ios"]], lambda p: p["latency_us"]["p99"]),
+        ):
+            if len(rows) <= FULL_ROWS:
+                continue
+            name = (lambda g: g["host"]) if what == "host" else (lambda w: w["workload"]) if what == "VM" else (lambda p: f"{p['host']}/{p['name']}")
+            lat = sorted((x for x in rows if p99(x) is not None and not math.isnan(p99(x))), key=p99)
+            iops = sorted(rows, key=lambda x: x["iops"])
+            if not lat:
+                continue
+            mid, slow = lat[len(lat) // 2], lat[-1]
+            few, mid_iops = iops[0], iops[len(iops) // 2]["iops"]
+            items.append(
+                f"<li><b>{_e(r.label)}</b>, {len(rows):,} {what}s: slowest {_e(name(slow))}, p99 {_ms(p99(slow))} ms "
+                f"(median {what} {_ms(p99(mid))} ms); fewest IOPS {_e(name(few))}, {few['iops']:,.0f} (median {mid_iops:,.0f}).</li>"
+            )
+    if not items:
+        return ""
+    return '<h3 id="outliers">Outliers</h3><ul class="outliers">' + "".join(items) + "</ul>"
+
+
 def _key_figures(result: Result) -> str:
     rows = key_figures(result)
     if not rows:
@@ -542,6 +601,7 @@ def render(
     shown = {"cpu": _has_cpu(result), "links": bool(_wire_runs(result))}
     inline = {fid: f for f in figures if shown.get(fid := f[0], False)}
 
+    rows_of = _Rows()
     inlined = [False]  # plotly.js goes in the first figure of the document, wherever it is
 
     def figure_html(i: int, fid: str, heading: str, fig: go.Figure, *, heading_tag: bool = True) -> str:
@@ -566,15 +626,18 @@ def render(
         f'<p class="meta">Scenario: <code>{_e(result.source)}</code></p>',
         f'<p class="meta">engine {_e(result.engine)} · seed {result.seed} · measured {result.duration_s:g} s after a '
         f"{result.ramp_s:g} s ramp · {len(result.runs)} polic{'y' if len(result.runs) == 1 else 'ies'}</p>",
-        '<h2 id="setup">The set-up</h2>',
-        *(figure_html(0, fid, heading, fig, heading_tag=False) for fid, heading, fig in setup),
-        _key_figures(result),
+        # the first screen says what happened (issue 54): the story's headline, the policies compared, the outliers;
+        # then the set-up and the detail
         '<h2 id="story">What happened</h2>',
         _story(result),
         '<h2 id="comparison">Comparison</h2>',
         _comparison(result),
-        _breakdowns(result),
-        _workloads(result),
+        _outliers(result, rows_of),
+        '<h2 id="setup">The set-up</h2>',
+        *(figure_html(0, fid, heading, fig, heading_tag=False) for fid, heading, fig in setup),
+        _key_figures(result),
+        _breakdowns(result, rows_of),
+        _workloads(result, rows_of),
         # the host's CPU and the wires (issue 33): only for a run that has them; their figures beside their tables
         *(
             part
@@ -591,11 +654,11 @@ def render(
     for i, (fid, heading, fig) in enumerate(figures):
         if i >= len(setup) and fid not in inline:
             parts.append(figure_html(i, fid, heading, fig))
+    paths = _paths(result, rows_of)
     parts += [
         '<h2 id="per-path">Per path</h2>',
-        "<details><summary>One row per policy and path (measured window)</summary>",
-        _paths(result),
-        "</details>",
+        # a short table folded as always; a long one's summary open, its rows folded within it (fold.py)
+        f"<details><summary>One row per policy and path (measured window)</summary>{paths}</details>" if _n_paths(result) <= FULL_ROWS else paths,
         f"<footer>Made by pathsel {_e(__version__)}. Times are from the start of the run, the ramp included; "
         "tables cover the measured window only.</footer>",
         "</body></html>",
