@@ -663,7 +663,7 @@ def render(
         "tables cover the measured window only.</footer>",
         "</body></html>",
     ]
-    return "\n".join(parts)
+    return "\n".join(p for p in parts if p)  # nothing, not even a blank line, for a section a run lacks
 
 
 def write(result: Result, path: str | Path, **kwargs: Any) -> Path:
