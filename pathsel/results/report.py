@@ -39,11 +39,11 @@ from .used import used_cell
 __all__ = ["render", "write", "default_figures"]
 
 _CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto; max-width: 1200px;
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1em auto; max-width: 1200px;
        padding: 0 1em; color: #222; }
 h1 { font-size: 1.5em; margin-bottom: 0.2em; }
 h3 { font-size: 1.05em; margin: 1.2em 0 0.2em; }
-h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
+h2 { font-size: 1.2em; margin-top: 1.5em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
 .meta { color: #555; margin: 0.2em 0; }
 table { border-collapse: collapse; font-size: 0.9em; margin: 0.5em 0; }
 th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #eee; text-align: left; }
