@@ -54,7 +54,7 @@ def test_a_long_table_names_its_extremes_folds_its_rows_and_offers_every_row_as_
     top = html.split("<details>")[0]
     assert f">p{n - 1}<" in top and ">p0<" in top and f">p{n // 2}<" not in top
     assert f"{n:,} paths; p99 (ms): min 0, " in top and f"max {(n - 1) / 10:g}" in top
-    assert f"{n - 2 * fold.EXTREMES:,} more paths" in top
+    assert f"{n - 2 * fold.EXTREMES:,} more" in top
     # every row as CSV: the same cells as the table, a header first; gzipped when long
     rows = _csv_rows(html)
     assert rows == [HEAD, *_rows(n)]
@@ -147,3 +147,12 @@ def test_a_32_host_report_opens_on_its_headline_and_comparison(cluster, tmp_path
     assert m, "the probe did not run"
     headline, comparison = int(m.group(1)), int(m.group(2))
     assert 0 < headline < comparison <= 768  # the story's headline and the whole comparison on the first screen
+
+
+def test_each_policy_has_its_own_extremes():
+    # policy A's rows all slower than B's: ranked together, B would have no row among the highest
+    rows = [["A", f"a{i}", f"{10 + i / 100:.3f}"] for i in range(50)] + [["B", f"b{i}", f"{i / 100:.3f}"] for i in range(50)]
+    html = fold.folded(report._table, ["policy", "name", "p99 (ms)"], rows, {2}, what="path", name="paths", by=2, group=0)
+    top = html.split("<details>")[0]
+    assert ">a49<" in top and ">a0<" in top and ">b49<" in top and ">b0<" in top and ">b25<" not in top
+    assert "50 paths of A; p99 (ms): min 10," in top and "50 paths of B; p99 (ms): min 0," in top and "per policy" in top

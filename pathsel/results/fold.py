@@ -82,7 +82,7 @@ def spread(values: Sequence[float]) -> str:
 
 
 def folded(
-    table: Callable[[list[str], Sequence[Sequence[Any]], set[int]], str],
+    table: Callable[[list[str], Any, set[int]], str],
     head: list[str],
     rows: Sequence[Sequence[Any]],
     numeric: set[int],
@@ -91,28 +91,36 @@ def folded(
     name: str,
     by: int | None = None,
     keep: Callable[[Sequence[Any]], bool] | None = None,
+    group: int | None = None,
 ) -> str:
     """``rows`` as ``table`` renders them: in full up to :data:`FULL_ROWS`; past that the top and bottom
     :data:`EXTREMES` by column ``by`` (rows ``keep`` accepts: e.g. not a per-op sub-row) with the spread of
-    that column, every row folded (up to :data:`HTML_ROWS`) and as CSV.
+    that column (within each value of column ``group``: a policy), every row folded (up to :data:`HTML_ROWS`) and as CSV.
 
     ``what`` names a row ("path", "workload"), ``name`` the CSV file."""
     if len(rows) <= FULL_ROWS:
         return table(head, rows, numeric)
     out = []
     if by is not None:
-        ranked = [r for r in rows if keep is None or keep(r)]
-        ranked = [r for r in ranked if not math.isnan(_number(r[by]))]
+        ranked = [r for r in rows if (keep is None or keep(r)) and not math.isnan(_number(r[by]))]
         ranked.sort(key=lambda r: _number(r[by]), reverse=True)
-        if ranked:
-            col = head[by]
-            out.append(f'<p class="meta">{len(ranked):,} {what}s; {_e(col)}: {_e(spread([_number(r[by]) for r in ranked]))}.</p>')
-            if len(ranked) > 2 * EXTREMES:
-                out.append(f'<p class="meta">The {EXTREMES} highest and the {EXTREMES} lowest by {_e(col)}:</p>')
-                gap = [(f'<span class="note">… {len(ranked) - 2 * EXTREMES:,} more {what}s …</span>',)] + [""] * (len(head) - 1)
-                out.append(table(head, [*ranked[:EXTREMES], gap, *ranked[-EXTREMES:]], numeric))
+        # per policy (the first column), when grouped: one policy's outliers are not the other policy's whole table
+        parts: dict[Any, list[Sequence[Any]]] = {}
+        for r in ranked:
+            parts.setdefault(r[group] if group is not None else None, []).append(r)
+        col = head[by]
+        shown: list[Sequence[Any]] = []
+        for key, part in parts.items():
+            of = f" of {_plain(key)}" if key is not None and len(parts) > 1 else ""
+            out.append(f'<p class="meta">{len(part):,} {what}s{_e(of)}; {_e(col)}: {_e(spread([_number(r[by]) for r in part]))}.</p>')
+            if len(part) > 2 * EXTREMES:
+                gap = [(f'<span class="note">… {len(part) - 2 * EXTREMES:,} more …</span>',)] + [""] * (len(head) - 1)
+                shown += [*part[:EXTREMES], gap, *part[-EXTREMES:]]
             else:
-                out.append(table(head, ranked, numeric))
+                shown += part
+        if shown:
+            out.append(f'<p class="meta">The {EXTREMES} highest and the {EXTREMES} lowest by {_e(col)}{" per policy" if len(parts) > 1 else ""}:</p>')
+            out.append(table(head, shown, numeric))
     link = csv_link(name, head, rows)
     if len(rows) <= HTML_ROWS:
         out.append(f"<details><summary>Every row ({len(rows):,}), one per {_e(what)}</summary>{link}{table(head, rows, numeric)}</details>")

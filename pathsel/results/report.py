@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -194,7 +194,7 @@ def _paths(result: Result, rows_of: _Rows | None = None) -> str:
                 ]
             )
     k = 1 if several_hosts else 0
-    return folded(_table, head, rows, set(range(4 + k, 11 + k)), what="path", name="paths", by=len(head) - 1)
+    return folded(_table, head, rows, set(range(4 + k, 11 + k)), what="path", name="paths", by=len(head) - 1, group=0)
 
 
 def _breakdowns(result: Result, rows_of: _Rows | None = None) -> str:
@@ -242,7 +242,7 @@ def _breakdowns(result: Result, rows_of: _Rows | None = None) -> str:
                 )
         k = len(names)
         cols = [head[0], *names, *head[1:]]
-        table = folded(_table, cols, rows, set(range(1 + k, len(head) + k)), what=by, name=f"per-{by}", by=cols.index("p99 (ms)"))
+        table = folded(_table, cols, rows, set(range(1 + k, len(head) + k)), what=by, name=f"per-{by}", by=cols.index("p99 (ms)"), group=0)
         out.append(f'<h3>Per {by}</h3><p class="meta">{_e(note)}</p>' + table)
     if any(len(r.ops()) > 1 for r in result.runs):
         out.append('<h3>Per op</h3><p class="meta">Reads and writes apart, as fio prints them; also under each policy in the comparison.</p>')
@@ -296,7 +296,15 @@ def _workloads(result: Result, rows_of: _Rows | None = None) -> str:
         "ACTV and QUED are the mean I/Os active on the device and waiting in the host."
     )
     table = folded(
-        _table, head, rows, set(range(3, len(head))), what="workload", name="per-workload", by=head.index("p99 (ms)"), keep=lambda row: row[0] != ""
+        _table,
+        head,
+        rows,
+        set(range(3, len(head))),
+        what="workload",
+        name="per-workload",
+        by=head.index("p99 (ms)"),
+        keep=lambda row: row[0] != "",
+        group=0,
     )
     return f'<h2 id="workloads">Per workload (VM)</h2><p class="meta">{_e(note)}</p>' + table
 
@@ -347,7 +355,7 @@ def _cpu(result: Result, figure: str) -> str:
         + _table(head, summary, {2, 4, 5, 8})
         + figure
         + "<details><summary>One row per policy and core (measured window)</summary>"
-        + folded(_table, ["policy", "host", "NUMA node", "core", "%USED"], cores, {2, 3, 4}, what="core", name="cores", by=4)
+        + folded(_table, ["policy", "host", "NUMA node", "core", "%USED"], cores, {2, 3, 4}, what="core", name="cores", by=4, group=0)
         + "</details>"
     )
 
@@ -532,6 +540,22 @@ def _n_paths(result: Result) -> int:
     return sum(len(r.model.paths) for r in result.runs)
 
 
+def _p99_host(x: dict[str, Any]) -> float:
+    return float(x["latency_us"]["p99"])
+
+
+def _p99_vm(x: dict[str, Any]) -> float:
+    return float("nan") if x["p99_us"] is None else float(x["p99_us"])
+
+
+_p99_of: dict[str, Callable[[dict[str, Any]], float]] = {"host": _p99_host, "VM": _p99_vm, "path": _p99_host}
+_name_of: dict[str, Callable[[dict[str, Any]], str]] = {
+    "host": lambda x: str(x["host"]),
+    "VM": lambda x: str(x["workload"]),
+    "path": lambda x: f"{x['host']}/{x['name']}",
+}
+
+
 def _outliers(result: Result, rows_of: _Rows | None = None) -> str:
     of = rows_of or _Rows()
     """The hosts, VMs and paths furthest from the rest, named, for a run with more of them than a table shows in
@@ -539,15 +563,15 @@ def _outliers(result: Result, rows_of: _Rows | None = None) -> str:
     show every row."""
     items = []
     for r in result.runs:
-        for what, rows, p99 in (
-            ("host", of(r, "hosts") if len(r.model.hosts) > 1 else [], lambda g: g["latency_us"]["p99"]),
-            ("VM", [w for w in of(r, "workloads") if w["op"] == "all"], lambda w: w["p99_us"]),
-            ("path", [p for p in of(r, "paths") if p["ios"]], lambda p: p["latency_us"]["p99"]),
+        for what, rows in (
+            ("host", of(r, "hosts") if len(r.model.hosts) > 1 else []),
+            ("VM", [w for w in of(r, "workloads") if w["op"] == "all"]),
+            ("path", [p for p in of(r, "paths") if p["ios"]]),
         ):
             if len(rows) <= FULL_ROWS:
                 continue
-            name = (lambda g: g["host"]) if what == "host" else (lambda w: w["workload"]) if what == "VM" else (lambda p: f"{p['host']}/{p['name']}")
-            lat = sorted((x for x in rows if p99(x) is not None and not math.isnan(p99(x))), key=p99)
+            p99, name = _p99_of[what], _name_of[what]
+            lat = sorted((x for x in rows if not math.isnan(p99(x))), key=p99)
             iops = sorted(rows, key=lambda x: x["iops"])
             if not lat:
                 continue
