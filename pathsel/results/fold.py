@@ -106,11 +106,16 @@ def folded(
         ranked.sort(key=lambda r: _number(r[by]), reverse=True)
         # per policy (the first column), when grouped: one policy's outliers are not the other policy's whole table
         parts: dict[Any, list[Sequence[Any]]] = {}
+        for r in rows:  # the policies in the table's order
+            if keep is None or keep(r):
+                parts.setdefault(r[group] if group is not None else None, [])
         for r in ranked:
             parts.setdefault(r[group] if group is not None else None, []).append(r)
         col = head[by]
         shown: list[Sequence[Any]] = []
         for key, part in parts.items():
+            if not part:
+                continue
             of = f" of {_plain(key)}" if key is not None and len(parts) > 1 else ""
             out.append(f'<p class="meta">{len(part):,} {what}s{_e(of)}; {_e(col)}: {_e(spread([_number(r[by]) for r in part]))}.</p>')
             if len(part) > 2 * EXTREMES:
