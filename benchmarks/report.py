@@ -108,9 +108,12 @@ def screens(page: Path) -> float | None:
     return int(m.group(1)) / SCREEN[1] if m else None
 
 
-def clusters(hosts: list[int]) -> None:
-    """Issue 54's figures: the report of a cluster of each size in ``hosts``."""
+def clusters(hosts: list[int], keep: Path | None = None) -> None:
+    """Issue 54's figures: the report of a cluster of each size in ``hosts`` (the pages kept in ``keep``, if given)."""
     from plotly.offline import get_plotlyjs
+
+    # load (or compile) the fast engine first: a first run after a change to the engine compiles it, not the report's cost
+    _timed([*pathsel_command(), "simulate", "--duration", "0.01s", "-q"])
 
     plotly_mb = len(get_plotlyjs().encode()) / 1e6
     print(f"{'hosts':>5}  {'paths':>7}  {'simulate (s)':>12}  {'report (s)':>10}  {'beyond (s)':>10}  {'peak (MiB)':>10}", end="")
@@ -119,7 +122,7 @@ def clusters(hosts: list[int]) -> None:
         for n in hosts:
             toml = Path(tmp) / f"cluster{n}.toml"
             toml.write_text(user_cluster_toml(n, 64, 8, 1.0) + '\n[[policies]]\nspec = "fixed"\n')
-            page = Path(tmp) / f"cluster{n}.html"
+            page = (keep or Path(tmp)) / f"cluster{n}.html"
             sim, _ = _timed([*pathsel_command(), "simulate", str(toml), "--duration", "1s", "-q"])
             rep, peak = _timed([*pathsel_command(), "report", str(toml), "--duration", "1s", "-o", str(page)])
             text = page.read_text(encoding="utf-8")
@@ -136,9 +139,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--faults", default="100,200,400", help="fault counts, comma-separated (default: 100,200,400)")
     ap.add_argument("--hosts", help="instead: a cluster of this many hosts (comma-separated, e.g. 32 or 32,128): the page's figures")
+    ap.add_argument("--keep", type=Path, help="with --hosts: write the pages into this directory, to open them")
     args = ap.parse_args()
     if args.hosts:
-        clusters([int(h) for h in args.hosts.split(",")])
+        clusters([int(h) for h in args.hosts.split(",")], args.keep)
         return
     counts = [int(c) for c in args.faults.split(",")]
 
