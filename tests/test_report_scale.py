@@ -7,6 +7,7 @@ import base64
 import csv
 import gzip
 import io
+import json
 import re
 import sys
 from pathlib import Path
@@ -24,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from scale import user_cluster_toml  # noqa: E402
 
 
-def _csv_rows(page: str) -> list[list[str]]:
-    """The rows of the first CSV download in ``page``, gunzipped when it is a .csv.gz."""
-    m = re.search(r'<a class="csv" download="([^"]+)" href="data:([^;]+)(?:;charset=utf-8)?;base64,([^"]+)"', page)
+def _csv_rows(page: str, file: str = '[^"]+') -> list[list[str]]:
+    """The rows of the first CSV download in ``page`` (named ``file``), gunzipped when it is a .csv.gz."""
+    m = re.search(rf'<a class="csv" download="({file})" href="data:([^;]+)(?:;charset=utf-8)?;base64,([^"]+)"', page)
     assert m, "no CSV download"
     data = base64.b64decode(m.group(3))
     if m.group(1).endswith(".gz"):
@@ -121,6 +122,22 @@ def test_the_cluster_report_names_the_outliers_and_folds_the_alike_workloads(clu
     assert "slowest esx" in outliers and "fewest IOPS" in outliers
     # 2,048 path rows left out (in the CSV), the 768 workload rows folded: far fewer rows than in full
     assert html.count("<tr>") < 1500 and "left out of this page" in html
+
+
+def test_the_csv_holds_the_numbers_of_the_json(cluster):
+    html = report.render(cluster)
+    doc = json.loads(cluster.to_json())  # as --json writes it: NaN as null
+    head, *rows = _csv_rows(html, "paths.csv.gz")
+    assert head[:3] == ["policy", "name", "host"] and "latency_us_p99" in head
+    paths = [(run["policy"], p) for run in doc["runs"] for p in run["paths"]]
+    assert len(rows) == len(paths) == 2 * 32 * 4 * 8
+    for row, (policy, p) in zip(rows, paths):
+        cell = dict(zip(head, row))
+        assert cell["policy"] == policy and cell["name"] == p["name"] and int(cell["ios"]) == p["ios"]
+        # unrounded: the same float the JSON writes (a blank where it has null)
+        assert cell["latency_us_p99"] == ("" if p["latency_us"]["p99"] is None else repr(p["latency_us"]["p99"]))
+    head, *rows = _csv_rows(html, r"per-workload\.csv(?:\.gz)?")
+    assert "p99_us" in head and len({r[head.index("workload")] for r in rows}) == 128
 
 
 def test_no_every_path_view_past_its_limit(cluster, monkeypatch):

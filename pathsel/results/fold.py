@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["FULL_ROWS", "HTML_ROWS", "EXTREMES", "GZIP_BYTES", "csv_link", "folded", "spread"]
+__all__ = ["FULL_ROWS", "HTML_ROWS", "EXTREMES", "GZIP_BYTES", "csv_link", "flat", "folded", "spread"]
 
 #: a table of at most this many rows is shown in full, open, as in a small report
 FULL_ROWS = 40
@@ -40,6 +40,8 @@ def _plain(v: Any) -> str:
     """A cell as text: a pre-rendered markup cell (a one-tuple) without its tags."""
     if type(v) is str:
         return v
+    if not isinstance(v, tuple):
+        return str(v)
     if isinstance(v, tuple):
         return html.unescape(re.sub(r"<[^>]+>", " ", str(v[0]))).strip()
     return str(v)
@@ -58,6 +60,28 @@ def csv_link(name: str, head: Sequence[str], rows: Sequence[Sequence[Any]], labe
         packed, mime, file = data, "text/csv;charset=utf-8", f"{name}.csv"
     uri = f"data:{mime};base64,{base64.b64encode(packed).decode('ascii')}"
     return f'<a class="csv" download="{html.escape(file)}" href="{uri}">{html.escape(label)} ({file}, {len(rows):,} rows)</a>'
+
+
+def flat(records: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    """(head, rows) of records as ``--json`` has them, for a CSV: a nested dict's keys joined by ``_``
+    (``latency_us_p99``), numbers unrounded (Python's repr, as the JSON writes them), null (None, NaN) blank."""
+
+    def cells(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            if isinstance(v, dict):
+                out.update(cells(v, f"{prefix}{k}_"))
+            elif isinstance(v, (list, tuple)):
+                out[prefix + k] = " ".join(str(x) for x in v)
+            elif v is None or (isinstance(v, float) and not math.isfinite(v)):
+                out[prefix + k] = ""
+            else:
+                out[prefix + k] = v.item() if hasattr(v, "item") else v
+        return out
+
+    flats = [cells(d) for d in records]
+    head = list(dict.fromkeys(k for f in flats for k in f))
+    return head, [[f.get(k, "") for k in head] for f in flats]
 
 
 def _number(v: Any) -> float:
@@ -92,12 +116,14 @@ def folded(
     by: int | None = None,
     keep: Callable[[Sequence[Any]], bool] | None = None,
     group: int | None = None,
+    data: tuple[list[str], list[list[Any]]] | None = None,
 ) -> str:
     """``rows`` as ``table`` renders them: in full up to :data:`FULL_ROWS`; past that the top and bottom
     :data:`EXTREMES` by column ``by`` (rows ``keep`` accepts: e.g. not a per-op sub-row) with the spread of
     that column (within each value of column ``group``: a policy), every row folded (up to :data:`HTML_ROWS`) and as CSV.
 
-    ``what`` names a row ("path", "workload"), ``name`` the CSV file."""
+    ``what`` names a row ("path", "workload"), ``name`` the CSV file; the CSV holds ``data`` (:func:`flat`: the
+    numbers as ``--json`` has them) when given, else the table's cells as shown."""
     if len(rows) <= FULL_ROWS:
         return table(head, rows, numeric)
     out = []
@@ -126,7 +152,7 @@ def folded(
         if shown:
             out.append(f'<p class="meta">The {EXTREMES} highest and the {EXTREMES} lowest by {_e(col)}{" per policy" if len(parts) > 1 else ""}:</p>')
             out.append(table(head, shown, numeric))
-    link = csv_link(name, head, rows)
+    link = csv_link(name, *(data or (head, rows)))
     if len(rows) <= HTML_ROWS:
         out.append(f"<details><summary>Every row ({len(rows):,}), one per {_e(what)}</summary>{link}{table(head, rows, numeric)}</details>")
     else:

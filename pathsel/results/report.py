@@ -25,7 +25,7 @@ from ..units import format_duration
 from ..version import __version__
 from .bandwidth import BW_HEAD, fio_bw
 from .cpu import BUSY, cpu_rows, cpulist
-from .fold import FULL_ROWS, folded
+from .fold import FULL_ROWS, flat, folded
 from .plots.latency import latency_cdf, latency_percentiles
 from .plots.over_time import FAULT_EVENTS, timeline
 from .plots.per_path import path_share_heatmap
@@ -98,6 +98,12 @@ class _Rows:
         if key not in self._seen:
             self._seen[key] = getattr(r, kind)()
         return self._seen[key]
+
+
+def _records(result: Result, of: _Rows, kind: str) -> tuple[list[str], list[list[Any]]] | None:
+    """A table's rows for its CSV as ``--json`` has them (unrounded), the policy first; None for a short table (no CSV)."""
+    records = [{"policy": r.label, **x} for r in result.runs for x in of(r, kind)]
+    return flat(records) if len(records) > FULL_ROWS else None
 
 
 def _e(value: Any) -> str:
@@ -194,7 +200,9 @@ def _paths(result: Result, rows_of: _Rows | None = None) -> str:
                 ]
             )
     k = 1 if several_hosts else 0
-    return folded(_table, head, rows, set(range(4 + k, 11 + k)), what="path", name="paths", by=len(head) - 1, group=0)
+    return folded(
+        _table, head, rows, set(range(4 + k, 11 + k)), what="path", name="paths", by=len(head) - 1, group=0, data=_records(result, of, "paths")
+    )
 
 
 def _breakdowns(result: Result, rows_of: _Rows | None = None) -> str:
@@ -242,7 +250,17 @@ def _breakdowns(result: Result, rows_of: _Rows | None = None) -> str:
                 )
         k = len(names)
         cols = [head[0], *names, *head[1:]]
-        table = folded(_table, cols, rows, set(range(1 + k, len(head) + k)), what=by, name=f"per-{by}", by=cols.index("p99 (ms)"), group=0)
+        table = folded(
+            _table,
+            cols,
+            rows,
+            set(range(1 + k, len(head) + k)),
+            what=by,
+            name=f"per-{by}",
+            by=cols.index("p99 (ms)"),
+            group=0,
+            data=_records(result, of, f"{by}s"),
+        )
         out.append(f'<h3>Per {by}</h3><p class="meta">{_e(note)}</p>' + table)
     if any(len(r.ops()) > 1 for r in result.runs):
         out.append('<h3>Per op</h3><p class="meta">Reads and writes apart, as fio prints them; also under each policy in the comparison.</p>')
@@ -305,6 +323,7 @@ def _workloads(result: Result, rows_of: _Rows | None = None) -> str:
         by=head.index("p99 (ms)"),
         keep=lambda row: row[0] != "",
         group=0,
+        data=_records(result, of, "workloads"),
     )
     return f'<h2 id="workloads">Per workload (VM)</h2><p class="meta">{_e(note)}</p>' + table
 
