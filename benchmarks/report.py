@@ -15,8 +15,8 @@ doubles; quadratic growth doubles it.
 
 With ``--hosts`` it writes :func:`scale.user_cluster_toml`'s cluster (N ESXi hosts x 64 volumes x 8 paths, two
 arrays with replication) with two policies (``rr:iops=1`` and ``fixed``) and runs, as a user would,
-``pathsel simulate FILE --duration 1s -q`` and then ``pathsel report FILE --duration 1s -o page.html``, each from
-outside: the report's seconds beyond the simulation are the difference. It prints the page's size (and plotly.js's
+``pathsel report FILE --duration 1s -o page.html`` from outside (its wall clock and peak memory), then in a fresh
+process ``pathsel.simulate`` and ``pathsel.report.write`` apart: the page's seconds beyond the simulation. It prints the page's size (and plotly.js's
 share of it, the same in every report), the table rows in it, its height in screens of 1366 x 768 px with every
 ``<details>`` section closed (headless Chromium, when installed) and the report command's peak memory.
 
@@ -89,6 +89,18 @@ _HEIGHT = (
 )
 
 
+_SPLIT = """
+import sys, time
+import pathsel
+from pathsel.results import report
+t0 = time.perf_counter()
+result = pathsel.simulate(sys.argv[1], duration="1s")
+t1 = time.perf_counter()
+report.write(result, sys.argv[2])
+print(t1 - t0, time.perf_counter() - t1)
+"""
+
+
 def screens(page: Path) -> float | None:
     """The page's height in screens of :data:`SCREEN`, opened in headless Chromium (None without one)."""
     browser = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
@@ -116,20 +128,22 @@ def clusters(hosts: list[int], keep: Path | None = None) -> None:
     _timed([*pathsel_command(), "simulate", "--duration", "0.01s", "-q"])
 
     plotly_mb = len(get_plotlyjs().encode()) / 1e6
-    print(f"{'hosts':>5}  {'paths':>7}  {'simulate (s)':>12}  {'report (s)':>10}  {'beyond (s)':>10}  {'peak (MiB)':>10}", end="")
+    print(f"{'hosts':>5}  {'paths':>7}  {'simulate (s)':>12}  {'page (s)':>8}  {'command (s)':>11}  {'peak (MiB)':>10}", end="")
     print(f"  {'page (MB)':>9}  {'w/o plotly.js':>13}  {'rows':>5}  {'screens':>7}")
     with tempfile.TemporaryDirectory() as tmp:
         for n in hosts:
             toml = Path(tmp) / f"cluster{n}.toml"
             toml.write_text(user_cluster_toml(n, 64, 8, 1.0) + '\n[[policies]]\nspec = "fixed"\n')
             page = (keep or Path(tmp)) / f"cluster{n}.html"
-            sim, _ = _timed([*pathsel_command(), "simulate", str(toml), "--duration", "1s", "-q"])
             rep, peak = _timed([*pathsel_command(), "report", str(toml), "--duration", "1s", "-o", str(page)])
+            # the simulation and the page apart, in one fresh process (pathsel.simulate, then pathsel.report.write)
+            probe = subprocess.run([sys.executable, "-c", _SPLIT, str(toml), str(page)], capture_output=True, text=True, check=True)
+            sim, render = (float(x) for x in probe.stdout.split())
             text = page.read_text(encoding="utf-8")
             size = len(text.encode()) / 1e6
             high = screens(page)
             print(
-                f"{n:>5}  {n * 64 * 8:>7,}  {sim:>12.1f}  {rep:>10.1f}  {rep - sim:>10.1f}  {peak:>10.0f}  {size:>9.2f}  {size - plotly_mb:>13.2f}"
+                f"{n:>5}  {n * 64 * 8:>7,}  {sim:>12.1f}  {render:>8.1f}  {rep:>11.1f}  {peak:>10.0f}  {size:>9.2f}  {size - plotly_mb:>13.2f}"
                 f"  {text.count('<tr>'):>5}  {'–' if high is None else f'{high:.1f}':>7}",
                 flush=True,
             )

@@ -173,3 +173,11 @@ def test_each_policy_has_its_own_extremes():
     top = html.split("<details>")[0]
     assert ">a49<" in top and ">a0<" in top and ">b49<" in top and ">b0<" in top and ">b25<" not in top
     assert "50 paths of A; p99 (ms): min 10," in top and "50 paths of B; p99 (ms): min 0," in top and "per policy" in top
+
+
+def test_the_grouped_heatmap_puts_hosts_together_past_its_limit(cluster, monkeypatch):
+    share = next(t for t in per_path.path_share_heatmap(cluster).data if t.name.endswith(": share"))
+    assert len(share.y) == 32 * 2 and share.y[0].startswith("esx01: site-a")  # a row per host and array
+    monkeypatch.setattr(per_path, "HOSTS_APART", 16)
+    share = next(t for t in per_path.path_share_heatmap(cluster).data if t.name.endswith(": share"))
+    assert list(share.y) == ["site-a AO (512 paths)", "site-b AO (512 paths)"]

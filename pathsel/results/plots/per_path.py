@@ -11,7 +11,7 @@ from .. import Result, RunResult
 from .common import figure_title, runs_of
 from .over_time import FAULT_EVENTS
 
-__all__ = ["path_share_heatmap", "path_states", "GROUP_ABOVE", "EVERY_PATH_MAX", "STATES"]
+__all__ = ["path_share_heatmap", "path_states", "GROUP_ABOVE", "EVERY_PATH_MAX", "HOSTS_APART", "STATES"]
 
 #: path states drawn by :func:`path_share_heatmap`'s timeline, in colour order
 STATES = ("AO", "ANO", "standby", "unavailable", "down")
@@ -54,15 +54,18 @@ def path_states(r: RunResult) -> tuple[list[float], np.ndarray]:
 
 #: above this many paths, :func:`path_share_heatmap` draws one row per host, array and ALUA state
 GROUP_ABOVE = 40
+#: above this many hosts, the grouped heatmap's rows are per array and ALUA state, the hosts together
+HOSTS_APART = 32
 #: above this many paths in a run, the grouped heatmap has no "every path" view: the per-path table (its outliers
 #: named, every row as CSV) says it, at a fraction of the page's size
 EVERY_PATH_MAX = 2_048
 
 
 def _groups(r: RunResult) -> tuple[list[str], list[list[int]]]:
-    """Rows of the aggregated heatmap: (host,) array and ALUA state at the start, and the paths in each."""
+    """Rows of the aggregated heatmap: (host,) array and ALUA state at the start, and the paths in each; past
+    :data:`HOSTS_APART` hosts no host apart (128 hosts x 2 arrays would be 256 rows, some 11 screens a policy)."""
     model = r.model
-    several_hosts = len(model.hosts) > 1
+    several_hosts = 1 < len(model.hosts) <= HOSTS_APART
     keyed: dict[str, list[int]] = {}
     for p in model.paths:
         key = f"{model.arrays[p.array].name} {p.alua}"
