@@ -120,6 +120,7 @@ def test_the_cluster_report_names_the_outliers_and_folds_the_alike_workloads(clu
     outliers = html.split('id="outliers"')[1].split("</ul>")[0]
     assert outliers.count("<li>") == 2 * 2  # VMs and paths of each policy (32 hosts: their table is short)
     assert "slowest esx" in outliers and "fewest IOPS" in outliers
+    assert outliers.count("slowest") + outliers.count("p99 alike") == 4
     # 2,048 path rows left out (in the CSV), the 768 workload rows folded: far fewer rows than in full
     assert html.count("<tr>") < 1500 and "left out of this page" in html
 

@@ -596,9 +596,15 @@ def _outliers(result: Result, rows_of: _Rows | None = None) -> str:
                 continue
             mid, slow = lat[len(lat) // 2], lat[-1]
             few, mid_iops = iops[0], iops[len(iops) // 2]["iops"]
+            # a slowest that is the median's equal is no outlier: say they are alike, not one name among equals
+            slowest = (
+                f"p99 alike, {_ms(p99(slow))} ms each"
+                if _ms(p99(slow)) == _ms(p99(mid))
+                else f"slowest {_e(name(slow))}, p99 {_ms(p99(slow))} ms (median {what} {_ms(p99(mid))} ms)"
+            )
             items.append(
-                f"<li><b>{_e(r.label)}</b>, {len(rows):,} {what}s: slowest {_e(name(slow))}, p99 {_ms(p99(slow))} ms "
-                f"(median {what} {_ms(p99(mid))} ms); fewest IOPS {_e(name(few))}, {few['iops']:,.0f} (median {mid_iops:,.0f}).</li>"
+                f"<li><b>{_e(r.label)}</b>, {len(rows):,} {what}s: {slowest}; "
+                f"fewest IOPS {_e(name(few))}, {few['iops']:,.0f} (median {mid_iops:,.0f}).</li>"
             )
     if not items:
         return ""
