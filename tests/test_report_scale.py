@@ -182,3 +182,9 @@ def test_the_grouped_heatmap_puts_hosts_together_past_its_limit(cluster, monkeyp
     monkeypatch.setattr(per_path, "HOSTS_APART", 16)
     share = next(t for t in per_path.path_share_heatmap(cluster).data if t.name.endswith(": share"))
     assert list(share.y) == ["site-a AO (512 paths)", "site-b AO (512 paths)"]
+
+
+def test_a_long_event_list_says_where_the_rest_is():
+    testdrive = pathsel.simulate(Path(__file__).resolve().parent.parent / "sims" / "esxi-latency-testdrive.toml", duration=1.0)
+    html = report._events(testdrive, limit=1)
+    assert re.search(r"First 1 of [\d,]+ events; every one in <code>pathsel simulate FILE --json</code>", html)

@@ -550,7 +550,12 @@ def _events(result: Result, limit: int = 200) -> str:
     if not rows:
         return "<p>No policy events or faults.</p>"
     rows.sort(key=lambda row: float(row[0]))
-    note = f"<p>First {limit} of {len(rows)} events.</p>" if len(rows) > limit else ""
+    # the page says what it left out and where the rest is (issue 54)
+    note = (
+        f"<p>First {limit} of {len(rows):,} events; every one in <code>pathsel simulate FILE --json</code> (each run's <code>events</code>).</p>"
+        if len(rows) > limit
+        else ""
+    )
     head = ["t (s)", "policy", "host", *(["volume"] if several_devices else []), "event", "detail"]
     return note + _table(head, rows[:limit], {0})
 
