@@ -122,12 +122,12 @@ def screens(page: Path) -> float | None:
 
 def clusters(hosts: list[int], keep: Path | None = None) -> None:
     """Issue 54's figures: the report of a cluster of each size in ``hosts`` (the pages kept in ``keep``, if given)."""
-    from plotly.offline import get_plotlyjs
+    from pathsel.results.report import plotly_loader
 
     # load (or compile) the fast engine first: a first run after a change to the engine compiles it, not the report's cost
     _timed([*pathsel_command(), "simulate", "--duration", "0.01s", "-q"])
 
-    plotly_mb = len(get_plotlyjs().encode()) / 1e6
+    plotly_mb = len(plotly_loader().encode()) / 1e6  # the packed bundle and its loader, as the page holds them
     print(f"{'hosts':>5}  {'paths':>7}  {'simulate (s)':>12}  {'page (s)':>8}  {'command (s)':>11}  {'peak (MiB)':>10}", end="")
     print(f"  {'page (MB)':>9}  {'w/o plotly.js':>13}  {'rows':>5}  {'screens':>7}")
     with tempfile.TemporaryDirectory() as tmp:

@@ -3,7 +3,7 @@
 One file, readable offline and mailable: the scenario, the comparison table,
 the per-workload (VM) table, the host's CPU per core and the links and switches (issue 33, only
 for a run that has them), the per-path table, the policy events, and the figures of
-:mod:`pathsel.plots` with plotly.js inlined once (in the first figure). No
+:mod:`pathsel.plots` with plotly.js inlined once, gzip-compressed (:func:`plotly_loader`). No
 ``<script src=...>``, no fonts or styles fetched from anywhere.
 
 ``pathsel.report.write(result, path)`` and ``pathsel report FILE -o report.html``
@@ -12,6 +12,9 @@ call :func:`render`.
 
 from __future__ import annotations
 
+import base64
+import functools
+import gzip
 import html
 import math
 from collections.abc import Callable, Iterable
@@ -36,7 +39,53 @@ from .topology.figure import topology
 from .topology.key_table import key_figures
 from .used import used_cell
 
-__all__ = ["render", "write", "default_figures"]
+__all__ = ["render", "write", "default_figures", "plotly_loader"]
+
+# A figure's own script waits under this type until plotly.js is unpacked; the loader then runs each in page order.
+DEFERRED = "text/x-pathsel-plot"
+
+
+@functools.cache
+def plotly_loader() -> str:
+    """plotly.js once, gzip-compressed and base64-encoded, and the few lines that unpack it in the browser.
+
+    The bundle is 4.8 MB of the page as text, most of a big report's weight (issue 54: at most 5 MB at 32 hosts);
+    gzipped and in base64 it is 2.0 MB. The browser unpacks it with ``DecompressionStream`` (the Compression Streams
+    API, WHATWG; Chrome 80, Firefox 113, Safari 16.4 and later), then runs each figure's script in page order. A
+    browser without it says so where the figures would be. The bytes are the same for the same plotly (gzip's mtime
+    is 0), so a report stays byte for byte the same for the same result.
+    """
+    from plotly.offline import get_plotlyjs, get_plotlyjs_version
+
+    packed = base64.b64encode(gzip.compress(get_plotlyjs().encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
+    return (
+        f'<script type="application/gzip;base64" id="pathsel-plotlyjs">{packed}</script>\n'
+        f"<script>/* plotly.js v{get_plotlyjs_version()}, unpacked here, then each figure drawn in page order */\n"
+        "(function () {\n"
+        '  var packed = document.getElementById("pathsel-plotlyjs");\n'
+        "  function draw() {\n"
+        "    document.querySelectorAll('script[type=\"" + DEFERRED + "\"]').forEach(function (held) {\n"
+        '      var s = document.createElement("script"); s.text = held.text; held.parentNode.replaceChild(s, held);\n'
+        "    });\n"
+        "  }\n"
+        '  if (typeof DecompressionStream === "undefined") {\n'
+        '    document.querySelectorAll(".figure").forEach(function (f) {\n'
+        '      f.textContent = "This browser cannot unpack the figures (it lacks DecompressionStream: Chrome 80, "\n'
+        '        + "Firefox 113, Safari 16.4 or later draw them); the tables above and below hold every number.";\n'
+        "    });\n"
+        "    return;\n"
+        "  }\n"
+        "  var bin = atob(packed.textContent), bytes = new Uint8Array(bin.length);\n"
+        "  for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);\n"
+        '  new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text().then(function (src) {\n'
+        '    window.PlotlyConfig = {MathJaxConfig: "local"};\n'
+        '    var s = document.createElement("script"); s.text = src; document.head.appendChild(s);\n'
+        "    draw();\n"
+        "  });\n"
+        "})();\n"
+        "</script>"
+    )
+
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1em auto; max-width: 1200px;
@@ -644,7 +693,7 @@ def render(
     """The report as one HTML document (a string).
 
     ``figures`` replaces :func:`default_figures` (a list of (id, heading,
-    figure)); plotly.js is inlined in the first one only.
+    figure)); plotly.js is inlined once, packed, at the end.
     """
     figures = default_figures(result) if figures is None else figures
     name = title or result.scenario
@@ -656,15 +705,18 @@ def render(
     inline = {fid: f for f in figures if shown.get(fid := f[0], False)}
 
     rows_of = _Rows()
-    inlined = [False]  # plotly.js goes in the first figure of the document, wherever it is
+    inlined = [False]  # whether any figure was drawn: plotly.js then goes once, at the end (plotly_loader)
 
     def figure_html(i: int, fid: str, heading: str, fig: go.Figure, *, heading_tag: bool = True) -> str:
         div = fig.to_html(
             full_html=False,
-            include_plotlyjs=not inlined[0],
+            include_plotlyjs=False,  # once, packed, at the end of the page (plotly_loader)
             div_id=f"fig-{fid}",
             config={"displaylogo": False, "responsive": True},
         )
+        if div.count("<script>") != 1:  # the one script plotly writes for a figure
+            raise RuntimeError(f"plotly's figure HTML has changed: {div.count('<script')} scripts in figure {fid}")
+        div = div.replace("<script>", f'<script type="{DEFERRED}">')
         inlined[0] = True
         head = f'<h2 id="{_e(fid)}">{_e(heading)}</h2>' if heading_tag else ""
         return f'{head}<div class="figure" data-figure="{_e(fid)}">{div}</div>'
@@ -715,6 +767,7 @@ def render(
         f"<details><summary>One row per policy and path (measured window)</summary>{paths}</details>" if _n_paths(result) <= FULL_ROWS else paths,
         f"<footer>Made by pathsel {_e(__version__)}. Times are from the start of the run, the ramp included; "
         "tables cover the measured window only.</footer>",
+        plotly_loader() if inlined[0] else "",
         "</body></html>",
     ]
     return "\n".join(p for p in parts if p)  # nothing, not even a blank line, for a section a run lacks
