@@ -672,16 +672,22 @@ def _key_figures(result: Result) -> str:
     return '<div class="keys">' + _table(["", ""], ([(f"<b>{_e(k)}</b>",), v] for k, v in rows), set()) + "</div>"
 
 
-def _story(result: Result) -> str:
-    """What happened, in words: the overview, then a paragraph per policy."""
-    out = ['<div class="story">']
+def _story(result: Result) -> tuple[str, str]:
+    """What happened, in words: (the overview, a paragraph per policy).
+
+    The report puts the comparison between the two: the headline and the table then fill the first screen however
+    long each policy's paragraph grows (at 128 hosts they run to several lines each).
+    """
+    overview, policies = ['<div class="story">'], ['<div class="story">']
     for label, said in story(result):
         if label is None:
-            out.append(f'<p class="overview">{_e(" ".join(said))}</p>')
+            overview.append(f'<p class="overview">{_e(" ".join(said))}</p>')
         else:
-            out.append(f"<p><b>{_e(label)}</b>: {_e(' '.join(said))}</p>")
-    out.append("</div>")
-    return "".join(out)
+            policies.append(f"<p><b>{_e(label)}</b>: {_e(' '.join(said))}</p>")
+    return (
+        "".join(overview) + "</div>" if len(overview) > 1 else "",
+        "".join(policies) + "</div>" if len(policies) > 1 else "",
+    )
 
 
 def render(
@@ -705,6 +711,7 @@ def render(
     inline = {fid: f for f in figures if shown.get(fid := f[0], False)}
 
     rows_of = _Rows()
+    told = _story(result)
     inlined = [False]  # whether any figure was drawn: plotly.js then goes once, at the end (plotly_loader)
 
     def figure_html(i: int, fid: str, heading: str, fig: go.Figure, *, heading_tag: bool = True) -> str:
@@ -732,12 +739,13 @@ def render(
         f'<p class="meta">Scenario: <code>{_e(result.source)}</code></p>',
         f'<p class="meta">engine {_e(result.engine)} · seed {result.seed} · measured {result.duration_s:g} s after a '
         f"{result.ramp_s:g} s ramp · {len(result.runs)} polic{'y' if len(result.runs) == 1 else 'ies'}</p>",
-        # the first screen says what happened (issue 54): the story's headline, the policies compared, the outliers;
-        # then the set-up and the detail
+        # the first screen says what happened (issue 54): the story's headline, the policies compared, each policy in
+        # words, the outliers; then the set-up and the detail
         '<h2 id="story">What happened</h2>',
-        _story(result),
+        told[0],
         '<h2 id="comparison">Comparison</h2>',
         _comparison(result),
+        told[1],
         _outliers(result, rows_of),
         '<h2 id="setup">The set-up</h2>',
         *(figure_html(0, fid, heading, fig, heading_tag=False) for fid, heading, fig in setup),
