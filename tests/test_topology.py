@@ -103,11 +103,12 @@ def test_two_hosts_and_distances():
     assert len(lines) == 2 and "(esx1)" in lines[0].hovertemplate and "(esx2)" in lines[1].hovertemplate
 
 
-def test_the_report_opens_with_the_set_up_then_the_story(testdrive):
+def test_the_report_opens_with_the_story_and_the_comparison_then_the_set_up(testdrive):
+    # issue 54: the first screen says what happened; the set-up drawing and its key figures follow
     html = report.render(testdrive)
     order = [
         html.index(s)
-        for s in ('id="setup"', 'data-figure="setup"', "workload vm1 on esxi01", 'id="story"', 'id="comparison"', 'data-figure="timeline"')
+        for s in ('id="story"', 'id="comparison"', 'id="setup"', 'data-figure="setup"', "workload vm1 on esxi01", 'data-figure="timeline"')
     ]
     assert order == sorted(order)
     assert html.count("Plotly.newPlot(") == len(report.default_figures(testdrive))

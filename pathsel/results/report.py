@@ -3,7 +3,7 @@
 One file, readable offline and mailable: the scenario, the comparison table,
 the per-workload (VM) table, the host's CPU per core and the links and switches (issue 33, only
 for a run that has them), the per-path table, the policy events, and the figures of
-:mod:`pathsel.plots` with plotly.js inlined once (in the first figure). No
+:mod:`pathsel.plots` with plotly.js inlined once, gzip-compressed (:func:`plotly_loader`). No
 ``<script src=...>``, no fonts or styles fetched from anywhere.
 
 ``pathsel.report.write(result, path)`` and ``pathsel report FILE -o report.html``
@@ -12,9 +12,12 @@ call :func:`render`.
 
 from __future__ import annotations
 
+import base64
+import functools
+import gzip
 import html
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,7 @@ from ..units import format_duration
 from ..version import __version__
 from .bandwidth import BW_HEAD, fio_bw
 from .cpu import BUSY, cpu_rows, cpulist
+from .fold import FULL_ROWS, flat, folded
 from .plots.latency import latency_cdf, latency_percentiles
 from .plots.over_time import FAULT_EVENTS, timeline
 from .plots.per_path import path_share_heatmap
@@ -35,14 +39,60 @@ from .topology.figure import topology
 from .topology.key_table import key_figures
 from .used import used_cell
 
-__all__ = ["render", "write", "default_figures"]
+__all__ = ["render", "write", "default_figures", "plotly_loader"]
+
+# A figure's own script waits under this type until plotly.js is unpacked; the loader then runs each in page order.
+DEFERRED = "text/x-pathsel-plot"
+
+
+@functools.cache
+def plotly_loader() -> str:
+    """plotly.js once, gzip-compressed and base64-encoded, and the few lines that unpack it in the browser.
+
+    The bundle is 4.8 MB of the page as text, most of a big report's weight (issue 54: at most 5 MB at 32 hosts);
+    gzipped and in base64 it is 2.0 MB. The browser unpacks it with ``DecompressionStream`` (the Compression Streams
+    API, WHATWG; Chrome 80, Firefox 113, Safari 16.4 and later), then runs each figure's script in page order. A
+    browser without it says so where the figures would be. The bytes are the same for the same plotly (gzip's mtime
+    is 0), so a report stays byte for byte the same for the same result.
+    """
+    from plotly.offline import get_plotlyjs, get_plotlyjs_version
+
+    packed = base64.b64encode(gzip.compress(get_plotlyjs().encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
+    return (
+        f'<script type="application/gzip;base64" id="pathsel-plotlyjs">{packed}</script>\n'
+        f"<script>/* plotly.js v{get_plotlyjs_version()}, unpacked here, then each figure drawn in page order */\n"
+        "(function () {\n"
+        '  var packed = document.getElementById("pathsel-plotlyjs");\n'
+        "  function draw() {\n"
+        "    document.querySelectorAll('script[type=\"" + DEFERRED + "\"]').forEach(function (held) {\n"
+        '      var s = document.createElement("script"); s.text = held.text; held.parentNode.replaceChild(s, held);\n'
+        "    });\n"
+        "  }\n"
+        '  if (typeof DecompressionStream === "undefined") {\n'
+        '    document.querySelectorAll(".figure").forEach(function (f) {\n'
+        '      f.textContent = "This browser cannot unpack the figures (it lacks DecompressionStream: Chrome 80, "\n'
+        '        + "Firefox 113, Safari 16.4 or later draw them); the tables above and below hold every number.";\n'
+        "    });\n"
+        "    return;\n"
+        "  }\n"
+        "  var bin = atob(packed.textContent), bytes = new Uint8Array(bin.length);\n"
+        "  for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);\n"
+        '  new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text().then(function (src) {\n'
+        '    window.PlotlyConfig = {MathJaxConfig: "local"};\n'
+        '    var s = document.createElement("script"); s.text = src; document.head.appendChild(s);\n'
+        "    draw();\n"
+        "  });\n"
+        "})();\n"
+        "</script>"
+    )
+
 
 _CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto; max-width: 1200px;
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1em auto; max-width: 1200px;
        padding: 0 1em; color: #222; }
 h1 { font-size: 1.5em; margin-bottom: 0.2em; }
 h3 { font-size: 1.05em; margin: 1.2em 0 0.2em; }
-h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
+h2 { font-size: 1.2em; margin-top: 1.5em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
 .meta { color: #555; margin: 0.2em 0; }
 table { border-collapse: collapse; font-size: 0.9em; margin: 0.5em 0; }
 th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #eee; text-align: left; }
@@ -56,6 +106,8 @@ tr:hover td { background: #f6f8fa; }
 .story .overview { font-weight: 600; }
 details summary { cursor: pointer; color: #036; margin: 0.5em 0; }
 .figure { margin: 1em 0 2em; }
+a.csv { display: inline-block; margin: 0.3em 0; }
+.outliers li { margin: 0.2em 0; }
 footer { color: #777; font-size: 0.85em; margin-top: 3em; }
 """
 
@@ -81,6 +133,26 @@ def _has_cpu(result: Result) -> bool:
 def _wire_runs(result: Result) -> list[Any]:
     """The runs whose wires the report shows: with shared links, a fabric or a transport (framing)."""
     return [r for r in result.runs if r.model.links or r.model.fabric or r.metrics.frame_bytes is not None]
+
+
+class _Rows:
+    """A run's per-path, per-host, per-device and per-workload rows, each computed once for a report: the outliers
+    and the tables read the same rows (at 32 hosts each costs a fraction of a second)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, str], list[dict[str, Any]]] = {}
+
+    def __call__(self, r: Any, kind: str) -> list[dict[str, Any]]:
+        key = (id(r), kind)
+        if key not in self._seen:
+            self._seen[key] = getattr(r, kind)()
+        return self._seen[key]
+
+
+def _records(result: Result, of: _Rows, kind: str) -> tuple[list[str], list[list[Any]]] | None:
+    """A table's rows for its CSV as ``--json`` has them (unrounded), the policy first; None for a short table (no CSV)."""
+    records = [{"policy": r.label, **x} for r in result.runs for x in of(r, kind)]
+    return flat(records) if len(records) > FULL_ROWS else None
 
 
 def _e(value: Any) -> str:
@@ -141,7 +213,8 @@ def _comparison(result: Result) -> str:
     return _table(head, rows, {2, 3, 4, 5, 6, 7, 8}) + "".join(notes)
 
 
-def _paths(result: Result) -> str:
+def _paths(result: Result, rows_of: _Rows | None = None) -> str:
+    of = rows_of or _Rows()
     several_hosts = any(len(r.model.hosts) > 1 for r in result.runs)
     head = [
         "policy",
@@ -159,7 +232,7 @@ def _paths(result: Result) -> str:
     ]
     rows = []
     for r in result.runs:
-        for p in r.paths():
+        for p in of(r, "paths"):
             lat = p["latency_us"]
             rows.append(
                 [
@@ -176,10 +249,13 @@ def _paths(result: Result) -> str:
                 ]
             )
     k = 1 if several_hosts else 0
-    return _table(head, rows, set(range(4 + k, 11 + k)))
+    return folded(
+        _table, head, rows, set(range(4 + k, 11 + k)), what="path", name="paths", by=len(head) - 1, group=0, data=_records(result, of, "paths")
+    )
 
 
-def _breakdowns(result: Result) -> str:
+def _breakdowns(result: Result, rows_of: _Rows | None = None) -> str:
+    of = rows_of or _Rows()
     """Per host, per device and per op, where they say more than the comparison does."""
     several_hosts = any(len(r.model.hosts) > 1 for r in result.runs)
     several_devices = any(len(r.model.devices) > len(r.model.hosts) for r in result.runs)
@@ -206,7 +282,7 @@ def _breakdowns(result: Result) -> str:
             continue
         rows = []
         for r in result.runs:
-            for g in r.hosts() if by == "host" else r.devices():
+            for g in of(r, "hosts" if by == "host" else "devices"):
                 lat = g["latency_us"]
                 rows.append(
                     [
@@ -222,7 +298,19 @@ def _breakdowns(result: Result) -> str:
                     ]
                 )
         k = len(names)
-        out.append(f'<h3>Per {by}</h3><p class="meta">{_e(note)}</p>' + _table([head[0], *names, *head[1:]], rows, set(range(1 + k, len(head) + k))))
+        cols = [head[0], *names, *head[1:]]
+        table = folded(
+            _table,
+            cols,
+            rows,
+            set(range(1 + k, len(head) + k)),
+            what=by,
+            name=f"per-{by}",
+            by=cols.index("p99 (ms)"),
+            group=0,
+            data=_records(result, of, f"{by}s"),
+        )
+        out.append(f'<h3>Per {by}</h3><p class="meta">{_e(note)}</p>' + table)
     if any(len(r.ops()) > 1 for r in result.runs):
         out.append('<h3>Per op</h3><p class="meta">Reads and writes apart, as fio prints them; also under each policy in the comparison.</p>')
         rows = [
@@ -244,13 +332,14 @@ def _breakdowns(result: Result) -> str:
     return '<h2 id="breakdowns">Per host, device and op</h2>' + "".join(out)
 
 
-def _workloads(result: Result) -> str:
+def _workloads(result: Result, rows_of: _Rows | None = None) -> str:
+    of = rows_of or _Rows()
     """Per workload (a VM or fio job) and op, as esxtop's VM view: what each VM saw, a noisy neighbour's effect."""
     head = ["policy", "workload", "device", "I/Os", "IOPS", "MB/s", "GAVG (ms)", "KAVG (ms)", "DAVG (ms)", "ACTV", "QUED"]
     head += ["p50 (ms)", "p99 (ms)", "p99.9 (ms)"]
     rows = []
     for r in result.runs:
-        ws = r.workloads()
+        ws = of(r, "workloads")
         mixed = {w["workload"] for w in ws if w["op"] == "write"} & {w["workload"] for w in ws if w["op"] == "read"}
         for w in ws:
             if w["op"] != "all" and w["workload"] not in mixed:
@@ -273,7 +362,19 @@ def _workloads(result: Result) -> str:
         "Latency as the VM sees it, from issue to completion: GAVG = KAVG (queued in the host) + DAVG; "
         "ACTV and QUED are the mean I/Os active on the device and waiting in the host."
     )
-    return f'<h2 id="workloads">Per workload (VM)</h2><p class="meta">{_e(note)}</p>' + _table(head, rows, set(range(3, len(head))))
+    table = folded(
+        _table,
+        head,
+        rows,
+        set(range(3, len(head))),
+        what="workload",
+        name="per-workload",
+        by=head.index("p99 (ms)"),
+        keep=lambda row: row[0] != "",
+        group=0,
+        data=_records(result, of, "workloads"),
+    )
+    return f'<h2 id="workloads">Per workload (VM)</h2><p class="meta">{_e(note)}</p>' + table
 
 
 def _pct(x: float) -> str:
@@ -322,7 +423,7 @@ def _cpu(result: Result, figure: str) -> str:
         + _table(head, summary, {2, 4, 5, 8})
         + figure
         + "<details><summary>One row per policy and core (measured window)</summary>"
-        + _table(["policy", "host", "NUMA node", "core", "%USED"], cores, {2, 3, 4})
+        + folded(_table, ["policy", "host", "NUMA node", "core", "%USED"], cores, {2, 3, 4}, what="core", name="cores", by=4, group=0)
         + "</details>"
     )
 
@@ -498,9 +599,70 @@ def _events(result: Result, limit: int = 200) -> str:
     if not rows:
         return "<p>No policy events or faults.</p>"
     rows.sort(key=lambda row: float(row[0]))
-    note = f"<p>First {limit} of {len(rows)} events.</p>" if len(rows) > limit else ""
+    # the page says what it left out and where the rest is (issue 54)
+    note = (
+        f"<p>First {limit} of {len(rows):,} events; every one in <code>pathsel simulate FILE --json</code> (each run's <code>events</code>).</p>"
+        if len(rows) > limit
+        else ""
+    )
     head = ["t (s)", "policy", "host", *(["volume"] if several_devices else []), "event", "detail"]
     return note + _table(head, rows[:limit], {0})
+
+
+def _n_paths(result: Result) -> int:
+    return sum(len(r.model.paths) for r in result.runs)
+
+
+def _p99_host(x: dict[str, Any]) -> float:
+    return float(x["latency_us"]["p99"])
+
+
+def _p99_vm(x: dict[str, Any]) -> float:
+    return float("nan") if x["p99_us"] is None else float(x["p99_us"])
+
+
+_p99_of: dict[str, Callable[[dict[str, Any]], float]] = {"host": _p99_host, "VM": _p99_vm, "path": _p99_host}
+_name_of: dict[str, Callable[[dict[str, Any]], str]] = {
+    "host": lambda x: str(x["host"]),
+    "VM": lambda x: str(x["workload"]),
+    "path": lambda x: f"{x['host']}/{x['name']}",
+}
+
+
+def _outliers(result: Result, rows_of: _Rows | None = None) -> str:
+    of = rows_of or _Rows()
+    """The hosts, VMs and paths furthest from the rest, named, for a run with more of them than a table shows in
+    full (issue 54): the highest p99 and the fewest IOPS against the median. Nothing for a small run: its tables
+    show every row."""
+    items = []
+    for r in result.runs:
+        for what, rows in (
+            ("host", of(r, "hosts") if len(r.model.hosts) > 1 else []),
+            ("VM", [w for w in of(r, "workloads") if w["op"] == "all"]),
+            ("path", [p for p in of(r, "paths") if p["ios"]]),
+        ):
+            if len(rows) <= FULL_ROWS:
+                continue
+            p99, name = _p99_of[what], _name_of[what]
+            lat = sorted((x for x in rows if not math.isnan(p99(x))), key=p99)
+            iops = sorted(rows, key=lambda x: x["iops"])
+            if not lat:
+                continue
+            mid, slow = lat[len(lat) // 2], lat[-1]
+            few, mid_iops = iops[0], iops[len(iops) // 2]["iops"]
+            # a slowest that is the median's equal is no outlier: say they are alike, not one name among equals
+            slowest = (
+                f"p99 alike, {_ms(p99(slow))} ms each"
+                if _ms(p99(slow)) == _ms(p99(mid))
+                else f"slowest {_e(name(slow))}, p99 {_ms(p99(slow))} ms (median {what} {_ms(p99(mid))} ms)"
+            )
+            items.append(
+                f"<li><b>{_e(r.label)}</b>, {len(rows):,} {what}s: {slowest}; "
+                f"fewest IOPS {_e(name(few))}, {few['iops']:,.0f} (median {mid_iops:,.0f}).</li>"
+            )
+    if not items:
+        return ""
+    return '<h3 id="outliers">Outliers</h3><ul class="outliers">' + "".join(items) + "</ul>"
 
 
 def _key_figures(result: Result) -> str:
@@ -510,16 +672,22 @@ def _key_figures(result: Result) -> str:
     return '<div class="keys">' + _table(["", ""], ([(f"<b>{_e(k)}</b>",), v] for k, v in rows), set()) + "</div>"
 
 
-def _story(result: Result) -> str:
-    """What happened, in words: the overview, then a paragraph per policy."""
-    out = ['<div class="story">']
+def _story(result: Result) -> tuple[str, str]:
+    """What happened, in words: (the overview, a paragraph per policy).
+
+    The report puts the comparison between the two: the headline and the table then fill the first screen however
+    long each policy's paragraph grows (at 128 hosts they run to several lines each).
+    """
+    overview, policies = ['<div class="story">'], ['<div class="story">']
     for label, said in story(result):
         if label is None:
-            out.append(f'<p class="overview">{_e(" ".join(said))}</p>')
+            overview.append(f'<p class="overview">{_e(" ".join(said))}</p>')
         else:
-            out.append(f"<p><b>{_e(label)}</b>: {_e(' '.join(said))}</p>")
-    out.append("</div>")
-    return "".join(out)
+            policies.append(f"<p><b>{_e(label)}</b>: {_e(' '.join(said))}</p>")
+    return (
+        "".join(overview) + "</div>" if len(overview) > 1 else "",
+        "".join(policies) + "</div>" if len(policies) > 1 else "",
+    )
 
 
 def render(
@@ -531,7 +699,7 @@ def render(
     """The report as one HTML document (a string).
 
     ``figures`` replaces :func:`default_figures` (a list of (id, heading,
-    figure)); plotly.js is inlined in the first one only.
+    figure)); plotly.js is inlined once, packed, at the end.
     """
     figures = default_figures(result) if figures is None else figures
     name = title or result.scenario
@@ -542,15 +710,20 @@ def render(
     shown = {"cpu": _has_cpu(result), "links": bool(_wire_runs(result))}
     inline = {fid: f for f in figures if shown.get(fid := f[0], False)}
 
-    inlined = [False]  # plotly.js goes in the first figure of the document, wherever it is
+    rows_of = _Rows()
+    told = _story(result)
+    inlined = [False]  # whether any figure was drawn: plotly.js then goes once, at the end (plotly_loader)
 
     def figure_html(i: int, fid: str, heading: str, fig: go.Figure, *, heading_tag: bool = True) -> str:
         div = fig.to_html(
             full_html=False,
-            include_plotlyjs=not inlined[0],
+            include_plotlyjs=False,  # once, packed, at the end of the page (plotly_loader)
             div_id=f"fig-{fid}",
             config={"displaylogo": False, "responsive": True},
         )
+        if div.count("<script>") != 1:  # the one script plotly writes for a figure
+            raise RuntimeError(f"plotly's figure HTML has changed: {div.count('<script')} scripts in figure {fid}")
+        div = div.replace("<script>", f'<script type="{DEFERRED}">')
         inlined[0] = True
         head = f'<h2 id="{_e(fid)}">{_e(heading)}</h2>' if heading_tag else ""
         return f'{head}<div class="figure" data-figure="{_e(fid)}">{div}</div>'
@@ -566,15 +739,19 @@ def render(
         f'<p class="meta">Scenario: <code>{_e(result.source)}</code></p>',
         f'<p class="meta">engine {_e(result.engine)} · seed {result.seed} · measured {result.duration_s:g} s after a '
         f"{result.ramp_s:g} s ramp · {len(result.runs)} polic{'y' if len(result.runs) == 1 else 'ies'}</p>",
+        # the first screen says what happened (issue 54): the story's headline, the policies compared, each policy in
+        # words, the outliers; then the set-up and the detail
+        '<h2 id="story">What happened</h2>',
+        told[0],
+        '<h2 id="comparison">Comparison</h2>',
+        _comparison(result),
+        told[1],
+        _outliers(result, rows_of),
         '<h2 id="setup">The set-up</h2>',
         *(figure_html(0, fid, heading, fig, heading_tag=False) for fid, heading, fig in setup),
         _key_figures(result),
-        '<h2 id="story">What happened</h2>',
-        _story(result),
-        '<h2 id="comparison">Comparison</h2>',
-        _comparison(result),
-        _breakdowns(result),
-        _workloads(result),
+        _breakdowns(result, rows_of),
+        _workloads(result, rows_of),
         # the host's CPU and the wires (issue 33): only for a run that has them; their figures beside their tables
         *(
             part
@@ -591,16 +768,17 @@ def render(
     for i, (fid, heading, fig) in enumerate(figures):
         if i >= len(setup) and fid not in inline:
             parts.append(figure_html(i, fid, heading, fig))
+    paths = _paths(result, rows_of)
     parts += [
         '<h2 id="per-path">Per path</h2>',
-        "<details><summary>One row per policy and path (measured window)</summary>",
-        _paths(result),
-        "</details>",
+        # a short table folded as always; a long one's summary open, its rows folded within it (fold.py)
+        f"<details><summary>One row per policy and path (measured window)</summary>{paths}</details>" if _n_paths(result) <= FULL_ROWS else paths,
         f"<footer>Made by pathsel {_e(__version__)}. Times are from the start of the run, the ramp included; "
         "tables cover the measured window only.</footer>",
+        plotly_loader() if inlined[0] else "",
         "</body></html>",
     ]
-    return "\n".join(parts)
+    return "\n".join(p for p in parts if p)  # nothing, not even a blank line, for a section a run lacks
 
 
 def write(result: Result, path: str | Path, **kwargs: Any) -> Path:

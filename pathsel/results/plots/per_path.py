@@ -11,7 +11,7 @@ from .. import Result, RunResult
 from .common import figure_title, runs_of
 from .over_time import FAULT_EVENTS
 
-__all__ = ["path_share_heatmap", "path_states", "GROUP_ABOVE", "STATES"]
+__all__ = ["path_share_heatmap", "path_states", "GROUP_ABOVE", "EVERY_PATH_MAX", "HOSTS_APART", "STATES"]
 
 #: path states drawn by :func:`path_share_heatmap`'s timeline, in colour order
 STATES = ("AO", "ANO", "standby", "unavailable", "down")
@@ -54,12 +54,18 @@ def path_states(r: RunResult) -> tuple[list[float], np.ndarray]:
 
 #: above this many paths, :func:`path_share_heatmap` draws one row per host, array and ALUA state
 GROUP_ABOVE = 40
+#: above this many hosts, the grouped heatmap's rows are per array and ALUA state, the hosts together
+HOSTS_APART = 32
+#: above this many paths in a run, the grouped heatmap has no "every path" view: the per-path table (its outliers
+#: named, every row as CSV) says it, at a fraction of the page's size
+EVERY_PATH_MAX = 2_048
 
 
 def _groups(r: RunResult) -> tuple[list[str], list[list[int]]]:
-    """Rows of the aggregated heatmap: (host,) array and ALUA state at the start, and the paths in each."""
+    """Rows of the aggregated heatmap: (host,) array and ALUA state at the start, and the paths in each; past
+    :data:`HOSTS_APART` hosts no host apart (128 hosts x 2 arrays would be 256 rows, some 11 screens a policy)."""
     model = r.model
-    several_hosts = len(model.hosts) > 1
+    several_hosts = 1 < len(model.hosts) <= HOSTS_APART
     keyed: dict[str, list[int]] = {}
     for p in model.paths:
         key = f"{model.arrays[p.array].name} {p.alua}"
@@ -83,7 +89,8 @@ def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None,
     row per (host,) array and ALUA state at the start instead, the share
     summed over its paths and the state its worst path's; buttons switch to
     every path (traces ``"<label>: share by path"``, ``"<label>: state by
-    path"``, hidden until asked for). ``by="path"`` draws every path only.
+    path"``, hidden until asked for) up to :data:`EVERY_PATH_MAX` paths a run.
+    ``by="path"`` draws every path only.
     """
     runs = runs_of(result)
     if policy is not None:
@@ -141,6 +148,8 @@ def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None,
                 for idx in members
             ]
             views.insert(0, ("group", glabels, gshare, gios, gcodes, np.array(gtext)))
+            if len(labels) > EVERY_PATH_MAX:  # issue 54: 16,384 rows nobody can read, megabytes of page; the tables have them
+                views.pop()
         for view, ylabels, z, ios, zcodes, text in views:
             suffix = " by path" if by == "group" and view == "path" else ""
             visible = view == by
@@ -203,7 +212,7 @@ def path_share_heatmap(result: Result | RunResult, *, policy: str | None = None,
                 fig.add_vline(x=r.model.ramp, line=dict(dash="dot", color="black", width=1), row=row, col=1)
     fig.update_xaxes(title_text="time (s)", row=2 * len(runs), col=1)
     height = int(sum(heights) + 160)
-    if by == "group":
+    if by == "group" and path_traces:
         n = len(fig.data)
         # right-aligned 30 px above the plots (y is in plot heights), clear of the title on the left
         fig.update_layout(

@@ -125,4 +125,54 @@ def key_figures(result: Result | RunResult) -> list[tuple[str, str]]:
         rows.append(("faults", f"{len(faults)}, {when}"))
     ramp = f"after a {format_duration(model.ramp)} ramp" if model.ramp > 0 else "from the start (no ramp)"
     rows.append(("measured", f"{format_duration(model.duration)} {ramp}, interval {format_duration(model.interval)}, seed {model.seed}"))
-    return rows
+    return fold_alike(rows)
+
+
+#: more rows than this of one kind (workloads, hosts, a host's paths to an array) are folded where alike
+FOLD_KIND = 8
+
+
+def _kind(what: str) -> tuple[str, str, str] | None:
+    """(kind, the name in it, what follows the name) of a row to fold: ``workload vm1 on esx01, volume ds00``
+    is ("workload", "vm1", ""); ``paths esx01 → site-a`` is ("paths", "esx01", " → site-a")."""
+    for kind in ("workload", "host", "paths"):
+        if what.startswith(kind + " "):
+            rest = what[len(kind) + 1 :]
+            name, sep, tail = rest.partition(" → " if kind == "paths" else " ")
+            return kind, name, (sep + tail if kind == "paths" else "")
+    return None
+
+
+def fold_alike(rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Rows of a kind alike but for a name, one row for them all when the kind has more than :data:`FOLD_KIND`
+    rows (issue 54: a 32-host cluster's 2,048 workload rows are one, "2,048 workloads ... all alike")."""
+    counts: dict[str, int] = defaultdict(int)
+    for what, _v in rows:
+        k = _kind(what)
+        if k is not None:
+            counts[k[0]] += 1
+    groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for what, value in rows:
+        k = _kind(what)
+        if k is not None and counts[k[0]] > FOLD_KIND:
+            groups[(k[0], k[2], value)].append(k[1])
+    out: list[tuple[str, str]] = []
+    done: set[tuple[str, str, str]] = set()
+    plural = {"workload": "workloads", "host": "hosts", "paths": "hosts' paths"}
+    for what, value in rows:
+        k = _kind(what)
+        if k is None or counts[k[0]] <= FOLD_KIND:
+            out.append((what, value))
+            continue
+        key = (k[0], k[2], value)
+        if key in done:
+            continue
+        done.add(key)
+        names = groups[key]
+        if len(names) == 1:
+            out.append((what, value))
+            continue
+        alike = " (all alike)" if len([g for g in groups if g[0] == k[0]]) == 1 else " (alike)"
+        shown = f"{names[0]} … {names[-1]}" if len(names) > 2 else " and ".join(names)
+        out.append((f"{len(names):,} {plural[k[0]]} ({shown}){k[2]}", value + alike))
+    return out
