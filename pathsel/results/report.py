@@ -630,10 +630,10 @@ _name_of: dict[str, Callable[[dict[str, Any]], str]] = {
 
 
 def _outliers(result: Result, rows_of: _Rows | None = None) -> str:
-    of = rows_of or _Rows()
     """The hosts, VMs and paths furthest from the rest, named, for a run with more of them than a table shows in
     full (issue 54): the highest p99 and the fewest IOPS against the median. Nothing for a small run: its tables
     show every row."""
+    of = rows_of or _Rows()
     items = []
     for r in result.runs:
         for what, rows in (
