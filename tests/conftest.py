@@ -76,10 +76,17 @@ class _CompileOnce:
         from pathsel.jit import cache_dir
 
         self.inner.acquire()
-        folder = cache_dir()  # read now: a test may point PATHSEL_CACHE_DIR elsewhere
-        folder.mkdir(parents=True, exist_ok=True)
-        self.file = open(folder / "tests-compile.lock", "a")  # held until __exit__
-        fcntl.flock(self.file, fcntl.LOCK_EX)
+        self.file = None
+        try:
+            folder = cache_dir()  # read now: a test may point PATHSEL_CACHE_DIR elsewhere
+            folder.mkdir(parents=True, exist_ok=True)
+            self.file = open(folder / "tests-compile.lock", "a")  # held until __exit__
+            fcntl.flock(self.file, fcntl.LOCK_EX)
+        except BaseException:  # an unwritable cache directory: fail this test, never hang the worker's next compile
+            if self.file is not None:
+                self.file.close()
+            self.inner.release()
+            raise
 
     def __exit__(self, *exc: object) -> None:
         fcntl.flock(self.file, fcntl.LOCK_UN)

@@ -188,3 +188,12 @@ def test_a_long_event_list_says_where_the_rest_is():
     testdrive = pathsel.simulate(Path(__file__).resolve().parent.parent / "sims" / "esxi-latency-testdrive.toml", duration=1.0)
     html = report._events(testdrive, limit=1)
     assert re.search(r"First 1 of [\d,]+ events; every one in <code>pathsel simulate FILE --json</code>", html)
+
+
+def test_a_summary_counts_the_rows_it_could_not_rank():
+    # 20 of 60 paths did no I/O (a blank p99: standby paths): the line still counts all 60, and says how many ranked
+    rows = [["A", f"p{i}", f"{1 + i / 100:.3f}" if i < 40 else ""] for i in range(60)]
+    html = fold.folded(report._table, ["policy", "name", "p99 (ms)"], rows, {2}, what="path", name="paths", by=2, group=0)
+    assert "60 paths (40 with a value, ranked below); p99 (ms): min 1" in html
+    full = [["A", f"p{i}", f"{1 + i / 100:.3f}"] for i in range(60)]
+    assert "60 paths; p99 (ms)" in fold.folded(report._table, ["policy", "name", "p99 (ms)"], full, {2}, what="path", name="paths", by=2, group=0)

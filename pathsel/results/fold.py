@@ -59,7 +59,7 @@ def csv_link(name: str, head: Sequence[str], rows: Sequence[Sequence[Any]], labe
     else:
         packed, mime, file = data, "text/csv;charset=utf-8", f"{name}.csv"
     uri = f"data:{mime};base64,{base64.b64encode(packed).decode('ascii')}"
-    return f'<a class="csv" download="{html.escape(file)}" href="{uri}">{html.escape(label)} ({file}, {len(rows):,} rows)</a>'
+    return f'<a class="csv" download="{html.escape(file)}" href="{uri}">{html.escape(label)} ({html.escape(file)}, {len(rows):,} rows)</a>'
 
 
 def flat(records: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
@@ -132,9 +132,11 @@ def folded(
         ranked.sort(key=lambda r: _number(r[by]), reverse=True)
         # per policy (the first column), when grouped: one policy's outliers are not the other policy's whole table
         parts: dict[Any, list[Sequence[Any]]] = {}
+        kept: dict[Any, int] = {}  # every row of a policy, blank or not: the count the reader is told
         for r in rows:  # the policies in the table's order
             if keep is None or keep(r):
                 parts.setdefault(r[group] if group is not None else None, [])
+                kept[r[group] if group is not None else None] = kept.get(r[group] if group is not None else None, 0) + 1
         for r in ranked:
             parts.setdefault(r[group] if group is not None else None, []).append(r)
         col = head[by]
@@ -143,7 +145,9 @@ def folded(
             if not part:
                 continue
             of = f" of {_plain(key)}" if key is not None and len(parts) > 1 else ""
-            out.append(f'<p class="meta">{len(part):,} {what}s{_e(of)}; {_e(col)}: {_e(spread([_number(r[by]) for r in part]))}.</p>')
+            blank = kept.get(key, len(part)) - len(part)  # e.g. a standby path: no I/O, no latency, not ranked
+            counted = f"{len(part) + blank:,} {what}s{of}" + (f" ({len(part):,} with a value, ranked below)" if blank else "")
+            out.append(f'<p class="meta">{_e(counted)}; {_e(col)}: {_e(spread([_number(r[by]) for r in part]))}.</p>')
             if len(part) > 2 * EXTREMES:
                 gap = [(f'<span class="note">… {len(part) - 2 * EXTREMES:,} more …</span>',)] + [""] * (len(head) - 1)
                 shown += [*part[:EXTREMES], gap, *part[-EXTREMES:]]

@@ -17,6 +17,7 @@ import functools
 import gzip
 import html
 import math
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ __all__ = ["render", "write", "default_figures", "plotly_loader"]
 
 # A figure's own script waits under this type until plotly.js is unpacked; the loader then runs each in page order.
 DEFERRED = "text/x-pathsel-plot"
+_SCRIPT_TAG = re.compile(r"<script\b[^>]*>")
 
 
 @functools.cache
@@ -81,6 +83,10 @@ def plotly_loader() -> str:
         '    window.PlotlyConfig = {MathJaxConfig: "local"};\n'
         '    var s = document.createElement("script"); s.text = src; document.head.appendChild(s);\n'
         "    draw();\n"
+        "  }).catch(function (e) {\n"
+        '    document.querySelectorAll(".figure").forEach(function (f) {\n'
+        '      f.textContent = "The figures could not be drawn (" + e + "); the tables hold every number.";\n'
+        "    });\n"
         "  });\n"
         "})();\n"
         "</script>"
@@ -255,8 +261,8 @@ def _paths(result: Result, rows_of: _Rows | None = None) -> str:
 
 
 def _breakdowns(result: Result, rows_of: _Rows | None = None) -> str:
-    of = rows_of or _Rows()
     """Per host, per device and per op, where they say more than the comparison does."""
+    of = rows_of or _Rows()
     several_hosts = any(len(r.model.hosts) > 1 for r in result.runs)
     several_devices = any(len(r.model.devices) > len(r.model.hosts) for r in result.runs)
     out = []
@@ -333,8 +339,8 @@ def _breakdowns(result: Result, rows_of: _Rows | None = None) -> str:
 
 
 def _workloads(result: Result, rows_of: _Rows | None = None) -> str:
-    of = rows_of or _Rows()
     """Per workload (a VM or fio job) and op, as esxtop's VM view: what each VM saw, a noisy neighbour's effect."""
+    of = rows_of or _Rows()
     head = ["policy", "workload", "device", "I/Os", "IOPS", "MB/s", "GAVG (ms)", "KAVG (ms)", "DAVG (ms)", "ACTV", "QUED"]
     head += ["p50 (ms)", "p99 (ms)", "p99.9 (ms)"]
     rows = []
@@ -721,9 +727,10 @@ def render(
             div_id=f"fig-{fid}",
             config={"displaylogo": False, "responsive": True},
         )
-        if div.count("<script>") != 1:  # the one script plotly writes for a figure
-            raise RuntimeError(f"plotly's figure HTML has changed: {div.count('<script')} scripts in figure {fid}")
-        div = div.replace("<script>", f'<script type="{DEFERRED}">')
+        tags = _SCRIPT_TAG.findall(div)  # plotly 5 writes <script type="text/javascript">, 6 and later <script>
+        if len(tags) != 1:  # the one script plotly writes for a figure
+            raise RuntimeError(f"plotly's figure HTML has changed: {len(tags)} scripts in figure {fid}")
+        div = div.replace(tags[0], f'<script type="{DEFERRED}">', 1)
         inlined[0] = True
         head = f'<h2 id="{_e(fid)}">{_e(heading)}</h2>' if heading_tag else ""
         return f'{head}<div class="figure" data-figure="{_e(fid)}">{div}</div>'
